@@ -1,0 +1,127 @@
+"""Shared pieces of the corpus generators: the file record, the cache and ptxas."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+CORPUS_PKG_DIR = Path(__file__).resolve().parent
+REPO_ROOT = CORPUS_PKG_DIR.parent.parent
+
+_TARGET_RE = re.compile(r"^\s*\.target\s+([A-Za-z0-9_]+)", re.MULTILINE)
+_VERSION_RE = re.compile(r"^(\s*\.version\s+)(\d+)\.(\d+)", re.MULTILINE)
+
+#: Highest PTX ISA version the local ptxas (CUDA 13.0) accepts.
+MAX_PTX_VERSION = (9, 0)
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusFile:
+    """One PTX file of the corpus.
+
+    ``origin`` is ``triton``, ``nvcc`` or ``handwritten``; ``arch`` is the ``.target`` of the
+    file (``sm_90a``...); ``description`` says what the file exercises.
+    """
+
+    path: Path
+    origin: str
+    arch: str
+    description: str
+
+    @property
+    def test_id(self) -> str:
+        """A stable, readable id for pytest parametrisation."""
+        return f"{self.origin}/{self.path.name}"
+
+
+def cache_root() -> Path:
+    """Directory holding generated corpus files (``$VOLTA_CORPUS_DIR`` or ``.cache/corpus``)."""
+    env = os.environ.get("VOLTA_CORPUS_DIR")
+    return Path(env) if env else REPO_ROOT / ".cache" / "corpus"
+
+
+def read_target(text: str) -> str:
+    """The first ``.target`` name of a PTX text (``sm_80`` when there is none)."""
+    m = _TARGET_RE.search(text)
+    return m.group(1) if m else "sm_80"
+
+
+def content_hash(paths: Iterable[Path], extra: Iterable[str] = ()) -> str:
+    """A hash of file contents and extra strings (tool versions), short enough for a dir name."""
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(p.name.encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+    for s in extra:
+        h.update(s.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def load_manifest(directory: Path) -> list[CorpusFile] | None:
+    """Files listed by a finished generation in ``directory`` (None if absent or incomplete)."""
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        return None
+    try:
+        rows = json.loads(manifest.read_text())
+    except json.JSONDecodeError:
+        return None
+    files = [CorpusFile(directory / r["name"], r["origin"], r["arch"], r["description"]) for r in rows]
+    if not all(f.path.is_file() for f in files):
+        return None
+    return files
+
+
+def write_manifest(directory: Path, files: list[CorpusFile]) -> None:
+    """Record a finished generation (written last, atomically, so partial runs are redone)."""
+    rows = [
+        {"name": f.path.name, "origin": f.origin, "arch": f.arch, "description": f.description}
+        for f in files
+    ]
+    tmp = directory / "manifest.json.tmp"
+    tmp.write_text(json.dumps(rows, indent=1))
+    os.replace(tmp, directory / "manifest.json")
+
+
+def for_local_ptxas(text: str) -> str:
+    """Rewrite ``.version`` above what the local ptxas knows down to 9.0."""
+
+    def fix(m: re.Match[str]) -> str:
+        if (int(m.group(2)), int(m.group(3))) > MAX_PTX_VERSION:
+            return f"{m.group(1)}{MAX_PTX_VERSION[0]}.{MAX_PTX_VERSION[1]}"
+        return m.group(0)
+
+    return _VERSION_RE.sub(fix, text, count=1)
+
+
+def tool_path(name: str) -> str:
+    """Absolute path of a CUDA tool on PATH; FileNotFoundError when missing."""
+    path = shutil.which(name)
+    if path is None:
+        raise FileNotFoundError(f"{name} not found on PATH")
+    return path
+
+
+def run_ptxas(text: str, arch: str, timeout: float = 120.0) -> tuple[bool, str]:
+    """Assemble PTX text with the local ptxas for ``arch``; returns (accepted, stderr)."""
+    ptxas = tool_path("ptxas")
+    with tempfile.TemporaryDirectory(prefix="volta-ptxas-") as tmp:
+        src = Path(tmp) / "in.ptx"
+        src.write_text(for_local_ptxas(text))
+        proc = subprocess.run(
+            [ptxas, f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    return proc.returncode == 0, proc.stderr
