@@ -1,0 +1,1 @@
+"""Suite kernel modules; each defines a module-level ``CONTRACT`` (see harness.suite)."""

@@ -1,0 +1,63 @@
+"""GEMM: ``C = A @ B`` with ``A [M, K]``, ``B [K, N]``, ``C [M, N]`` fp16, row-major, fp32
+accumulation on the tensor cores (``tl.dot``).
+
+Program ``(pid_m, pid_n)`` computes a ``BLOCK_M x BLOCK_N`` tile of C, walking K in ``BLOCK_K``
+steps; out-of-range rows, columns and the K tail are masked to zero (zeros add nothing to the
+dot).  Errors are judged against ``|A| @ |B|`` as well, since dot products may cancel.
+"""
+from __future__ import annotations
+
+import numpy as np
+import triton
+import triton.language as tl
+
+from harness.contract import Contract, Scalar, Tensor, cdiv
+
+
+def tiles(d: dict) -> tuple[int, int, int]:
+    """(BLOCK_M, BLOCK_N, BLOCK_K): small for the verify instance, tensor-core sized otherwise."""
+    if d["M"] * d["N"] < 1 << 16:
+        return 32, 32, 32
+    return 128, 128, 64
+
+
+@triton.jit
+def gemm_kernel(a, b, c, M, N, K,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + rk
+        at = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        bt = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(at, bt, acc)
+    cmask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=cmask)
+
+
+def reference(a: np.ndarray, b: np.ndarray, M: int, N: int, K: int) -> dict[str, np.ndarray]:
+    return {"c": a.astype(np.float64) @ b.astype(np.float64)}
+
+
+CONTRACT = Contract(
+    name="gemm_fp16",
+    description="C = A @ B, fp16 [M,K] x [K,N] -> fp16 [M,N], fp32 accumulation via tl.dot",
+    kernel=gemm_kernel,
+    args=[
+        Tensor("a", "fp16", ("M", "K"), role="in"),
+        Tensor("b", "fp16", ("K", "N"), role="in"),
+        Tensor("c", "fp16", ("M", "N"), role="out"),
+        Scalar("M", "i32", value="M"),
+        Scalar("N", "i32", value="N"),
+        Scalar("K", "i32", value="K"),
+    ],
+    constexprs={"BLOCK_M": lambda d: tiles(d)[0], "BLOCK_N": lambda d: tiles(d)[1],
+                "BLOCK_K": lambda d: tiles(d)[2]},
+    grid=lambda d: (cdiv(d["M"], tiles(d)[0]), cdiv(d["N"], tiles(d)[1]), 1),
+    num_warps=4, num_stages=3,
+    reference=reference,
+    instances={"verify": {"M": 40, "N": 48, "K": 72}, "bench": {"M": 8192, "N": 8192, "K": 8192}},
+    scale_by_abs_reference=True,
+)
