@@ -252,6 +252,10 @@ class Builder(Transformer):
             guard, i = c[0], 1
         op_tok = c[i]
         mods: list[str] = []
+        opcode = str(op_tok)
+        if op_tok.type == "DOTTED":
+            opcode, *fused = opcode.split(".")
+            mods.extend("." + m for m in fused)
         operands: tuple = ()
         for x in c[i + 1:]:
             if isinstance(x, str):
@@ -259,9 +263,9 @@ class Builder(Transformer):
             else:
                 operands = x[1]
         modset, types, positional = split_modifiers(mods)
-        if str(op_tok) == "call":
+        if opcode == "call":
             operands = tuple(_call_operand(o) for o in operands)
-        return A.Instruction(str(op_tok), modset, types, positional, operands, guard, tuple(mods),
+        return A.Instruction(opcode, modset, types, positional, operands, guard, tuple(mods),
                              self._span(op_tok), self.current_loc)
 
     # ------------------------------------------------------------------ operands / expressions
@@ -304,17 +308,43 @@ class Builder(Transformer):
             return A.Sink()
         return A.Sym(str(c[0]), str(c[1]) if len(c) > 1 else None)
 
+    def dotted_symbol(self, c):
+        name, _, component = str(c[0]).partition(".")
+        if "." in component:
+            raise _Located(f"unexpected '{c[0]}': a name takes at most one component", c[0].line, c[0].column)
+        return A.Sym(name, "." + component)
+
     def func_expr(self, c):
         return A.FuncExpr(str(c[0]), str(c[1]))
 
     def paren(self, c):
         return A.Paren(c[0])
 
-    def binop(self, c):
-        node = A.Binary(str(c[1]), c[0], c[2])
-        if node.op == "-":
-            self.minus_at[id(node)] = (c[1].line, c[1].column)
-        return node
+    def binchain(self, c):
+        """Group `a op b op c ...` by PTX/C precedence (PTX 4.5.4, Table 4), left-associative."""
+        operands = c[0::2]
+        ops = c[1::2]
+        out_vals: list = [operands[0]]
+        out_ops: list[Token] = []
+
+        def reduce_top() -> None:
+            op = out_ops.pop()
+            rhs = out_vals.pop()
+            lhs = out_vals.pop()
+            node = A.Binary(str(op), lhs, rhs)
+            if node.op == "-":
+                self.minus_at[id(node)] = (op.line, op.column)
+            out_vals.append(node)
+
+        for op, val in zip(ops, operands[1:]):
+            p = PRECEDENCE[str(op)]
+            while out_ops and PRECEDENCE[str(out_ops[-1])] >= p:
+                reduce_top()
+            out_ops.append(op)
+            out_vals.append(val)
+        while out_ops:
+            reduce_top()
+        return out_vals[0]
 
     def unop(self, c):
         return A.Unary(str(c[0]), c[1])
@@ -324,6 +354,11 @@ class Builder(Transformer):
 
     def cond(self, c):
         return A.Cond(c[0], c[1], c[2])
+
+
+PRECEDENCE = {  # PTX 4.5.4, Table 4 (higher binds tighter)
+   "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
+         ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
 
 
 def _unquote(tok: Token) -> str:

@@ -23,7 +23,7 @@ _builder: Builder | None = None
 _TOKEN_NAMES = {
     "SEMICOLON": "';'", "COMMA": "','", "COLON": "':'", "LPAR": "'('", "RPAR": "')'",
     "LBRACE": "'{'", "RBRACE": "'}'", "LSQB": "'['", "RSQB": "']'", "AT": "'@'",
-    "IDENT": "identifier", "MOD": "modifier", "INT": "integer", "STRING": "string",
+    "IDENT": "identifier", "MOD": "modifier", "DOTTED": "instruction", "INT": "integer", "STRING": "string",
     "NUMBER_F": "number", "HEX_F32": "f32 literal", "HEX_F64": "f64 literal",
     "EQUAL": "'='", "LT": "'<'", "GT": "'>'", "QMARK": "'?'", "$END": "end of input",
 }

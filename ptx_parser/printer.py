@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from . import ast as A
 
-_PREC = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
-         ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+from .builder import PRECEDENCE as _PREC
 
 
 def expr(e, prec: int = 0) -> str:
