@@ -97,9 +97,10 @@ def parse(text: str, filename: str = "<input>", check: bool = True) -> A.Module:
         try:
             module = parser.parse(code)
         except UnexpectedToken as e:
+            expected = _acceptable(e)
             if e.token.type == "$END":
-                raise _eof_error(text, filename, e.expected) from None
-            msg = f"expected {_expected(e.expected)}, got {_describe(e.token)}"
+                raise _eof_error(text, filename, expected) from None
+            msg = f"expected {_expected(expected)}, got {_describe(e.token)}"
             raise ParseError(msg, filename, e.line, e.column, source_line(text, e.line)) from None
         except UnexpectedCharacters as e:
             ch = text.split("\n")[e.line - 1][e.column - 1: e.column] if e.line >= 1 else "?"
@@ -137,6 +138,16 @@ def parse_file(path: str | Path, check: bool = True) -> A.Module:
         raise ParseError(f"invalid byte 0x{data[e.start]:02x}: PTX source must be ASCII text",
                          str(path), line, col) from None
     return parse(text, str(path), check=check)
+
+
+def _acceptable(e: UnexpectedToken) -> set[str]:
+    """The terminals truly acceptable at the error (LALR default reductions over-report)."""
+    try:
+        if e.interactive_parser is not None:
+            return set(e.interactive_parser.accepts()) or set(e.expected)
+    except Exception:  # noqa: BLE001 - a failed refinement falls back to lark's own set
+        pass
+    return set(e.expected)
 
 
 def _eof_error(text: str, filename: str, expected) -> ParseError:
