@@ -34,7 +34,7 @@ def to_torch(arr: np.ndarray, dtype_name: str, device: str = "cpu") -> Any:
     """Host array -> torch tensor of the contract dtype (bf16/fp8 converted from float32)."""
     import torch
     dt = _dt.dtype(dtype_name)
-    t = torch.from_numpy(np.ascontiguousarray(arr))
+    t = torch.from_numpy(np.array(arr, copy=True, order="C"))  # never alias the caller's array
     if dt.name in ("bf16", "fp8e4m3", "fp8e5m2"):
         t = t.to(getattr(torch, dt.torch))
     return t.to(device)
