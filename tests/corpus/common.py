@@ -112,16 +112,32 @@ def tool_path(name: str) -> str:
     return path
 
 
-def run_ptxas(text: str, arch: str, timeout: float = 120.0) -> tuple[bool, str]:
-    """Assemble PTX text with the local ptxas for ``arch``; returns (accepted, stderr)."""
+@dataclasses.dataclass(frozen=True)
+class PtxasResult:
+    """Outcome of one ptxas run: accepted or not, its messages, and the cubin bytes."""
+
+    accepted: bool
+    stderr: str
+    cubin: bytes
+
+
+def run_ptxas(text: str, arch: str, timeout: float = 120.0) -> PtxasResult:
+    """Assemble PTX text with the local ptxas for ``arch`` (``.version`` capped at 9.0).
+
+    The input file always has the same name, so two runs on texts with the same meaning give
+    cubins that can be compared section by section.
+    """
     ptxas = tool_path("ptxas")
     with tempfile.TemporaryDirectory(prefix="volta-ptxas-") as tmp:
         src = Path(tmp) / "in.ptx"
+        out = Path(tmp) / "out.cubin"
         src.write_text(for_local_ptxas(text))
         proc = subprocess.run(
-            [ptxas, f"-arch={arch}", str(src), "-o", str(Path(tmp) / "out.cubin")],
+            [ptxas, f"-arch={arch}", str(src), "-o", str(out)],
             capture_output=True,
             text=True,
             timeout=timeout,
         )
-    return proc.returncode == 0, proc.stderr
+        ok = proc.returncode == 0 and out.is_file()
+        cubin = out.read_bytes() if ok else b""
+    return PtxasResult(ok, proc.stderr, cubin)

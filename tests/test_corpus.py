@@ -1,0 +1,101 @@
+"""The parser against the PTX corpus (Triton AOT, nvcc, hand-written; see tests/corpus).
+
+For every corpus file:
+
+* ``parse`` succeeds and ``parse(print_module(parse(x))) == parse(x)``;
+* (slow) ptxas accepts the original (a check of the corpus itself) and the printed text, and
+  both assemble to the same machine code: every cubin section except the ones that embed the
+  PTX text or map SASS to PTX lines is byte-identical.
+
+Malformed files under ``tests/corpus/bad`` must raise ``ParseError`` at the stated line:col.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+
+import pytest
+
+from ptx_parser import ParseError, parse, print_module
+from tests.corpus import BadFile, CorpusFile, bad_files, build_corpus
+from tests.corpus.common import run_ptxas
+from tests.corpus.elf import code_sections
+
+HAVE_PTXAS = shutil.which("ptxas") is not None
+CORPUS: list[CorpusFile] = build_corpus()
+BAD: list[BadFile] = bad_files()
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(path: str):
+    text = open(path).read()
+    return text, parse(text, path)
+
+
+@pytest.mark.parametrize("cf", CORPUS, ids=lambda cf: cf.test_id)
+def test_parse_print_roundtrip(cf: CorpusFile) -> None:
+    text, module = _parsed(str(cf.path))
+    printed = print_module(module)
+    assert isinstance(printed, str) and printed.strip()
+    reparsed = parse(printed, f"<printed {cf.path.name}>")
+    assert reparsed == module
+    # Printing is a fixed point after one round: the printer is deterministic.
+    assert print_module(reparsed) == printed
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not on PATH")
+@pytest.mark.parametrize("cf", CORPUS, ids=lambda cf: cf.test_id)
+def test_printed_ptx_assembles_identically(cf: CorpusFile) -> None:
+    text, module = _parsed(str(cf.path))
+    original = run_ptxas(text, cf.arch)
+    assert original.accepted, f"corpus file rejected by ptxas:\n{original.stderr}"
+    printed = run_ptxas(print_module(module), cf.arch)
+    assert printed.accepted, f"printed PTX rejected by ptxas:\n{printed.stderr}"
+    before, after = code_sections(original.cubin), code_sections(printed.cubin)
+    assert sorted(before) == sorted(after)
+    differing = [name for name in before if before[name] != after[name]]
+    assert not differing, f"machine code differs in sections {differing}"
+
+
+@pytest.mark.parametrize("bad", BAD, ids=lambda b: b.path.name)
+def test_bad_file_error_position(bad: BadFile) -> None:
+    text = bad.path.read_text()
+    with pytest.raises(ParseError) as info:
+        parse(text, bad.path.name)
+    err = info.value
+    assert (err.line, err.col) == (bad.line, bad.col), str(err)
+    assert bad.message_substring in err.message
+    assert err.filename == bad.path.name
+    rendered = str(err)
+    assert rendered.startswith(f"{bad.path.name}:{bad.line}:{bad.col}: error: ")
+    # The offending source line is quoted, with a caret under the column.
+    lines = rendered.splitlines()
+    source_line = text.splitlines()[bad.line - 1]
+    assert any(l.strip() == source_line.strip() for l in lines[1:]), rendered
+    assert lines[-1].strip() == "^"
+
+
+def test_corpus_covers_what_it_promises() -> None:
+    by_origin: dict[str, list[CorpusFile]] = {}
+    for cf in CORPUS:
+        by_origin.setdefault(cf.origin, []).append(cf)
+    assert set(by_origin) == {"triton", "nvcc", "handwritten"}
+    triton_archs = {cf.arch for cf in by_origin["triton"]}
+    assert triton_archs == {"sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120a"}
+
+    def texts(origin: str, arch: str) -> list[str]:
+        return [cf.path.read_text() for cf in by_origin[origin] if cf.arch == arch]
+
+    assert any("tcgen05.mma" in t for t in texts("triton", "sm_100a"))
+    assert any("wgmma.mma_async" in t for t in texts("triton", "sm_90a"))
+    assert any("cp.async" in t for t in texts("triton", "sm_80"))
+    nvcc = [cf.path.read_text() for cf in by_origin["nvcc"]]
+    assert any("inlined_at" in t for t in nvcc)
+    assert any(".section" in t and ".debug_info" in t for t in nvcc)
+    assert any(re.search(r"generic\(\w+\)", t) for t in nvcc)
+    assert any(".param .align 128 .b8" in t and "cp.async.bulk.tensor" in t for t in nvcc)
+    # Each file's arch is the .target it declares.
+    for cf in CORPUS:
+        assert re.search(rf"^\s*\.target\s+{cf.arch}\b", cf.path.read_text(), re.MULTILINE)
