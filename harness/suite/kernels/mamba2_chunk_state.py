@@ -118,11 +118,11 @@ CONTRACT = Contract(
     # The weighted B operand is rounded to fp16 (<= 2^-12 relative per term) before the fp32-
     # accumulated dot, so the error is ~2^-12 * sqrt(T) * (typical |term|), not relative to the
     # (possibly cancelling) state.  With x, B ~ N(0, 1), dt in (0, 1] (softplus outputs are
-    # small) and decays <= e^2 (dA_cs in [-2, 0]), terms are O(10) and the observed error over
-    # seeds is <= 0.02; atol 0.06 leaves 3x.  The "large" distribution is left out: every term
+    # small) and decays <= e (dA_cs in [-1, 0]), terms are O(10) and the observed error over
+    # seeds is <= 0.006; atol 0.02 leaves 3x.  The "large" distribution is left out: every term
     # near the magnitude cap turns the same per-term rounding into an absolute error no fixed
     # tolerance separates from a bug; x and B are bounded activations in the model anyway.
-    tolerance={"fp32": (4e-3, 6e-2)},
-    input_domain={"dt": (1e-3, 1.0), "dA_cs": (-2.0, 0.0)},
+    tolerance={"fp32": (4e-3, 2e-2)},
+    input_domain={"dt": (1e-3, 1.0), "dA_cs": (-1.0, 0.0)},
     distributions=("normal", "tiny", "special", "cancel"),
 )
