@@ -82,15 +82,18 @@ def is_known(name: str) -> bool:
 def quantize(values: np.ndarray, name: str) -> np.ndarray:
     """Round ``values`` to the nearest (ties to even) value of type ``name``; storage dtype out.
 
-    Magnitudes above the largest finite value become +-inf (or NaN for types without inf),
-    as IEEE round-to-nearest conversion does.
+    Magnitudes that round above the largest finite value become +-inf, as IEEE round-to-nearest
+    conversion does.  Types without inf (E4M3 "fn") saturate to +-max instead, like the
+    ``cvt.rn.satfinite.e4m3x2`` conversion Triton emits (PTX ISA, cvt: ``.satfinite`` maps
+    out-of-range values, infinities included, to MAX_NORM and keeps NaN) and like torch.
     """
     dt = dtype(name)
     x = np.asarray(values, dtype=np.float64)
     if not dt.is_float:
         raise ValueError(f"quantize: {name} is not a floating type")
     if dt.name in ("fp64", "fp32", "fp16"):
-        return x.astype(dt.storage)
+        with np.errstate(over="ignore"):
+            return x.astype(dt.storage)
     out = np.array(x, copy=True)
     finite = np.isfinite(x) & (x != 0)
     ax = np.abs(x[finite])
@@ -99,8 +102,6 @@ def quantize(values: np.ndarray, name: str) -> np.ndarray:
     step = np.exp2(exp - dt.mant_bits)
     q = np.round(ax / step) * step                  # np.round rounds halves to even
     out[finite] = np.sign(x[finite]) * q
-    over = np.isfinite(x) & (np.abs(out) > dt.max_value)
-    out[over] = np.sign(out[over]) * np.inf if dt.has_inf else np.nan
-    if not dt.has_inf:
-        out[np.isinf(x)] = np.nan
+    over = ~np.isnan(x) & (np.abs(out) > dt.max_value)
+    out[over] = np.sign(out[over]) * (np.inf if dt.has_inf else dt.max_value)
     return out.astype(dt.storage)

@@ -90,14 +90,32 @@ def check_contract(contract: Contract, instance: str = "verify", seed: int = 0,
     return {"name": contract.name, "instance": instance, "ok": all(r["ok"] for r in runs), "runs": runs}
 
 
+def load_file(path: str) -> Contract:
+    """The ``CONTRACT`` of a kernel module outside the suite (e.g. a deliberately broken one)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"_volta_contract_{Path(path).stem}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path}: not a Python module")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    contract = getattr(mod, "CONTRACT", None)
+    if not isinstance(contract, Contract):
+        raise ValueError(f"{path}: no CONTRACT of type Contract")
+    return contract
+
+
 def run_in_subprocess(names: list[str] | None = None, instance: str = "verify", seed: int = 0,
-                      timeout: float = 900.0) -> dict[str, dict[str, Any]]:
-    """Run this module in a fresh interpreter-mode process; results by contract name."""
+                      timeout: float = 900.0, files: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Run this module in a fresh interpreter-mode process; results by contract name.
+    ``files`` are kernel modules outside the suite, run instead of suite contracts."""
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         cmd = [sys.executable, "-m", "harness.interpret", "--json", str(out), "--instance", instance,
-               "--seed", str(seed), "--quiet"] + (names if names else ["--all"])
+               "--seed", str(seed), "--quiet"]
+        if files:
+            cmd += [arg for f in files for arg in ("--file", str(f))]
+        cmd += names if names else ([] if files else ["--all"])
         env = dict(os.environ, TRITON_INTERPRET="1")
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -111,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.interpret", description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*")
     ap.add_argument("--all", action="store_true", help="every contract in the suite")
+    ap.add_argument("--file", action="append", default=[], help="a kernel module outside the suite")
     ap.add_argument("--instance", default="verify")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dist", action="append", help="only this distribution (repeatable)")
@@ -122,8 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from harness import suite
     try:
-        contracts = suite.all_contracts() if ns.all or not ns.names else [suite.get(n) for n in ns.names]
-    except suite.SuiteError as e:
+        contracts = [load_file(f) for f in ns.file]
+        if ns.all or ns.names or not ns.file:
+            contracts += suite.all_contracts() if ns.all or not ns.names else [suite.get(n) for n in ns.names]
+    except (suite.SuiteError, ValueError, ImportError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     results = []
