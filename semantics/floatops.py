@@ -130,7 +130,8 @@ def _step_f64(hi: np.ndarray, lo: np.ndarray, rnd: str) -> np.ndarray:
         else:  # rz: move toward zero when the error points toward zero
             move = ((hi > 0) & (lo < 0)) | ((hi < 0) & (lo > 0))
             target = np.zeros(hi.shape)
-    return np.where(move, np.nextafter(hi, target), hi)
+    with np.errstate(over="ignore"):
+        return np.where(move, np.nextafter(hi, target), hi)
 
 
 def _overflow_f64(res: np.ndarray, finite_in: np.ndarray, rnd: str) -> np.ndarray:

@@ -197,10 +197,11 @@ def decode(bits: np.ndarray | int, fmt: FloatFormat | str) -> np.ndarray:
     b = _as_u(bits, fmt)
     if fmt is F64:
         return b.astype(np.uint64).view(np.float64).copy()
-    if fmt is F32:
-        return b.astype(np.uint32).view(np.float32).astype(np.float64)
-    if fmt is F16:
-        return b.astype(np.uint16).view(np.float16).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # signalling NaNs widen quietly
+        if fmt is F32:
+            return b.astype(np.uint32).view(np.float32).astype(np.float64)
+        if fmt is F16:
+            return b.astype(np.uint16).view(np.float16).astype(np.float64)
     sign, e, f = fields(b, fmt)
     mag = np.where(
         e == 0,

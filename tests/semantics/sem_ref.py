@@ -35,7 +35,10 @@ def largest_finite(name: str) -> int:
 
 
 def ref_round(x: Fraction, name: str, rnd: str, neg_zero: bool = False) -> tuple[int, bool]:
-    """(sign-and-magnitude pattern, overflowed) of x rounded to ``name`` (no container shift)."""
+    """(sign-and-magnitude pattern, overflowed) of x rounded to ``name`` (no container shift).
+
+    On overflow the pattern holds the largest finite magnitude; IEEE infinity is that plus one.
+    """
     eb, mb = SHAPES[name]
     neg = x < 0 or (x == 0 and neg_zero)
     ax = abs(x)
@@ -65,5 +68,45 @@ def ref_round(x: Fraction, name: str, rnd: str, neg_zero: bool = False) -> tuple
             pick = above
         else:
             pick = below if below % 2 == 0 else above
-    over = pick > top
-    return ((1 << (eb + mb)) if neg else 0) | pick, over
+    over = pick > top  # then the magnitude is reported clamped to the largest finite value
+    return ((1 << (eb + mb)) if neg else 0) | min(pick, top), over
+
+
+# ---------------------------------------------------------------------------------------------
+# operand generators shared by the tests
+
+import numpy as np  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def bits_value(name: str, bits: int) -> Fraction | None:
+    """Exact value of a finite pattern (no container shift), None for NaN / inf."""
+    eb, mb = SHAPES[name]
+    sign = bits >> (eb + mb) & 1
+    mag = bits & ((1 << (eb + mb)) - 1)
+    if mag > largest_finite(name):
+        return None
+    v = magnitude(name, mag)
+    return -v if sign else v
+
+
+def specials(name: str) -> list[int]:
+    """Edge patterns: zeros, min/max subnormal, min normal, one, max finite, inf, NaN."""
+    eb, mb = SHAPES[name]
+    sgn = 1 << (eb + mb)
+    top = largest_finite(name)
+    one = ((1 << (eb - 1)) - 1) << mb
+    base = [0, 1, (1 << mb) - 1, 1 << mb, (1 << mb) + 1, one, one + 1, one - 1, top, top - 1]
+    base += [top + 1, top + 2, (1 << (eb + mb)) - 1]  # inf / NaNs where they exist
+    base = [b for b in base if b < sgn]
+    return base + [b | sgn for b in base]
+
+
+def bits_strategy(name: str) -> st.SearchStrategy[int]:
+    eb, mb = SHAPES[name]
+    width = 1 + eb + mb
+    return st.one_of(st.sampled_from(specials(name)), st.integers(0, (1 << width) - 1))
+
+
+def arr(xs: list[int], dtype: type) -> np.ndarray:
+    return np.array(xs, dtype=np.uint64).astype(dtype)

@@ -1,0 +1,266 @@
+"""Floating-point arithmetic against exact rational arithmetic and numpy/torch oracles."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sem_ref import SHAPES, arr, bits_strategy, bits_value, largest_finite, ref_round
+
+from semantics import floatops as fo
+from semantics.formats import BF16, F16, F32, F64, FormatError, get_format
+
+MODES = ("rn", "rz", "rm", "rp")
+DT = {"f64": np.uint64, "f32": np.uint32, "f16": np.uint16, "bf16": np.uint16}
+
+
+def _sign(name: str, bits: int) -> int:
+    eb, mb = SHAPES[name]
+    return bits >> (eb + mb) & 1
+
+
+def _flush(name: str, bits: int) -> int:
+    eb, mb = SHAPES[name]
+    mag = bits & ((1 << (eb + mb)) - 1)
+    return bits & (1 << (eb + mb)) if 0 < mag < (1 << mb) else bits
+
+
+def expect(name: str, exact: Fraction, rnd: str, zero_neg: bool, ftz: bool) -> int:
+    eb, mb = SHAPES[name]
+    bits, over = ref_round(exact, name, rnd, zero_neg)
+    if over:
+        bits += 1  # largest finite + 1 = the infinity pattern
+    return _flush(name, bits) if ftz else bits
+
+
+def check_nan(name: str, out: int) -> bool:
+    eb, mb = SHAPES[name]
+    mag = out & ((1 << (eb + mb)) - 1)
+    return mag > ((1 << eb) - 1) << mb
+
+
+def run_binary(op: str, name: str, a: int, b: int, c: int | None, rnd: str, ftz: bool) -> None:
+    fmt = get_format(name)
+    dt = DT[name]
+    if ftz:
+        a, b = _flush(name, a), _flush(name, b)
+        c = _flush(name, c) if c is not None else None
+    va, vb = bits_value(name, a), bits_value(name, b)
+    vc = bits_value(name, c) if c is not None else Fraction(0)
+    sa, sb = _sign(name, a), _sign(name, b)
+    sc = _sign(name, c) if c is not None else 0
+    if op == "fma":
+        got = int(fo.fma(arr([a], dt), arr([b], dt), arr([c], dt), fmt, rnd, ftz=ftz)[0])
+    else:
+        got = int(getattr(fo, op)(arr([a], dt), arr([b], dt), fmt, rnd, ftz=ftz)[0])
+    if va is None or vb is None or vc is None:  # a NaN or inf operand: compare with IEEE floats
+        fa, fb = float(fo.decode(arr([a], dt), fmt)[0]), float(fo.decode(arr([b], dt), fmt)[0])
+        fc = float(fo.decode(arr([c], dt), fmt)[0]) if c is not None else 0.0
+        with np.errstate(all="ignore"):
+            ref = {"add": np.add(fa, fb), "sub": np.subtract(fa, fb), "mul": np.multiply(fa, fb),
+                   "div": np.divide(fa, fb), "fma": np.add(np.multiply(fa, fb), fc)}[op]
+        if math.isnan(ref):
+            assert check_nan(name, got), hex(got)
+        else:
+            assert float(fo.decode(arr([got], dt), fmt)[0]) == ref
+        return
+    if op == "div" and vb == 0:
+        if va == 0:
+            assert check_nan(name, got)
+        else:
+            assert got == expect(name, Fraction(0), rnd, False, False) | (
+                ((sa ^ sb) << (fmt.bits - 1)) | (largest_finite(name) + 1))
+        return
+    if op == "add":
+        exact, zero_neg = va + vb, (sa | sb) if rnd == "rm" else (sa & sb)
+    elif op == "sub":
+        exact, zero_neg = va - vb, (sa | (1 - sb)) if rnd == "rm" else (sa & (1 - sb))
+    elif op == "mul":
+        exact, zero_neg = va * vb, sa ^ sb
+    elif op == "div":
+        exact, zero_neg = va / vb, sa ^ sb
+    else:
+        sp = sa ^ sb
+        exact = va * vb + vc
+        zero_neg = (sp | sc) if rnd == "rm" else (sp & sc)
+        if va * vb != 0 or vc != 0:
+            zero_neg = rnd == "rm"
+    if op in ("add", "sub") and exact == 0 and (va != 0 or vb != 0):
+        zero_neg = rnd == "rm"
+    want = expect(name, exact, rnd, bool(zero_neg), ftz)
+    assert got == want, (op, name, rnd, hex(a), hex(b), hex(c or 0), hex(got), hex(want))
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@settings(max_examples=150, deadline=None)
+@given(data=st.data(), rnd=st.sampled_from(MODES), ftz=st.booleans())
+def test_narrow_binary_exact(name: str, op: str, data: st.DataObject, rnd: str, ftz: bool) -> None:
+    a, b = data.draw(bits_strategy(name)), data.draw(bits_strategy(name))
+    run_binary(op, name, a, b, None, rnd, ftz)
+
+
+@pytest.mark.parametrize("name", ["f32", "f16", "bf16"])
+@settings(max_examples=250, deadline=None)
+@given(data=st.data(), rnd=st.sampled_from(MODES), ftz=st.booleans())
+def test_narrow_fma_exact(name: str, data: st.DataObject, rnd: str, ftz: bool) -> None:
+    a, b, c = (data.draw(bits_strategy(name)) for _ in range(3))
+    run_binary("fma", name, a, b, c, rnd, ftz)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=bits_strategy("f32"), b=bits_strategy("f32"), rnd=st.sampled_from(MODES), ftz=st.booleans())
+def test_f32_div_exact(a: int, b: int, rnd: str, ftz: bool) -> None:
+    run_binary("div", "f32", a, b, None, rnd, ftz)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "fma"])
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), rnd=st.sampled_from(MODES))
+def test_f64_exact(op: str, data: st.DataObject, rnd: str) -> None:
+    a, b, c = (data.draw(bits_strategy("f64")) for _ in range(3))
+    run_binary(op, "f64", a, b, c if op == "fma" else None, rnd, False)
+
+
+def test_f64_fma_cancellation_and_tiny() -> None:
+    one = 0x3FF0000000000000
+    eps = 0x3CB0000000000000  # 2**-52
+    a = arr([one + 1, 1, one], np.uint64)
+    b = arr([one + 1, 1, one], np.uint64)
+    c = arr([0xBFF0000000000000 | 2, 0, 0x8000000000000000 | eps], np.uint64)
+    for rnd in MODES:
+        out = fo.fma(a, b, c, F64, rnd)
+        exact0 = (Fraction(1) + Fraction(1, 2**52)) ** 2 - (1 + Fraction(2, 2**52))
+        assert int(out[0]) == ref_round(exact0, "f64", rnd)[0]
+        assert int(out[1]) == (1 if rnd == "rp" else 0)  # 2**-2148 + 0
+        assert int(out[2]) == ref_round(1 - Fraction(1, 2**52), "f64", rnd)[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(a=bits_strategy("f32"), rnd=st.sampled_from(MODES), ftz=st.booleans())
+def test_f32_sqrt_directed(a: int, rnd: str, ftz: bool) -> None:
+    if ftz:
+        a = _flush("f32", a)
+    got = int(fo.sqrt(arr([a], np.uint32), F32, rnd, ftz=ftz)[0])
+    v = bits_value("f32", a)
+    if v is None or v < 0:
+        x = float(fo.decode(arr([a], np.uint32), F32)[0])
+        if math.isnan(x) or x < 0:
+            assert check_nan("f32", got)
+        else:
+            assert got == 0x7F800000
+        return
+    if v == 0:
+        assert got == a
+        return
+    # bracket sqrt(v) by its two f32 neighbours: the correct result r satisfies the mode's rule
+    r = bits_value("f32", got)
+    assert r is not None and r > 0
+    nxt = bits_value("f32", got + 1) or Fraction(2) ** 128
+    prv = bits_value("f32", got - 1)
+    if rnd == "rz" or rnd == "rm":
+        assert r * r <= v < nxt * nxt
+    elif rnd == "rp":
+        assert prv * prv < v <= r * r
+    else:
+        lo_mid, hi_mid = (prv + r) / 2, (r + nxt) / 2
+        assert lo_mid * lo_mid <= v <= hi_mid * hi_mid
+
+
+def test_f64_sqrt_directed() -> None:
+    xs = arr([0x4000000000000000, 0x4008000000000000, 0x0000000000000003, 0x7FEFFFFFFFFFFFFF], np.uint64)
+    rn = fo.sqrt(xs, F64, "rn")
+    assert np.array_equal(rn, np.sqrt(xs.view(np.float64)).view(np.uint64))
+    up, down = fo.sqrt(xs, F64, "rp"), fo.sqrt(xs, F64, "rz")
+    assert np.all(up.astype(np.int64) - down.astype(np.int64) == 1)  # none of these is a perfect square
+    assert int(fo.sqrt(arr([0x4010000000000000], np.uint64), F64, "rp")[0]) == 0x4000000000000000
+
+
+def test_f32_rn_matches_numpy_bulk() -> None:
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2**32, 20000, dtype=np.uint64).astype(np.uint32)
+    fa, fb = a.view(np.float32), b.view(np.float32)
+    with np.errstate(all="ignore"):
+        refs = {"add": fa + fb, "sub": fa - fb, "mul": fa * fb, "div": fa / fb}
+    for op, ref in refs.items():
+        got = getattr(fo, op)(a, b, F32, "rn")
+        nan = np.isnan(ref)
+        assert np.array_equal(got[~nan], ref.view(np.uint32)[~nan]), op
+        assert np.all(got[nan] == F32.canonical_nan), op
+    with np.errstate(all="ignore"):
+        ref = np.sqrt(fa)
+    got = fo.sqrt(a, F32, "rn")
+    ok = ~np.isnan(ref)
+    assert np.array_equal(got[ok], ref.view(np.uint32)[ok])
+
+
+def test_f16_bf16_rn_match_numpy_torch_exhaustive_pairs() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 2**16, 30000, dtype=np.uint64).astype(np.uint16)
+    b = rng.integers(0, 2**16, 30000, dtype=np.uint64).astype(np.uint16)
+    fa, fb = a.view(np.float16), b.view(np.float16)
+    with np.errstate(all="ignore"):
+        for op, ref in (("add", fa + fb), ("mul", fa * fb)):
+            got = getattr(fo, op)(a, b, F16)
+            ok = ~np.isnan(ref)
+            assert np.array_equal(got[ok], ref.view(np.uint16)[ok])
+    ta = torch.from_numpy(a.astype(np.int16)).view(torch.bfloat16)
+    tb = torch.from_numpy(b.astype(np.int16)).view(torch.bfloat16)
+    for op, ref in (("add", ta + tb), ("mul", ta * tb)):
+        refb = ref.view(torch.int16).numpy().astype(np.uint16)
+        got = getattr(fo, op)(a, b, BF16)
+        ok = ~torch.isnan(ref).numpy()
+        assert np.array_equal(got[ok], refb[ok]), op
+
+
+def test_sat_and_nan_rules() -> None:
+    a = arr([0x3FC00000, 0xBF800000, 0x7FC00000, 0x3F000000, 0x80000000], np.uint32)
+    z = arr([0, 0, 0, 0, 0x80000000], np.uint32)
+    out = fo.add(a, z, F32, "rn", sat=True)
+    assert list(out) == [0x3F800000, 0, 0, 0x3F000000, 0]
+    # f32 NaNs are canonical; f64 NaNs propagate (quieted)
+    assert int(fo.mul(arr([0x7F800001], np.uint32), arr([0x3F800000], np.uint32))[0]) == 0x7FFFFFFF
+    snan = 0x7FF0000000000123
+    assert int(fo.add(arr([snan], np.uint64), arr([0], np.uint64), F64)[0]) == snan | (1 << 51)
+    assert int(fo.add(arr([0x7FF0000000000000], np.uint64), arr([0xFFF0000000000000], np.uint64), F64)[0]) \
+        == F64.canonical_nan
+
+
+def test_ftz_flushes_inputs_and_results() -> None:
+    tiny = arr([0x00000001], np.uint32)
+    assert int(fo.add(tiny, tiny, F32, "rn", ftz=True)[0]) == 0
+    assert int(fo.add(tiny, tiny, F32, "rn")[0]) == 2
+    half_min = arr([0x00400000], np.uint32)  # 2**-127
+    two = arr([0x40000000], np.uint32)
+    assert int(fo.mul(half_min, two, F32)[0]) == 0x00800000
+    assert int(fo.mul(arr([0x3F000000], np.uint32), arr([0x00800000], np.uint32), F32, ftz=True)[0]) == 0
+    neg = arr([0x80000001], np.uint32)
+    assert int(fo.mul(neg, two, F32, ftz=True)[0]) == 0x80000000
+
+
+def test_packed_lanes() -> None:
+    one, two = 0x3C00, 0x4000
+    a = fo.join2(arr([one], np.uint16), arr([two], np.uint16), 16)
+    assert int(a[0]) == (two << 16) | one
+    out = fo.packed(fo.add, a, a, fmt=F16)
+    lo, hi = fo.split2(out, 16)
+    assert int(lo[0]) == two and int(hi[0]) == 0x4400
+    f = fo.join2(arr([0x3F800000], np.uint32), arr([0x40400000], np.uint32), 32)
+    prod = fo.packed(fo.mul, f, f, fmt=F32, rnd="rz")
+    assert [int(x[0]) for x in fo.split2(prod, 32)] == [0x3F800000, 0x41100000]
+
+
+def test_fma_relu_and_errors() -> None:
+    a = arr([0xBC00, 0x7E00], np.uint16)  # -1, NaN
+    out = fo.fma(a, arr([0x3C00, 0x3C00], np.uint16), arr([0, 0], np.uint16), F16, relu_=True)
+    assert list(out) == [0, 0x7FFF]
+    with pytest.raises(FormatError):
+        fo.div(a, a, F16)
+    with pytest.raises(FormatError):
+        fo.add(a, a, F16, "bogus")
