@@ -118,7 +118,8 @@ def _float_to_int(a: np.ndarray, dinfo: tuple[bool, int], src: FloatFormat, r: s
     b = np.asarray(a).astype(src.dtype)
     if ftz:
         b = flush_subnormal(b, src)
-    x = INT_ROUNDINGS[r](decode(b, src))
+    with np.errstate(invalid="ignore"):
+        x = INT_ROUNDINGS[r](decode(b, src))
     lo, hi = limits(dw, ds)
     nan = np.isnan(x)
     xs = np.where(nan, 0.0, x)
@@ -167,7 +168,8 @@ def _float_to_float(a: np.ndarray, dst: FloatFormat, src: FloatFormat, r: str | 
     if r in INT_ROUNDINGS:
         if dst is not src:
             raise ConvertError("cvt: integer rounding between floats needs equal source and destination types")
-        return round_f64(INT_ROUNDINGS[r](x), dst, "rn", ftz=flush_out)
+        with np.errstate(invalid="ignore"):
+            return round_f64(INT_ROUNDINGS[r](x), dst, "rn", ftz=flush_out)
     narrowing = _rank(dst) < _rank(src) or dst.ebits < src.ebits
     if dst is TF32:
         if src is not F32:
