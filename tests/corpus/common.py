@@ -1,7 +1,9 @@
 """Shared pieces of the corpus generators: the file record, the cache and ptxas."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -10,7 +12,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 CORPUS_PKG_DIR = Path(__file__).resolve().parent
 REPO_ROOT = CORPUS_PKG_DIR.parent.parent
@@ -80,6 +82,18 @@ def load_manifest(directory: Path) -> list[CorpusFile] | None:
     if not all(f.path.is_file() for f in files):
         return None
     return files
+
+
+@contextlib.contextmanager
+def generation_lock(out_dir: Path) -> Iterator[None]:
+    """Serialise generation into ``out_dir`` across processes (e.g. pytest-xdist workers)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(out_dir.parent / f".{out_dir.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def write_manifest(directory: Path, files: list[CorpusFile]) -> None:

@@ -15,6 +15,7 @@ from tests.corpus.common import (
     CorpusFile,
     cache_root,
     content_hash,
+    generation_lock,
     load_manifest,
     tool_path,
     write_manifest,
@@ -91,8 +92,11 @@ def generate_nvcc() -> list[CorpusFile]:
     cached = load_manifest(out_dir)
     if cached is not None:
         return cached
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        files = list(pool.map(lambda b: _compile(nvcc, out_dir, *b), BUILDS))
-    write_manifest(out_dir, files)
+    with generation_lock(out_dir):
+        cached = load_manifest(out_dir)
+        if cached is not None:
+            return cached
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            files = list(pool.map(lambda b: _compile(nvcc, out_dir, *b), BUILDS))
+        write_manifest(out_dir, files)
     return files

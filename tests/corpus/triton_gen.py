@@ -19,6 +19,7 @@ from tests.corpus.common import (
     CorpusFile,
     cache_root,
     content_hash,
+    generation_lock,
     load_manifest,
     read_target,
     write_manifest,
@@ -41,7 +42,12 @@ def generate_triton() -> list[CorpusFile]:
     cached = load_manifest(out_dir)
     if cached is not None:
         return cached
-    out_dir.mkdir(parents=True, exist_ok=True)
+    with generation_lock(out_dir):
+        cached = load_manifest(out_dir)
+        return cached if cached is not None else _generate_in_subprocess(out_dir)
+
+
+def _generate_in_subprocess(out_dir: Path) -> list[CorpusFile]:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))

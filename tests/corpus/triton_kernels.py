@@ -125,6 +125,25 @@ def cumsum_cast(x_ptr, out_ptr, BLOCK: tl.constexpr):
     tl.store(out_ptr + row * BLOCK + tl.arange(0, BLOCK), tl.cumsum(x, axis=0).to(tl.float16))
 
 
+@triton.jit
+def tma_scale(in_desc, out_desc, BM: tl.constexpr):
+    pid = tl.program_id(0)
+    x = in_desc.load([pid * BM, 0])
+    out_desc.store([pid * BM, 0], (x.to(tl.float32) * 2.0).to(tl.float16))
+
+
+@triton.jit
+def tma_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK, num_stages=3):
+        a = a_desc.load([pid_m * BM, k])
+        b = b_desc.load([k, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelSpec:
     """How to compile one corpus kernel.
@@ -212,4 +231,15 @@ SPECS: tuple[KernelSpec, ...] = (
                _sig(x_ptr="*fp16", out_ptr="*fp16", BLOCK="constexpr"),
                {"BLOCK": 256}, ("x_ptr", "out_ptr"), 2, 3, (80, 90, 100),
                "tl.cumsum scan (shfl.sync.up), fp16 casts"),
+    KernelSpec("tma_scale", tma_scale,
+               _sig(in_desc="tensordesc<fp16[64, 64]>", out_desc="tensordesc<fp16[64, 64]>",
+                    BM="constexpr"),
+               {"BM": 64}, (), 4, 3, (90, 100, 120),
+               "host tensor descriptors: TMA load/store (cp.async.bulk.tensor, CUtensorMap param)"),
+    KernelSpec("tma_matmul", tma_matmul,
+               _sig(a_desc="tensordesc<fp16[128, 64]>", b_desc="tensordesc<fp16[64, 128]>",
+                    c_desc="tensordesc<fp16[128, 128]>", K="i32", BM="constexpr", BN="constexpr",
+                    BK="constexpr"),
+               {"BM": 128, "BN": 128, "BK": 64}, ("K",), 4, 3, (90, 100),
+               "TMA-fed matmul, 3-stage mbarrier pipeline (wgmma / tcgen05)"),
 )
