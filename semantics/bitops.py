@@ -271,20 +271,19 @@ PRMT_MODES = ("",) + tuple(_PRMT_MODES)
 
 def prmt(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "") -> np.ndarray:
     """prmt.b32{.mode}: pick bytes of {b, a} (bytes 0-3 from a, 4-7 from b)."""
-    src = (u(b, 32).astype(np.uint64) << np.uint64(32)) | u(a, 32).astype(np.uint64)
-    ctl = u(c, 32).astype(np.int64)
-    out = np.zeros(src.shape, dtype=np.uint64)
     mode = mode.lstrip(".")
     if mode and mode not in _PRMT_MODES:
         raise IntOpError(f"unknown prmt mode {mode!r}")
-    table = np.array(_PRMT_MODES[mode]) if mode else None
-    for pos in range(4):
-        if table is None:
-            sel = (ctl >> (4 * pos)) & 0xF
-            idx, rep = sel & 7, (sel & 8) != 0
-        else:
-            idx, rep = table[ctl & 3, pos], np.zeros(ctl.shape, dtype=bool)
-        byte = (src >> (8 * idx).astype(np.uint64)) & np.uint64(0xFF)
-        byte = np.where(rep, np.where(byte >= 0x80, np.uint64(0xFF), np.uint64(0)), byte)
-        out |= byte << np.uint64(8 * pos)
-    return out.astype(np.uint32)
+    x, y, ctl = np.broadcast_arrays(u(a, 32), u(b, 32), u(c, 32).astype(np.int64))
+    shape = x.shape
+    src = ((y.astype(np.uint64).reshape(-1) << np.uint64(32)) | x.astype(np.uint64).reshape(-1))
+    src8 = src.astype("<u8").view(np.uint8).reshape(-1, 8)  # byte i of {b, a} at column i
+    ctl = ctl.reshape(-1)
+    if mode:
+        idx = np.array(_PRMT_MODES[mode])[ctl & 3]
+        picked = np.take_along_axis(src8, idx, axis=1)
+    else:
+        sel = (ctl[:, None] >> np.array([0, 4, 8, 12])) & 0xF
+        picked = np.take_along_axis(src8, sel & 7, axis=1)
+        picked = np.where(sel >= 8, np.where(picked >= 0x80, 0xFF, 0), picked).astype(np.uint8)
+    return np.ascontiguousarray(picked).view("<u4").reshape(shape).astype(np.uint32)

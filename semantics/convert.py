@@ -34,6 +34,7 @@ from semantics.formats import (
     decode_ue8m0,
     flush_subnormal,
     get_format,
+    is_nan,
     round_f64,
     to_odd,
     two_sum,
@@ -180,7 +181,32 @@ def _float_to_float(a: np.ndarray, dst: FloatFormat, src: FloatFormat, r: str | 
         raise ConvertError(f"cvt.{dst.name}.{src.name} needs a rounding modifier")
     if not narrowing and r is not None and dst is not src:
         raise ConvertError(f"cvt.{dst.name}.{src.name} is exact and takes no rounding modifier")
+    if src is F32 and dst in (BF16, TF32) and r in _DROP_ROUND and not satfinite:
+        return _f32_drop_bits(b, dst, r)
     return round_f64(x, dst, r or "rn", ftz=flush_out, satfinite=satfinite)
+
+
+_DROP_ROUND = ("rn", "rna", "rz")
+
+
+def _f32_drop_bits(b: np.ndarray, dst: FloatFormat, r: str) -> np.ndarray:
+    """f32 -> bf16 / tf32 by integer rounding of the dropped low fraction bits.
+
+    Adding the rounding increment to the whole pattern carries into the exponent when the
+    fraction overflows, and turns the largest values into infinity, exactly as IEEE rounding
+    does (the bit patterns of same-signed finite numbers are ordered like their values).
+    """
+    drop = 16 if dst is BF16 else 13
+    w = b.astype(np.uint64)
+    if r == "rn":
+        w = w + np.uint64((1 << (drop - 1)) - 1) + ((w >> np.uint64(drop)) & np.uint64(1))
+    elif r == "rna":
+        w = w + np.uint64(1 << (drop - 1))
+    w = w >> np.uint64(drop)
+    if dst is TF32:
+        w = (w << np.uint64(drop)) & np.uint64(0xFFFFFFFF)
+    out = w.astype(dst.dtype)
+    return np.where(is_nan(b, F32), dst.dtype(dst.canonical_nan), out).astype(dst.dtype)
 
 
 # ---------------------------------------------------------------------------------------------

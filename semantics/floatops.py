@@ -161,6 +161,21 @@ def _exact_f64(fn: Callable[..., tuple[Fraction, bool]], ops: list[np.ndarray], 
     return flat.reshape(out.shape)
 
 
+_NATIVE = {F64: np.float64, F32: np.float32, F16: np.float16}
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "sqrt": np.sqrt}
+
+
+def _native_rn(op: str, fmt: FloatFormat, ftz: bool, sat: bool, *ops: np.ndarray) -> np.ndarray:
+    """Fast path for .rn: numpy's IEEE arithmetic in the format's own dtype is correctly rounded
+    (numpy's float16 ops compute in binary32 and round once: innocuous, as 24 >= 2*11 + 2)."""
+    with np.errstate(all="ignore"):
+        r = _UFUNCS[op](*(o.view(_NATIVE[fmt]) for o in ops))
+    out = _nan_result(fmt, list(ops), r.view(fmt.dtype), np.isnan(r))
+    if ftz:
+        out = flush_subnormal(out, fmt)
+    return saturate(out, fmt) if sat else out
+
+
 # ---------------------------------------------------------------------------------------------
 # add / sub / mul / fma
 
@@ -170,6 +185,8 @@ def add(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
     """add{.rnd}{.ftz}{.sat}.{f32,f64,f16,bf16} (9.7.3.3, 9.7.4.1)."""
     fmt, rnd = _fmt(fmt), check_rounding(rnd)
     a, b = _inputs(fmt, ftz, a, b)
+    if rnd == "rn" and fmt in _NATIVE:
+        return _native_rn("add", fmt, ftz, sat, a, b)
     x, y = decode(a, fmt), decode(b, fmt)
     hi, lo = two_sum(x, y)
     with np.errstate(invalid="ignore"):
@@ -204,6 +221,8 @@ def mul(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
     """mul{.rnd}{.ftz}{.sat} (9.7.3.5, 9.7.4.3)."""
     fmt, rnd = _fmt(fmt), check_rounding(rnd)
     a, b = _inputs(fmt, ftz, a, b)
+    if rnd == "rn" and fmt in _NATIVE:
+        return _native_rn("mul", fmt, ftz, sat, a, b)
     x, y = decode(a, fmt), decode(b, fmt)
     with np.errstate(invalid="ignore", over="ignore"):
         p = x * y  # exact for p <= 24 formats; RN for f64
@@ -227,13 +246,17 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
     a, b, c = _inputs(fmt, ftz, a, b, c)
     x, y, z = decode(a, fmt), decode(b, fmt), decode(c, fmt)
     with np.errstate(invalid="ignore", over="ignore"):
-        p = x * y
-        s = p + z
-    nan = np.isnan(s)
-    sp = _sign(a, fmt) ^ _sign(b, fmt)
-    sc = _sign(c, fmt)
-    zero_sign = (sp | sc) if rnd == "rm" else (sp & sc)
-    if fmt is F64:
+        p = x * y  # exact for the narrow formats (see the module docstring)
+    if fmt is not F64:
+        hi, lo = two_sum(p, z)  # hi is numpy's IEEE p + z, which signs exact zeros as .rn/.rz/.rp do
+        nan = np.isnan(hi)
+        if rnd == "rm":  # exact zero under .rm: -0 unless both terms are +0
+            hi = np.where(hi == 0, np.where(np.signbit(p) | np.signbit(z), -0.0, 0.0), hi)
+        out = round_f64(to_odd(hi, lo), fmt, rnd, ftz=ftz)
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            s = p + z
+        nan = np.isnan(s)
         out = round_f64(s, F64)
         finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
 
@@ -243,13 +266,10 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
 
         out = _exact_f64(exact, [a, b, c], finite, rnd, out)
         # a zero product plus a zero addend: the sign follows the IEEE rule on the operand signs
+        sp, sc = _sign(a, fmt) ^ _sign(b, fmt), _sign(c, fmt)
+        zero_sign = (sp | sc) if rnd == "rm" else (sp & sc)
         zmask = finite & ((x == 0) | (y == 0)) & (z == 0)
         out = np.where(zmask, np.where(zero_sign, np.uint64(1 << 63), np.uint64(0)), out)
-    else:
-        hi, lo = two_sum(p, z)
-        hi = np.where(hi == 0, np.where(zero_sign, -0.0, 0.0), hi)
-        hi = np.where(np.isfinite(p) & np.isfinite(z), hi, s)
-        out = round_f64(to_odd(hi, lo), fmt, rnd, ftz=ftz)
     out = _nan_result(fmt, [a, b, c], out, nan)
     if relu_:
         out = relu(out, fmt)
@@ -267,6 +287,8 @@ def div(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
     if fmt not in (F32, F64):
         raise FormatError("div exists only for .f32 and .f64")
     a, b = _inputs(fmt, ftz, a, b)
+    if rnd == "rn":
+        return _native_rn("div", fmt, ftz, False, a, b)
     x, y = decode(a, fmt), decode(b, fmt)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         q = x / y
@@ -304,6 +326,8 @@ def sqrt(a: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "rn", *, ftz: b
     if fmt not in (F32, F64):
         raise FormatError("sqrt.rnd exists only for .f32 and .f64")
     (a,) = _inputs(fmt, ftz, a)
+    if rnd == "rn":
+        return _native_rn("sqrt", fmt, ftz, False, a)
     x = decode(a, fmt)
     with np.errstate(invalid="ignore"):
         r = np.sqrt(x)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -58,7 +59,7 @@ class FloatFormat:
     def width(self) -> int:
         return 1 + self.ebits + self.mbits
 
-    @property
+    @cached_property
     def bits(self) -> int:
         """Width of the container holding one value."""
         return self.container or self.width
@@ -72,7 +73,7 @@ class FloatFormat:
         """Exponent of the smallest normal number."""
         return 1 - self.bias
 
-    @property
+    @cached_property
     def max_mag(self) -> int:
         """Magnitude bits (sign excluded, before ``shift``) of the largest finite value."""
         top = (1 << (self.ebits + self.mbits)) - 1
@@ -86,7 +87,7 @@ class FloatFormat:
     def max_value(self) -> float:
         return float(decode(np.array([self.max_mag << self.shift]), self)[0])
 
-    @property
+    @cached_property
     def dtype(self) -> type:
         return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[max(8, _pow2(self.bits))]
 
@@ -305,6 +306,12 @@ def round_f64(
         if ftz:
             out = flush_subnormal(out, F64)
         return out.astype(np.uint64)
+    if rnd == "rn" and not satfinite and fmt in (F32, F16):
+        # numpy's binary64 -> binary32/binary16 casts are IEEE round-to-nearest-even
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = x.astype(np.float32 if fmt is F32 else np.float16).view(fmt.dtype)
+        out = np.where(np.isnan(x), fmt.dtype(fmt.canonical_nan), out).astype(fmt.dtype)
+        return flush_subnormal(out, fmt) if ftz else out
     p = fmt.precision
     qmin = fmt.emin - fmt.mbits
     sign = np.signbit(x).astype(np.int64)

@@ -178,3 +178,23 @@ def test_f32_cvt_rn_matches_numpy_f16() -> None:
     back = cvt(got, "f32", "f16")
     assert np.array_equal(back[ok], ref[ok].astype(np.float32).view(np.uint32))
     assert F32.canonical_nan == 0x7FFFFFFF
+
+
+def test_f32_to_bf16_tf32_bulk() -> None:
+    """The integer fast path for f32 -> bf16/tf32 agrees with torch and the generic rounding."""
+    torch = pytest.importorskip("torch")
+    from semantics.formats import BF16, TF32, round_f64
+
+    rng = np.random.default_rng(9)
+    bits = rng.integers(0, 2**32, 40000, dtype=np.uint64).astype(np.uint32)
+    bits[:6] = [0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0x00000001, 0x3F808000, 0x3F818000]
+    with np.errstate(invalid="ignore"):
+        x = decode(bits, F32)
+    ok = ~np.isnan(x)
+    ref = torch.from_numpy(bits.view(np.float32)).to(torch.bfloat16).view(torch.int16).numpy().astype(np.uint16)
+    assert np.array_equal(cvt(bits, "bf16", "f32", "rn")[ok], ref[ok])
+    for fmt in (BF16, TF32):
+        for r in ("rn", "rna", "rz"):
+            if fmt is BF16 and r == "rna":
+                continue
+            assert np.array_equal(cvt(bits, fmt.name, "f32", r)[ok], round_f64(x, fmt, r)[ok]), (fmt.name, r)
