@@ -26,6 +26,21 @@ HAVE_PTXAS = shutil.which("ptxas") is not None
 CORPUS: list[CorpusFile] = build_corpus()
 BAD: list[BadFile] = bad_files()
 
+#: Known parser gaps (test id -> reason); each becomes a strict xfail so a fix is noticed.
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _params(items: list, ids: list[str]) -> list:
+    return [
+        pytest.param(item, id=i, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[i]))
+        if i in KNOWN_GAPS else pytest.param(item, id=i)
+        for item, i in zip(items, ids)
+    ]
+
+
+CORPUS_PARAMS = _params(CORPUS, [cf.test_id for cf in CORPUS])
+BAD_PARAMS = _params(BAD, [f"bad/{b.path.name}" for b in BAD])
+
 
 @functools.lru_cache(maxsize=None)
 def _parsed(path: str):
@@ -33,7 +48,7 @@ def _parsed(path: str):
     return text, parse(text, path)
 
 
-@pytest.mark.parametrize("cf", CORPUS, ids=lambda cf: cf.test_id)
+@pytest.mark.parametrize("cf", CORPUS_PARAMS)
 def test_parse_print_roundtrip(cf: CorpusFile) -> None:
     text, module = _parsed(str(cf.path))
     printed = print_module(module)
@@ -46,11 +61,11 @@ def test_parse_print_roundtrip(cf: CorpusFile) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not on PATH")
-@pytest.mark.parametrize("cf", CORPUS, ids=lambda cf: cf.test_id)
+@pytest.mark.parametrize("cf", CORPUS_PARAMS)
 def test_printed_ptx_assembles_identically(cf: CorpusFile) -> None:
-    text, module = _parsed(str(cf.path))
-    original = run_ptxas(text, cf.arch)
+    original = run_ptxas(cf.path.read_text(), cf.arch)
     assert original.accepted, f"corpus file rejected by ptxas:\n{original.stderr}"
+    _, module = _parsed(str(cf.path))
     printed = run_ptxas(print_module(module), cf.arch)
     assert printed.accepted, f"printed PTX rejected by ptxas:\n{printed.stderr}"
     before, after = code_sections(original.cubin), code_sections(printed.cubin)
@@ -59,7 +74,7 @@ def test_printed_ptx_assembles_identically(cf: CorpusFile) -> None:
     assert not differing, f"machine code differs in sections {differing}"
 
 
-@pytest.mark.parametrize("bad", BAD, ids=lambda b: b.path.name)
+@pytest.mark.parametrize("bad", BAD_PARAMS)
 def test_bad_file_error_position(bad: BadFile) -> None:
     text = bad.path.read_text()
     with pytest.raises(ParseError) as info:
