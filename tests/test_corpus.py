@@ -14,6 +14,14 @@ from __future__ import annotations
 import functools
 import re
 import shutil
+import sys
+from pathlib import Path
+
+# `tests.corpus` is imported as a package from the repository root; `python -m pytest` puts the
+# root on sys.path, a bare `pytest` does not.
+_REPO_ROOT = str(Path(__file__).resolve().parents[1])
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
 
 import pytest
 
