@@ -1,0 +1,24 @@
+"""What the executor reports when it cannot, or must not, go on."""
+
+from __future__ import annotations
+
+from ptx_parser import ast as A
+from semantics.errors import ExecError, UndefinedBehavior, Unsupported, where
+
+__all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "where"]
+
+
+class MemoryFault(ExecError):
+    """An access outside every allocation/window (out of bounds) or misaligned."""
+
+    def __init__(self, message: str, ins: A.Instruction | None, lanes: list[int], addresses: list[int],
+                 space: str) -> None:
+        super().__init__(message, ins)
+        self.lanes, self.addresses, self.space = lanes, addresses, space
+
+    def __str__(self) -> str:
+        return f"{self.message} at {where(self.ins)}"
+
+
+class Deadlock(ExecError):
+    """No thread group can make progress while some still wait."""

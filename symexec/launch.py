@@ -1,0 +1,177 @@
+"""A launch: grid and block shape, buffers in global memory, and the kernel's parameter values.
+
+The JSON launch spec (for PTX that has no Triton contract; `volta run --launch spec.json`):
+
+    {
+      "kernel": "vector_add",                 # optional when the module has one kernel
+      "grid": [4, 1, 1], "block": [128, 1, 1],
+      "dynamic_shared_bytes": 0,              # optional
+      "buffers": {                            # global memory allocations
+        "x": {"dtype": "float32", "shape": [512], "init": "random", "seed": 0},
+        "y": {"dtype": "float32", "shape": [512], "init": "zeros"},
+        "w": {"dtype": "int32", "data": [1, 2, 3]}
+      },
+      "params": [                             # in .param order; a string names a buffer
+        "x", "y", 512, {"float": 0.5}, {"value": 0, "comment": "Triton scratch pointer"}
+      ]
+    }
+
+Buffers are filled with `init` in zeros/ones/random (seeded normal for floats, uniform for
+integers) or with explicit `data`. Pointer parameters receive the buffer's device address.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+_DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,
+           "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+           "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "bfloat16": np.uint16,
+           "float8_e4m3": np.uint8, "float8_e5m2": np.uint8}
+
+
+class LaunchError(ValueError):
+    """A launch that cannot be run: wrong parameter count, unknown buffer, bad shape."""
+
+
+@dataclass
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    buffers: dict[str, np.ndarray] = field(default_factory=dict)
+    params: list = field(default_factory=list)  # ints, floats ({"float": x}), buffer names
+    dynamic_shared_bytes: int = 0
+    kernel: str | None = None
+    cluster: tuple[int, int, int] = (1, 1, 1)
+
+    def __post_init__(self) -> None:
+        self.grid = _dim3(self.grid, "grid")
+        self.block = _dim3(self.block, "block")
+        if self.threads_per_block > 1024:
+            raise LaunchError(f"block {self.block} has {self.threads_per_block} threads; at most 1024")
+        for name, arr in self.buffers.items():
+            if not isinstance(arr, np.ndarray):
+                raise LaunchError(f"buffer {name!r} must be a numpy array")
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def num_ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+def _dim3(v, what: str) -> tuple[int, int, int]:
+    if isinstance(v, int):
+        v = (v,)
+    v = tuple(int(x) for x in v)
+    if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {v}")
+    return v + (1,) * (3 - len(v))  # type: ignore[return-value]
+
+
+def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[bytes, dict[str, int]]:
+    """Lay out kernel parameters as the .param space: each at its alignment (PTX 5.1.6)."""
+    from symexec.program import type_width  # local: keeps launch importable alone
+
+    if len(values) != len(param_decls):
+        names = ", ".join(p.name for p in param_decls)
+        raise LaunchError(f"the kernel has {len(param_decls)} parameters ({names}); the launch gives {len(values)}")
+    buf = bytearray()
+    offsets: dict[str, int] = {}
+    for p, v in zip(param_decls, values):
+        ty = next((a for a in p.attrs if a.lstrip(".") in _PARAM_TYPES), None)
+        if ty is None:
+            raise LaunchError(f"parameter {p.name}: no scalar type in {p.attrs}")
+        width = max(8, type_width(ty)) // 8
+        size = width
+        for d in p.dims:
+            from semantics.constexpr import evaluate
+
+            size *= int(evaluate(d)) if d is not None else 0
+        # `.ptr .align N` describes the pointee; the parameter itself is naturally aligned
+        align = width if ".ptr" in p.attrs else (p.align or width)
+        while len(buf) % align:
+            buf.append(0)
+        offsets[p.name] = len(buf)
+        buf += _encode(p.name, ty, size, v, addresses)
+    return bytes(buf), offsets
+
+
+_PARAM_TYPES = {f"{k}{w}" for k in "bsu" for w in (8, 16, 32, 64)} | {"f16", "f32", "f64", "pred"}
+
+
+def _encode(name: str, ty: str, size: int, v, addresses: dict[str, int]) -> bytes:
+    kind = ty.lstrip(".")
+    if isinstance(v, str):
+        if v not in addresses:
+            raise LaunchError(f"parameter {name}: no buffer named {v!r} (buffers: {', '.join(addresses)})")
+        v = addresses[v]
+    if isinstance(v, dict):
+        if "float" in v:
+            fv = float(v["float"])
+            if kind == "f32":
+                return struct.pack("<f", fv)
+            if kind == "f64":
+                return struct.pack("<d", fv)
+            raise LaunchError(f"parameter {name} is {ty}, not a float")
+        if "bytes" in v:
+            raw = bytes(v["bytes"])
+            return raw.ljust(size, b"\0")[:size]
+        v = v.get("value", 0)
+    if isinstance(v, float):
+        if kind == "f32":
+            return struct.pack("<f", v)
+        if kind == "f64":
+            return struct.pack("<d", v)
+        raise LaunchError(f"parameter {name} is {ty}; got a float")
+    iv = int(v)
+    return (iv & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+
+def load_launch_spec(path: str | Path) -> Launch:
+    """Read a JSON launch spec (format in the module docstring). Errors name the field."""
+    try:
+        spec = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise LaunchError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    if not isinstance(spec, dict):
+        raise LaunchError(f"{path}: the launch spec must be a JSON object")
+    for key in ("grid", "block", "params"):
+        if key not in spec:
+            raise LaunchError(f"{path}: missing field '{key}'")
+    buffers: dict[str, np.ndarray] = {}
+    for name, b in spec.get("buffers", {}).items():
+        buffers[name] = _make_buffer(name, b)
+    return Launch(tuple(spec["grid"]), tuple(spec["block"]), buffers, list(spec["params"]),
+                  int(spec.get("dynamic_shared_bytes", 0)), spec.get("kernel"))
+
+
+def _make_buffer(name: str, b: dict) -> np.ndarray:
+    dtype_name = b.get("dtype", "float32")
+    if dtype_name not in _DTYPES:
+        raise LaunchError(f"buffers.{name}.dtype: unknown dtype {dtype_name!r} (known: {', '.join(_DTYPES)})")
+    dt = _DTYPES[dtype_name]
+    if "data" in b:
+        return np.asarray(b["data"], dtype=dt)
+    if "shape" not in b:
+        raise LaunchError(f"buffers.{name}: give 'data' or 'shape'")
+    shape = tuple(int(s) for s in b["shape"])
+    init = b.get("init", "zeros")
+    rng = np.random.default_rng(int(b.get("seed", 0)))
+    if init == "zeros":
+        return np.zeros(shape, dtype=dt)
+    if init == "ones":
+        return np.ones(shape, dtype=dt)
+    if init == "random":
+        if np.issubdtype(dt, np.floating):
+            return rng.standard_normal(shape).astype(dt)
+        info = np.iinfo(dt)
+        return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, dtype=dt)
+    raise LaunchError(f"buffers.{name}.init: expected zeros, ones or random, got {init!r}")

@@ -1,0 +1,432 @@
+"""The machine: runs a kernel over a grid, CTA batch by CTA batch, with thread groups.
+
+Lanes of a batch are the threads of several CTAs laid out side by side (each CTA padded to whole
+warps). Execution is by *groups*: a set of lanes at one pc. Uniform code runs as one group for
+the whole batch, so each PTX instruction executes once per batch over numpy vectors. A divergent
+branch splits a group in two; they reconverge at the branch's immediate post-dominator (a join).
+A group blocks at a barrier until every warp the barrier expects has arrived (PTX 9.7.13.1), and
+the scheduler runs other groups meanwhile; no runnable group while some wait is a deadlock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptx_parser import ast as A
+from semantics.constexpr import evaluate
+from semantics.errors import UndefinedBehavior, Unsupported
+from semantics.ptx import HANDLERS
+from semantics.ptx.core import UINT, tinfo
+
+from .errors import Deadlock, ExecError
+from .execctx import GroupExec
+from .launch import Launch, pack_params
+from .memory import GlobalMemory, Memory
+from .program import Program
+
+MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
+
+
+@dataclass(eq=False)
+class Join:
+    """Divergent paths of one branch meet at `pc` (None: they never do)."""
+
+    pc: int | None
+    expected: np.ndarray
+    arrived: np.ndarray
+    parked: list["Group"] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Group:
+    mask: np.ndarray
+    pc: int
+    joins: tuple[Join, ...] = ()
+    status: str = "ready"  # ready | barrier | parked | done
+    pending: set = field(default_factory=set)  # CTA slots whose barrier this group waits for
+    barrier: int = -1
+
+
+@dataclass
+class RunStats:
+    steps: int = 0
+    batches: int = 0
+    max_groups: int = 1
+
+
+class Batch:
+    """Execution state of a batch of CTAs."""
+
+    def __init__(self, prog: Program, launch: Launch, glob: GlobalMemory, ctas: list[tuple[int, int, int]],
+                 params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]]) -> None:
+        self.prog = prog
+        self.launch = launch
+        T = launch.threads_per_block
+        self.lanes_per_cta = -(-T // 32) * 32
+        self.warps_per_cta = self.lanes_per_cta // 32
+        self.n_ctas = len(ctas)
+        self.n = self.n_ctas * self.lanes_per_cta
+        lane = np.arange(self.n)
+        self.cta_of_lane = lane // self.lanes_per_cta
+        t = lane % self.lanes_per_cta
+        self.valid = t < T
+        bx, by, _ = launch.block
+        self.tid = (t % bx, (t // bx) % by, t // (bx * by))
+        c = np.array(ctas, dtype=np.int64).reshape(-1, 3)
+        self.ctaid = tuple(c[self.cta_of_lane, k] for k in range(3))
+        self.alive = self.valid.copy()
+        shared = prog.shared_size() + launch.dynamic_shared_bytes
+        self.memory = Memory(glob, self.n, self.cta_of_lane, self.n_ctas, shared, prog.local_size(),
+                             params, param_offsets)
+        self.var_addr = var_addr
+        self.regs: dict[str, np.ndarray] = {}
+        # barrier state: arrived warps per (CTA slot, barrier id)
+        self.bar_arrived = np.zeros((self.n_ctas, 16, self.warps_per_cta), dtype=bool)
+        self.bar_waiting: list[Group] = []
+        self.bar_counts: dict[int, int | None] = {}  # thread count named by the last bar on an id
+        self.groups: list[Group] = [Group(self.alive.copy(), 0)]
+        self.ctx = GroupExec(self)
+
+
+class Machine:
+    """Runs one program for one launch. `run()` returns the global memory afterwards."""
+
+    def __init__(self, prog: Program, launch: Launch, batch_ctas: int = 64, max_steps: int = MAX_STEPS) -> None:
+        self.prog = prog
+        self.launch = launch
+        self.glob = GlobalMemory()
+        self.addresses: dict[str, int] = {}
+        for name, arr in launch.buffers.items():
+            alloc = self.glob.allocate(name, arr.nbytes, data=arr)
+            self.addresses[name] = alloc.base
+        self.var_addr = self._place_variables()
+        params, offsets = pack_params(prog.params, launch.params, self.addresses)
+        self.params, self.param_offsets = params, offsets
+        for p in prog.params:
+            self.var_addr[p.name] = (".param", offsets[p.name])
+        self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
+        self.max_steps = max_steps
+        self.stats = RunStats()
+        self._dispatch = self._decode()
+
+    # ------------------------------------------------------------------ set-up
+    def _place_variables(self) -> dict[str, tuple[str, int]]:
+        out: dict[str, tuple[str, int]] = {}
+        pending_init = []
+        for v in self.prog.variables.values():
+            if v.space in (".global", ".const"):
+                alloc = self.glob.allocate(v.name, v.size, align=max(v.align, 16), readonly=v.space == ".const")
+                out[v.name] = (v.space, alloc.base)
+                if v.item.init is not None:
+                    pending_init.append((v, alloc))
+            elif v.space in (".shared", ".local"):
+                out[v.name] = (v.space, v.offset)
+        symbols = {k: a for k, (_, a) in out.items()}
+        for v, alloc in pending_init:
+            _initialise(v, alloc.data, symbols)
+        return out
+
+    def _decode(self) -> list:
+        """Per pc: (machine-level method or None, data handler or None)."""
+        table = []
+        for ins in self.prog.code:
+            ctl = _CONTROL.get(ins.opcode)
+            if ctl is not None:
+                table.append((getattr(self, ctl), None))
+            else:
+                table.append((None, HANDLERS.get(ins.opcode)))
+        return table
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> GlobalMemory:
+        gx, gy, gz = self.launch.grid
+        ctas = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        for i in range(0, len(ctas), self.batch_ctas):
+            batch = Batch(self.prog, self.launch, self.glob, ctas[i:i + self.batch_ctas], self.params,
+                          self.param_offsets, self.var_addr)
+            self.stats.batches += 1
+            self._run_batch(batch)
+        return self.glob
+
+    def _run_batch(self, b: Batch) -> None:
+        steps = 0
+        while True:
+            ready = [g for g in b.groups if g.status == "ready"]
+            if not ready:
+                waiting = [g for g in b.groups if g.status != "done"]
+                if not waiting:
+                    return
+                raise Deadlock(self._deadlock_message(b, waiting),
+                               self.prog.code[waiting[0].pc] if waiting[0].pc < len(self.prog.code) else None)
+            self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
+            steps += self._step_group(b, ready[0])
+            self.stats.steps = steps
+            if steps > self.max_steps:
+                raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
+                                self.prog.code[min(ready[0].pc, len(self.prog.code) - 1)])
+            b.groups = [g for g in b.groups if g.status != "done"]
+        # not reached
+
+    def _deadlock_message(self, b: Batch, waiting: list[Group]) -> str:
+        parts = []
+        for g in waiting[:4]:
+            lanes = np.nonzero(g.mask)[0]
+            ins = self.prog.code[g.pc] if g.pc < len(self.prog.code) else None
+            what = f"{ins.name} at {ins.span}" if ins is not None else "end of kernel"
+            first = int(lanes[0]) if lanes.size else -1
+            parts.append(f"{lanes.size} thread(s) (first: CTA slot {first // b.lanes_per_cta}, thread "
+                         f"{first % b.lanes_per_cta}) wait at {what} [{g.status}]")
+        return "deadlock: no thread can make progress; " + "; ".join(parts)
+
+    def _step_group(self, b: Batch, g: Group) -> int:
+        """Run `g` until it blocks, splits, parks, or finishes. Returns instructions executed."""
+        code = self.prog.code
+        dispatch = self._dispatch
+        ctx = b.ctx
+        steps = 0
+        n_code = len(code)
+        while g.status == "ready":
+            if g.joins and g.pc == g.joins[-1].pc:
+                self._park(b, g)
+                return steps
+            if g.pc >= n_code:
+                self._exit(b, g, g.mask.copy())
+                return steps
+            ins = code[g.pc]
+            steps += 1
+            mask = g.mask
+            if ins.guard is not None:
+                pred = np.broadcast_to(ctx.read_reg(ins.guard.pred, ".pred"), (b.n,))
+                mask = mask & (~pred if ins.guard.negated else pred)
+            ctl, fn = dispatch[g.pc]
+            if ctl is not None:
+                if not ctl(b, g, ins, mask):
+                    return steps
+                continue
+            if fn is None:
+                raise Unsupported(f"{ins.name} (no semantics for opcode '{ins.opcode}')", ins)
+            if mask.any():
+                ctx.begin(mask, ins)
+                try:
+                    fn(ins, ctx)
+                except (ExecError, ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
+                    if isinstance(e, ExecError):
+                        if e.ins is None:
+                            e.ins = ins
+                        raise
+                    raise Unsupported(f"{ins.name}: {type(e).__name__}: {e}", ins) from e
+            g.pc += 1
+        return steps
+
+    # ------------------------------------------------------------------ reconvergence
+    def _park(self, b: Batch, g: Group) -> None:
+        j = g.joins[-1]
+        j.arrived |= g.mask
+        j.parked.append(g)
+        g.status = "parked"
+        self._try_merge(b, j)
+
+    def _try_merge(self, b: Batch, j: Join) -> None:
+        if not j.parked:
+            return
+        if (j.expected & b.alive & ~j.arrived).any():
+            return
+        base = j.parked[0]
+        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1])
+        for p in j.parked:
+            p.status = "done"
+        j.parked = []
+        if merged.mask.any():
+            b.groups.append(merged)
+
+    # ------------------------------------------------------------------ control flow (PTX 9.7.12)
+    def _bra(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        check_control_mods(ins, {".uni"})
+        target = ins.operands[0]
+        if not isinstance(target, A.Sym) or target.name not in self.prog.labels:
+            raise Unsupported(f"{ins.name} to a non-label target", ins)
+        dest = self.prog.labels[target.name]
+        taken = mask
+        if not taken.any():
+            g.pc += 1
+            return True
+        if ins.guard is None or (taken == g.mask).all():
+            g.pc = dest
+            return True
+        if ".uni" in ins.modifiers:
+            raise UndefinedBehavior("bra.uni taken by only some of the threads executing it", ins)
+        # divergence: split and reconverge at the immediate post-dominator
+        r = self.prog.reconverge.get(g.pc)
+        j = Join(r, g.mask.copy(), np.zeros_like(g.mask))
+        joins = g.joins + (j,)
+        fall = Group(g.mask & ~taken, g.pc + 1, joins)
+        jump = Group(taken.copy(), dest, joins)
+        g.status = "done"
+        b.groups.extend([fall, jump])
+        return False
+
+    def _exit(self, b: Batch, g: Group, mask: np.ndarray) -> bool:
+        b.alive &= ~mask
+        g.mask = g.mask & ~mask
+        for j in g.joins:
+            j.expected &= ~mask
+        if not g.mask.any():
+            g.status = "done"
+        # exited warps no longer count towards barriers; joins may now be complete
+        for j in {id(j): j for grp in b.groups for j in grp.joins}.values():
+            self._try_merge(b, j)
+        self._check_barriers(b)
+        return g.status == "ready"
+
+    def _exit_ins(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        if self.prog.function.kind == ".func" and ins.opcode == "ret":
+            raise Unsupported("ret from a .func called by the kernel", ins)
+        if ins.opcode == "trap":
+            if mask.any():
+                raise ExecError("trap executed", ins)
+            g.pc += 1
+            return True
+        stay = self._exit(b, g, mask)
+        if stay:
+            g.pc += 1
+        return stay
+
+    def _bar(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        """bar{.cta}.sync / barrier{.cta}.sync{.aligned} / bar.arrive a{, count} (PTX 9.7.13.1)."""
+        mods = ins.modifiers - {".cta", ".aligned"}
+        kind = "sync" if ".sync" in mods or mods == set() else "arrive" if ".arrive" in mods else None
+        if ins.opcode == "bar" and ".warp" in mods:
+            return self._bar_warp(b, g, ins, mask)
+        if kind is None or mods - {".sync", ".arrive"}:
+            raise Unsupported(f"{ins.name}", ins)
+        if not mask.any():
+            g.pc += 1
+            return True
+        bar_id = b.ctx.scalar(ins.operands[0], ".u32", mask, ins)
+        count = b.ctx.scalar(ins.operands[1], ".u32", mask, ins) if len(ins.operands) > 1 else None
+        if not 0 <= bar_id < 16:
+            raise UndefinedBehavior(f"barrier id {bar_id} outside 0..15", ins)
+        if count is not None and (count % 32 or count <= 0):
+            raise UndefinedBehavior(f"barrier thread count {count} is not a positive multiple of 32", ins)
+        warps = mask.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2)
+        b.bar_arrived[:, bar_id, :] |= warps
+        ctas = set(np.nonzero(warps.any(axis=1))[0].tolist())
+        b.bar_counts[bar_id] = count
+        if kind == "arrive":
+            g.pc += 1
+            self._check_barriers(b)
+            return True
+        # the executing lanes wait; lanes of the group that did not execute (guard false) go on
+        rest = g.mask & ~mask
+        if rest.any():
+            b.groups.append(Group(rest, g.pc + 1, g.joins))
+            g.mask = mask.copy()
+        g.status = "barrier"
+        g.barrier = bar_id
+        g.pending = ctas
+        b.bar_waiting.append(g)
+        self._check_barriers(b)
+        return g.status == "ready"
+
+    def _check_barriers(self, b: Batch) -> None:
+        """Complete every barrier whose expected warps have all arrived; release waiters."""
+        if not b.bar_waiting and not b.bar_arrived.any():
+            return
+        alive_warps = b.alive.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2)
+        arrived_n = b.bar_arrived.sum(axis=2)  # (ctas, 16)
+        for bar_id in np.nonzero(b.bar_arrived.any(axis=(0, 2)))[0]:
+            count = b.bar_counts.get(int(bar_id))
+            expected = (np.full(b.n_ctas, count // 32) if count is not None else alive_warps.sum(axis=1))
+            done = (arrived_n[:, bar_id] >= expected) & (arrived_n[:, bar_id] > 0)
+            if not done.any():
+                continue
+            b.bar_arrived[done, bar_id, :] = False
+            done_ctas = set(np.nonzero(done)[0].tolist())
+            for w in b.bar_waiting:
+                if w.barrier == bar_id:
+                    w.pending -= done_ctas
+                    if not w.pending and w.status == "barrier":
+                        w.status = "ready"
+                        w.pc += 1
+        b.bar_waiting = [w for w in b.bar_waiting if w.status == "barrier"]
+
+    def _bar_warp(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        """bar.warp.sync membermask: the named lanes must execute it together (PTX 9.7.13.2)."""
+        members = np.broadcast_to(b.ctx.read_value(ins.operands[0], ".b32"), (b.n,)).astype(np.uint32)
+        lane_bit = (np.uint32(1) << (np.arange(b.n, dtype=np.uint32) % 32)).astype(np.uint32)
+        if (mask & ((members & lane_bit) == 0)).any():
+            raise UndefinedBehavior("bar.warp.sync executed by a lane that is not in membermask", ins)
+        executing = mask.reshape(-1, 32)
+        bits = (executing * (np.uint64(1) << np.arange(32, dtype=np.uint64))).sum(axis=1)
+        want = members.reshape(-1, 32)[np.arange(executing.shape[0]), np.argmax(executing, axis=1)]
+        if (executing.any(axis=1) & ((want.astype(np.uint64) & ~bits) != 0)).any():
+            raise Unsupported("bar.warp.sync whose membermask names lanes on another divergent path", ins)
+        g.pc += 1
+        return True
+
+    def _nop(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        g.pc += 1
+        return True
+
+    def _unsupported(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        raise Unsupported(f"{ins.name}", ins)
+
+
+_CONTROL = {
+    "bra": "_bra",
+    "exit": "_exit_ins",
+    "ret": "_exit_ins",
+    "trap": "_exit_ins",
+    "bar": "_bar",
+    "barrier": "_bar",
+    "nanosleep": "_nop",
+    "pmevent": "_nop",
+    "call": "_unsupported",
+    "brx": "_unsupported",
+}
+
+
+def check_control_mods(ins: A.Instruction, allowed: set[str]) -> None:
+    extra = ins.modifiers - allowed
+    if extra:
+        raise Unsupported(f"{ins.name}: modifier(s) {' '.join(sorted(extra))}", ins)
+
+
+def _initialise(v, data: np.ndarray, symbols: dict[str, int]) -> None:
+    """Write a variable's initializer into its bytes (PTX 5.4.4)."""
+    ty = v.decl.type or ".b8"
+    t = tinfo(ty)
+    width = max(1, t.width // 8)
+    flat: list = []
+
+    def walk(x) -> None:
+        if isinstance(x, tuple):
+            for e in x:
+                walk(e)
+        else:
+            flat.append(x)
+
+    walk(v.item.init)
+    out = np.zeros(len(flat), dtype=UINT[max(8, t.width)])
+    for i, e in enumerate(flat):
+        val = evaluate(e, symbols)
+        if t.kind == "f":
+            from semantics.formats import round_f64
+
+            if isinstance(e, A.FloatLit) and e.bits is not None and e.width == t.width:
+                out[i] = e.bits
+            else:
+                out[i] = round_f64(np.asarray([float(val)]), t.fmt)[0]
+        else:
+            out[i] = int(val) & ((1 << (8 * width)) - 1)
+    raw = out.view(np.uint8)
+    data[: raw.size] = raw[: data.size]
+
+
+def run_kernel(prog: Program, launch: Launch, **kw) -> tuple[GlobalMemory, dict[str, int], RunStats]:
+    """Run; returns global memory, the buffers' addresses, and statistics."""
+    m = Machine(prog, launch, **kw)
+    glob = m.run()
+    return glob, m.addresses, m.stats

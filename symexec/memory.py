@@ -1,0 +1,206 @@
+"""Memory spaces of a launch: global allocations, per-CTA shared windows, per-thread local memory.
+
+Every access is vectorised over the lanes that perform it: `read(space, lanes, addrs, nbytes)`
+returns a (k, nbytes) uint8 array. Generic addresses (PTX 5.1.x, `cvta`) are laid out as windows:
+global allocations live at GLOBAL_BASE and up, the shared window at SHARED_BASE, the local window
+at LOCAL_BASE. An address outside every allocation or window raises MemoryFault (out of bounds),
+never reads garbage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptx_parser import ast as A
+
+from .errors import MemoryFault
+
+GLOBAL_BASE = 0x7F00_0000_0000
+SHARED_BASE = 0x1000_0000_0000
+LOCAL_BASE = 0x2000_0000_0000
+WINDOW = 1 << 32
+GUARD = 4096  # unmapped bytes between allocations: small overruns fault
+
+
+@dataclass
+class Allocation:
+    name: str
+    base: int
+    data: np.ndarray  # uint8
+    readonly: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.base + self.data.size
+
+
+class GlobalMemory:
+    """Global (and .const) allocations addressed by absolute 64-bit addresses."""
+
+    def __init__(self) -> None:
+        self.allocations: list[Allocation] = []
+        self._next = GLOBAL_BASE
+        self._bases = np.zeros(0, dtype=np.uint64)
+
+    def allocate(self, name: str, nbytes: int, align: int = 256, data: np.ndarray | None = None,
+                 readonly: bool = False) -> Allocation:
+        base = -(-self._next // align) * align
+        buf = np.zeros(max(nbytes, 0), dtype=np.uint8)
+        if data is not None:
+            raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
+            buf[: raw.size] = raw
+        alloc = Allocation(name, base, buf, readonly)
+        self.allocations.append(alloc)
+        self._next = base + max(nbytes, 1) + GUARD
+        self._bases = np.array([a.base for a in self.allocations], dtype=np.uint64)
+        return alloc
+
+    def by_name(self, name: str) -> Allocation:
+        for a in self.allocations:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def locate(self, addrs: np.ndarray, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """(allocation index, offset) per address; index -1 where out of bounds."""
+        addrs = addrs.astype(np.uint64, copy=False)
+        idx = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
+        ok = idx >= 0
+        off = np.zeros(addrs.shape, dtype=np.int64)
+        if self.allocations:
+            sizes = np.array([a.data.size for a in self.allocations], dtype=np.int64)
+            safe = np.where(ok, idx, 0)
+            off = (addrs - self._bases[safe]).astype(np.int64)
+            ok &= (off >= 0) & (off + nbytes <= sizes[safe])
+        idx[~ok] = -1
+        return idx, off
+
+
+class Memory:
+    """All spaces of one batch of CTAs. `cta_of_lane[l]` is the batch slot of lane l's CTA."""
+
+    def __init__(self, glob: GlobalMemory, n_lanes: int, cta_of_lane: np.ndarray, n_ctas: int,
+                 shared_bytes: int, local_bytes: int, params: bytes, param_offsets: dict[str, int]) -> None:
+        self.glob = glob
+        self.cta_of_lane = cta_of_lane
+        self.shared_bytes = shared_bytes
+        self.shared = np.zeros(max(1, n_ctas * shared_bytes), dtype=np.uint8)
+        self.local_bytes = local_bytes
+        self.local = np.zeros(max(1, n_lanes * local_bytes), dtype=np.uint8)
+        self.params = np.frombuffer(params, dtype=np.uint8).copy()
+        self.param_offsets = param_offsets
+        self.recorder = None  # callable(kind, space, lanes, addrs, nbytes, ins) for checks
+
+    # ------------------------------------------------------------------ address resolution
+    def _flat(self, space: str, lanes: np.ndarray, addrs: np.ndarray, nbytes: int,
+              ins: A.Instruction | None, write: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Translate to (buffer, flat byte offsets of the first byte) for one space."""
+        if space == ".generic":
+            raise AssertionError("generic addresses are split before _flat")
+        if space == ".shared":
+            a = addrs.astype(np.int64)
+            bad = (a < 0) | (a + nbytes > self.shared_bytes)
+            if bad.any():
+                self._fault("shared memory access out of bounds", ins, lanes, addrs, bad, space)
+            return self.shared, self.cta_of_lane[lanes].astype(np.int64) * self.shared_bytes + a
+        if space == ".local":
+            a = addrs.astype(np.int64)
+            bad = (a < 0) | (a + nbytes > self.local_bytes)
+            if bad.any():
+                self._fault("local memory access out of bounds", ins, lanes, addrs, bad, space)
+            return self.local, lanes.astype(np.int64) * self.local_bytes + a
+        if space == ".param":
+            a = addrs.astype(np.int64)
+            bad = (a < 0) | (a + nbytes > self.params.size)
+            if bad.any() or write:
+                self._fault("parameter access out of bounds" if not write else "store to kernel parameter",
+                            ins, lanes, addrs, bad | write, space)
+            return self.params, a
+        # .global / .const
+        idx, off = self.glob.locate(addrs, nbytes)
+        bad = idx < 0
+        if bad.any():
+            self._fault("global memory access out of bounds", ins, lanes, addrs, bad, space)
+        first = int(idx[0]) if idx.size else 0
+        if idx.size and (idx == first).all():
+            alloc = self.glob.allocations[first]
+            if write and alloc.readonly:
+                self._fault("store to read-only memory", ins, lanes, addrs, np.ones_like(bad), space)
+            return alloc.data, off
+        return None, idx  # type: ignore[return-value]  # several allocations: handled by caller
+
+    @staticmethod
+    def _fault(msg: str, ins, lanes, addrs, bad, space) -> None:
+        sel = np.nonzero(bad)[0][:8]
+        raise MemoryFault(msg, ins, [int(lanes[i]) for i in sel], [int(addrs[i]) for i in sel], space)
+
+    def _split_generic(self, addrs: np.ndarray) -> dict[str, np.ndarray]:
+        a = addrs.astype(np.uint64)
+        sh = (a >= SHARED_BASE) & (a < SHARED_BASE + WINDOW)
+        lo = (a >= LOCAL_BASE) & (a < LOCAL_BASE + WINDOW)
+        return {".shared": sh, ".local": lo, ".global": ~(sh | lo)}
+
+    @staticmethod
+    def to_window(space: str, addrs: np.ndarray) -> np.ndarray:
+        base = {".shared": SHARED_BASE, ".local": LOCAL_BASE}.get(space, 0)
+        return (addrs.astype(np.uint64) - np.uint64(base)) if base else addrs
+
+    # ------------------------------------------------------------------ access
+    def read(self, space: str, lanes: np.ndarray, addrs: np.ndarray, nbytes: int,
+             ins: A.Instruction | None = None) -> np.ndarray:
+        if space == ".generic":
+            out = np.zeros((lanes.size, nbytes), dtype=np.uint8)
+            for sp, sel in self._split_generic(addrs).items():
+                if sel.any():
+                    out[sel] = self.read(sp, lanes[sel], self.to_window(sp, addrs[sel]), nbytes, ins)
+            return out
+        if self.recorder is not None:
+            self.recorder("read", space, lanes, addrs, nbytes, ins)
+        buf, off = self._flat(space, lanes, addrs, nbytes, ins, False)
+        if buf is None:  # lanes spread over several allocations
+            out = np.zeros((lanes.size, nbytes), dtype=np.uint8)
+            idx, o = self.glob.locate(addrs, nbytes)
+            for i in np.unique(idx):
+                sel = idx == i
+                data = self.glob.allocations[int(i)].data
+                out[sel] = data[o[sel, None] + np.arange(nbytes)]
+            return out
+        return buf[off[:, None] + np.arange(nbytes)]
+
+    def write(self, space: str, lanes: np.ndarray, addrs: np.ndarray, data: np.ndarray,
+              ins: A.Instruction | None = None) -> None:
+        nbytes = data.shape[1]
+        if space == ".generic":
+            for sp, sel in self._split_generic(addrs).items():
+                if sel.any():
+                    self.write(sp, lanes[sel], self.to_window(sp, addrs[sel]), data[sel], ins)
+            return
+        if self.recorder is not None:
+            self.recorder("write", space, lanes, addrs, nbytes, ins)
+        buf, off = self._flat(space, lanes, addrs, nbytes, ins, True)
+        if buf is None:
+            idx, o = self.glob.locate(addrs, nbytes)
+            for i in np.unique(idx):
+                sel = idx == i
+                alloc = self.glob.allocations[int(i)]
+                if alloc.readonly:
+                    self._fault("store to read-only memory", ins, lanes, addrs, sel, space)
+                alloc.data[o[sel, None] + np.arange(nbytes)] = data[sel]
+            return
+        buf[off[:, None] + np.arange(nbytes)] = data
+
+
+def to_bytes(values: np.ndarray, nbytes: int) -> np.ndarray:
+    """(k,) uint values of width 8*nbytes -> (k, nbytes) little-endian bytes."""
+    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes]
+    v = np.ascontiguousarray(values.astype(dt, copy=False))
+    return v.view(np.uint8).reshape(-1, nbytes)
+
+
+def from_bytes(data: np.ndarray) -> np.ndarray:
+    """(k, nbytes) bytes -> (k,) uint values."""
+    nbytes = data.shape[1]
+    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes]
+    return np.ascontiguousarray(data).view(dt).reshape(-1)

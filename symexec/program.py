@@ -1,0 +1,285 @@
+"""A kernel made ready to run: flat code, resolved labels, registers, variables, reconvergence.
+
+Nested `{ }` blocks are flattened; a name a nested block declares again (shadowing) gets a unique
+spelling (`%x` -> `%x#2`), as do labels local to a block. Reconvergence points of divergent
+branches are immediate post-dominators of the control-flow graph (computed with networkx).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+
+import networkx as nx
+
+from ptx_parser import ast as A
+
+from .errors import Unsupported
+
+EXIT = -1  # virtual exit node of the CFG
+
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+_TYPE_WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16,
+               "bf16": 16, "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32,
+               "b64": 64, "u64": 64, "s64": 64, "f64": 64, "b128": 128}
+
+
+def type_width(ty: str) -> int:
+    return _TYPE_WIDTH[ty.lstrip(".")]
+
+
+@dataclass(frozen=True)
+class RegDecl:
+    type: str  # ".b32" ...
+    width: int
+    vector: int | None = None
+
+
+@dataclass
+class Variable:
+    """A declared variable in .shared/.local/.global/.const with its layout."""
+
+    name: str
+    space: str
+    size: int
+    align: int
+    decl: A.VarDecl
+    item: A.VarItem
+    offset: int = 0  # within its window (shared/local) or absolute address (global/const)
+    extern: bool = False
+
+
+@dataclass
+class Program:
+    module: A.Module
+    function: A.Function
+    code: list[A.Instruction]
+    labels: dict[str, int]
+    regs: dict[str, RegDecl]
+    reg_ranges: dict[str, tuple[RegDecl, int]]
+    variables: dict[str, Variable]
+    reconverge: dict[int, int | None] = field(default_factory=dict)
+    branch_targets: dict[str, list[str]] = field(default_factory=dict)
+
+    def reg(self, name: str) -> RegDecl | None:
+        d = self.regs.get(name)
+        if d is not None:
+            return d
+        m = _NUMBERED.match(name)
+        if m is not None:
+            r = self.reg_ranges.get(m.group(1))
+            if r is not None and int(m.group(2)) < r[1]:
+                return r[0]
+        return None
+
+    @property
+    def params(self) -> tuple[A.Param, ...]:
+        return self.function.params or ()
+
+    def shared_size(self) -> int:
+        return max((v.offset + v.size for v in self.variables.values() if v.space == ".shared"), default=0)
+
+    def local_size(self) -> int:
+        return max((v.offset + v.size for v in self.variables.values() if v.space == ".local"), default=0)
+
+
+def _elem_size(decl: A.VarDecl) -> int:
+    ty = decl.type
+    if ty is None:
+        raise Unsupported(f"variable declaration without a type: {decl.attrs}")
+    w = max(8, type_width(ty))
+    return (w // 8) * (decl.vector or 1)
+
+
+def _const_int(e) -> int:
+    from semantics.constexpr import evaluate
+
+    return int(evaluate(e))
+
+
+def _var_size(decl: A.VarDecl, item: A.VarItem) -> tuple[int, bool]:
+    size = _elem_size(decl)
+    extern = False
+    for d in item.dims:
+        if d is None:
+            extern = True
+            continue
+        size *= _const_int(d)
+    return size, extern
+
+
+def _rename_operand(op, names: dict[str, str]):
+    if not names:
+        return op
+    if isinstance(op, A.Sym):
+        new = names.get(op.name)
+        return A.Sym(new, op.component) if new else op
+    if isinstance(op, A.Address):
+        return A.Address(_rename_operand(op.base, names) if op.base else None, op.offset)
+    if isinstance(op, A.Vector):
+        return A.Vector(tuple(_rename_operand(x, names) for x in op.elements))
+    if isinstance(op, A.Negated):
+        return A.Negated(_rename_operand(op.operand, names))
+    if isinstance(op, A.Pair):
+        return A.Pair(_rename_operand(op.first, names), _rename_operand(op.second, names))
+    if isinstance(op, A.ParenList):
+        return A.ParenList(tuple(_rename_operand(x, names) for x in op.elements))
+    if isinstance(op, A.TensorAddress):
+        return A.TensorAddress(_rename_operand(op.tensor, names),
+                               tuple(_rename_operand(x, names) for x in op.rest))
+    if isinstance(op, A.Indexed):
+        return A.Indexed(names.get(op.base, op.base), op.index)
+    if isinstance(op, A.Binary):
+        return A.Binary(op.op, _rename_operand(op.lhs, names), _rename_operand(op.rhs, names))
+    if isinstance(op, A.Unary):
+        return A.Unary(op.op, _rename_operand(op.operand, names))
+    return op
+
+
+class _Flattener:
+    def __init__(self, prog: Program) -> None:
+        self.p = prog
+        self.counter = 0
+
+    def unique(self, name: str) -> str:
+        if name not in self.p.regs and name not in self.p.variables and name not in self.p.labels \
+                and name not in self.p.reg_ranges:
+            return name
+        self.counter += 1
+        return f"{name}#{self.counter}"
+
+    def block(self, block: A.Block, outer: dict[str, str], top: bool) -> None:
+        """Flatten one scope. `names` maps only the names this scope (or an outer one) respelled."""
+        names = dict(outer)
+        for s in block.statements:  # labels first: branches may go forward
+            if isinstance(s, A.Label):
+                self.bind(names, s.name, s.name if top else self.unique(s.name))
+        pending_label: str | None = None
+        for s in block.statements:
+            if isinstance(s, A.VarDecl):
+                self.declare(s, names, top)
+            elif isinstance(s, A.Label):
+                label = names.get(s.name, s.name)
+                self.p.labels[label] = len(self.p.code)
+                pending_label = label
+            elif isinstance(s, A.Instruction):
+                self.p.code.append(self.rename(s, names) if names else s)
+            elif isinstance(s, A.Block):
+                self.block(s, names, False)
+            elif isinstance(s, A.TargetList):
+                if pending_label is not None:
+                    self.p.branch_targets[pending_label] = [names.get(n, n) for n in s.names]
+            # .loc / .pragma / .callprototype carry no run-time meaning here
+
+    @staticmethod
+    def bind(names: dict[str, str], name: str, spelled: str) -> None:
+        if spelled != name:
+            names[name] = spelled
+        else:
+            names.pop(name, None)
+
+    def rename(self, ins: A.Instruction, names: dict[str, str]) -> A.Instruction:
+        guard = ins.guard
+        if guard is not None and guard.pred in names:
+            guard = A.Guard(names[guard.pred], guard.negated)
+        ops = tuple(_rename_operand(o, names) for o in ins.operands)
+        return replace(ins, operands=ops, guard=guard)
+
+    def declare(self, decl: A.VarDecl, names: dict[str, str], top: bool) -> None:
+        for item in decl.items:
+            name = item.name if top else self.unique(item.name)
+            self.bind(names, item.name, name)
+            if decl.space == ".reg":
+                ty = decl.type or ".b32"
+                rd = RegDecl(ty, type_width(ty), decl.vector)
+                if item.range is not None:
+                    self.p.reg_ranges[name] = (rd, item.range)
+                else:
+                    self.p.regs[name] = rd
+            elif decl.space in (".shared", ".local", ".global", ".const"):
+                size, extern = _var_size(decl, item)
+                align = decl.align or _elem_size(decl)
+                self.p.variables[name] = Variable(name, decl.space, size, align, decl, item,
+                                                  extern=extern or ".extern" in decl.linkage)
+            elif decl.space == ".param":
+                self.p.variables[name] = Variable(name, ".param", _var_size(decl, item)[0],
+                                                  decl.align or _elem_size(decl), decl, item)
+
+
+def _layout(prog: Program) -> None:
+    """Offsets of .shared and .local variables in their windows; extern shared arrays last."""
+    for space in (".shared", ".local"):
+        off = 0
+        vars_ = [v for v in prog.variables.values() if v.space == space]
+        for v in sorted(vars_, key=lambda v: v.extern):
+            off = -(-off // v.align) * v.align
+            v.offset = off
+            off += v.size
+
+
+def _cfg(prog: Program) -> None:
+    """Immediate post-dominators of each conditional branch: where divergent threads reconverge."""
+    code = prog.code
+    n = len(code)
+    g = nx.DiGraph()
+    g.add_node(EXIT)
+    for pc, ins in enumerate(code):
+        g.add_node(pc)
+        op = ins.opcode
+        if op in ("exit", "ret", "trap"):
+            g.add_edge(pc, EXIT)
+            if ins.guard is not None:
+                g.add_edge(pc, pc + 1 if pc + 1 < n else EXIT)
+            continue
+        if op == "bra":
+            target = ins.operands[0]
+            if isinstance(target, A.Sym) and target.name in prog.labels:
+                g.add_edge(pc, prog.labels[target.name] if prog.labels[target.name] < n else EXIT)
+            if ins.guard is not None:
+                g.add_edge(pc, pc + 1 if pc + 1 < n else EXIT)
+            continue
+        if op == "brx":
+            table = ins.operands[1] if len(ins.operands) > 1 else None
+            if isinstance(table, A.Sym):
+                for lab in prog.branch_targets.get(table.name, []):
+                    if lab in prog.labels:
+                        g.add_edge(pc, prog.labels[lab] if prog.labels[lab] < n else EXIT)
+            continue
+        g.add_edge(pc, pc + 1 if pc + 1 < n else EXIT)
+    rev = g.reverse(copy=False)
+    try:
+        ipdom = nx.immediate_dominators(rev, EXIT)
+    except nx.NetworkXError:  # pragma: no cover - EXIT always present
+        ipdom = {}
+    for pc, ins in enumerate(code):
+        if ins.opcode in ("bra", "brx") and (ins.guard is not None or ins.opcode == "brx"):
+            d = ipdom.get(pc)
+            prog.reconverge[pc] = None if d is None or d == EXIT else d
+
+
+def load_program(module: A.Module, kernel: str | None = None) -> Program:
+    """Prepare `kernel` (default: the only kernel) of a parsed module for execution."""
+    kernels = module.kernels
+    if kernel is None:
+        if len(kernels) != 1:
+            names = ", ".join(k.name for k in kernels) or "none"
+            raise ValueError(f"the module has {len(kernels)} kernels ({names}); name one")
+        fn = kernels[0]
+    else:
+        fn = module.function(kernel)
+    prog = Program(module, fn, [], {}, {}, {}, {})
+    # Module-scope variables (.global/.const/.shared) are visible in the kernel.
+    flat = _Flattener(prog)
+    for item in module.items:
+        if isinstance(item, A.VarDecl):
+            flat.declare(item, {}, True)
+    for p in fn.params or ():
+        decl = A.VarDecl(".param", p.attrs, p.align, (A.VarItem(p.name, None, p.dims),))
+        prog.variables[p.name] = Variable(p.name, ".param", _var_size(decl, decl.items[0])[0],
+                                          p.align or _elem_size(decl), decl, decl.items[0])
+    assert fn.body is not None
+    flat.block(fn.body, {}, True)
+    _layout(prog)
+    _cfg(prog)
+    return prog
