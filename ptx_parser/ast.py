@@ -176,7 +176,15 @@ class VarItem:
     init: "Init | None" = None
 
 
-Init = Union[Expr, tuple]  # nested tuples for brace initializers
+@dataclass(frozen=True)
+class NamedInit:
+    """`field = value` inside a `.samplerref`/`.texref` initializer (PTX 5.3)."""
+
+    name: str
+    value: Expr
+
+
+Init = Union[Expr, NamedInit, tuple]  # nested tuples for brace initializers
 
 
 @dataclass(frozen=True)

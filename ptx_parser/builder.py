@@ -148,6 +148,9 @@ class Builder(Transformer):
     def init_brace(self, c):
         return tuple(c)
 
+    def named_init(self, c):
+        return A.NamedInit(str(c[0]), c[1])
+
     # ------------------------------------------------------------------ functions
     def fkind(self, c):
         self.current_loc = None  # a new function starts: no `.loc` in force yet
@@ -298,6 +301,12 @@ class Builder(Transformer):
 
     def f64_lit(self, c):
         return A.FloatLit(int(c[0][2:], 16), 64, None, str(c[0]))
+
+    def bad_number(self, c):
+        t = c[0]
+        need = 8 if t[1] in "fF" else 16
+        raise _Located(f"malformed floating-point literal '{t}': {t[:2]} takes exactly {need} hex digits",
+                       t.line, t.column)
 
     def dec_float(self, c):
         value = float(c[0])

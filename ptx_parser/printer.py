@@ -84,6 +84,8 @@ def _attrs(space: str, attrs: tuple[str, ...], align: int | None) -> str:
 
 
 def _init(v) -> str:
+    if isinstance(v, A.NamedInit):
+        return f"{v.name} = {expr(v.value)}"
     if isinstance(v, tuple):
         return "{" + ", ".join(_init(x) for x in v) + "}"
     return expr(v)

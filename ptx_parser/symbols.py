@@ -117,6 +117,8 @@ class _Checker:
                 raise self.error(f"duplicate declaration of '{v.name}'", decl.span, v.name)
 
     def check_init(self, scope: Scope, init, span) -> None:
+        if isinstance(init, A.NamedInit):  # sampler fields name modes, not symbols
+            return
         if isinstance(init, tuple):
             for x in init:
                 self.check_init(scope, x, span)
