@@ -191,6 +191,33 @@ def test_seed_files_parse(seed_name: str) -> None:
     parse((HANDWRITTEN_DIR / seed_name).read_text(), seed_name)
 
 
+_NESTING_TEMPLATE = """.version 9.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+\t.reg .b32 %r<3>;
+\t<BODY>
+\tret;
+}
+"""
+
+_NESTING_KINDS: dict[str, Callable[[int], str]] = {
+    "scopes": lambda n: "{" * n + "mov.u32 %r1, 1;" + "}" * n,
+    "parens": lambda n: "mov.u32 %r1, " + "(" * n + "1" + ")" * n + ";",
+    "unary": lambda n: "mov.u32 %r1, " + "-" * n + "1;",
+    "sum_chain": lambda n: "mov.u32 %r1, " + " + ".join(["1"] * n) + ";",
+}
+
+
+@pytest.mark.parametrize("depth", [50, 300, 1000, 3000])
+@pytest.mark.parametrize("kind", sorted(_NESTING_KINDS))
+def test_deep_nesting(kind: str, depth: int) -> None:
+    """Deeply nested scopes/expressions and long operator chains: a module that prints and
+    compares, or a ParseError (e.g. "nested too deeply") -- never a RecursionError."""
+    check_parser_total(_NESTING_TEMPLATE.replace("<BODY>", _NESTING_KINDS[kind](depth)))
+
+
 def test_time_limit_interrupts() -> None:
     """The hang detector itself works."""
     with pytest.raises(ParserHang):
