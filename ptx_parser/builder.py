@@ -304,8 +304,8 @@ class Builder(Transformer):
 
     def bad_number(self, c):
         t = c[0]
-        need = 8 if t[1] in "fF" else 16
-        raise _Located(f"malformed floating-point literal '{t}': {t[:2]} takes exactly {need} hex digits",
+        need, kind = (8, "f32") if t[1] in "fF" else (16, "f64")
+        raise _Located(f"expected an exact {kind} literal ({t[:2]} and {need} hex digits), got '{t}'",
                        t.line, t.column)
 
     def dec_float(self, c):
