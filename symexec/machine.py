@@ -11,6 +11,7 @@ the scheduler runs other groups meanwhile; no runnable group while some wait is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
@@ -28,6 +29,23 @@ from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
 
+# Machine-level instruction handlers: control flow, synchronisation and asynchronous units, which
+# need the scheduler (blocking, splitting groups) or per-batch unit state. A handler is called as
+# fn(machine, batch, group, ins, mask) with `mask` the group's lanes with the guard applied, and
+# returns True when the group goes on (it must then have advanced group.pc) or False when the group
+# blocked, split or finished. Units register theirs with @machine_handler("opcode").
+MachineHandler = Callable[["Machine", "Batch", "Group", A.Instruction, np.ndarray], bool]
+MACHINE_HANDLERS: dict[str, MachineHandler] = {}
+
+
+def machine_handler(*opcodes: str) -> Callable[[MachineHandler], MachineHandler]:
+    def deco(fn: MachineHandler) -> MachineHandler:
+        for op in opcodes:
+            MACHINE_HANDLERS[op] = fn
+        return fn
+
+    return deco
+
 
 @dataclass(eq=False)
 class Join:
@@ -44,9 +62,11 @@ class Group:
     mask: np.ndarray
     pc: int
     joins: tuple[Join, ...] = ()
-    status: str = "ready"  # ready | barrier | parked | done
+    status: str = "ready"  # ready | barrier | parked | wait | done
     pending: set = field(default_factory=set)  # CTA slots whose barrier this group waits for
     barrier: int = -1
+    wake: Callable[[], bool] | None = None  # status "wait": ready again once this returns True
+    waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
 
 
 @dataclass
@@ -87,7 +107,15 @@ class Batch:
         self.bar_waiting: list[Group] = []
         self.bar_counts: dict[int, int | None] = {}  # thread count named by the last bar on an id
         self.groups: list[Group] = [Group(self.alive.copy(), 0)]
+        self.units: dict[str, Any] = {}  # per-batch state of asynchronous units (mbarriers, TMEM, ...)
         self.ctx = GroupExec(self)
+
+    def unit(self, name: str, factory: Callable[[], Any]) -> Any:
+        """The batch's state for unit `name`, created on first use."""
+        u = self.units.get(name)
+        if u is None:
+            u = self.units[name] = factory()
+        return u
 
 
 class Machine:
@@ -129,12 +157,16 @@ class Machine:
         return out
 
     def _decode(self) -> list:
-        """Per pc: (machine-level method or None, data handler or None)."""
+        """Per pc: (machine-level handler or None, data handler or None)."""
+        _load_units()
         table = []
         for ins in self.prog.code:
             ctl = _CONTROL.get(ins.opcode)
             if ctl is not None:
                 table.append((getattr(self, ctl), None))
+            elif ins.opcode in MACHINE_HANDLERS:
+                fn = MACHINE_HANDLERS[ins.opcode]
+                table.append((lambda b, g, i, m, fn=fn: fn(self, b, g, i, m), None))
             else:
                 table.append((None, HANDLERS.get(ins.opcode)))
         return table
@@ -155,6 +187,8 @@ class Machine:
         while True:
             ready = [g for g in b.groups if g.status == "ready"]
             if not ready:
+                ready = self._wake(b)
+            if not ready:
                 waiting = [g for g in b.groups if g.status != "done"]
                 if not waiting:
                     return
@@ -169,6 +203,16 @@ class Machine:
             b.groups = [g for g in b.groups if g.status != "done"]
         # not reached
 
+    @staticmethod
+    def _wake(b: Batch) -> list[Group]:
+        """Groups waiting on a condition (mbarrier phase, async completion) whose time has come."""
+        woken = []
+        for g in b.groups:
+            if g.status == "wait" and g.wake is not None and g.wake():
+                g.status, g.wake, g.waiting_for = "ready", None, ""
+                woken.append(g)
+        return woken
+
     def _deadlock_message(self, b: Batch, waiting: list[Group]) -> str:
         parts = []
         for g in waiting[:4]:
@@ -176,8 +220,9 @@ class Machine:
             ins = self.prog.code[g.pc] if g.pc < len(self.prog.code) else None
             what = f"{ins.name} at {ins.span}" if ins is not None else "end of kernel"
             first = int(lanes[0]) if lanes.size else -1
+            why = g.waiting_for or g.status
             parts.append(f"{lanes.size} thread(s) (first: CTA slot {first // b.lanes_per_cta}, thread "
-                         f"{first % b.lanes_per_cta}) wait at {what} [{g.status}]")
+                         f"{first % b.lanes_per_cta}) wait at {what} [{why}]")
         return "deadlock: no thread can make progress; " + "; ".join(parts)
 
     def _step_group(self, b: Batch, g: Group) -> int:
@@ -423,6 +468,21 @@ def _initialise(v, data: np.ndarray, symbols: dict[str, int]) -> None:
             out[i] = int(val) & ((1 << (8 * width)) - 1)
     raw = out.view(np.uint8)
     data[: raw.size] = raw[: data.size]
+
+
+def _load_units() -> None:
+    """Import the modules that register machine handlers (asynchronous units)."""
+    import importlib
+
+    for mod in _UNIT_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+
+
+_UNIT_MODULES = ("symexec.async_copy", "symexec.mbarrier", "symexec.wgmma", "tcgen05.unit")
 
 
 def run_kernel(prog: Program, launch: Launch, **kw) -> tuple[GlobalMemory, dict[str, int], RunStats]:
