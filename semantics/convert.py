@@ -32,6 +32,7 @@ from semantics.formats import (
     FormatError,
     decode,
     decode_ue8m0,
+    encode_ue8m0,
     flush_subnormal,
     get_format,
     is_nan,
@@ -284,3 +285,25 @@ def cvt_bf16x2_scaled(a: np.ndarray, atype: str, scale: np.ndarray | int = 0x7F7
             conv = relu(conv, BF16)
         out.append(conv)
     return _pack(out[0], out[1], 16)
+
+
+def cvt_ue8m0x2(a: np.ndarray, b: np.ndarray | None, atype: str, rnd: str, *, satfinite: bool = False) -> np.ndarray:
+    """cvt.frnd3{.satfinite}.ue8m0x2.{f32 (a, b), bf16x2 (a)}: upper byte from a / a's upper half."""
+    src = atype.lstrip(".")
+    if src == "f32":
+        if b is None:
+            raise ConvertError("cvt.ue8m0x2.f32 takes two operands")
+        hi, lo = decode(np.asarray(a).astype(np.uint32), F32), decode(np.asarray(b).astype(np.uint32), F32)
+    elif src == "bf16x2":
+        w = np.asarray(a).astype(np.uint32)
+        hi = decode((w >> np.uint32(16)).astype(np.uint16), BF16)
+        lo = decode((w & np.uint32(0xFFFF)).astype(np.uint16), BF16)
+    else:
+        raise ConvertError(f"cvt.ue8m0x2 converts from .f32 or .bf16x2, not .{src}")
+    return _pack(encode_ue8m0(hi, rnd, satfinite=satfinite), encode_ue8m0(lo, rnd, satfinite=satfinite), 8)
+
+
+def cvt_bf16x2_from_ue8m0x2(a: np.ndarray) -> np.ndarray:
+    """cvt.rn.bf16x2.ue8m0x2: each scale 2**(e-127) exactly in bf16 (2**-127 is a bf16 subnormal)."""
+    hi, lo = unpack2(a, 8)
+    return _pack(round_f64(decode_ue8m0(hi), BF16), round_f64(decode_ue8m0(lo), BF16), 16)

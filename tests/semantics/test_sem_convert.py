@@ -198,3 +198,16 @@ def test_f32_to_bf16_tf32_bulk() -> None:
             if fmt is BF16 and r == "rna":
                 continue
             assert np.array_equal(cvt(bits, fmt.name, "f32", r)[ok], round_f64(x, fmt, r)[ok]), (fmt.name, r)
+
+
+def test_ue8m0_pairs() -> None:
+    from semantics.convert import cvt_bf16x2_from_ue8m0x2, cvt_ue8m0x2
+
+    a = arr([0x3F800000, 0x40400000], np.uint32)  # 1.0, 3.0
+    b = arr([0x7FC00000, 0x00000001], np.uint32)  # NaN, 2**-149
+    assert list(cvt_ue8m0x2(a, b, "f32", "rp")) == [(127 << 8) | 0xFF, (129 << 8) | 0]
+    assert list(cvt_ue8m0x2(np.array([0x3F804040], dtype=np.uint32), None, "bf16x2", "rz")) == [(127 << 8) | 128]
+    out = cvt_bf16x2_from_ue8m0x2(np.array([(127 << 8) | 0], dtype=np.uint16))
+    assert int(out[0]) == (0x3F80 << 16) | 0x0040  # 1.0 and 2**-127 (a bf16 subnormal)
+    with pytest.raises(ConvertError):
+        cvt_ue8m0x2(a, None, "f32", "rz")
