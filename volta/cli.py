@@ -101,6 +101,9 @@ def _attach_optional_commands() -> None:
         from .suite_cli import suite
 
         main.add_command(suite)
+    from .run_cli import run_cmd
+
+    main.add_command(run_cmd)
 
 
 _attach_optional_commands()
