@@ -122,3 +122,19 @@ def test_corpus_covers_what_it_promises() -> None:
     # Each file's arch is the .target it declares.
     for cf in CORPUS:
         assert re.search(rf"^\s*\.target\s+{cf.arch}\b", cf.path.read_text(), re.MULTILINE)
+
+
+@pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not on PATH")
+def test_machine_code_comparison_sees_a_one_immediate_change() -> None:
+    """The identical-machine-code check is not vacuous: changing one offset changes the code,
+    while reformatting (comments, blank lines, spacing) does not."""
+    from tests.corpus import HANDWRITTEN_DIR
+
+    text = (HANDWRITTEN_DIR / "addresses.ptx").read_text()
+    assert "[gtab+8]" in text
+    base = code_sections(run_ptxas(text, "sm_80").cubin)
+    changed = code_sections(run_ptxas(text.replace("[gtab+8]", "[gtab+12]"), "sm_80").cubin)
+    reformatted = "// extra comment\n\n" + text.replace("\t", "  ").replace(", ", " ,  ")
+    same = code_sections(run_ptxas(reformatted, "sm_80").cubin)
+    assert base != changed
+    assert base == same

@@ -126,6 +126,13 @@ def tool_path(name: str) -> str:
     return path
 
 
+_EXTERN_FUNC_RE = re.compile(r"^\s*\.extern\s+\.func\b", re.MULTILINE)
+
+
+def _relocatable_flag(text: str) -> list[str]:
+    return ["-c"] if _EXTERN_FUNC_RE.search(text) else []
+
+
 @dataclasses.dataclass(frozen=True)
 class PtxasResult:
     """Outcome of one ptxas run: accepted or not, its messages, and the cubin bytes."""
@@ -138,8 +145,11 @@ class PtxasResult:
 def run_ptxas(text: str, arch: str, timeout: float = 120.0) -> PtxasResult:
     """Assemble PTX text with the local ptxas for ``arch`` (``.version`` capped at 9.0).
 
-    The input file always has the same name, so two runs on texts with the same meaning give
-    cubins that can be compared section by section.
+    Text that declares ``.extern`` functions (nvcc ``-rdc=true`` output) is assembled with
+    ``-c`` (relocatable, compile-only) so calls to them resolve at link time; everything else in
+    whole-program mode, where the cubin does not depend on PTX line numbers.  The input file
+    always has the same name, so two runs on texts with the same meaning give cubins that can
+    be compared section by section.
     """
     ptxas = tool_path("ptxas")
     with tempfile.TemporaryDirectory(prefix="volta-ptxas-") as tmp:
@@ -147,7 +157,7 @@ def run_ptxas(text: str, arch: str, timeout: float = 120.0) -> PtxasResult:
         out = Path(tmp) / "out.cubin"
         src.write_text(for_local_ptxas(text))
         proc = subprocess.run(
-            [ptxas, f"-arch={arch}", str(src), "-o", str(out)],
+            [ptxas, *_relocatable_flag(text), f"-arch={arch}", str(src), "-o", str(out)],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -1,8 +1,9 @@
 """Compile the CUDA sources under ``cuda/`` to PTX with the local ``nvcc -ptx``.
 
-Each source is compiled for a few targets and in three flavours: ``plain`` (release),
-``lineinfo`` (``-lineinfo``: ``.file``/``.loc`` directives) and ``G`` (``-G``: device debug,
-with DWARF ``.section`` blocks and ``.loc`` carrying ``function_name``/``inlined_at``).
+Each source is compiled for a few targets and in four flavours: ``plain`` (release),
+``lineinfo`` (``-lineinfo``: ``.file``/``.loc`` directives), ``G`` (``-G``: device debug,
+with DWARF ``.section`` blocks and ``.loc`` carrying ``function_name``/``inlined_at``) and
+``rdc`` (``-rdc=true``: ``.extern``/``.visible``/``.weak`` functions and variables).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ FLAVOUR_FLAGS: dict[str, tuple[str, ...]] = {
     "plain": (),
     "lineinfo": ("-lineinfo",),
     "G": ("-G",),
+    "rdc": ("-rdc=true",),
 }
 
 #: (source stem, arch, flavour) triples that make up the nvcc part of the corpus.
@@ -59,6 +61,9 @@ BUILDS: tuple[tuple[str, str, str], ...] = (
     ("sm100_tcgen05", "sm_100a", "plain"),
     ("sm100_tcgen05", "sm_100a", "lineinfo"),
     ("sm100_tcgen05", "sm_100a", "G"),
+    ("rdc_extern", "sm_90a", "rdc"),
+    ("rdc_extern", "sm_80", "G"),
+    ("device_call", "sm_89", "rdc"),
 )
 
 
