@@ -138,3 +138,10 @@ def test_machine_code_comparison_sees_a_one_immediate_change() -> None:
     same = code_sections(run_ptxas(reformatted, "sm_80").cubin)
     assert base != changed
     assert base == same
+
+
+@pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not on PATH")
+@pytest.mark.parametrize("bad", BAD, ids=lambda b: f"bad/{b.path.name}")
+def test_bad_file_is_rejected_by_ptxas(bad: BadFile) -> None:
+    """The bad corpus is really bad: ptxas refuses every file too."""
+    assert not run_ptxas(bad.path.read_text(), "sm_80").accepted
