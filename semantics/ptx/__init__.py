@@ -7,6 +7,6 @@ Control flow and synchronisation (bra, exit, bar, mbarrier, async copies) belong
 """
 
 from .core import HANDLERS, Exec, Unsupported, handler  # noqa: F401
-from . import arith, conversion, logic, memory, predicates, warp  # noqa: F401  (register handlers)
+from . import arith, conversion, logic, memory, mma, predicates, warp  # noqa: F401  (register handlers)
 
 __all__ = ["HANDLERS", "Exec", "Unsupported", "handler"]

@@ -1,0 +1,429 @@
+"""Warp-level matrix instructions: mma.sync, ldmatrix, stmatrix, movmatrix (PTX 9.7.14.5).
+
+Every instruction here is `.sync.aligned`: the 32 lanes of a warp execute it together, so the
+executing mask must cover whole warps (a partial warp is undefined behaviour, 9.7.14.5.14). Each
+warp computes independently; the work is vectorised over all warps of the executing group:
+fragments of the 32 lanes are gathered into matrices of shape (warps, rows, cols), multiplied,
+and the result is scattered back to the lanes.
+
+Fragment layouts (9.7.14.5.1-9.7.14.5.13). Writing g = %laneid >> 2 and t = %laneid % 4, and p
+for the number of elements packed into one register (32 / element bits; 1 for .f64), every
+`.row.col` shape with M = 16 that is modelled here follows one rule, read off the manual's
+per-shape tables:
+
+    A, register r, packed element j:  row g + 8 * (r % 2),  column t*p + j + 4p * (r // 2)
+    B, register r, packed element j:  row t*p + j + 4p * r,  column g
+    C/D element i:                    row g + 8 * (i // 2), column 2t + (i % 2)
+
+and for M = 8 (m8n8k4 .f64, m8n8k16, m8n8k32) the same with a single A register at row g and
+two C/D elements at row g. Packed elements fill a register from its least significant bits up.
+
+Arithmetic (9.7.14.5.14 "Precision and rounding"):
+* Integer: exact products and sums; the s32 result wraps, or saturates with .satfinite.
+* .f64: the manual gives the precision of a chain of f64 fused multiply-adds but not the order.
+  MODEL: the exact value of sum(a*b) + c, rounded once with the instruction's rounding modifier.
+* .f16/.bf16/.tf32/.e4m3/.e5m2: accumulation order, intermediate rounding and subnormal handling
+  are unspecified. MODEL: every product is exact in float64 (products of these formats always
+  are), the products and c are summed in float64 and the sum is rounded once (to nearest even)
+  to the accumulator type. Real tensor cores may truncate intermediate sums or align addends to
+  a limited width (notably for fp8/fp16 inputs with .f32 accumulators); this model is to be
+  compared with an H200. .tf32 operands are read from the top 19 bits of their .b32 registers
+  (the low 13 bits are ignored). A NaN result is the accumulator type's canonical NaN.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import numpy as np
+
+from ptx_parser import ast as A
+from semantics.errors import UndefinedBehavior, Unsupported
+from semantics.formats import F16, F32, F64, decode, get_format, round_f64, round_fraction
+
+from .core import Exec, handler
+from .memory import space_of
+
+_SHAPE = re.compile(r"^\.m(\d+)n(\d+)k(\d+)$")
+
+# element types of the multiplicands: bits per element, kind
+_ELEM = {"f16": (16, "f"), "bf16": (16, "f"), "tf32": (32, "f"), "f64": (64, "f"), "e4m3": (8, "f"),
+         "e5m2": (8, "f"), "s8": (8, "s"), "u8": (8, "u"), "s4": (4, "s"), "u4": (4, "u")}
+
+# shapes modelled per multiplicand family (9.7.14.5.14 "Syntax")
+_FAMILY_SHAPES = {
+    "f16": {(16, 8, 8), (16, 8, 16)},
+    "bf16": {(16, 8, 8), (16, 8, 16)},
+    "tf32": {(16, 8, 4), (16, 8, 8)},
+    "fp8": {(16, 8, 16), (16, 8, 32)},
+    "f64": {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)},
+    "i8": {(8, 8, 16), (16, 8, 16), (16, 8, 32)},
+    "i4": {(8, 8, 32), (16, 8, 32), (16, 8, 64)},
+}
+_FAMILY = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8", "f64": "f64",
+           "s8": "i8", "u8": "i8", "s4": "i4", "u4": "i4"}
+_ACCUM = {"f16": {"f16", "f32"}, "bf16": {"f32"}, "tf32": {"f32"}, "fp8": {"f16", "f32"}, "f64": {"f64"},
+          "i8": {"s32"}, "i4": {"s32"}}
+_ROUND = (".rn", ".rz", ".rm", ".rp")
+
+
+# --------------------------------------------------------------------------- warps and layouts
+
+def aligned_warps(ins: A.Instruction, x: Exec) -> np.ndarray:
+    """Indices of the warps executing a `.sync.aligned` instruction; partial warps are UB."""
+    if x.n % 32:
+        raise Unsupported(f"{ins.name}: lanes not laid out in whole warps", ins)
+    w = x.mask.reshape(-1, 32)
+    some, every = w.any(axis=1), w.all(axis=1)
+    partial = np.nonzero(some & ~every)[0]
+    if partial.size:
+        k = int(partial[0])
+        missing = int(np.nonzero(~w[k])[0][0])
+        raise UndefinedBehavior(f"{ins.name}: .aligned instruction executed by part of warp {k} "
+                                f"(lane {missing} is not executing it)", ins)
+    return np.nonzero(every)[0]
+
+
+def _regs(x: Exec, ops: tuple, ty: str, warps: np.ndarray) -> np.ndarray:
+    """(warps, 32, len(ops)) register values of the executing warps."""
+    cols = [np.broadcast_to(x.read(op, ty), (x.n,)).reshape(-1, 32)[warps] for op in ops]
+    return np.stack(cols, axis=2)
+
+
+def _write_regs(x: Exec, ops: tuple, values: np.ndarray, ty: str, warps: np.ndarray, dtype) -> None:
+    """Write (warps, 32, len(ops)) values to the executing warps' registers."""
+    for r, op in enumerate(ops):
+        full = np.zeros((x.n // 32, 32), dtype=dtype)
+        full[warps] = values[:, :, r]
+        x.write(op, full.reshape(-1), ty)
+
+
+def _lane_ids() -> tuple[np.ndarray, np.ndarray]:
+    lane = np.arange(32)
+    return lane >> 2, lane % 4
+
+
+def a_layout(m: int, nregs: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) of A's element j of register r in each lane: arrays of shape (32, nregs, p)."""
+    g, t = _lane_ids()
+    r = np.arange(nregs)[None, :, None]
+    j = np.arange(p)[None, None, :]
+    g, t = g[:, None, None], t[:, None, None]
+    if m == 8:
+        row = np.broadcast_to(g, (32, nregs, p))
+        col = t * p + j + 4 * p * r
+    else:
+        row = g + 8 * (r % 2)
+        col = t * p + j + 4 * p * (r // 2)
+    return np.broadcast_to(row, (32, nregs, p)), np.broadcast_to(col, (32, nregs, p))
+
+
+def b_layout(nregs: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    g, t = _lane_ids()
+    r = np.arange(nregs)[None, :, None]
+    j = np.arange(p)[None, None, :]
+    row = t[:, None, None] * p + j + 4 * p * r
+    col = np.broadcast_to(g[:, None, None], row.shape)
+    return row, col
+
+
+def c_layout(m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) of accumulator element i in each lane: shape (32, elements)."""
+    g, t = _lane_ids()
+    count = 4 if m == 16 else 2
+    i = np.arange(count)[None, :]
+    row = g[:, None] + 8 * (i // 2)
+    col = 2 * t[:, None] + (i % 2)
+    return np.broadcast_to(row, (32, count)), col
+
+
+# --------------------------------------------------------------------------- element packing
+
+def _unpack(regs: np.ndarray, bits: int) -> np.ndarray:
+    """(..., nregs) registers -> (..., nregs, p) raw element bits, low bits first."""
+    if bits >= 32:
+        return regs[..., None].astype(np.uint64)
+    p = 32 // bits
+    shifts = (np.arange(p, dtype=np.uint64) * np.uint64(bits))
+    return (regs.astype(np.uint64)[..., None] >> shifts) & np.uint64((1 << bits) - 1)
+
+
+def _pack(elems: np.ndarray, bits: int) -> np.ndarray:
+    """(..., nregs, p) element bits -> (..., nregs) uint32 registers."""
+    p = elems.shape[-1]
+    shifts = np.arange(p, dtype=np.uint64) * np.uint64(bits)
+    return (elems.astype(np.uint64) << shifts).sum(axis=-1).astype(np.uint32)
+
+
+def _values(raw: np.ndarray, ty: str) -> np.ndarray:
+    """Raw element bits -> float64 values (floats) or int64 (integers)."""
+    bits, kind = _ELEM.get(ty, (32, "f"))  # accumulators: .f32 (.f16/.f64 are in _ELEM)
+    if kind == "f":
+        return decode(raw.astype(get_format(ty).dtype), ty)
+    v = raw.astype(np.int64)
+    if kind == "s":
+        v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+    return v
+
+
+# --------------------------------------------------------------------------- mma
+
+def _parse_mma(ins: A.Instruction) -> tuple[tuple[int, int, int], str, str, str, str, str | None]:
+    shapes = [m for m in ins.modifiers if _SHAPE.match(m)]
+    if len(shapes) != 1:
+        raise Unsupported(f"{ins.name}: expected one .mMnNkK shape", ins)
+    shape = tuple(int(v) for v in _SHAPE.match(shapes[0]).groups())  # type: ignore[union-attr]
+    if len(ins.types) != 4:
+        raise Unsupported(f"{ins.name}: expected .dtype.atype.btype.ctype", ins)
+    d, a, b, c = (t.lstrip(".") for t in ins.types)
+    for extra in ("block_scale", "kind::mxf4", "kind::mxf4nvf4", "kind::mxf8f6f4", "popc", "xor", "and"):
+        if "." + extra in ins.modifiers:
+            raise Unsupported(f"{ins.name}: .{extra} (block-scaled and single-bit mma are not modelled)", ins)
+    allowed = {".sync", ".aligned", ".row", ".col", ".satfinite", ".kind::f8f6f4", shapes[0], *_ROUND}
+    extra = ins.modifiers - allowed - {"." + t for t in (d, a, b, c)}
+    if extra:
+        raise Unsupported(f"{ins.name}: modifier(s) {' '.join(sorted(extra))}", ins)
+    if ".sync" not in ins.modifiers or ".aligned" not in ins.modifiers:
+        raise Unsupported(f"{ins.name}: mma without .sync.aligned", ins)
+    if ins.positional[:2] != (".row", ".col"):
+        raise Unsupported(f"{ins.name}: layouts {''.join(ins.positional)} (only .row.col is modelled; "
+                          f"m8n8k4 .f16 with other layouts is not)", ins)
+    if a not in _ELEM or b not in _ELEM:
+        raise Unsupported(f"{ins.name}: multiplicand types .{a}.{b}", ins)
+    fam = _FAMILY[a]
+    if _FAMILY[b] != fam or (fam in ("f16", "bf16", "tf32", "f64") and a != b):
+        raise Unsupported(f"{ins.name}: multiplicand types .{a}.{b} do not form a valid mma", ins)
+    if shape not in _FAMILY_SHAPES[fam]:
+        raise Unsupported(f"{ins.name}: shape .m{shape[0]}n{shape[1]}k{shape[2]} with .{a} operands", ins)
+    if c not in _ACCUM[fam] or d != c:
+        raise Unsupported(f"{ins.name}: accumulator types .{d} / .{c} with .{a} operands", ins)
+    if ".satfinite" in ins.modifiers and fam not in ("i8", "i4"):
+        raise Unsupported(f"{ins.name}: .satfinite on a floating-point mma", ins)
+    if ".kind::f8f6f4" in ins.modifiers and not (fam == "fp8" and shape == (16, 8, 32)):
+        raise Unsupported(f"{ins.name}: .kind::f8f6f4 with .{a}.{b} (only .e4m3/.e5m2 m16n8k32 modelled)", ins)
+    rnd = next((r[1:] for r in _ROUND if r in ins.modifiers), None)
+    if rnd is not None and fam != "f64":
+        raise Unsupported(f"{ins.name}: rounding modifier .{rnd} on a non-.f64 mma", ins)
+    return shape, d, a, b, c, rnd  # type: ignore[return-value]
+
+
+def _vector(ins: A.Instruction, op: A.Operand, count: int, what: str) -> tuple:
+    if not isinstance(op, A.Vector) or len(op.elements) != count:
+        raise Unsupported(f"{ins.name}: operand {what} must be a vector of {count} registers", ins)
+    return op.elements
+
+
+@handler("mma")
+def mma(ins: A.Instruction, x: Exec) -> None:
+    (m, n, k), d, a, b, c, rnd = _parse_mma(ins)
+    warps = aligned_warps(ins, x)
+    abits, bbits = _ELEM[a][0], _ELEM[b][0]
+    pa, pb = max(1, 32 // abits), max(1, 32 // bbits)
+    rega = m * k // 32 // pa
+    regb = k * n // 32 // pb
+    cbits = 64 if c == "f64" else 16 if c == "f16" else 32
+    pc = 2 if c == "f16" else 1
+    nc = m * n // 32
+    if len(ins.operands) != 4:
+        raise Unsupported(f"{ins.name}: expected d, a, b, c", ins)
+    dops = _vector(ins, ins.operands[0], nc // pc, "d")
+    aops = _vector(ins, ins.operands[1], rega, "a")
+    bops = _vector(ins, ins.operands[2], regb, "b")
+    cops = _vector(ins, ins.operands[3], nc // pc, "c")
+    W = warps.size
+    if W == 0:
+        return
+    reg_ty = ".b64" if abits == 64 else ".b32"
+    ar, ac = a_layout(m, rega, pa)
+    br, bc = b_layout(regb, pb)
+    cr, cc = c_layout(m)
+    is_int = _ELEM[a][1] != "f"
+    dt = np.int64 if is_int else np.float64
+    A_ = np.zeros((W, m, k), dtype=dt)
+    A_[:, ar, ac] = _values(_unpack(_regs(x, aops, reg_ty, warps), abits), a)
+    B_ = np.zeros((W, k, n), dtype=dt)
+    B_[:, br, bc] = _values(_unpack(_regs(x, bops, reg_ty, warps), bbits), b)
+    c_ty = ".b64" if cbits == 64 else ".b32"
+    craw = _unpack(_regs(x, cops, c_ty, warps), cbits).reshape(W, 32, nc)
+    C_ = np.zeros((W, m, n), dtype=dt)
+    C_[:, cr, cc] = _values(craw, c) if c != "s32" else craw.astype(np.int64).astype(np.uint32).view(np.int32)
+    if is_int:
+        D = _int_mma(A_, B_, C_, ".satfinite" in ins.modifiers)
+        draw = D.astype(np.uint32)[:, cr, cc]
+    elif c == "f64":
+        draw = _f64_mma(A_, B_, C_, rnd or "rn")[:, cr, cc]
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            S = np.matmul(A_, B_) + C_
+        draw = round_f64(S[:, cr, cc].reshape(-1), F16 if d == "f16" else F32, "rn").reshape(W, 32, nc)
+    regs = _pack(draw.reshape(W, 32, nc // pc, pc), cbits) if pc > 1 else draw
+    out_ty = ".b64" if cbits == 64 else ".b32"
+    _write_regs(x, dops, regs.reshape(W, 32, nc // pc), out_ty, warps, np.uint64 if cbits == 64 else np.uint32)
+
+
+def _int_mma(A_: np.ndarray, B_: np.ndarray, C_: np.ndarray, satfinite: bool) -> np.ndarray:
+    """Exact integer D = A*B + C (|sum| < 2**45: no int64 overflow), then wrap or saturate to s32."""
+    S = np.matmul(A_, B_) + C_
+    if satfinite:
+        return np.clip(S, -(1 << 31), (1 << 31) - 1)
+    return ((S + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+def _f64_mma(A_: np.ndarray, B_: np.ndarray, C_: np.ndarray, rnd: str) -> np.ndarray:
+    """MODEL for .f64 (see module docstring): exact sum of exact products and c, rounded once.
+
+    Non-finite results follow IEEE arithmetic (float64 evaluation gives NaN/Inf exactly when the
+    exact computation does); NaN results are the canonical f64 NaN."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        approx = np.matmul(A_, B_) + C_
+    prods_finite = np.isfinite(A_).all(axis=2)[:, :, None] & np.isfinite(B_).all(axis=1)[:, None, :]
+    out = round_f64(approx.reshape(-1), F64, rnd).reshape(approx.shape).astype(np.uint64)
+    exact_needed = prods_finite & np.isfinite(C_)
+    for w, i, j in zip(*np.nonzero(exact_needed)):
+        terms = [(float(A_[w, i, q]), float(B_[w, q, j])) for q in range(A_.shape[2])]
+        total = sum((Fraction(u) * Fraction(v) for u, v in terms), Fraction(float(C_[w, i, j])))
+        if total == 0:
+            zeros_neg = [np.signbit(u) != np.signbit(v) for u, v in terms] + [bool(np.signbit(C_[w, i, j]))]
+            nonzero = any(u != 0 and v != 0 for u, v in terms) or C_[w, i, j] != 0
+            if rnd == "rm":
+                neg = nonzero or any(zeros_neg)
+            else:
+                neg = not nonzero and all(zeros_neg)
+            out[w, i, j] = round_fraction(total, F64, rnd, negative_zero=neg)
+        else:
+            out[w, i, j] = round_fraction(total, F64, rnd)
+    return out
+
+
+# --------------------------------------------------------------------------- ldmatrix / stmatrix
+
+_NUM = {".x1": 1, ".x2": 2, ".x4": 4}
+
+
+def _matrix_form(ins: A.Instruction, allowed_extra: set[str]) -> tuple[int, bool, str]:
+    """(number of 8x8 matrices, .trans, state space) of an m8n8 .b16 ldmatrix/stmatrix."""
+    mods = ins.modifiers
+    if ".m8n8" not in mods:
+        shape = next((m for m in mods if m.startswith(".m")), "?")
+        raise Unsupported(f"{ins.name}: shape {shape} (only .m8n8 .b16 is modelled)", ins)
+    if ins.types != (".b16",):
+        raise Unsupported(f"{ins.name}: type {''.join(ins.types)} (only .b16 is modelled)", ins)
+    nums = [m for m in mods if m in _NUM]
+    if len(nums) != 1:
+        raise Unsupported(f"{ins.name}: expected one of .x1/.x2/.x4", ins)
+    allowed = {".sync", ".aligned", ".m8n8", ".trans", ".b16", ".shared", ".shared::cta", nums[0], *allowed_extra}
+    extra = mods - allowed
+    if extra:
+        raise Unsupported(f"{ins.name}: modifier(s) {' '.join(sorted(extra))}", ins)
+    if ".sync" not in mods or ".aligned" not in mods:
+        raise Unsupported(f"{ins.name}: without .sync.aligned", ins)
+    space = space_of(ins)
+    if space not in (".shared", ".generic"):
+        raise Unsupported(f"{ins.name}: state space {space}", ins)
+    return _NUM[nums[0]], ".trans" in mods, space
+
+
+def _row_addresses(ins: A.Instruction, x: Exec, op: A.Operand, count: int, space: str,
+                   warps: np.ndarray) -> np.ndarray:
+    """Row addresses: lanes 8q..8q+7 give the rows of matrix q (9.7.14.5.15 table). Each row is
+    16 bytes and must be 16-byte aligned; a generic address must fall in the shared window."""
+    _, addrs = x.address(op)
+    a = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (x.n,)).reshape(-1, 32)[warps][:, : 8 * count]
+    if (a % np.uint64(16) != 0).any():
+        bad = int(a[a % np.uint64(16) != 0][0])
+        raise UndefinedBehavior(f"{ins.name}: row address 0x{bad:x} is not 16-byte aligned", ins)
+    if space == ".generic":
+        full = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (x.n,))
+        inside = np.asarray(x.in_space(".shared", full)).reshape(-1, 32)[warps][:, : 8 * count]
+        if not inside.all():
+            raise UndefinedBehavior(f"{ins.name}: generic row address outside the shared window", ins)
+    return a
+
+
+def _with_mask(x: Exec, mask: np.ndarray, fn):
+    """Run a memory access on a subset of the executing lanes (the lanes that supply addresses)."""
+    saved = x.mask
+    x.mask = mask
+    try:
+        return fn()
+    finally:
+        x.mask = saved
+
+
+def _address_lanes(x: Exec, warps: np.ndarray, count: int) -> np.ndarray:
+    mask = np.zeros((x.n // 32, 32), dtype=bool)
+    mask[warps, : 8 * count] = True
+    return mask.reshape(-1)
+
+
+def _fragment_index(trans: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the 8x8 matrix as stored in memory of lane i's element j (32, 2): lane i holds
+    row i/4, columns 2*(i%4)+j (Figure 104); with .trans the same fragment of the transpose."""
+    lane = np.arange(32)[:, None]
+    j = np.arange(2)[None, :]
+    row, col = np.broadcast_to(lane // 4, (32, 2)), 2 * (lane % 4) + j
+    return (col, row) if trans else (row, col)
+
+
+@handler("ldmatrix")
+def ldmatrix(ins: A.Instruction, x: Exec) -> None:
+    """ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 (9.7.14.5.15)."""
+    count, trans, space = _matrix_form(ins, set())
+    dsts = _vector(ins, ins.operands[0], count, "d")
+    warps = aligned_warps(ins, x)
+    if warps.size == 0:
+        return
+    a = _row_addresses(ins, x, ins.operands[1], count, space, warps)
+    full = np.zeros((x.n // 32, 32), dtype=np.uint64)
+    full[warps, : 8 * count] = a
+    data = _with_mask(x, _address_lanes(x, warps, count),
+                      lambda: x.load(space, full.reshape(-1), 16, ins))
+    rows = np.ascontiguousarray(data).view(np.uint16).reshape(-1, 32, 8)[warps][:, : 8 * count]
+    mats = rows.reshape(warps.size, count, 8, 8)  # (warp, matrix, row, col)
+    r, c = _fragment_index(trans)
+    frag = mats[:, :, r, c]  # (warp, matrix, lane, 2)
+    regs = _pack(frag.transpose(0, 2, 1, 3), 16)  # (warp, lane, matrix)
+    _write_regs(x, dsts, regs, ".b32", warps, np.uint32)
+
+
+@handler("stmatrix")
+def stmatrix(ins: A.Instruction, x: Exec) -> None:
+    """stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 (9.7.14.5.16): the mirror
+    of ldmatrix; lane 8q+r writes row r of matrix q at its address."""
+    count, trans, space = _matrix_form(ins, set())
+    srcs = _vector(ins, ins.operands[1], count, "r")
+    warps = aligned_warps(ins, x)
+    if warps.size == 0:
+        return
+    a = _row_addresses(ins, x, ins.operands[0], count, space, warps)
+    regs = _regs(x, srcs, ".b32", warps)  # (warp, lane, matrix)
+    frag = _unpack(regs, 16).astype(np.uint16).transpose(0, 2, 1, 3)  # (warp, matrix, lane, 2)
+    r, c = _fragment_index(trans)
+    mats = np.zeros((warps.size, count, 8, 8), dtype=np.uint16)
+    mats[:, :, r, c] = frag
+    rows = np.zeros((x.n // 32, 32, 8), dtype=np.uint16)
+    rows[warps, : 8 * count] = mats.reshape(warps.size, 8 * count, 8)
+    full = np.zeros((x.n // 32, 32), dtype=np.uint64)
+    full[warps, : 8 * count] = a
+    data = np.ascontiguousarray(rows.reshape(x.n, 8)).view(np.uint8).reshape(x.n, 16)
+    _with_mask(x, _address_lanes(x, warps, count), lambda: x.store(space, full.reshape(-1), data, ins))
+
+
+@handler("movmatrix")
+def movmatrix(ins: A.Instruction, x: Exec) -> None:
+    """movmatrix.sync.aligned.m8n8.trans.b16 d, a (9.7.14.5.17): lane i holds row i/4, columns
+    2*(i%4)+{0,1} of the source; d holds the same fragment of the transposed matrix."""
+    mods = ins.modifiers
+    extra = mods - {".sync", ".aligned", ".m8n8", ".trans", ".b16"}
+    if extra or not {".sync", ".aligned", ".m8n8", ".trans"} <= mods or ins.types != (".b16",):
+        raise Unsupported(f"{ins.name}: only movmatrix.sync.aligned.m8n8.trans.b16 is modelled", ins)
+    warps = aligned_warps(ins, x)
+    if warps.size == 0:
+        return
+    src = _unpack(_regs(x, (ins.operands[1],), ".b32", warps), 16).astype(np.uint16)[:, :, 0]  # (W, 32, 2)
+    r, c = _fragment_index(False)
+    mat = np.zeros((warps.size, 8, 8), dtype=np.uint16)
+    mat[:, r, c] = src
+    out = mat.transpose(0, 2, 1)[:, r, c]  # (W, 32, 2)
+    _write_regs(x, (ins.operands[0],), _pack(out[:, :, None, :], 16), ".b32", warps, np.uint32)
