@@ -29,8 +29,28 @@ def _src(ins: A.Instruction, x: Exec, ty: str, k: int) -> list[np.ndarray]:
     return [x.read(op, ty) for op in ins.operands[1:1 + k]]
 
 
+def _mixed(ins: A.Instruction, x: Exec) -> bool:
+    """add/sub/fma.f32.{f16,bf16} (PTX 9.7.5, sm_100+): the f16/bf16 sources are widened exactly to
+    f32 (every f16/bf16 value is an f32 value), then the f32 operation rounds once."""
+    if len(ins.types) != 2 or ins.types[0] != ".f32" or ins.types[1] not in (".f16", ".bf16"):
+        return False
+    check_mods(ins, _RND | {".sat"})
+    from semantics.convert import cvt as _cvt
+
+    narrow = ins.types[1]
+    ops = ins.operands[1:]
+    narrow_count = 2 if ins.opcode == "fma" else 1  # a (and b) are narrow; c is f32
+    vals = [_cvt(x.read(op, narrow), "f32", narrow[1:]) if i < narrow_count else x.read(op, ".f32")
+            for i, op in enumerate(ops)]
+    fn = {"add": F.add, "sub": F.sub, "fma": F.fma}[ins.opcode]
+    x.write(ins.operands[0], fn(*vals, tinfo(".f32").fmt, rounding(ins), sat=".sat" in ins.modifiers), ".f32")
+    return True
+
+
 @handler("add", "sub")
 def add_sub(ins: A.Instruction, x: Exec) -> None:
+    if _mixed(ins, x):
+        return
     t = one_type(ins)
     a, b = _src(ins, x, t.name, 2)
     if t.kind == "f":
@@ -94,6 +114,8 @@ def mul(ins: A.Instruction, x: Exec) -> None:
 
 @handler("mad", "fma")
 def mad(ins: A.Instruction, x: Exec) -> None:
+    if ins.opcode == "fma" and _mixed(ins, x):
+        return
     t = one_type(ins)
     if t.kind == "f":
         check_mods(ins, _RND | {".ftz", ".sat", ".relu"})
