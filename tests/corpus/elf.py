@@ -10,6 +10,7 @@ import re
 import struct
 
 _SHT_SYMTAB = 2
+_SHT_STRTAB = 3
 _SHT_NOBITS = 8
 # Names that follow the PTX text's layout rather than its meaning: ptxas names block-scope
 # .shared variables after their source line (`$__tslot__15`), and with -c the embedded PTX
@@ -45,44 +46,44 @@ def _cstr(data: bytes, at: int) -> bytes:
     return data[at:data.index(b"\0", at)]
 
 
-def elf_sections(data: bytes) -> dict[str, bytes]:
-    """Section name -> contents (zeros for NOBITS sections such as .nv.shared.*)."""
+def _named_headers(data: bytes) -> list[tuple[str, int, int, int, int]]:
+    """(section name, type, file offset, size, link) of every section."""
     headers = _headers(data)
     (shstrndx,) = struct.unpack_from("<H", data, 0x3E)
     str_off = headers[shstrndx][2]
-    out: dict[str, bytes] = {}
-    for name, typ, off, size, _link in headers:
-        key = _cstr(data, str_off + name).decode("ascii", "replace")
-        out[key] = b"\0" * size if typ == _SHT_NOBITS else data[off:off + size]
-    return out
+    return [(_cstr(data, str_off + name).decode("ascii", "replace"), typ, off, size, link)
+            for name, typ, off, size, link in headers]
 
 
-def symbols(data: bytes) -> list[tuple[bytes, int, int, int, int, int]]:
-    """Symbol table rows (name, info, other, section index, value, size), names resolved and
-    the layout-dependent parts of names replaced by ``#``."""
+def elf_sections(data: bytes) -> dict[str, bytes]:
+    """Section name -> contents (zeros for NOBITS sections such as .nv.shared.*)."""
+    return {name: b"\0" * size if typ == _SHT_NOBITS else data[off:off + size]
+            for name, typ, off, size, _link in _named_headers(data)}
+
+
+def _symbols(data: bytes, off: int, size: int, strtab: int) -> list[tuple]:
     rows = []
-    headers = _headers(data)
-    for _name, typ, off, size, link in headers:
-        if typ != _SHT_SYMTAB:
-            continue
-        strtab = headers[link][2]
-        for at in range(off, off + size, 24):
-            st_name, info, other, shndx, value, sz = struct.unpack_from("<IBBHQQ", data, at)
-            name = _cstr(data, strtab + st_name)
-            for pattern, repl in _LAYOUT_NAMES:
-                name = pattern.sub(repl, name)
-            rows.append((name, info, other, shndx, value, sz))
+    for at in range(off, off + size, 24):
+        st_name, info, other, shndx, value, sz = struct.unpack_from("<IBBHQQ", data, at)
+        name = _cstr(data, strtab + st_name)
+        for pattern, repl in _LAYOUT_NAMES:
+            name = pattern.sub(repl, name)
+        rows.append((name, info, other, shndx, value, sz))
     return rows
 
 
 def code_sections(data: bytes) -> dict[str, object]:
-    """What carries meaning: every section but the PTX-text debug ones, with the symbol and
-    string tables compared as resolved symbols (their byte layout can follow the PTX layout);
-    section names are the keys, so the section-name table is not compared as bytes."""
-    out: dict[str, object] = {
-        k: v for k, v in elf_sections(data).items()
-        if not any(tag in k for tag in DEBUG_PTX_SECTIONS)
-        and k not in (".strtab", ".symtab", ".shstrtab")
-    }
-    out["<symbols>"] = symbols(data)
+    """What carries meaning: every section but the PTX-text debug ones.  Symbol tables are
+    compared as resolved symbols with layout-dependent name parts replaced by ``#``, string
+    tables not at all (their byte layout can follow the PTX layout; the names they hold are
+    compared through the symbols and the section names)."""
+    headers = _named_headers(data)
+    out: dict[str, object] = {}
+    for name, typ, off, size, link in headers:
+        if any(tag in name for tag in DEBUG_PTX_SECTIONS) or typ == _SHT_STRTAB:
+            continue
+        if typ == _SHT_SYMTAB or name.endswith(".symtab"):  # also Blackwell's .nv.merc.symtab
+            out[name] = _symbols(data, off, size, headers[link][2])
+        else:
+            out[name] = b"\0" * size if typ == _SHT_NOBITS else data[off:off + size]
     return out

@@ -85,7 +85,7 @@ def _compile_all(out_dir: Path) -> list[CorpusFile]:
                 src,
                 target=GPUTarget("cuda", cap, 32),
                 options={"ptx_version": 90, "num_warps": spec.num_warps,
-                         "num_stages": spec.num_stages},
+                         "num_stages": spec.num_stages, **dict(spec.options)},
             )
             text = kernel.asm["ptx"]
             arch = read_target(text)

@@ -144,12 +144,35 @@ def tma_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
 
+@triton.jit
+def checked_increment(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.device_assert(x >= 0, "negative input")
+    tl.device_print("x", x)
+    tl.store(x_ptr + offs, x + 1, mask=offs < n)
+
+
+@triton.jit
+def ws_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K, BK, warp_specialize=True, num_stages=3):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelSpec:
     """How to compile one corpus kernel.
 
     ``divisible`` names the parameters Triton may assume divisible by 16 (the specialisation a
-    real launch gives pointers and sizes that are multiples of 16).
+    real launch gives pointers and sizes that are multiples of 16).  ``options`` are extra
+    Triton compile options (``debug``, ``num_ctas``).
     """
 
     name: str
@@ -161,6 +184,7 @@ class KernelSpec:
     num_stages: int
     caps: tuple[int, ...]
     description: str
+    options: tuple[tuple[str, object], ...] = ()
 
 
 ALL_CAPS = (80, 89, 90, 100, 120)
@@ -242,4 +266,23 @@ SPECS: tuple[KernelSpec, ...] = (
                     BK="constexpr"),
                {"BM": 128, "BN": 128, "BK": 64}, ("K",), 4, 3, (90, 100),
                "TMA-fed matmul, 3-stage mbarrier pipeline (wgmma / tcgen05)"),
+    KernelSpec("checked_increment", checked_increment,
+               _sig(x_ptr="*i32", n="i32", BLOCK="constexpr"),
+               {"BLOCK": 128}, ("x_ptr",), 4, 3, (80, 90, 120),
+               "device_assert + device_print in debug mode (extern vprintf/__assertfail calls)",
+               (("debug", True),)),
+    KernelSpec("ws_matmul", ws_matmul,
+               _sig(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp32", K="i32", BM="constexpr",
+                    BN="constexpr", BK="constexpr"),
+               {"BM": 128, "BN": 128, "BK": 64}, ("a_ptr", "b_ptr", "c_ptr", "K"), 4, 3, (100,),
+               "warp-specialised tcgen05 matmul (producer/consumer partitions)"),
+    KernelSpec("cluster_matmul", matmul,
+               _sig(a_ptr="*fp16", b_ptr="*fp16", c_ptr="*fp32", M="i32", N="i32", K="i32",
+                    stride_am="i32", stride_bk="i32", stride_cm="i32", BLOCK_M="constexpr",
+                    BLOCK_N="constexpr", BLOCK_K="constexpr"),
+               {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+               ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"),
+               4, 3, (90,),
+               "2-CTA clusters (num_ctas=2: .explicitcluster, barrier.cluster)",
+               (("num_ctas", 2),)),
 )
