@@ -110,11 +110,14 @@ class Comparison:
     ok: bool
     bad: int
     detail: str = ""
+    #: largest error / allowed error over finite elements (<= 1 means within tolerance).
+    worst: float = 0.0
 
     def __str__(self) -> str:
         verdict = "ok" if self.ok else "FAIL"
         extra = f" ({self.detail})" if self.detail else ""
-        return (f"{self.name}[{self.dtype}]: {verdict} max_abs={self.max_abs:.3g} max_rel={self.max_rel:.3g} "
+        return (f"{self.name}[{self.dtype}]: {verdict} worst={self.worst:.3g}x tol "
+                f"max_abs={self.max_abs:.3g} max_rel={self.max_rel:.3g} "
                 f"rtol={self.rtol:g} atol={self.atol:g} bad={self.bad}{extra}")
 
 
@@ -463,7 +466,11 @@ def compare_arrays(name: str, dtype_name: str, actual: np.ndarray, expected: np.
     mag = np.abs(e)
     if scale is not None:
         mag = np.maximum(mag, np.asarray(scale, dtype=np.float64))
-    bad |= fin & (err > atol + rtol * mag)
+    bound = atol + rtol * mag
+    bad |= fin & (err > bound)
+    ratio = np.zeros_like(e)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio[fin] = np.where(bound[fin] > 0, err[fin] / bound[fin], np.where(err[fin] > 0, np.inf, 0.0))
     rel = np.zeros_like(e)
     nz = fin & (e != 0)
     rel[nz] = err[nz] / np.abs(e[nz])
@@ -474,4 +481,5 @@ def compare_arrays(name: str, dtype_name: str, actual: np.ndarray, expected: np.
         detail = f"first bad at {tuple(int(i) for i in idx)}: got {a[idx]!r}, want {e[idx]!r}"
     max_abs = float(err.max()) if err.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
-    return Comparison(name, dtype_name, max_abs, max_rel, rtol, atol, n_bad == 0, n_bad, detail)
+    worst = float(ratio.max()) if ratio.size else 0.0
+    return Comparison(name, dtype_name, max_abs, max_rel, rtol, atol, n_bad == 0, n_bad, detail, worst)

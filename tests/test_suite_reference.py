@@ -65,3 +65,22 @@ def test_broken_kernels_are_caught():
     assert by_dist["broken_softmax_no_max"]["normal"] and not by_dist["broken_softmax_no_max"]["large"]
     # fp16 accumulation is outside the fp32 tolerance even on ordinary inputs.
     assert not by_dist["broken_rowsum_fp16_acc"]["normal"]
+
+
+def test_gpu_check_dry_run_on_cpu(tmp_path):
+    """harness.gpu_check's launch/compare path, run on the CPU through the interpreter."""
+    import json
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "g.json"
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    root = Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = str(root)
+    proc = subprocess.run([sys.executable, "-m", "harness.gpu_check", "relu", "gemm_fp8", "flash_attention",
+                           "--device", "cpu", "--instance", "verify", "--no-bench", "--json", str(out)],
+                          env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    records = json.loads(out.read_text())["records"]
+    assert [r["name"] for r in records] == ["relu", "gemm_fp8", "flash_attention"]
+    assert all(r["ok"] and r["outputs"] and r["outputs"][0]["worst"] <= 1 for r in records)
