@@ -24,8 +24,9 @@ Arithmetic (9.7.14.5.14 "Precision and rounding"):
   MODEL: the exact value of sum(a*b) + c, rounded once with the instruction's rounding modifier.
 * .f16/.bf16/.tf32/.e4m3/.e5m2: accumulation order, intermediate rounding and subnormal handling
   are unspecified. MODEL: every product is exact in float64 (products of these formats always
-  are), the products and c are summed in float64 and the sum is rounded once (to nearest even)
-  to the accumulator type. Real tensor cores may truncate intermediate sums or align addends to
+  are); c and the products are summed in float64 in the order c, k = 0, 1, ..., K-1 (exact unless
+  the addends span more than 53 bits) and the sum is rounded once, to nearest even, to the
+  accumulator type. Real tensor cores may truncate intermediate sums or align addends to
   a limited width (notably for fp8/fp16 inputs with .f32 accumulators); this model is to be
   compared with an H200. .tf32 operands are read from the top 19 bits of their .b32 registers
   (the low 13 bits are ignored). A NaN result is the accumulator type's canonical NaN.
@@ -254,12 +255,21 @@ def mma(ins: A.Instruction, x: Exec) -> None:
     elif c == "f64":
         draw = _f64_mma(A_, B_, C_, rnd or "rn")[:, cr, cc]
     else:
-        with np.errstate(invalid="ignore", over="ignore"):
-            S = np.matmul(A_, B_) + C_
-        draw = round_f64(S[:, cr, cc].reshape(-1), F16 if d == "f16" else F32, "rn").reshape(W, 32, nc)
+        draw_sum = _float_sum(A_, B_, C_)
+        draw = round_f64(draw_sum[:, cr, cc].reshape(-1), F16 if d == "f16" else F32, "rn").reshape(W, 32, nc)
     regs = _pack(draw.reshape(W, 32, nc // pc, pc), cbits) if pc > 1 else draw
     out_ty = ".b64" if cbits == 64 else ".b32"
     _write_regs(x, dops, regs.reshape(W, 32, nc // pc), out_ty, warps, np.uint64 if cbits == 64 else np.uint32)
+
+
+def _float_sum(A_: np.ndarray, B_: np.ndarray, C_: np.ndarray) -> np.ndarray:
+    """MODEL (module docstring): c + a[0]*b[0] + a[1]*b[1] + ... in float64, in this order (each
+    product is exact; the float64 additions round only when the addends span more than 53 bits)."""
+    S = C_.copy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        for q in range(A_.shape[2]):
+            S += A_[:, :, q, None] * B_[:, None, q, :]
+    return S
 
 
 def _int_mma(A_: np.ndarray, B_: np.ndarray, C_: np.ndarray, satfinite: bool) -> np.ndarray:
