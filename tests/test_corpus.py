@@ -67,6 +67,27 @@ def test_parse_print_roundtrip(cf: CorpusFile) -> None:
     assert print_module(reparsed) == printed
 
 
+_GUARD_RE = re.compile(r"@!?[%$\w]+\s+")
+
+
+@pytest.mark.parametrize("cf", CORPUS_PARAMS)
+def test_instruction_spans_point_at_the_instruction(cf: CorpusFile) -> None:
+    """Every instruction's span names this file and the place its (guard and) opcode is
+    spelled, with the modifiers in the spelling order; the module reports the file's target."""
+    text, module = _parsed(str(cf.path))
+    assert module.arch == cf.arch.rstrip(",")
+    lines = text.split("\n")
+    count = 0
+    for function in module.functions:
+        for ins in function.instructions():
+            assert ins.span is not None and ins.span.file == str(cf.path)
+            at = lines[ins.span.line - 1][ins.span.col - 1:]
+            at = _GUARD_RE.sub("", at, count=1) if at.startswith("@") else at
+            assert at.startswith(ins.name), (ins.span, ins.name, at[:60])
+            count += 1
+    assert count > 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas not on PATH")
 @pytest.mark.parametrize("cf", CORPUS_PARAMS)
