@@ -118,7 +118,7 @@ class Negated:
 class Pair:
     """`d|p` destination pair (setp, shfl.sync, ...)."""
 
-    first: Sym
+    first: "Sym | Vector"
     second: Sym
 
 
@@ -135,6 +135,7 @@ class Address:
 
     base: Sym | None
     offset: Expr | None = None
+    suffix: str | None = None  # `.unified`
 
 
 @dataclass(frozen=True)

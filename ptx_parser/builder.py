@@ -276,13 +276,27 @@ class Builder(Transformer):
         return A.Vector(tuple(_operand(x) for x in c))
 
     def address(self, c):
+        suffix = None
+        if c and isinstance(c[-1], Token) and c[-1].type == "MOD":
+            suffix = str(c[-1])
+            c = c[:-1]
         first = c[0]
+        if suffix is not None:
+            if len(c) > 1 or not isinstance(first, A.Sym):
+                raise _Located(f"unexpected '{suffix}' after this address", c[0].line if isinstance(c[0], Token) else 0, 0)
+            return A.Address(first, None, suffix)
         if len(c) > 1:
             return A.TensorAddress(first, tuple(_operand(x) for x in c[1:]))
         if isinstance(first, A.Binary) and first.op == "-" and isinstance(first.lhs, A.Sym):
             line, col = self.minus_at.get(id(first), (0, 0))
             raise _Located("expected '+' before an address offset, got '-' (write [base+-N])", line, col)
         return _address(first)
+
+    def vector_pair(self, c):
+        return A.Pair(c[0], A.Sym(str(c[2])))
+
+    def attribute_list(self, c):
+        return f"{c[0]}(" + ",".join(str(x) for x in c[1:]) + ")"
 
     def indexed(self, c):
         return A.Indexed(str(c[0]), c[1])

@@ -45,10 +45,13 @@ def operand(o) -> str:
     if isinstance(o, A.Negated):
         return "!" + expr(o.operand)
     if isinstance(o, A.Pair):
-        return f"{expr(o.first)}|{expr(o.second)}"
+        first = operand(o.first) if isinstance(o.first, A.Vector) else expr(o.first)
+        return f"{first}|{expr(o.second)}"
     if isinstance(o, A.Vector):
         return "{" + ", ".join(operand(x) for x in o.elements) + "}"
     if isinstance(o, A.Address):
+        if o.suffix is not None:
+            return f"[{expr(o.base)}]{o.suffix}"
         if o.base is None:
             return f"[{expr(o.offset)}]"
         if o.offset is None:
