@@ -1,0 +1,391 @@
+"""Asynchronous copies (PTX 9.7.9.25): cp.async, its groups and mbarrier hand-over, and bulk copies.
+
+Non-bulk `cp.async` (9.7.9.25.3) completes at the latest legal point: its source bytes are read
+when it is issued (changing them afterwards is undefined, 9.7.9.25.1) and written into shared
+memory only when a completion mechanism of the issuing thread covers it: `cp.async.wait_group N`
+/ `wait_all` (9.7.9.25.3.3), or completion of the mbarrier phase it was handed to by
+`cp.async.mbarrier.arrive` (9.7.13.15.15). A kernel that reads the destination before its wait
+therefore sees the old bytes. Bookkeeping is per thread and vectorised over lanes: a copy belongs
+to its thread's current uncommitted group; `commit_group` closes it.
+
+Bulk copies (9.7.9.25.4, sm_90) run in the async proxy. global -> shared copies complete tx bytes
+on their mbarrier; their bytes land just before that barrier's phase completes (symexec.mbarrier).
+shared -> global copies (`.bulk_group`) and `cp.reduce.async.bulk` to global read shared memory and
+update global memory at issue: a legal point, and the machine has no later hook that runs before
+global memory is read back. `cp.async.bulk.tensor` needs the contents of a CUtensorMap, a 128-byte
+object whose binary layout is not publicly documented: it is unsupported rather than guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ptx_parser import ast as A
+from semantics.errors import UndefinedBehavior, Unsupported
+from semantics.ptx.core import tinfo
+
+from . import mbarrier as MB
+from .machine import Group, machine_handler
+from .memory import from_bytes, to_bytes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .machine import Batch, Machine
+
+
+@dataclass(eq=False)
+class CopyRecord:
+    """One cp.async instruction's copies, one row per issuing lane."""
+
+    ins: A.Instruction
+    lanes: np.ndarray  # (k,) thread slots
+    group: np.ndarray  # (k,) index of the issuing thread's async-group the copy belongs to
+    dst: np.ndarray  # (k,) shared-window offsets
+    data: np.ndarray  # (k, nbytes) bytes to write (source snapshot, zero-filled)
+    done: np.ndarray  # (k,) written already
+
+
+@dataclass
+class AsyncCopyUnit:
+    """Per-batch state of the non-bulk and bulk async-group mechanisms."""
+
+    n: int
+    committed: np.ndarray = field(init=False)  # cp.async groups committed per thread
+    records: list[CopyRecord] = field(default_factory=list)
+    bulk_committed: np.ndarray = field(init=False)  # bulk async-groups committed per thread
+    # (instruction, thread slots) of cp.async copies still pending when their thread exited
+    exited_pending: list[tuple[A.Instruction, np.ndarray]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.committed = np.zeros(self.n, dtype=np.int64)
+        self.bulk_committed = np.zeros(self.n, dtype=np.int64)
+
+    def complete(self, batch: "Batch", which) -> None:
+        """Write the copies selected by which(record) -> bool (k,), oldest first (groups complete in
+        commit order, 9.7.9.25.1.1)."""
+        for rec in self.records:
+            sel = which(rec) & ~rec.done
+            if sel.any():
+                batch.memory.write(".shared", rec.lanes[sel], rec.dst[sel], rec.data[sel], rec.ins)
+                rec.done |= sel
+        self.records = [r for r in self.records if not r.done.all()]
+
+    def on_exit(self, batch: "Batch", exiting: np.ndarray) -> None:
+        """Threads that exit: their pending copies still complete; remember that they were pending."""
+        for rec in self.records:
+            hit = exiting[rec.lanes] & ~rec.done
+            if hit.any():
+                self.exited_pending.append((rec.ins, rec.lanes[hit].copy()))
+        self.complete(batch, lambda r: exiting[r.lanes])
+
+    def reap(self, batch: "Batch") -> None:
+        """Complete the copies of threads that have exited since the last look."""
+        if self.records:
+            gone = ~batch.alive
+            if any((gone[r.lanes] & ~r.done).any() for r in self.records):
+                self.on_exit(batch, gone)
+
+
+def unit(batch: "Batch") -> AsyncCopyUnit:
+    return batch.unit("async_copy", lambda: AsyncCopyUnit(batch.n))
+
+
+# ---------------------------------------------------------------------- dispatch
+
+
+@machine_handler("cp")
+def cp(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+    mods = ins.modifiers
+    if ".async" not in mods:
+        raise Unsupported(f"{ins.name}", ins)
+    u = unit(batch)
+    u.reap(batch)
+    if ".reduce" in mods:
+        fn = _reduce_bulk
+    elif ".bulk" in mods:
+        if ".tensor" in mods and ".prefetch" not in mods:
+            raise Unsupported("cp.async.bulk.tensor: CUtensorMap contents are opaque (no public description of "
+                              "the 128-byte tensor-map layout), so the copied box cannot be computed", ins)
+        fn = (_bulk_commit if ".commit_group" in mods else _bulk_wait if ".wait_group" in mods
+              else _prefetch if ".prefetch" in mods else _bulk_copy)
+    elif ".commit_group" in mods:
+        fn = _commit
+    elif ".wait_group" in mods or ".wait_all" in mods:
+        fn = _wait
+    elif ".mbarrier" in mods:
+        fn = _mbarrier_arrive
+    else:
+        fn = _cp_async
+    if mask.any():
+        batch.ctx.begin(mask, ins)
+        fn(machine, batch, u, ins, mask)
+    g.pc += 1
+    return True
+
+
+def _check(ins: A.Instruction, allowed: set[str]) -> None:
+    extra = ins.modifiers - allowed
+    if extra:
+        raise Unsupported(f"{ins.name}: modifier(s) {' '.join(sorted(extra))}", ins)
+
+
+def _immediate(ins: A.Instruction, op: A.Operand) -> int:
+    if not isinstance(op, A.IntLit):
+        raise Unsupported(f"{ins.name}: operand must be an integer constant", ins)
+    return op.value
+
+
+def _lane_u32(batch: "Batch", op: A.Operand, lanes: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(np.asarray(batch.ctx.read(op, ".u32")), (batch.n,))[lanes].astype(np.int64)
+
+
+def _shared_offsets(machine: "Machine", batch: "Batch", ins: A.Instruction, op: A.Operand,
+                    lanes: np.ndarray) -> np.ndarray:
+    """A `.shared{::cta}` / `.shared::cluster` address operand as shared-window offsets."""
+    if ".shared::cluster" in ins.positional and tuple(machine.launch.cluster) != (1, 1, 1):
+        raise Unsupported(f"{ins.name}: .shared::cluster destination in a cluster of several CTAs", ins)
+    _, a = batch.ctx.address(op)
+    return np.broadcast_to(np.asarray(a, dtype=np.uint64), (batch.n,))[lanes].astype(np.int64)
+
+
+def _global_addrs(batch: "Batch", op: A.Operand, lanes: np.ndarray) -> np.ndarray:
+    _, a = batch.ctx.address(op)
+    return np.broadcast_to(np.asarray(a, dtype=np.uint64), (batch.n,))[lanes]
+
+
+def _aligned(ins: A.Instruction, what: str, addrs: np.ndarray, align: int) -> None:
+    bad = (addrs.astype(np.uint64) % np.uint64(align)) != 0
+    if bad.any():
+        raise UndefinedBehavior(f"{ins.name}: {what} address 0x{int(addrs[bad][0]):x} is not {align}-byte "
+                                "aligned", ins)
+
+
+# ---------------------------------------------------------------------- cp.async (9.7.9.25.3)
+
+_CP_ASYNC = {".async", ".ca", ".cg", ".shared", ".shared::cta", ".global", ".L2::cache_hint", ".L2::64B",
+             ".L2::128B", ".L2::256B"}
+
+
+def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}{, policy}."""
+    _check(ins, _CP_ASYNC)
+    if len(ins.positional) != 2 or ins.positional[1] != ".global" or ins.positional[0] not in (".shared",
+                                                                                               ".shared::cta"):
+        raise Unsupported(f"{ins.name}: only the .shared{{::cta}}.global direction exists", ins)
+    ops = list(ins.operands)
+    if ".L2::cache_hint" in ins.modifiers:
+        if len(ops) < 4:
+            raise Unsupported(f"{ins.name}: .L2::cache_hint without a cache-policy operand", ins)
+        ops.pop()  # cache-policy: a performance hint
+    if not 3 <= len(ops) <= 4:
+        raise Unsupported(f"{ins.name}: {len(ins.operands)} operands", ins)
+    size = _immediate(ins, ops[2])
+    if size not in (4, 8, 16) or (".cg" in ins.modifiers and size != 16):
+        raise Unsupported(f"{ins.name}: cp-size {size} (4, 8 or 16; 16 only with .cg)", ins)
+    lanes = np.nonzero(mask)[0]
+    if len(ops) == 4:
+        extra = ops[3]
+        decl = batch.prog.reg(extra.name) if isinstance(extra, A.Sym) else None
+        if decl is not None and decl.width == 1 or isinstance(extra, A.Negated):  # ignore-src predicate
+            ignore = np.broadcast_to(np.asarray(batch.ctx.read(extra, ".pred")), (batch.n,))[lanes]
+            src_size = np.where(ignore, 0, size).astype(np.int64)
+        else:
+            src_size = _lane_u32(batch, extra, lanes)
+            if (src_size > size).any():
+                raise UndefinedBehavior(f"{ins.name}: src-size {int(src_size.max())} larger than cp-size {size} "
+                                        "(9.7.9.25.3.1)", ins)
+    else:
+        src_size = np.full(lanes.size, size, dtype=np.int64)
+    dst = _shared_offsets(machine, batch, ins, ops[0], lanes)
+    src = _global_addrs(batch, ops[1], lanes)
+    _aligned(ins, "destination", dst, size)
+    reads = src_size > 0
+    _aligned(ins, "source", src[reads], size)
+    data = np.zeros((lanes.size, size), dtype=np.uint8)
+    full = src_size == size
+    mem = batch.memory
+    if full.any():
+        data[full] = mem.read(".global", lanes[full], src[full], size, ins)
+    part = np.nonzero(reads & ~full)[0]
+    for j in range(size):  # partial copies: only the first src-size bytes are read, the rest is zero
+        sel = part[src_size[part] > j]
+        if sel.size:
+            data[sel, j] = mem.read(".global", lanes[sel], src[sel] + np.uint64(j), 1, ins)[:, 0]
+    u.records.append(CopyRecord(ins, lanes, u.committed[lanes].copy(), dst, data,
+                                np.zeros(lanes.size, dtype=bool)))
+
+
+def _commit(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.commit_group (9.7.9.25.3.2): close each executing thread's current group."""
+    _check(ins, {".async", ".commit_group"})
+    u.committed[mask] += 1
+
+
+def _wait(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.wait_group N / wait_all (9.7.9.25.3.3): all but the N most recent committed groups
+    of each executing thread complete (wait_all: commit, then wait for every group)."""
+    if ".wait_all" in ins.modifiers:
+        _check(ins, {".async", ".wait_all"})
+        u.committed[mask] += 1
+        keep = 0
+    else:
+        _check(ins, {".async", ".wait_group"})
+        keep = _immediate(ins, ins.operands[0])
+    limit = u.committed - keep
+    u.complete(batch, lambda r: mask[r.lanes] & (r.group < limit[r.lanes]))
+
+
+def _mbarrier_arrive(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction,
+                     mask: np.ndarray) -> None:
+    """cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [addr] (9.7.13.15.15).
+
+    The arrive-on is triggered when all prior cp.async of the thread complete. Modelled as: the
+    copies are handed to the barrier's current phase and written when that phase completes (the
+    latest point at which they can have completed); the arrive-on is counted now (without .noinc,
+    the +1 it is preceded by cancels it)."""
+    _check(ins, {".async", ".mbarrier", ".arrive", ".noinc", ".shared", ".shared::cta", ".b64"})
+    mu = MB.unit(batch)
+    lanes = np.nonzero(mask)[0]
+    keys = MB.shared_keys(machine, batch, ins, ins.operands[0], lanes)
+    noinc = ".noinc" in ins.modifiers
+    for key, idx in MB.by_barrier(keys):
+        mine = np.zeros(batch.n, dtype=bool)
+        mine[lanes[idx]] = True
+        # only the copies issued so far: later ones are not tracked by this arrive
+        prior = {id(r): (r, mine[r.lanes] & ~r.done) for r in u.records}
+
+        def flush(prior=prior) -> None:
+            def which(r: CopyRecord) -> np.ndarray:
+                hit = prior.get(id(r))
+                return hit[1] if hit is not None and hit[0] is r else np.zeros(r.lanes.size, dtype=bool)
+
+            u.complete(batch, which)
+
+        bar = mu.get(key, ins)
+        if not noinc:
+            mu.add_pending(key, ins)
+        bar.on_complete.append(flush)
+        if noinc:
+            for _ in idx:
+                mu.arrive(key, 1, ins)
+
+
+# ---------------------------------------------------------------------- bulk copies (9.7.9.25.4)
+
+_BULK_HINTS = {".async", ".bulk", ".L2::cache_hint"}
+
+
+def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    pos = tuple(p for p in ins.positional if p.startswith((".shared", ".global")))
+    ops = list(ins.operands)
+    if ".L2::cache_hint" in ins.modifiers:
+        ops.pop()
+    lanes = np.nonzero(mask)[0]
+    if pos in ((".shared::cluster", ".global"), (".shared::cta", ".global")):
+        _check(ins, _BULK_HINTS | set(pos) | {".mbarrier::complete_tx::bytes"})
+        if ".mbarrier::complete_tx::bytes" not in ins.modifiers or len(ops) != 4:
+            raise Unsupported(f"{ins.name}", ins)
+        dst = _shared_offsets(machine, batch, ins, ops[0], lanes)
+        src = _global_addrs(batch, ops[1], lanes)
+        size = _lane_u32(batch, ops[2], lanes)
+        keys = MB.shared_keys(machine, batch, ins, ops[3], lanes)
+        mu = MB.unit(batch)
+        for i, lane in enumerate(lanes):
+            n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
+            data = batch.memory.read(".global", lanes[i:i + 1], src[i:i + 1], n, ins) if n else None
+            li, di = lanes[i:i + 1], dst[i:i + 1]
+
+            def land(li=li, di=di, data=data) -> None:
+                if data is not None:
+                    batch.memory.write(".shared", li, di, data, ins)
+
+            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins)
+        return
+    if pos == (".global", ".shared::cta"):
+        _check(ins, _BULK_HINTS | set(pos) | {".bulk_group"})
+        if ".bulk_group" not in ins.modifiers or len(ops) != 3:
+            raise Unsupported(f"{ins.name}", ins)
+        dst = _global_addrs(batch, ops[0], lanes)
+        src = _shared_offsets(machine, batch, ins, ops[1], lanes)
+        size = _lane_u32(batch, ops[2], lanes)
+        for i in range(lanes.size):
+            n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
+            if n:
+                data = batch.memory.read(".shared", lanes[i:i + 1], src[i:i + 1], n, ins)
+                batch.memory.write(".global", lanes[i:i + 1], dst[i:i + 1], data, ins)
+        return
+    raise Unsupported(f"{ins.name}: direction {' '.join(pos)} (shared::cta -> shared::cluster copies go to another "
+                      "CTA of the cluster; clusters of several CTAs are not modelled)", ins)
+
+
+def _bulk_size(ins: A.Instruction, n: int, dst: int, src: int) -> int:
+    if n % 16:
+        raise UndefinedBehavior(f"{ins.name}: size {n} is not a multiple of 16 (9.7.9.25.4.1)", ins)
+    if dst % 16 or src % 16:
+        raise UndefinedBehavior(f"{ins.name}: addresses must be 16-byte aligned (dst 0x{dst:x}, src 0x{src:x})", ins)
+    return n
+
+
+def _bulk_commit(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.bulk.commit_group (9.7.9.25.6.1). Bulk copies to global completed at issue, so the
+    groups only keep count (for the checker)."""
+    _check(ins, {".async", ".bulk", ".commit_group"})
+    u.bulk_committed[mask] += 1
+
+
+def _bulk_wait(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.bulk.wait_group{.read} N (9.7.9.25.6.2): nothing is left in flight here."""
+    _check(ins, {".async", ".bulk", ".wait_group", ".read"})
+    _immediate(ins, ins.operands[0])
+
+
+def _prefetch(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.bulk.prefetch{.tensor}.L2 (9.7.9.25.4.3, 9.7.9.25.5.3): a cache hint, no values."""
+    if ".L2" not in ins.modifiers:
+        raise Unsupported(f"{ins.name}", ins)
+
+
+# ---------------------------------------------------------------------- cp.reduce.async.bulk (9.7.9.25.4.2)
+
+_RED_TYPES = {".add": {".u32", ".s32", ".u64"}, ".min": {".u32", ".s32", ".u64", ".s64"},
+              ".max": {".u32", ".s32", ".u64", ".s64"}, ".inc": {".u32"}, ".dec": {".u32"},
+              ".and": {".b32", ".b64"}, ".or": {".b32", ".b64"}, ".xor": {".b32", ".b64"}}
+
+
+def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.reduce.async.bulk.global.shared::cta.bulk_group.redOp.type [dst], [src], size: integer and
+    bitwise element types (the floating-point forms are not modelled: .add.f32 flushes subnormals
+    in an implementation-defined way)."""
+    from semantics.ptx.memory import _update
+
+    if ".tensor" in ins.modifiers:
+        raise Unsupported("cp.reduce.async.bulk.tensor: CUtensorMap contents are opaque", ins)
+    pos = tuple(p for p in ins.positional if p.startswith((".shared", ".global")))
+    red = [m for m in ins.modifiers if m in _RED_TYPES]
+    if pos != (".global", ".shared::cta") or len(red) != 1 or len(ins.types) != 1:
+        raise Unsupported(f"{ins.name}", ins)
+    ty = ins.types[0]
+    if ty not in _RED_TYPES[red[0]]:
+        raise Unsupported(f"{ins.name}: {red[0]}{ty} (floating-point or invalid combination)", ins)
+    _check(ins, _BULK_HINTS | set(pos) | {".reduce", ".bulk_group", red[0], ty})
+    ops = list(ins.operands)
+    if ".L2::cache_hint" in ins.modifiers:
+        ops.pop()
+    t = tinfo(ty)
+    eb = t.width // 8
+    fn = _update(red[0][1:], t)
+    lanes = np.nonzero(mask)[0]
+    dst = _global_addrs(batch, ops[0], lanes)
+    src = _shared_offsets(machine, batch, ins, ops[1], lanes)
+    size = _lane_u32(batch, ops[2], lanes)
+    for i in range(lanes.size):
+        n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
+        if not n:
+            continue
+        li = lanes[i:i + 1]
+        s = from_bytes(batch.memory.read(".shared", li, src[i:i + 1], n, ins).reshape(-1, eb))
+        d = from_bytes(batch.memory.read(".global", li, dst[i:i + 1], n, ins).reshape(-1, eb))
+        new = np.asarray(fn(d, s)).astype(t.dtype)
+        batch.memory.write(".global", li, dst[i:i + 1], to_bytes(new, eb).reshape(1, n), ins)

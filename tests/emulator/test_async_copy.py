@@ -1,0 +1,315 @@
+"""cp.async and bulk copies on the emulator (PTX 9.7.9.25) with hand-written PTX and numpy oracles.
+
+The emulator completes a cp.async at the latest legal point, so a read of the destination before
+the covering wait must see the old bytes; these tests check both the right numbers after correct
+waits and the stale numbers after missing ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ptx_parser import parse
+from symexec import Launch, UndefinedBehavior, Unsupported, load_program
+from symexec.machine import Machine
+
+HEADER = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 pin, .param .u64 pout, .param .u32 pn)
+{
+.reg .b64 %rd<32>; .reg .b32 %r<64>; .reg .pred %p<8>;
+.shared .align 16 .b8 sm[1024];
+.shared .align 8 .b64 bar;
+ld.param.u64 %rd1, [pin];
+ld.param.u64 %rd2, [pout];
+ld.param.u32 %r60, [pn];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd3, %r1, 4;
+add.u64 %rd4, %rd1, %rd3;       // &in[tid]  (4-byte elements)
+add.u64 %rd5, %rd2, %rd3;       // &out[tid]
+mov.u32 %r2, sm;
+shl.b32 %r3, %r1, 2;
+add.u32 %r4, %r2, %r3;          // &sm[4*tid]
+"""
+
+
+class _Capture(Machine):
+    """A machine that keeps its last batch (to look at unit state after the run)."""
+
+    def _run_batch(self, b):  # type: ignore[override]
+        self.last = b
+        return super()._run_batch(b)
+
+
+def run(body: str, inp: np.ndarray, out_words: int, threads: int = 32, n: int = 0,
+        machine: bool = False):
+    prog = load_program(parse(HEADER + body + "\nret;\n}\n"))
+    launch = Launch((1,), (threads,), {"inp": inp, "out": np.zeros(out_words, dtype=np.uint32)},
+                    ["inp", "out", n])
+    m = _Capture(prog, launch)
+    glob = m.run()
+    out = glob.by_name("out").data.view(np.uint32).copy()
+    return (out, m) if machine else out
+
+
+X = (np.arange(256, dtype=np.uint32) * 7 + 3).astype(np.uint32)
+
+
+def test_wait_group_completes_all_but_the_newest_groups():
+    body = """
+    add.u64 %rd6, %rd4, 128;                 // &in[32 + tid]
+    add.u32 %r5, %r4, 128;                   // &sm[32*4 + 4*tid]
+    cp.async.ca.shared.global [%r4], [%rd4], 4;
+    cp.async.commit_group;                   // group 0
+    cp.async.ca.shared.global [%r5], [%rd6], 4;
+    cp.async.commit_group;                   // group 1
+    ld.shared.u32 %r10, [%r4];               // no wait yet: stale
+    cp.async.wait_group 1;                   // group 0 only
+    ld.shared.u32 %r11, [%r4];
+    ld.shared.u32 %r12, [%r5];               // group 1 still pending: stale
+    cp.async.wait_group 0;
+    ld.shared.u32 %r13, [%r5];
+    st.global.u32 [%rd5], %r10;
+    st.global.u32 [%rd5+128], %r11;
+    st.global.u32 [%rd5+256], %r12;
+    st.global.u32 [%rd5+384], %r13;
+    """
+    out = run(body, X, 128).reshape(4, 32)
+    assert (out[0] == 0).all() and (out[2] == 0).all()
+    np.testing.assert_array_equal(out[1], X[:32])
+    np.testing.assert_array_equal(out[3], X[32:64])
+
+
+def test_wait_all_commits_the_open_group():
+    body = """
+    shl.b32 %r5, %r1, 4;
+    add.u32 %r6, %r2, %r5;                   // &sm[16*tid]
+    mul.wide.u32 %rd7, %r1, 16;
+    add.u64 %rd8, %rd1, %rd7;                // &in[4*tid]
+    cp.async.cg.shared.global [%r6], [%rd8], 16;
+    cp.async.wait_all;
+    ld.shared.u32 %r10, [%r6+12];
+    st.global.u32 [%rd5], %r10;
+    """
+    out = run(body, X, 32)
+    np.testing.assert_array_equal(out, X[3:128:4])
+
+
+def test_groups_are_per_thread():
+    """Lanes < 16 commit one more group than the others: wait_group 1 then covers different copies."""
+    body = """
+    add.u64 %rd6, %rd4, 128;
+    add.u32 %r5, %r4, 128;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 cp.async.ca.shared.global [%r4], [%rd4], 4;
+    @%p1 cp.async.commit_group;
+    cp.async.ca.shared.global [%r5], [%rd6], 4;
+    cp.async.commit_group;
+    cp.async.wait_group 1;
+    ld.shared.u32 %r10, [%r4];
+    ld.shared.u32 %r11, [%r5];
+    st.global.u32 [%rd5], %r10;
+    st.global.u32 [%rd5+128], %r11;
+    """
+    out = run(body, X, 64).reshape(2, 32)
+    np.testing.assert_array_equal(out[0, :16], X[:16])
+    assert (out[0, 16:] == 0).all()
+    assert (out[1] == 0).all()  # the newest group of every thread is still pending
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 16), min_size=32, max_size=32))
+def test_src_size_zero_fills(sizes):
+    # src-size per lane comes from in[128 + tid]
+    body = """
+    shl.b32 %r5, %r1, 4;
+    add.u32 %r6, %r2, %r5;                   // &sm[16*tid]
+    mul.wide.u32 %rd7, %r1, 16;
+    add.u64 %rd8, %rd1, %rd7;                // &in[4*tid]
+    add.u64 %rd9, %rd4, 512;
+    ld.global.u32 %r7, [%rd9];               // src-size = in[128 + tid]
+    cp.async.cg.shared.global.L2::128B [%r6], [%rd8], 16, %r7;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    mul.wide.u32 %rd10, %r1, 16;
+    add.u64 %rd11, %rd2, %rd10;
+    ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [%r6];
+    st.global.v4.u32 [%rd11], {%r10, %r11, %r12, %r13};
+    """
+    inp = X.copy()
+    inp[128:160] = sizes
+    out = run(body, inp, 128).view(np.uint8).reshape(32, 16)
+    src = inp[:128].view(np.uint8).reshape(32, 16)
+    want = np.where(np.arange(16)[None, :] < np.array(sizes)[:, None], src, 0)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_src_size_zero_does_not_read_the_source():
+    """Lanes with src-size 0 may name any source address (Triton's masked loads do)."""
+    body = """
+    mov.u64 %rd9, 16;                        // not a global allocation
+    setp.lt.u32 %p1, %r1, 8;
+    selp.u64 %rd10, %rd4, %rd9, %p1;
+    selp.u32 %r7, 4, 0, %p1;
+    mov.u32 %r8, 0x5a5a5a5a;
+    st.shared.u32 [%r4], %r8;
+    cp.async.ca.shared.global [%r4], [%rd10], 4, %r7;
+    cp.async.wait_all;
+    ld.shared.u32 %r10, [%r4];
+    st.global.u32 [%rd5], %r10;
+    """
+    out = run(body, X, 32)
+    np.testing.assert_array_equal(out[:8], X[:8])
+    assert (out[8:] == 0).all()  # zero-filled, the old 0x5a5a5a5a is overwritten
+
+
+def test_ignore_src_predicate_and_cache_policy():
+    body = """
+    and.b32 %r7, %r1, 1;
+    setp.eq.u32 %p1, %r7, 1;                 // odd lanes ignore the source
+    createpolicy.fractional.L2::evict_last.b64 %rd12, 1.0;
+    cp.async.ca.shared.global.L2::cache_hint [%r4], [%rd4], 4, %p1, %rd12;
+    cp.async.commit_group;
+    cp.async.wait_group 0;
+    ld.shared.u32 %r10, [%r4];
+    st.global.u32 [%rd5], %r10;
+    """
+    out = run(body, X, 32)
+    want = np.where(np.arange(32) % 2 == 1, 0, X[:32])
+    np.testing.assert_array_equal(out, want)
+
+
+PIPELINE = """
+    // out[tid] = sum over s of in[32*s + tid], loads double-buffered with cp.async
+    mov.u32 %r20, 0;                          // stage
+    mov.u32 %r21, 0;                          // sum
+    cp.async.ca.shared.global [%r4], [%rd4], 4;
+    cp.async.commit_group;
+LOOP:
+    add.u32 %r22, %r20, 1;
+    setp.lt.u32 %p2, %r22, %r60;
+    and.b32 %r23, %r22, 1;
+    shl.b32 %r24, %r23, 7;
+    add.u32 %r25, %r4, %r24;                  // buffer (s+1)%2
+    mul.wide.u32 %rd13, %r22, 128;
+    add.u64 %rd14, %rd4, %rd13;
+    @%p2 cp.async.ca.shared.global [%r25], [%rd14], 4;
+    cp.async.commit_group;
+    cp.async.wait_group WAITN;                // the group of stage s
+    and.b32 %r26, %r20, 1;
+    shl.b32 %r27, %r26, 7;
+    add.u32 %r28, %r4, %r27;
+    ld.shared.u32 %r29, [%r28];
+    add.u32 %r21, %r21, %r29;
+    mov.u32 %r20, %r22;
+    @%p2 bra LOOP;
+    st.global.u32 [%rd5], %r21;
+"""
+
+
+@pytest.mark.parametrize("stages", [1, 2, 5])
+def test_double_buffered_pipeline(stages):
+    out = run(PIPELINE.replace("WAITN", "1"), X, 32, n=stages)
+    want = X[:32 * stages].reshape(stages, 32).sum(axis=0)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_pipeline_with_a_missing_wait_reads_stale_data():
+    """wait_group 2 leaves the current stage's group pending: the sum misses data."""
+    out = run(PIPELINE.replace("WAITN", "2"), X, 32, n=4)
+    want = X[:128].reshape(4, 32).sum(axis=0)
+    assert (out != want).all()
+
+
+def test_exit_with_pending_copies_is_recorded_and_completed():
+    body = """
+    cp.async.ca.shared.global [%r4], [%rd4], 4;
+    setp.ge.u32 %p1, %r1, 16;
+    @%p1 exit;                               // upper half leaves with its copy pending
+    cp.async.wait_all;
+    add.u32 %r5, %r4, 64;
+    ld.shared.u32 %r10, [%r5];               // the neighbour's (exited lane's) slot
+    st.global.u32 [%rd5], %r10;
+    """
+    out, m = run(body, X, 32, machine=True)
+    u = m.last.units["async_copy"]
+    lanes = np.concatenate([lanes for _, lanes in u.exited_pending])
+    np.testing.assert_array_equal(np.sort(lanes), np.arange(16, 32))
+    assert all(ins.opcode == "cp" for ins, _ in u.exited_pending)
+    np.testing.assert_array_equal(out[:16], X[16:32])
+
+
+@pytest.mark.parametrize("line, err", [
+    ("cp.async.ca.shared.global [%r4], [%rd4], 4, 8;", UndefinedBehavior),      # src-size > cp-size
+    ("cp.async.ca.shared.global [%r4+2], [%rd4], 4;", UndefinedBehavior),      # misaligned destination
+    ("cp.async.cg.shared.global [%r4], [%rd4], 8;", Unsupported),              # .cg is 16 bytes only
+    ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sm], [%rd1, {%r1}], [bar];",
+     Unsupported),
+])
+def test_rejections(line, err):
+    with pytest.raises(err) as e:
+        run(line, X, 32)
+    if "tensor" in line:
+        assert "CUtensorMap" in str(e.value)
+
+
+# ---------------------------------------------------------------------- bulk copies (sm_90)
+
+BULK_LOAD = """
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [bar], 1;
+    bar.sync 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [bar], 256;
+    @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [sm], [%rd1], 128, [bar];
+    add.u64 %rd15, %rd1, 128;
+    mov.u32 %r30, sm;
+    add.u32 %r30, %r30, 128;
+    @%p1 cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes [%r30], [%rd15], 128, [bar];
+    ld.shared.u32 %r10, [%r4];               // before the wait: stale
+    mov.u32 %r31, 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], %r31;
+    @!%p2 bra WAIT;
+    ld.shared.u32 %r11, [%r4];
+    add.u32 %r12, %r4, 128;
+    ld.shared.u32 %r13, [%r12];
+    st.global.u32 [%rd5], %r10;
+    st.global.u32 [%rd5+128], %r11;
+    st.global.u32 [%rd5+256], %r13;
+"""
+
+
+def test_bulk_load_completes_tx_bytes():
+    out = run(BULK_LOAD, X, 96).reshape(3, 32)
+    assert (out[0] == 0).all()
+    np.testing.assert_array_equal(out[1], X[:32])
+    np.testing.assert_array_equal(out[2], X[32:64])
+
+
+def test_bulk_store_and_reduce_to_global():
+    body = """
+    st.shared.u32 [%r4], %r1;                // sm[tid] = tid
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd2], [sm], 128;
+    add.u64 %rd16, %rd2, 128;
+    @%p1 cp.async.bulk.global.shared::cta.bulk_group.L2::cache_hint [%rd16], [sm], 64, %rd12;
+    @%p1 cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u32 [%rd16], [sm], 128;
+    @%p1 cp.async.bulk.commit_group;
+    @%p1 cp.async.bulk.wait_group.read 0;
+    """
+    out = run(body, X, 96).reshape(3, 32)
+    np.testing.assert_array_equal(out[0], np.arange(32))
+    want = np.arange(32) + np.where(np.arange(32) < 16, np.arange(32), 0)
+    np.testing.assert_array_equal(out[1], want)
+
+
+def test_bulk_size_must_be_a_multiple_of_16():
+    body = BULK_LOAD.replace("[%rd1], 128, [bar]", "[%rd1], 120, [bar]")
+    with pytest.raises(UndefinedBehavior, match="multiple of 16"):
+        run(body, X, 96)
