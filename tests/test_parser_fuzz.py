@@ -12,6 +12,7 @@ test, and so does an input that takes longer than ``HANG_SECONDS`` (a SIGALRM ti
 from __future__ import annotations
 
 import contextlib
+import datetime
 import os
 import re
 import signal
@@ -147,7 +148,9 @@ def duplicated_lines(draw: Callable) -> str:
 
 _FUZZ_SETTINGS = settings(
     max_examples=MAX_EXAMPLES,
-    deadline=None,  # hangs are caught by the SIGALRM limit; timings on a shared box vary
+    # A seed parses in a few ms; 5 s per input means pathological slowness (a true hang is
+    # cut off by the SIGALRM limit, which the deadline alone cannot do).
+    deadline=datetime.timedelta(seconds=5),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     # Deterministic in CI; VOLTA_FUZZ_RANDOM=1 explores new inputs on every run.
     derandomize=os.environ.get("VOLTA_FUZZ_RANDOM") != "1",
