@@ -94,14 +94,29 @@ def quantize(values: np.ndarray, name: str) -> np.ndarray:
     if dt.name in ("fp64", "fp32", "fp16"):
         with np.errstate(over="ignore"):
             return x.astype(dt.storage)
-    out = np.array(x, copy=True)
-    finite = np.isfinite(x) & (x != 0)
-    ax = np.abs(x[finite])
-    exp = np.floor(np.log2(ax))
-    exp = np.maximum(exp, dt.min_exp)              # subnormal range shares the min exponent
-    step = np.exp2(exp - dt.mant_bits)
-    q = np.round(ax / step) * step                  # np.round rounds halves to even
-    out[finite] = np.sign(x[finite]) * q
+    # Normal range of the target: round the float64 bit pattern to ``mant_bits`` fraction bits,
+    # ties to even (add half an ulp minus one, plus the kept lsb, then truncate).
+    drop = 52 - dt.mant_bits
+    bits = np.ascontiguousarray(x).view(np.int64)
+    lsb = (bits >> drop) & 1
+    rounded = ((bits + ((1 << (drop - 1)) - 1) + lsb) >> drop) << drop
+    out = np.where(np.isfinite(x), rounded.view(np.float64), x)
+    # Below the smallest normal the spacing is fixed (subnormals): scale, round half-even, scale back.
+    small = np.abs(x) < dt.tiny
+    if small.any():
+        step = dt.smallest_subnormal
+        out[small] = np.round(x[small] / step) * step
     over = ~np.isnan(x) & (np.abs(out) > dt.max_value)
     out[over] = np.sign(out[over]) * (np.inf if dt.has_inf else dt.max_value)
     return out.astype(dt.storage)
+
+
+def overflow_threshold(name: str) -> float:
+    """Smallest magnitude that rounds to infinity in type ``name`` (round to nearest even: the
+    largest finite value has an odd significand, so the half-way point already overflows);
+    +inf for integer types and for types that saturate instead (E4M3)."""
+    dt = dtype(name)
+    if not dt.is_float or not dt.has_inf:
+        return float("inf")
+    emax = int(np.floor(np.log2(dt.max_value)))
+    return dt.max_value + 2.0 ** (emax - dt.mant_bits - 1)
