@@ -408,3 +408,77 @@ def test_mma_unsupported_forms():
     src = _mma_kernel(16384 + 4096, 32).replace(".cta_group::1", ".cta_group::2")
     with pytest.raises(Unsupported, match="cta_group::2"):
         _run(src, {"src": np.zeros(20480, np.uint8), "out": np.zeros(4096, np.uint32)}, ["src", 0, 0, 0, "out"])
+
+
+# ---------------------------------------------------------------------- Triton GEMMs for sm_100a
+
+
+def _triton_mm():
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+
+    @triton.jit
+    def mm(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+    return triton, mm
+
+
+def _encode_host(x: np.ndarray, dt: str) -> tuple[np.ndarray, np.ndarray]:
+    """(device bits, exact float64 values the kernel multiplies)."""
+    from semantics.formats import BF16, E4M3, decode, round_f64
+
+    if dt == "fp16":
+        v = x.astype(np.float16)
+        return v, v.astype(np.float64)
+    if dt == "bf16":
+        bits = round_f64(x.reshape(-1), BF16, "rn").astype(np.uint16).reshape(x.shape)
+        return bits, decode(bits, BF16)
+    if dt == "fp8e4nv":
+        bits = round_f64(x.reshape(-1), E4M3, "rn", satfinite=True).astype(np.uint8).reshape(x.shape)
+        return bits, decode(bits, E4M3)
+    v = x.astype(np.float32)  # tf32 dot: the MMA reads the top 19 bits (model)
+    return v, (v.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("dt,bm,bn,bk,shape", [
+    ("fp16", 128, 128, 64, (256, 128, 192)),
+    ("bf16", 128, 64, 64, (128, 128, 128)),
+    ("fp8e4nv", 128, 128, 128, (128, 128, 256)),
+    ("fp32", 128, 64, 32, (128, 64, 96)),
+    ("fp16", 64, 128, 64, (128, 128, 128)),  # M = 64 data path, tcgen05.ld .16x32bx2
+])
+def test_triton_gemm_sm100(dt, bm, bn, bk, shape):
+    triton, mm = _triton_mm()
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    sig = {"a_ptr": f"*{dt}", "b_ptr": f"*{dt}", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(6)}
+    k = triton.compile(ASTSource(mm, sig, {"BM": bm, "BN": bn, "BK": bk}, attrs), target=GPUTarget("cuda", 100, 32),
+                       options={"ptx_version": 90, "num_warps": 4, "num_stages": 2})
+    ptx = k.asm["ptx"]
+    assert "tcgen05.mma" in ptx and "tcgen05.commit" in ptx
+    M, N, K = shape
+    rng = np.random.default_rng(7)
+    ad, a64 = _encode_host(rng.standard_normal((M, K)), dt)
+    bd, b64 = _encode_host(rng.standard_normal((K, N)), dt)
+    prog = load_program(ptx_parser.parse(ptx), None)
+    params = ["a", "b", "c", M, N, K] + [0] * (len(prog.params) - 6)  # trailing scratch pointers: null
+    launch = Launch((M // bm, N // bn, 1), (128, 1, 1), {"a": ad, "b": bd, "c": np.zeros((M, N), np.float32)},
+                    params, dynamic_shared_bytes=k.metadata.shared)
+    m = _FinishingMachine(prog, launch)
+    got = m.run().by_name("c").data.view(np.float32).reshape(M, N)
+    ref = a64 @ b64
+    # one f32 rounding per MMA (K/16..K/32 of them) in the model: a few ulps of the row scale
+    assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * (K // 8)
