@@ -70,10 +70,13 @@ class MbarrierUnit:
 
     # ------------------------------------------------------------------ lookup
     def get(self, key: tuple[int, int], ins: A.Instruction) -> Barrier:
+        """The barrier an operation acts on, its completable phase completed first (so whatever the
+        operation adds, e.g. an `on_complete` callback, belongs to the phase now current)."""
         bar = self.bars.get(key)
         if bar is None:
             raise UndefinedBehavior(f"{ins.name} on shared address 0x{key[1]:x} (CTA slot {key[0]}), "
                                     "which holds no initialised mbarrier object (9.7.13.15)", ins)
+        self.settle(bar)
         return bar
 
     # ------------------------------------------------------------------ operations (9.7.13.15.5-7)
@@ -88,7 +91,6 @@ class MbarrierUnit:
 
     def inval(self, key: tuple[int, int], ins: A.Instruction) -> None:
         bar = self.get(key, ins)
-        self.settle(bar)
         for _, land in bar.landing:  # copies still in flight land before the memory is reused
             land()
         for fn in bar.on_complete:
@@ -98,14 +100,12 @@ class MbarrierUnit:
 
     def expect_tx(self, key: tuple[int, int], n: int, ins: A.Instruction) -> None:
         bar = self.get(key, ins)
-        self.settle(bar)
         bar.tx += n
         self._check_tx(bar, ins)
         self.stamp += 1
 
     def complete_tx(self, key: tuple[int, int], n: int, ins: A.Instruction) -> None:
         bar = self.get(key, ins)
-        self.settle(bar)
         bar.tx -= n
         self._check_tx(bar, ins)
         self.stamp += 1
@@ -114,7 +114,6 @@ class MbarrierUnit:
                drop: bool = False) -> int:
         """One thread's arrive-on (arrive_drop: first lower the expected count); returns its state."""
         bar = self.get(key, ins)
-        self.settle(bar)
         if not 1 <= count <= MAX_COUNT:
             raise UndefinedBehavior(f"{ins.name}: count {count} outside [1, 2^20-1] (9.7.13.15.13)", ins)
         if drop:
@@ -138,7 +137,6 @@ class MbarrierUnit:
     def add_pending(self, key: tuple[int, int], ins: A.Instruction) -> Barrier:
         """cp.async.mbarrier.arrive without .noinc: pending + 1 before the asynchronous arrive."""
         bar = self.get(key, ins)
-        self.settle(bar)
         if bar.pending + 1 > MAX_COUNT:
             raise UndefinedBehavior(f"{ins.name}: pending count would exceed 2^20-1 (9.7.13.15.15)", ins)
         return bar
@@ -348,7 +346,6 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
     done = np.zeros(lanes.size, dtype=bool)
     for key, idx in by_barrier(keys):
         bar = u.get(key, ins)
-        u.settle(bar)
         a = arg[idx]
         if parity:
             if (a > 1).any():
