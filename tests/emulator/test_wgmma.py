@@ -1,0 +1,361 @@
+"""wgmma on the emulator (symexec.wgmma): hand-written PTX with shared-memory images placed by an
+independent layout oracle, the asynchrony model (results land at the covering wait_group), the
+undefined-behaviour checks, and Triton sm_90a kernels compared with numpy."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import ptx_parser
+from semantics.errors import UndefinedBehavior, Unsupported
+from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode, round_f64
+from symexec import Launch, load_program, run_kernel
+from symexec.wgmma_layout import encode_descriptor
+from wgmma_oracle import a_table, canonical_table, cute_eval, d_table, swizzle_bits
+
+_BITS = {".f16": 16, ".bf16": 16, ".tf32": 32, ".e4m3": 8, ".e5m2": 8, ".s8": 8, ".u8": 8}
+_FMT = {".f16": F16, ".bf16": BF16, ".e4m3": E4M3, ".e5m2": E5M2}
+
+
+@dataclass
+class Case:
+    n: int = 16
+    dtype: str = ".f32"
+    atype: str = ".f16"
+    btype: str = ".f16"
+    a_regs: bool = False
+    trans_a: int = 0
+    trans_b: int = 0
+    swz_a: int = 128
+    swz_b: int = 128
+    koff_a: int = 0  # byte offset of A's K slice inside a swizzled row (as Triton's k-steps)
+    scale_d: str = "1"  # "1", "0" or "%p2" (a predicate that is true)
+    scale_a: int = 1
+    scale_b: int = 1
+    satfinite: bool = False
+    between: str = ""  # PTX between commit_group and wait_group
+    early: bool = False  # store D to `early` before the wait (reads a pending accumulator)
+
+    @property
+    def k(self) -> int:
+        return 32 // (_BITS[self.atype] // 8)
+
+    @property
+    def nd(self) -> int:
+        return self.n // 4 if self.dtype == ".f16" else self.n // 2
+
+
+def _layout(rows: int, k: int, elem: int, mn_major: bool, width: int) -> tuple[int, int, int]:
+    """A dense layout for (rows x k): (LBO, SBO, bytes), all in bytes."""
+    t = 16 // elem
+    if not mn_major:
+        if width == 0:
+            return 128, 256, rows // 8 * 256
+        return 16, 8 * width, rows * width
+    if width == 0:
+        return rows // t * 128, 128, rows // t * 128 * (k // 8)
+    per_row = width // elem
+    lbo = (k // 8) * 8 * width
+    return lbo, 8 * width, rows // per_row * lbo
+
+
+def _place(image: np.ndarray, bits: np.ndarray, start: int, lbo: int, sbo: int, elem: int, mn_major: bool,
+           width: int) -> None:
+    """Write an (rows x k) matrix into the shared-memory image by the manual's canonical layout."""
+    t = 16 // elem
+    (s_mn, s_k), (d_mn, d_k) = canonical_table(mn_major, width, t, lbo // elem, sbo // elem)
+    raw = bits.astype({1: np.uint8, 2: np.uint16, 4: np.uint32}[elem])
+    for mn in range(bits.shape[0]):
+        for kk in range(bits.shape[1]):
+            a = swizzle_bits(start + (cute_eval(s_mn, d_mn, mn) + cute_eval(s_k, d_k, kk)) * elem, width)
+            image[a:a + elem] = np.frombuffer(raw[mn, kk].tobytes(), np.uint8)
+
+
+def _random_elems(rng, ty: str, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(bits, values) of random elements of a wgmma input type."""
+    if ty == ".tf32":  # full f32 bit patterns: the low 13 bits must be ignored (9.7.15.5.2)
+        bits = rng.standard_normal(shape).astype(np.float32).view(np.uint32)
+        return bits, decode(bits & np.uint32(0xFFFFE000), F32)
+    if ty in (".s8", ".u8"):
+        v = rng.integers(-128, 128, shape) if ty == ".s8" else rng.integers(0, 256, shape)
+        return (v & 0xFF).astype(np.uint8), v.astype(np.int64)
+    fmt = _FMT[ty]
+    bits = np.asarray(round_f64(rng.standard_normal(shape).reshape(-1), fmt, "rn")).reshape(shape)
+    return bits, decode(bits, fmt)
+
+
+def _ptx(c: Case, smem: int) -> str:
+    nd = c.nd
+    dl = ", ".join(f"%d{j}" for j in range(nd))
+    shape = f".m64n{c.n}k{c.k}"
+    sat = ".satfinite" if c.satfinite else ""
+    a_op = "{%a0, %a1, %a2, %a3}" if c.a_regs else "%rd8"
+    imms = []
+    if c.atype not in (".s8", ".u8"):
+        imms = [str(c.scale_a), str(c.scale_b)]
+        if c.atype in (".f16", ".bf16"):
+            imms += ([] if c.a_regs else [str(c.trans_a)]) + [str(c.trans_b)]
+    mma = (f"wgmma.mma_async.sync.aligned{shape}{sat}{c.dtype}{c.atype}{c.btype} {{{dl}}}, {a_op}, %rd9, "
+           + ", ".join([c.scale_d] + imms) + ";")
+    loads = "\n".join(f"  ld.global.u32 %d{j}, [%rd5+{4 * j}];" for j in range(nd))
+    aload = "\n".join(f"  ld.global.u32 %a{j}, [%rd6+{4 * j}];" for j in range(4))
+    early = "\n".join(f"  st.global.u32 [%rd10+{4 * j}], %d{j};" for j in range(nd)) if c.early else ""
+    store = "\n".join(f"  st.global.u32 [%rd11+{4 * j}], %d{j};" for j in range(nd))
+    return f"""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p_img, .param .u64 p_out, .param .u64 p_early, .param .u64 p_din, .param .u64 p_ain,
+                  .param .u64 p_da, .param .u64 p_db, .param .u32 p_nwords)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<16>;
+  .reg .b32 %d<{nd}>;
+  .reg .b32 %a<4>;
+  .shared .align 1024 .b8 smem[{smem}];
+  mov.u32 %r1, %tid.x;
+  ld.param.u64 %rd1, [p_img];
+  ld.param.u32 %r2, [p_nwords];
+  mov.u32 %r3, %r1;
+$LOOP:
+  setp.ge.u32 %p1, %r3, %r2;
+  @%p1 bra $DONE;
+  mul.wide.u32 %rd2, %r3, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  ld.global.u32 %r4, [%rd3];
+  shl.b32 %r5, %r3, 2;
+  mov.u32 %r6, smem;
+  add.s32 %r6, %r6, %r5;
+  st.shared.u32 [%r6], %r4;
+  add.s32 %r3, %r3, 128;
+  bra $LOOP;
+$DONE:
+  fence.proxy.async.shared::cta;
+  bar.sync 0;
+  mul.wide.u32 %rd4, %r1, {4 * nd};
+  ld.param.u64 %rd5, [p_din];
+  add.s64 %rd5, %rd5, %rd4;
+{loads}
+  ld.param.u64 %rd6, [p_ain];
+  mul.wide.u32 %rd7, %r1, 16;
+  add.s64 %rd6, %rd6, %rd7;
+{aload}
+  ld.param.u64 %rd8, [p_da];
+  ld.param.u64 %rd9, [p_db];
+  ld.param.u64 %rd10, [p_early];
+  add.s64 %rd10, %rd10, %rd4;
+  ld.param.u64 %rd11, [p_out];
+  add.s64 %rd11, %rd11, %rd4;
+  setp.ne.u32 %p2, %r2, 0;
+  wgmma.fence.sync.aligned;
+  {mma}
+  wgmma.commit_group.sync.aligned;
+{c.between}
+{early}
+  wgmma.wait_group.sync.aligned 0;
+{store}
+  ret;
+}}
+"""
+
+
+def run_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
+    """Run the case; returns (out, early, expected) as (128, nd) uint32 arrays."""
+    rng = np.random.default_rng(seed)
+    k, n = c.k, c.n
+    ea, eb = _BITS[c.atype] // 8, _BITS[c.btype] // 8
+    a_bits, a_val = _random_elems(rng, c.atype, (64, k))
+    b_bits, b_val = _random_elems(rng, c.btype, (n, k))
+    lbo_a, sbo_a, size_a = _layout(64, k, ea, bool(c.trans_a), c.swz_a)
+    size_a = 0 if c.a_regs else size_a
+    lbo_b, sbo_b, size_b = _layout(n, k, eb, bool(c.trans_b), c.swz_b)
+    start_b = -(-size_a // 1024) * 1024
+    smem = start_b + size_b + 1024
+    image = np.zeros(smem, np.uint8)
+    if not c.a_regs:
+        _place(image, a_bits, c.koff_a, lbo_a, sbo_a, ea, bool(c.trans_a), c.swz_a)
+    _place(image, b_bits, start_b, lbo_b, sbo_b, eb, bool(c.trans_b), c.swz_b)
+    da = encode_descriptor(c.koff_a, lbo_a, sbo_a, c.swz_a)
+    db = encode_descriptor(start_b, lbo_b, sbo_b, c.swz_b)
+    # A fragments and the old accumulator, per thread and element, by the oracle tables
+    ain = np.zeros((128, 4), np.uint32)
+    per_reg = 32 // _BITS[c.atype]
+    for (r, col), (t, e) in a_table(_BITS[c.atype]).items():
+        ain[t, e // per_reg] |= np.uint32(int(a_bits[r, col]) << (_BITS[c.atype] * (e % per_reg)))
+    integer = c.dtype == ".s32"
+    if d_old is None:
+        d_old = rng.integers(-1000, 1000, (64, n)) if integer else rng.standard_normal((64, n))
+    if integer:
+        old_bits = (d_old.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+        acc = a_val @ b_val.T + (d_old.astype(np.int64) if c.scale_d != "0" else 0)
+        res = (np.clip(acc, -2**31, 2**31 - 1) if c.satfinite else acc) & 0xFFFFFFFF
+    else:
+        fmt = F16 if c.dtype == ".f16" else F32
+        old_bits = np.asarray(round_f64(d_old.reshape(-1), fmt)).reshape(64, n)
+        old = decode(old_bits, fmt)
+        acc = (c.scale_a * a_val) @ (c.scale_b * b_val).T + (old if c.scale_d != "0" else 0)
+        res = np.asarray(round_f64(acc.reshape(-1), fmt)).reshape(64, n)
+
+    def to_regs(m: np.ndarray) -> np.ndarray:
+        elems = np.zeros((128, n // 2), np.uint64)
+        for (r, col), (t, e) in d_table(n).items():
+            elems[t, e] = int(m[r, col])
+        if c.dtype == ".f16":
+            return (elems[:, 0::2] | (elems[:, 1::2] << np.uint64(16))).astype(np.uint32)
+        return elems.astype(np.uint32)
+
+    din, want = to_regs(old_bits), to_regs(res)
+    img32 = image.view(np.uint32)
+    bufs = {"img": img32.copy(), "out": np.zeros((128, c.nd), np.uint32), "early": np.zeros((128, c.nd), np.uint32),
+            "din": din, "ain": ain}
+    prog = load_program(ptx_parser.parse(_ptx(c, smem)))
+    glob, _, _ = run_kernel(prog, Launch((1,), (128,), bufs, ["img", "out", "early", "din", "ain", da, db, img32.size]))
+    out = glob.by_name("out").data.view(np.uint32).reshape(128, c.nd)
+    early = glob.by_name("early").data.view(np.uint32).reshape(128, c.nd)
+    return out, early, want, din
+
+
+# ---------------------------------------------------------------------------- layouts and types
+
+_CASES = {
+    "f16-k128": Case(),
+    "f16-k64-koff": Case(swz_a=64, swz_b=64, koff_a=32),
+    "f16-k32": Case(swz_a=32, swz_b=32),
+    "f16-kinterleave": Case(swz_a=0, swz_b=0, n=24),
+    "f16-mn128": Case(trans_a=1, trans_b=1, n=128),
+    "bf16-mn64": Case(atype=".bf16", btype=".bf16", trans_a=1, trans_b=1, swz_a=64, swz_b=64, n=40),
+    "bf16-mn32": Case(atype=".bf16", btype=".bf16", trans_b=1, swz_b=32, n=32),
+    "f16-mn-none": Case(trans_a=1, trans_b=1, swz_a=0, swz_b=0, n=16),
+    "f16-accf16-neg": Case(dtype=".f16", scale_a=-1, scale_b=1, n=64, scale_d="%p2"),
+    "f16-regs-n256": Case(a_regs=True, n=256, trans_b=1),
+    "f16-scale-d-0": Case(scale_d="0", scale_b=-1),
+    "tf32": Case(atype=".tf32", btype=".tf32", n=72),
+    "tf32-regs": Case(atype=".tf32", btype=".tf32", a_regs=True, n=8, swz_b=0),
+    "e4m3-e5m2": Case(atype=".e4m3", btype=".e5m2", n=48),
+    "e5m2-f16acc-regs": Case(atype=".e5m2", btype=".e4m3", dtype=".f16", a_regs=True, n=16),
+    "s8-u8": Case(dtype=".s32", atype=".s8", btype=".u8", n=80),
+    "u8-regs": Case(dtype=".s32", atype=".u8", btype=".u8", a_regs=True, n=24, swz_b=64),
+}
+
+
+@pytest.mark.parametrize("name", list(_CASES))
+def test_layouts_and_types(name: str) -> None:
+    out, early, want, _ = run_case(_CASES[name])
+    np.testing.assert_array_equal(out, want)
+
+
+def test_satfinite_clamps_and_plain_wraps() -> None:
+    big = np.full((64, 8), 2**31 - 5, dtype=np.int64)
+    c = Case(dtype=".s32", atype=".u8", btype=".u8", n=8, satfinite=True)
+    out, _, want, _ = run_case(c, d_old=big)
+    np.testing.assert_array_equal(out, want)
+    assert (out == 2**31 - 1).any()
+    out2, _, want2, _ = run_case(Case(dtype=".s32", atype=".u8", btype=".u8", n=8), d_old=big)
+    np.testing.assert_array_equal(out2, want2)
+    assert (out2.view(np.int32) < 0).any()  # wrapped
+
+
+# ---------------------------------------------------------------------------- asynchrony
+
+
+def test_accumulator_read_before_wait_sees_old_value() -> None:
+    # reading D before the covering wait_group is undefined (9.7.15.7.3); the model completes the
+    # operation at the wait, so such a read sees the value from before the wgmma
+    out, early, want, din = run_case(Case(early=True))
+    np.testing.assert_array_equal(early, din)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_shared_memory_is_read_at_the_wait() -> None:
+    # overwriting the B operand in shared memory between issue and wait changes the result (the
+    # operand read is asynchronous, 9.7.15.5.2): B becomes zero, so D keeps its old value.
+    # B starts at the first 1 KiB boundary after A (64 rows x 128 bytes = 8 KiB) and spans 256 bytes.
+    clobber = "\n".join(f"  st.shared.u32 [smem+{8192 + 4 * i}], 0;" for i in range(64))
+    out, _, want, din = run_case(Case(n=8, swz_b=0, between=clobber))
+    np.testing.assert_array_equal(out, din)
+    assert not np.array_equal(out, want)
+
+
+def test_write_to_pending_accumulator_is_undefined() -> None:
+    with pytest.raises(UndefinedBehavior, match="pending"):
+        run_case(Case(between="  mov.b32 %d0, 7;"))
+
+
+def test_wait_group_one_leaves_latest_group_pending() -> None:
+    text = _ptx(Case(n=8), 4096)
+    mma = next(line for line in text.splitlines() if "mma_async" in line)
+    second = mma.replace("%d0, %d1, %d2, %d3", "%d4, %d5, %d6, %d7").replace("m64n8k16", "m64n8k16")
+    text = text.replace(".reg .b32 %d<4>;", ".reg .b32 %d<8>;")
+    text = text.replace("wgmma.wait_group.sync.aligned 0;",
+                        f"{second}\n  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 1;\n"
+                        "  st.global.u32 [%rd10], %d0;\n  st.global.u32 [%rd10+4], %d4;\n"
+                        "  wgmma.wait_group.sync.aligned 0;")
+    text = text.replace("mov.b32 %d4", "mov.b32 %d4")
+    prog = load_program(ptx_parser.parse(text))
+    bufs = {"img": np.zeros(1024, np.uint32), "out": np.zeros((128, 4), np.uint32),
+            "early": np.zeros((128, 4), np.uint32), "din": np.full((128, 4), 0x3F800000, np.uint32),
+            "ain": np.zeros((128, 4), np.uint32)}
+    db = encode_descriptor(0, 128, 256, 0)
+    glob, _, _ = run_kernel(prog, Launch((1,), (128,), bufs, ["img", "out", "early", "din", "ain", db, db, 1024]))
+    early = glob.by_name("early").data.view(np.uint32).reshape(128, 4)
+    # all of shared memory is zero: the first op (group 1) gives D = old D = 1.0; the second
+    # (still pending after wait_group 1) has not written %d4 yet (never initialised: 0)
+    assert (early[:, 0] == 0x3F800000).all() and (early[:, 1] == 0).all()
+
+
+# ---------------------------------------------------------------------------- undefined / unsupported
+
+
+def test_missing_fence_is_undefined() -> None:
+    text = _ptx(Case(n=8), 4096).replace("  wgmma.fence.sync.aligned;\n", "")
+    with pytest.raises(UndefinedBehavior, match="wgmma.fence"):
+        _run_text(text)
+
+
+def test_register_written_after_fence_is_undefined() -> None:
+    text = _ptx(Case(n=8), 4096).replace("  wgmma.fence.sync.aligned;\n", "  wgmma.fence.sync.aligned;\n  mov.b32 %d1, 7;\n")
+    with pytest.raises(UndefinedBehavior, match="after the last wgmma.fence"):
+        _run_text(text)
+
+
+def test_partial_warpgroup_is_undefined() -> None:
+    text = _ptx(Case(n=8), 4096).replace("  wgmma.commit_group.sync.aligned;",
+                                         "  setp.lt.u32 %p3, %r1, 64;\n  @%p3 wgmma.commit_group.sync.aligned;")
+    with pytest.raises(UndefinedBehavior, match="64 of the 128"):
+        _run_text(text)
+
+
+def test_descriptor_differing_in_warpgroup_is_undefined() -> None:
+    text = _ptx(Case(n=8), 4096).replace("  wgmma.fence.sync.aligned;",
+                                         "  cvt.u64.u32 %rd12, %r1;\n  and.b64 %rd12, %rd12, 32;\n"
+                                         "  add.s64 %rd9, %rd9, %rd12;\n  wgmma.fence.sync.aligned;")
+    with pytest.raises(UndefinedBehavior, match="b-desc differs"):
+        _run_text(text)
+
+
+def test_incomplete_warpgroup_is_undefined() -> None:
+    with pytest.raises(UndefinedBehavior, match="incomplete"):
+        _run_text(_ptx(Case(n=8), 4096), threads=96)
+
+
+def test_unsupported_forms() -> None:
+    with pytest.raises(Unsupported, match="base offset"):
+        _run_text(_ptx(Case(n=8), 4096), db=encode_descriptor(0, 16, 1024, 128, base_offset=2))
+    bad = _ptx(Case(n=8), 4096).replace(".f32.f16.f16", ".f32.f16.bf16")
+    with pytest.raises(Unsupported):
+        _run_text(bad)
+
+
+def _run_text(text: str, threads: int = 128, db: int | None = None):
+    prog = load_program(ptx_parser.parse(text))
+    bufs = {"img": np.zeros(1024, np.uint32), "out": np.zeros((128, 64), np.uint32),
+            "early": np.zeros((128, 64), np.uint32), "din": np.zeros((128, 64), np.uint32),
+            "ain": np.zeros((128, 4), np.uint32)}
+    d = encode_descriptor(0, 128, 256, 0)
+    return run_kernel(prog, Launch((1,), (threads,), bufs,
+                                   ["img", "out", "early", "din", "ain", d, d if db is None else db, 1024]))
