@@ -34,7 +34,8 @@ from ptx_parser import ParseError, parse, print_module
 from tests.corpus import HANDWRITTEN_DIR
 
 SEED_NAMES = ("predicates.ptx", "addresses.ptx", "branches.ptx", "literals_constexpr.ptx",
-              "calls.ptx", "pragmas_scopes.ptx", "lexical.ptx", "tensor_coords.ptx")
+              "calls.ptx", "pragmas_scopes.ptx", "lexical.ptx", "tensor_coords.ptx",
+              "debug_info.ptx")
 SEEDS: tuple[str, ...] = tuple((HANDWRITTEN_DIR / n).read_text() for n in SEED_NAMES)
 
 MAX_EXAMPLES = int(os.environ.get("VOLTA_FUZZ_EXAMPLES", "200"))
@@ -146,6 +147,28 @@ def duplicated_lines(draw: Callable) -> str:
     return "".join(lines[:at] + block + lines[at:])
 
 
+_SEPARATORS = frozenset(";,{}[]()")
+_FILLERS = (" ", "\t", "\n", "\n\n", "\r\n", "/* c */", "/**/", "// c;{\n", "/* multi\nline */")
+
+
+@st.composite
+def whitespace_and_comments(draw: Callable) -> tuple[str, str]:
+    """(seed, seed with whitespace/comments inserted next to punctuation tokens).
+
+    Comments are whitespace and whitespace only separates tokens (PTX manual 4.1-4.2), so both
+    texts must parse to equal modules."""
+    text = draw(_seed())
+    spans = _tokens(text)
+    gaps = [spans[i][1] for i in range(len(spans) - 1)
+            if text[spans[i][0]:spans[i][1]] in _SEPARATORS
+            or text[spans[i + 1][0]:spans[i + 1][1]] in _SEPARATORS]
+    picks = draw(st.lists(st.sampled_from(gaps), min_size=1, max_size=6, unique=True))
+    out = text
+    for at in sorted(picks, reverse=True):
+        out = out[:at] + draw(st.sampled_from(_FILLERS)) + out[at:]
+    return text, out
+
+
 _FUZZ_SETTINGS = settings(
     max_examples=MAX_EXAMPLES,
     # A seed parses in a few ms; 5 s per input means pathological slowness (a true hang is
@@ -185,6 +208,14 @@ def test_fuzz_random_bytes(text: str) -> None:
 @given(duplicated_lines())
 def test_fuzz_duplicated_lines(text: str) -> None:
     check_parser_total(text)
+
+
+@_FUZZ_SETTINGS
+@given(whitespace_and_comments())
+def test_fuzz_whitespace_and_comments_preserve_the_module(pair: tuple[str, str]) -> None:
+    original, padded = pair
+    with _time_limit(HANG_SECONDS):
+        assert parse(padded, "padded.ptx") == parse(original, "seed.ptx")
 
 
 @pytest.mark.parametrize("seed_name", SEED_NAMES)
