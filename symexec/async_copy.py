@@ -213,8 +213,27 @@ def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instr
         sel = part[src_size[part] > j]
         if sel.size:
             data[sel, j] = mem.read(".global", lanes[sel], src[sel] + np.uint64(j), 1, ins)[:, 0]
+    _same_group_overlap(u, ins, lanes, dst, size)
     u.records.append(CopyRecord(ins, lanes, u.committed[lanes].copy(), dst, data,
                                 np.zeros(lanes.size, dtype=bool)))
+
+
+def _same_group_overlap(u: AsyncCopyUnit, ins: A.Instruction, lanes: np.ndarray, dst: np.ndarray, size: int) -> None:
+    """Two cp.async of one thread's group writing the same bytes are undefined (9.7.9.25.3.2)."""
+    for r in u.records:
+        pos = np.searchsorted(r.lanes, lanes)  # lanes are ascending in both
+        pos = np.minimum(pos, r.lanes.size - 1)
+        same = (r.lanes[pos] == lanes) & ~r.done[pos] & (r.group[pos] == u.committed[lanes])
+        if not same.any():
+            continue
+        other_size = r.data.shape[1]
+        a, b = dst[same], r.dst[pos[same]]
+        hit = (a < b + other_size) & (b < a + size)
+        if hit.any():
+            i = int(np.nonzero(same)[0][np.nonzero(hit)[0][0]])
+            raise UndefinedBehavior(f"{ins.name}: thread slot {int(lanes[i])} copies to shared 0x{int(dst[i]):x}, "
+                                    f"which an earlier cp.async of the same group (at {r.ins.span}) also writes "
+                                    "(no order within a cp.async-group, 9.7.9.25.3.2)", ins)
 
 
 def _commit(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:

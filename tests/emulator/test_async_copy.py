@@ -313,3 +313,72 @@ def test_bulk_size_must_be_a_multiple_of_16():
     body = BULK_LOAD.replace("[%rd1], 128, [bar]", "[%rd1], 120, [bar]")
     with pytest.raises(UndefinedBehavior, match="multiple of 16"):
         run(body, X, 96)
+
+
+# ---------------------------------------------------------------------- random programs vs a queue model
+
+_OP = st.one_of(
+    st.tuples(st.just("cp"), st.integers(0, 3), st.integers(0, 7)),   # copy in[32*src + tid] -> slot
+    st.tuples(st.just("commit")),
+    st.tuples(st.just("wait"), st.integers(0, 3)),
+    st.tuples(st.just("wait_all")),
+    st.tuples(st.just("read"), st.integers(0, 3)),
+)
+
+
+def _model(ops) -> list[np.ndarray] | None:
+    """Latest-completion oracle: a copy is written when a wait covers its group (None: undefined)."""
+    smem = [np.zeros(32, dtype=np.uint32) for _ in range(4)]
+    open_group: list[tuple[int, int]] = []
+    groups: list[list[tuple[int, int]]] = []
+    reads = []
+
+    def finish(keep: int) -> None:
+        while len(groups) > keep:
+            for slot, src in groups.pop(0):
+                smem[slot] = X[32 * src:32 * src + 32].copy()
+
+    for op in ops:
+        if op[0] == "cp":
+            if any(slot == op[1] for slot, _ in open_group):
+                return None  # two copies of one group to the same bytes: undefined
+            open_group.append((op[1], op[2]))
+        elif op[0] == "commit":
+            groups.append(open_group)
+            open_group = []
+        elif op[0] == "wait":
+            finish(op[1])
+        elif op[0] == "wait_all":
+            groups.append(open_group)
+            open_group = []
+            finish(0)
+        else:
+            reads.append(smem[op[1]].copy())
+    return reads
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_OP, min_size=1, max_size=14))
+def test_random_group_programs_match_the_queue_model(ops):
+    lines, n_reads = [], 0
+    for op in ops:
+        if op[0] == "cp":
+            lines.append(f"add.u32 %r40, %r4, {128 * op[1]};\nadd.u64 %rd20, %rd4, {128 * op[2]};\n"
+                         "cp.async.ca.shared.global [%r40], [%rd20], 4;")
+        elif op[0] == "commit":
+            lines.append("cp.async.commit_group;")
+        elif op[0] == "wait":
+            lines.append(f"cp.async.wait_group {op[1]};")
+        elif op[0] == "wait_all":
+            lines.append("cp.async.wait_all;")
+        else:
+            lines.append(f"ld.shared.u32 %r41, [%r4+{128 * op[1]}];\nst.global.u32 [%rd5+{128 * n_reads}], %r41;")
+            n_reads += 1
+    want = _model(ops)
+    if want is None:
+        with pytest.raises(UndefinedBehavior, match="same group"):
+            run("\n".join(lines), X, 32 * max(1, n_reads))
+        return
+    out = run("\n".join(lines) + "\ncp.async.wait_all;", X, 32 * max(1, n_reads)).reshape(-1, 32)
+    for i, w in enumerate(want):
+        np.testing.assert_array_equal(out[i], w)
