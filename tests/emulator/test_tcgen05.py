@@ -254,7 +254,7 @@ def test_growing_allocation_is_undefined():
 
 
 def _mma_kernel(smem_bytes: int, ncols: int, kind: str = "f16", wait_bar: bool = True, accumulate: bool = False,
-                a_in_tmem: bool = False, bar_count: int = 1) -> str:
+                a_in_tmem: bool = False, bar_count: int = 1, a_rows_at: int = 0) -> str:
     """One thread issues D = A x B (twice with `accumulate`), commits to an mbarrier; all four warps wait,
     tcgen05.ld their 32 lanes x ncols columns and store them row-major to `out`."""
     stores = "\n".join(f"  st.global.v4.b32 [%rd6+{16 * j}], {{%r{40 + 4 * j}, %r{41 + 4 * j}, %r{42 + 4 * j}, "
@@ -307,13 +307,13 @@ COPIED:
   add.u64 %rd11, %rd11, %rd13;
   add.u64 %rd12, %rd12, %rd13;
   add.u32 %r23, %r20, 128;
-  setp.ne.u32 %p4, %r1, 1000;
+{_a_to_tmem(a_rows_at) if a_in_tmem else ""}  setp.ne.u32 %p4, %r1, 1000;
   setp.eq.u32 %p5, %r1, 1000;
   @%p2 tcgen05.mma.cta_group::1.kind::{kind} [%r20], {"[%r23]" if a_in_tmem else "%rd11"}, %rd12, %r21, %p5;
 {second}  @%p2 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
   mov.u32 %r24, 0;
 WAIT:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r24;
+  {"mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r24;" if wait_bar else ""}
   {"@!%p3 bra WAIT;" if wait_bar else ""}
   tcgen05.fence::after_thread_sync;
   shr.u32 %r25, %r1, 5;
@@ -335,6 +335,24 @@ WAIT:
 """
 
 
+def _a_to_tmem(a_rows_at: int) -> str:
+    """Each thread copies row tid of A (32 bytes, row-major at smem + a_rows_at) to tensor memory
+    columns 128..135 of its lane with tcgen05.st, then the CTA synchronises before the MMA."""
+    return f"""  shr.u32 %r25, %r1, 5;
+  shl.b32 %r26, %r25, 21;
+  add.u32 %r28, %r23, %r26;
+  shl.b32 %r29, %r1, 5;
+  add.u32 %r29, %r29, %r2;
+  ld.shared.v4.b32 {{%r30, %r31, %r32, %r33}}, [%r29+{a_rows_at}];
+  ld.shared.v4.b32 {{%r34, %r35, %r36, %r37}}, [%r29+{a_rows_at + 16}];
+  tcgen05.st.sync.aligned.32x32b.x8.b32 [%r28], {{%r30, %r31, %r32, %r33, %r34, %r35, %r36, %r37}};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+"""
+
+
 def _place_k_major_128b(smem: np.ndarray, base: int, mat: np.ndarray) -> None:
     """Write a rows x 32-byte K-major operand (rows of raw bytes) with the 128B swizzle, SBO 1024."""
     for r in range(mat.shape[0]):
@@ -351,6 +369,9 @@ def _mma_case(kind: str, a_bits: np.ndarray, b_bits: np.ndarray, n: int, idesc: 
     _place_k_major_128b(smem, b_off, b_bits)
     adesc = encode_smem_desc(0, 16, 1024, swizzle=2)
     bdesc = encode_smem_desc(b_off, 16, 1024, swizzle=2)
+    if kw.get("a_in_tmem"):  # A row-major after B, for the tcgen05.st into tensor memory
+        kw["a_rows_at"] = smem.size
+        smem = np.concatenate([smem, a_bits.reshape(-1)])
     out = np.zeros(128 * n, np.uint32)
     src = _mma_kernel(smem.size, n, kind, **kw)
     glob = _run(src, {"src": smem, "out": out}, ["src", adesc, bdesc, idesc, "out"])
@@ -367,6 +388,16 @@ def test_mma_f16_matches_numpy(tmp_path):
     a, b = _f16(rng, (128, 16)), _f16(rng, (64, 16))  # B stored N x K (K-major)
     d = _mma_case("f16", a.view(np.uint8).reshape(128, 32), b.view(np.uint8).reshape(64, 32), 64,
                   encode_instr_desc("f16", 128, 64, "f16", "f16"))
+    want = (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
+    assert (d.view(np.float32) == want).all()
+
+
+def test_mma_a_from_tensor_memory(tmp_path):
+    rng = np.random.default_rng(6)
+    a, b = _f16(rng, (128, 16)), _f16(rng, (64, 16))
+    _ptxas_ok(_mma_kernel(16384 + 8192 + 4096, 64, a_in_tmem=True, a_rows_at=16384 + 8192), tmp_path)
+    d = _mma_case("f16", a.view(np.uint8).reshape(128, 32), b.view(np.uint8).reshape(64, 32), 64,
+                  encode_instr_desc("f16", 128, 64, "f16", "f16"), a_in_tmem=True)
     want = (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)
     assert (d.view(np.float32) == want).all()
 
@@ -389,13 +420,15 @@ def test_mma_i8_exact():
     assert (d.view(np.int32) == a.astype(np.int64) @ b.astype(np.int64).T).all()
 
 
-def test_mma_not_performed_before_its_phase_completes():
-    # the mbarrier expects two arrivals and only the commit arrives: the phase never completes, so the
-    # MMA has not been performed when the (unsynchronised) tcgen05.ld reads the accumulator
+@pytest.mark.parametrize("bar_count", [1, 2])
+def test_mma_not_visible_without_the_mbarrier_wait(bar_count):
+    # nobody waits on the commit's mbarrier (with count 2 its phase cannot even complete): the MMA is
+    # performed no earlier than the observed phase completion, so the unsynchronised tcgen05.ld reads
+    # the accumulator's old contents (zeros)
     rng = np.random.default_rng(4)
     a, b = _f16(rng, (128, 16)), _f16(rng, (32, 16))
     d = _mma_case("f16", a.view(np.uint8).reshape(128, 32), b.view(np.uint8).reshape(32, 32), 32,
-                  encode_instr_desc("f16", 128, 32, "f16", "f16"), wait_bar=False, bar_count=2)
+                  encode_instr_desc("f16", 128, 32, "f16", "f16"), wait_bar=False, bar_count=bar_count)
     assert (d == 0).all()
 
 
