@@ -170,13 +170,24 @@ def d_region(d: InstrDescriptor, lane0: int, col0: int) -> tuple[np.ndarray, np.
     return np.broadcast_to(lanes, (d.m, d.n)), np.broadcast_to(cols, (d.m, d.n))
 
 
-def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: tuple[str, int], b_desc: int,
-        idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None) -> None:
-    """Perform one dense cta_group::1 `tcgen05.mma` (9.7.16.10.9): D = A x B (+ D)."""
+def check_modelled(idesc: InstrDescriptor, a_in_tmem: bool, ins: A.Instruction | None) -> None:
+    """Unsupported for the MMA forms this model does not cover (checked when the MMA is issued)."""
     if idesc.sparse:
         raise Unsupported("tcgen05.mma with the sparsity bit set in the instruction descriptor", ins)
     if idesc.dtype == "f16":
         raise Unsupported("tcgen05.mma with an f16 accumulator (D layout in tensor memory not modelled)", ins)
+    for ty in (idesc.atype, idesc.btype):
+        _element_type(ty, ins)
+    if a_in_tmem and idesc.transpose_a:
+        raise UndefinedBehavior("tcgen05.mma with A in tensor memory and the transpose-A bit set", ins)
+    if a_in_tmem and idesc.m != 128:
+        raise Unsupported(f"tcgen05.mma with A in tensor memory and M = {idesc.m} (only M = 128 is modelled)", ins)
+
+
+def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: tuple[str, int], b_desc: int,
+        idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None) -> None:
+    """Perform one dense cta_group::1 `tcgen05.mma` (9.7.16.10.9): D = A x B (+ D)."""
+    check_modelled(idesc, a[0] == "tmem", ins)
     m, n, k = idesc.m, idesc.n, idesc.k
     d_lane, d_col = d_addr >> 16, d_addr & 0xFFFF
     if d_lane != 0:
@@ -186,10 +197,6 @@ def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: tuple[str,
     if a[0] == "desc":
         av = smem_operand(smem, decode_smem_desc(a[1]), m, k, idesc.atype, not idesc.transpose_a, ins)
     else:
-        if idesc.transpose_a:
-            raise UndefinedBehavior("tcgen05.mma with A in tensor memory and the transpose-A bit set", ins)
-        if m != 128:
-            raise Unsupported(f"tcgen05.mma with A in tensor memory and M = {m} (only M = 128 is modelled)", ins)
         av = tmem_operand(tm, cta, a[1] >> 16, a[1] & 0xFFFF, m, k, idesc.atype, ins)
     bv = smem_operand(smem, decode_smem_desc(b_desc), n, k, idesc.btype, not idesc.transpose_b, ins)
     cells = tm.cells[cta]

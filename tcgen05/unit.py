@@ -38,7 +38,7 @@ from symexec.machine import Group, machine_handler
 from symexec.memory import to_bytes
 
 from . import ops
-from .descriptors import InstrDescriptor, decode_instr_desc
+from .descriptors import InstrDescriptor, check_smem_desc, decode_instr_desc, decode_smem_desc
 from .tmem import TensorMemory, split_address
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -421,6 +421,9 @@ def _mma(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> No
         idesc = decode_instr_desc(int(idesc_raw[i]), kind, ins)
         for note in idesc.notes:
             u.warn(f"{note} at {ins.span}")
+        ops.check_modelled(idesc, a_tmem, ins)
+        for raw in ([int(b_desc[i])] if a_tmem else [int(a_val[i]), int(b_desc[i])]):
+            check_smem_desc(decode_smem_desc(raw), ins)
         if idesc.max_shift:
             u.warn(f"instruction descriptor {int(idesc_raw[i]):#010x}: maximum-shift bits 30-31 set without .ws "
                    f"at {ins.span}")

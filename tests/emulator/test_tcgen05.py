@@ -515,3 +515,70 @@ def test_triton_gemm_sm100(dt, bm, bn, bk, shape):
     ref = a64 @ b64
     # one f32 rounding per MMA (K/16..K/32 of them) in the model: a few ulps of the row scale
     assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * (K // 8)
+
+
+def _shape_kernel(shape: str, num: int, regs: int, pack: bool) -> str:
+    """Each warp fills columns 0..31 of its lane quarter with (lane << 16 | column), then loads one
+    fragment of `shape` and stores the registers to out[tid * regs + j]."""
+    fill = ", ".join(f"%r{40 + c}" for c in range(32))
+    movs = "\n".join(f"  or.b32 %r{40 + c}, %r7, {c};" for c in range(32))
+    dst = ", ".join(f"%r{80 + j}" for j in range(regs))
+    extra = ", 8" if shape == "16x32bx2" else ""
+    stores = "\n".join(f"  st.global.b32 [%rd3+{4 * j}], %r{80 + j};" for j in range(regs))
+    return HEAD + f"""
+.visible .entry k(.param .u64 out)
+{{
+  .reg .b32 %r<{80 + regs}>;
+  .reg .b64 %rd<8>;
+  .reg .pred %p<2>;
+  .shared .align 16 .b32 slot;
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p1, %r1, 32;
+  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  tcgen05.fence::after_thread_sync;
+  ld.shared.b32 %r2, [slot];
+  and.b32 %r3, %r1, 0xffffffe0;
+  shl.b32 %r4, %r3, 16;
+  add.u32 %r5, %r2, %r4;
+  shl.b32 %r7, %r1, 16;
+{movs}
+  tcgen05.st.sync.aligned.32x32b.x32.b32 [%r5], {{{fill}}};
+  tcgen05.wait::st.sync.aligned;
+  tcgen05.ld.sync.aligned.{shape}.x{num}{".pack::16b" if pack else ""}.b32 {{{dst}}}, [%r5]{extra};
+  tcgen05.wait::ld.sync.aligned;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, {4 * regs};
+  add.u64 %rd3, %rd1, %rd2;
+{stores}
+  tcgen05.fence::before_thread_sync;
+  bar.sync 0;
+  @%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;
+  @%p1 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("shape,num,per,pack", [("32x32b", 2, 1, False), ("16x64b", 2, 1, False), ("16x128b", 2, 2, False),
+                                                 ("16x256b", 1, 4, False), ("16x32bx2", 4, 1, False),
+                                                 ("16x256b", 1, 4, True), ("32x32b", 4, 1, True)])
+def test_ld_fragment_shapes(shape, num, per, pack, tmp_path):
+    regs = num * per
+    src = _shape_kernel(shape, num, regs, pack)
+    _ptxas_ok(src, tmp_path)
+    out = np.zeros(128 * regs, np.uint32)
+    got = _run(src, {"out": out}, ["out"]).by_name("out").data.view(np.uint32).reshape(128, regs)
+    fr = fragment(shape, num, split_off=8, pack=pack)
+    tid = np.arange(128)
+    lane = 32 * (tid // 32)[:, None] + fr.lane[tid % 32]
+    col = fr.col[tid % 32]
+    want = (col | ((col + 1) << 16)) if pack else (lane << 16 | col)
+    assert (got == want).all()
+    if shape == "16x256b" and not pack:  # Figure 186: the mma-accumulator-like arrangement
+        t = np.arange(32)
+        assert (fr.lane[:, 0] == t // 4).all() and (fr.lane[:, 2] == t // 4 + 8).all()
+        assert (fr.col[:, 1] == 2 * (t % 4) + 1).all()
+    if shape == "16x32bx2":  # the second half of the warp reads immHalfSplitoff columns further
+        assert (fr.col[16:, 0] == 8).all() and (fr.lane[16:, 0] == np.arange(16)).all()
