@@ -67,6 +67,7 @@ class MbarrierUnit:
         self.forced: dict[tuple, int] = {}  # wait site -> stamp at which it was let go with False
         self.tokens: set[tuple] = set()
         self.completed_phases = 0
+        self.settling: Barrier | None = None  # the barrier whose phase is completing, while it does
 
     # ------------------------------------------------------------------ lookup
     def get(self, key: tuple[int, int], ins: A.Instruction) -> Barrier:
@@ -170,12 +171,16 @@ class MbarrierUnit:
         if k is None:
             return
         landed, bar.landing = bar.landing[:k], bar.landing[k:]
-        for nbytes, land in landed:
-            land()
-            bar.tx -= nbytes
-        done, bar.on_complete = bar.on_complete, []
-        for fn in done:
-            fn()
+        self.settling = bar  # writes made now belong to this phase (for a happens-before checker)
+        try:
+            for nbytes, land in landed:
+                land()
+                bar.tx -= nbytes
+            done, bar.on_complete = bar.on_complete, []
+            for fn in done:
+                fn()
+        finally:
+            self.settling = None
         bar.phase += 1
         bar.pending = bar.expected
         self.completed_phases += 1
@@ -262,6 +267,9 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
     extra = ins.modifiers - allowed
     if op is None or extra:
         raise Unsupported(f"{ins.name}" + (f": modifier(s) {' '.join(sorted(extra))}" if extra else ""), ins)
+    copies = batch.units.get("async_copy")
+    if copies is not None:  # cp.async of threads that exited meanwhile complete (symexec.async_copy)
+        copies.reap(batch)
     if op in (".test_wait", ".try_wait"):
         return _wait(machine, batch, g, ins, mask)
     if mask.any():
@@ -383,6 +391,14 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
         g.mask = mask.copy()
         site = (g.pc, g.mask.tobytes())
     stamp = u.stamp
+    slot, off = int(keys[0, 0]), int(keys[0, 1])
+
+    def describe() -> str:
+        bar = u.bars.get((slot, off))
+        if bar is None:
+            return f"mbarrier at shared 0x{off:x} (CTA slot {slot}), since invalidated"
+        return (f"mbarrier at shared 0x{off:x} (CTA slot {slot}) to complete phase {bar.phase}: "
+                f"{bar.pending} arrival(s) pending, tx-count {bar.tx - sum(n for n, _ in bar.landing)}")
 
     def wake() -> bool:
         if u.stamp != stamp:
@@ -391,12 +407,9 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
             u.forced[site] = stamp
             u.tokens.add(site)
             return True
+        g.waiting_for = describe()  # the scheduler is about to report a deadlock
         return False
 
-    slot, off = int(keys[0, 0]), int(keys[0, 1])
-    bar = u.bars.get((slot, off))
     g.status = "wait"
     g.wake = wake
-    g.waiting_for = (f"mbarrier at shared 0x{off:x} (CTA slot {slot}) to complete phase "
-                     f"{bar.phase if bar else '?'}: {bar.pending if bar else '?'} arrival(s) pending, "
-                     f"tx-count {bar.tx if bar else '?'}")
+    g.waiting_for = describe()
