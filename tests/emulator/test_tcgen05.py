@@ -582,3 +582,42 @@ def test_ld_fragment_shapes(shape, num, per, pack, tmp_path):
         assert (fr.col[:, 1] == 2 * (t % 4) + 1).all()
     if shape == "16x32bx2":  # the second half of the warp reads immHalfSplitoff columns further
         assert (fr.col[16:, 0] == 8).all() and (fr.lane[16:, 0] == np.arange(16)).all()
+
+
+def test_triton_warp_specialised_gemm_sm100():
+    """Producer/consumer partitions (warp_specialize): TMEM accumulator handed over through mbarriers."""
+    triton = pytest.importorskip("triton")
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    @triton.jit
+    def ws_mm(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in tl.range(0, K, BK, warp_specialize=True, num_stages=3):
+            a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+            b = tl.load(b_ptr + (k + rk)[:, None] * BN + rn[None, :])
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32"}
+    attrs = {(i,): [["tt.divisibility", 16]] for i in range(4)}
+    k = triton.compile(ASTSource(ws_mm, sig, {"BM": 128, "BN": 128, "BK": 64}, attrs),
+                       target=GPUTarget("cuda", 100, 32), options={"ptx_version": 90, "num_warps": 4, "num_stages": 3})
+    ptx = k.asm["ptx"]
+    assert "tcgen05.mma" in ptx
+    K = 320
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((128, K)).astype(np.float16)
+    b = rng.standard_normal((K, 128)).astype(np.float16)
+    prog = load_program(ptx_parser.parse(ptx), None)
+    params = ["a", "b", "c", K] + [0] * (len(prog.params) - 4)
+    launch = Launch((1, 1, 1), (32 * k.metadata.num_warps, 1, 1),
+                    {"a": a, "b": b, "c": np.zeros((128, 128), np.float32)}, params,
+                    dynamic_shared_bytes=k.metadata.shared)
+    got = _FinishingMachine(prog, launch).run().by_name("c").data.view(np.float32).reshape(128, 128)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * (K // 8)
