@@ -373,10 +373,24 @@ _RED_TYPES = {".add": {".u32", ".s32", ".u64"}, ".min": {".u32", ".s32", ".u64",
               ".and": {".b32", ".b64"}, ".or": {".b32", ".b64"}, ".xor": {".b32", ".b64"}}
 
 
+_FLOAT_ADD = {".f32", ".f64", ".f16", ".bf16"}
+
+
+def _float_add(ty: str, noftz: bool, ins: A.Instruction):
+    """Element update of `.add` on floats: round to nearest even; .f32 flushes subnormal inputs and
+    results to sign-preserving zero; .f16/.bf16 require .noftz (9.7.9.25.4.2)."""
+    from semantics import floatops as F
+
+    if ty in (".f16", ".bf16") and not noftz:
+        raise Unsupported(f"{ins.name}: .add{ty} requires .noftz", ins)
+    if ty in (".f32", ".f64") and noftz:
+        raise Unsupported(f"{ins.name}: .noftz is only defined for .f16/.bf16", ins)
+    return lambda old, src: F.add(old, src, ty[1:], "rn", ftz=ty == ".f32")
+
+
 def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
-    """cp.reduce.async.bulk.global.shared::cta.bulk_group.redOp.type [dst], [src], size: integer and
-    bitwise element types (the floating-point forms are not modelled: .add.f32 flushes subnormals
-    in an implementation-defined way)."""
+    """cp.reduce.async.bulk.global.shared::cta.bulk_group.redOp.type [dst], [src], size: integer,
+    bitwise and floating-point .add element types (.min/.max on .f16/.bf16 are not modelled)."""
     from semantics.ptx.memory import _update
 
     if ".tensor" in ins.modifiers:
@@ -386,15 +400,16 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
     if pos != (".global", ".shared::cta") or len(red) != 1 or len(ins.types) != 1:
         raise Unsupported(f"{ins.name}", ins)
     ty = ins.types[0]
-    if ty not in _RED_TYPES[red[0]]:
-        raise Unsupported(f"{ins.name}: {red[0]}{ty} (floating-point or invalid combination)", ins)
-    _check(ins, _BULK_HINTS | set(pos) | {".reduce", ".bulk_group", red[0], ty})
+    is_float = red[0] == ".add" and ty in _FLOAT_ADD
+    if ty not in _RED_TYPES[red[0]] and not is_float:
+        raise Unsupported(f"{ins.name}: {red[0]}{ty} (not modelled or not a valid combination)", ins)
+    _check(ins, _BULK_HINTS | set(pos) | {".reduce", ".bulk_group", ".noftz", red[0], ty})
     ops = list(ins.operands)
     if ".L2::cache_hint" in ins.modifiers:
         ops.pop()
     t = tinfo(ty)
     eb = t.width // 8
-    fn = _update(red[0][1:], t)
+    fn = _float_add(ty, ".noftz" in ins.modifiers, ins) if is_float else _update(red[0][1:], t)
     lanes = np.nonzero(mask)[0]
     dst = _global_addrs(batch, ops[0], lanes)
     src = _shared_offsets(machine, batch, ins, ops[1], lanes)

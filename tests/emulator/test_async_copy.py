@@ -382,3 +382,31 @@ def test_random_group_programs_match_the_queue_model(ops):
     out = run("\n".join(lines) + "\ncp.async.wait_all;", X, 32 * max(1, n_reads)).reshape(-1, 32)
     for i, w in enumerate(want):
         np.testing.assert_array_equal(out[i], w)
+
+
+@pytest.mark.parametrize("ty, np_ty", [(".f32", np.float32), (".f64", np.float64), (".noftz.f16", np.float16)])
+def test_bulk_reduce_float_add(ty, np_ty):
+    """cp.reduce.async.bulk .add on floats: one rounding per element, like a numpy add of that type."""
+    nbytes = 128
+    body = f"""
+    ld.global.u32 %r10, [%rd4];
+    st.shared.u32 [%r4], %r10;               // sm = in[0..31] (bit patterns)
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 cp.reduce.async.bulk.global.shared::cta.bulk_group.add{ty} [%rd2], [sm], {nbytes};
+    """
+    rng = np.random.default_rng(1)
+    src = rng.standard_normal(nbytes // np.dtype(np_ty).itemsize).astype(np_ty)
+    dst0 = rng.standard_normal(src.size).astype(np_ty)
+    inp = np.zeros(256, dtype=np.uint32)
+    inp[:32] = src.view(np.uint32)
+    prog = load_program(parse(HEADER + body + "\nret;\n}\n"))
+    m = Machine(prog, Launch((1,), (32,), {"inp": inp, "out": dst0.view(np.uint32).copy()}, ["inp", "out", 0]))
+    got = m.run().by_name("out").data.view(np_ty)
+    np.testing.assert_array_equal(got.view(np.uint8), (dst0 + src).view(np.uint8))
+
+
+def test_bulk_reduce_f16_needs_noftz():
+    with pytest.raises(Unsupported, match="noftz"):
+        run("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%rd2], [sm], 128;", X, 32)
