@@ -27,6 +27,7 @@ disable-output-lane forms are `Unsupported`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -47,6 +48,10 @@ if TYPE_CHECKING:  # pragma: no cover
 _SUBOPS = (".alloc", ".dealloc", ".relinquish_alloc_permit", ".ld", ".st", ".wait::ld", ".wait::st", ".mma",
            ".commit", ".fence::before_thread_sync", ".fence::after_thread_sync", ".cp", ".shift")
 _ALIGNED = {".sync", ".aligned"}
+
+
+class DescriptorWarning(UserWarning):
+    """A descriptor sets bits the manual reserves (Triton does, e.g. bit 29): reported, not rejected."""
 
 
 @dataclass
@@ -105,6 +110,7 @@ class Tcgen05Unit:
     def warn(self, text: str) -> None:
         if text not in self.warnings:
             self.warnings.append(text)
+            warnings.warn(text, DescriptorWarning, stacklevel=2)
 
     def flush(self, lane: int, upto: int) -> None:
         """Perform the thread's queued MMAs up to index `upto` that have not been performed."""

@@ -412,6 +412,17 @@ def test_mma_accumulates_with_enable_input_d():
     assert (d.view(np.float32) == want).all()
 
 
+def test_mma_reserved_descriptor_bit_warns_but_runs():
+    from tcgen05.unit import DescriptorWarning
+
+    rng = np.random.default_rng(9)
+    a, b = _f16(rng, (128, 16)), _f16(rng, (32, 16))
+    with pytest.warns(DescriptorWarning, match="reserved bit 29"):
+        d = _mma_case("f16", a.view(np.uint8).reshape(128, 32), b.view(np.uint8).reshape(32, 32), 32,
+                      encode_instr_desc("f16", 128, 32, "f16", "f16") | 1 << 29)
+    assert (d.view(np.float32) == (a.astype(np.float64) @ b.astype(np.float64).T).astype(np.float32)).all()
+
+
 def test_mma_i8_exact():
     rng = np.random.default_rng(3)
     a = rng.integers(-128, 128, (128, 32)).astype(np.int8)
