@@ -47,7 +47,7 @@ class CopyRecord:
     done: np.ndarray  # (k,) written already
 
 
-@dataclass
+@dataclass(eq=False)
 class AsyncCopyUnit:
     """Per-batch state of the non-bulk and bulk async-group mechanisms."""
 
@@ -188,7 +188,7 @@ def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instr
     if len(ops) == 4:
         extra = ops[3]
         decl = batch.prog.reg(extra.name) if isinstance(extra, A.Sym) else None
-        if decl is not None and decl.width == 1 or isinstance(extra, A.Negated):  # ignore-src predicate
+        if (decl is not None and decl.width == 1) or isinstance(extra, A.Negated):  # ignore-src predicate
             ignore = np.broadcast_to(np.asarray(batch.ctx.read(extra, ".pred")), (batch.n,))[lanes]
             src_size = np.where(ignore, 0, size).astype(np.int64)
         else:

@@ -316,11 +316,23 @@ def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.nd
     counts = (_lane_values(batch, ops[2], ".u32", lanes) if len(ops) > 2 and not expect
               else np.ones(lanes.size, dtype=np.int64))
     states = np.zeros(lanes.size, dtype=np.uint64)
-    for i in range(lanes.size):
-        key = (int(keys[i, 0]), int(keys[i, 1]))
-        if tx is not None:
-            u.expect_tx(key, int(tx[i]), ins)
-        states[i] = u.arrive(key, int(counts[i]), ins, no_complete, drop)
+    for key, idx in by_barrier(keys):
+        c = counts[idx]
+        bar = u.get(key, ins)
+        total = int(c.sum())
+        if (tx is None and not drop and c.min() >= 1 and c.max() <= MAX_COUNT
+                and (total < bar.pending or (total == bar.pending and not no_complete))):
+            # the common case, vectorised: every arrival lands in the current phase
+            before = (bar.pending - (np.cumsum(c) - c)).astype(np.uint64)
+            states[idx] = (np.uint64(_TAG << _TAG_SHIFT) | ((before & np.uint64(MAX_COUNT)) << np.uint64(32))
+                           | np.uint64(bar.phase & 0xFFFFFFFF) | np.uint64(_NOCOMPLETE if no_complete else 0))
+            bar.pending -= total
+            u.stamp += 1
+            continue
+        for i in idx:  # lane by lane, in lane order (a phase may complete in between)
+            if tx is not None:
+                u.expect_tx(key, int(tx[i]), ins)
+            states[i] = u.arrive(key, int(counts[i]), ins, no_complete, drop)
     if not isinstance(dest, A.Sink):
         full = np.zeros(batch.n, dtype=np.uint64)
         full[lanes] = states
