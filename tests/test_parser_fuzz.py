@@ -41,8 +41,10 @@ SEEDS: tuple[str, ...] = tuple((HANDWRITTEN_DIR / n).read_text() for n in SEED_N
 MAX_EXAMPLES = int(os.environ.get("VOLTA_FUZZ_EXAMPLES", "200"))
 HANG_SECONDS = 10.0
 
-# Words, registers, literals, directives, and single punctuation characters.
-_TOKEN_RE = re.compile(r"//[^\n]*|/\*.*?\*/|[%$.\w][\w$.:]*|\S", re.DOTALL)
+# Comments, strings, words (registers, literals, directives, opcodes with modifiers), two-character
+# operators, and single punctuation characters.
+_TOKEN_RE = re.compile(
+    r'//[^\n]*|/\*.*?\*/|"[^"\n]*"|[%$.\w][\w$.:]*|<<|>>|<=|>=|==|!=|&&|\|\||\S', re.DOTALL)
 
 
 def _tokens(text: str) -> list[tuple[int, int]]:
@@ -147,7 +149,7 @@ def duplicated_lines(draw: Callable) -> str:
     return "".join(lines[:at] + block + lines[at:])
 
 
-_SEPARATORS = frozenset(";,{}[]()")
+_SEPARATORS = frozenset(";,{}[]()|!@<>")
 _FILLERS = (" ", "\t", "\n", "\n\n", "\r\n", "/* c */", "/**/", "// c;{\n", "/* multi\nline */")
 
 
