@@ -167,7 +167,10 @@ def brev(a: np.ndarray, width: int) -> np.ndarray:
 
 
 def fns(mask: np.ndarray, base: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """fns.b32: n-th set bit from ``base``; returns (d, undefined) with base > 31 undefined."""
+    """fns.b32: n-th set bit from ``base``; returns (d, undefined) with base > 31 undefined.
+
+    Undefined lanes hold 0xFFFFFFFF, which is what an H200 returns for them.
+    """
     m = u(mask, 32).astype(np.int64)
     b = u(base, 32).astype(np.int64)
     off = s(offset, 32)
@@ -188,6 +191,7 @@ def fns(mask: np.ndarray, base: np.ndarray, offset: np.ndarray) -> tuple[np.ndar
         found |= hit
         count = np.where(bit & ~hit, count - 1, count)
         pos = pos + step
+    d = np.where(bad, 0xFFFFFFFF, d)
     return d.astype(np.uint32), bad
 
 
@@ -195,11 +199,21 @@ def fns(mask: np.ndarray, base: np.ndarray, offset: np.ndarray) -> tuple[np.ndar
 # bit fields
 
 
+def _field_bounds(p: np.ndarray, n: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position, length) of a bit field: & 0xff for 32-bit types (the manual), whole u32 for
+    64-bit types (measured on an H200, sm_90; the manual says & 0xff)."""
+    mask = np.uint32(0xFF) if width == 32 else np.uint32(0xFFFFFFFF)
+    return (u(p, 32) & mask).astype(np.int64), (u(n, 32) & mask).astype(np.int64)
+
+
 def bfe(a: np.ndarray, b: np.ndarray, c: np.ndarray, width: int, signed: bool = False) -> np.ndarray:
-    """bfe: extract c&0xff bits at b&0xff, zero- or sign-extended (9.7.1.19)."""
+    """bfe: extract c&0xff bits at b&0xff, zero- or sign-extended (9.7.1.19).
+
+    For .u64/.s64 an H200 uses the whole 32-bit position and length (no & 0xff; positions or
+    lengths of 256 and more act as "beyond the msb"), which we follow: ``_field_bounds``.
+    """
     msb = width - 1
-    pos = (u(b, 32) & np.uint32(0xFF)).astype(np.int64)
-    ln = (u(c, 32) & np.uint32(0xFF)).astype(np.int64)
+    pos, ln = _field_bounds(b, c, width)
     x = u(a, width).astype(np.uint64)
     n = np.clip(np.minimum(ln, width - pos), 0, width)  # field bits actually inside a
     field = _shr64(x, pos) & _lowmask(n)
@@ -212,9 +226,8 @@ def bfe(a: np.ndarray, b: np.ndarray, c: np.ndarray, width: int, signed: bool = 
 
 
 def bfi(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray, width: int) -> np.ndarray:
-    """bfi: insert the low d&0xff bits of a into b at c&0xff (9.7.1.20)."""
-    pos = (u(c, 32) & np.uint32(0xFF)).astype(np.int64)
-    ln = (u(d, 32) & np.uint32(0xFF)).astype(np.int64)
+    """bfi: insert the low d&0xff bits of a into b at c&0xff (9.7.1.20); .b64: see ``bfe``."""
+    pos, ln = _field_bounds(c, d, width)
     n = np.clip(np.minimum(ln, width - pos), 0, width)
     mask = _shl64(_lowmask(n), pos)
     x, y = u(a, width).astype(np.uint64), u(b, width).astype(np.uint64)

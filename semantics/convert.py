@@ -163,15 +163,18 @@ def _float_to_float(a: np.ndarray, dst: FloatFormat, src: FloatFormat, r: str | 
     if src is TF32:
         raise ConvertError("cvt: .tf32 is a destination type only")
     b = np.asarray(a).astype(src.dtype)
-    if ftz and src is F32:
-        b = flush_subnormal(b, src)
-    x = decode(b, src)
     flush_out = ftz and dst is F32
     if r in INT_ROUNDINGS:
         if dst is not src:
             raise ConvertError("cvt: integer rounding between floats needs equal source and destination types")
+        if ftz:  # documented for cvt.ftz.f32.f32 with integer rounding (9.7.9.21)
+            b = flush_subnormal(b, src)
         with np.errstate(invalid="ignore"):
-            return round_f64(INT_ROUNDINGS[r](x), dst, "rn", ftz=flush_out)
+            out = round_f64(INT_ROUNDINGS[r](decode(b, src)), dst, "rn", ftz=flush_out)
+        return _nan_convert(b, src, dst, out)
+    # .ftz here flushes f32 *results* only: an H200 does not flush the f32 source of
+    # cvt.rp.ftz.f16.f32 (a subnormal rounds up to the smallest f16 subnormal).
+    x = decode(b, src)
     narrowing = _rank(dst) < _rank(src) or dst.ebits < src.ebits
     if dst is TF32:
         if src is not F32:
@@ -182,9 +185,53 @@ def _float_to_float(a: np.ndarray, dst: FloatFormat, src: FloatFormat, r: str | 
         raise ConvertError(f"cvt.{dst.name}.{src.name} needs a rounding modifier")
     if not narrowing and r is not None and dst is not src:
         raise ConvertError(f"cvt.{dst.name}.{src.name} is exact and takes no rounding modifier")
+    if src is F32 and dst is TF32 and r == "rna":
+        return _tf32_rna_sm90(b, satfinite)
     if src is F32 and dst in (BF16, TF32) and r in _DROP_ROUND and not satfinite:
         return _f32_drop_bits(b, dst, r)
-    return round_f64(x, dst, r or "rn", ftz=flush_out, satfinite=satfinite)
+    out = round_f64(x, dst, r or "rn", ftz=flush_out, satfinite=satfinite)
+    return _nan_convert(b, src, dst, out)
+
+
+def _nan_convert(b: np.ndarray, src: FloatFormat, dst: FloatFormat, out: np.ndarray) -> np.ndarray:
+    """NaN results of float-to-float cvt, as measured on an H200 (sm_90).
+
+    Widening to f64 keeps the sign and payload and sets the quiet bit; f64 -> f32 keeps the sign
+    and the top 22 payload bits, quiet; f64 -> f16/bf16 keeps only the sign; bf16 -> f32 is a
+    plain shift (even signalling NaNs stay signalling); integral rounding of f64 quiets the
+    operand; every other conversion gives the destination's canonical NaN (0x7FFFFFFF, 0x7FFF).
+    """
+    nan = is_nan(b, src)
+    if not nan.any():
+        return out
+    w = b.astype(np.uint64)
+    sign = (w >> np.uint64(src.bits - 1)) & np.uint64(1)
+    frac = w & np.uint64((1 << src.mbits) - 1) if src is not F64 else w & np.uint64((1 << 52) - 1)
+    if dst is F64 and src is F64:
+        val = w | np.uint64(1 << 51)
+    elif dst is F64:  # f32 / f16 / bf16 -> f64 (bf16 by analogy with f32: not measured)
+        val = (sign << np.uint64(63)) | np.uint64(0x7FF8 << 48) | (frac << np.uint64(52 - src.mbits))
+    elif src is F64 and dst is F32:
+        val = (sign << np.uint64(31)) | np.uint64(0x7FC00000) | (frac >> np.uint64(29))
+    elif src is F64 and dst in (F16, BF16):
+        val = (sign << np.uint64(dst.bits - 1)) | np.uint64(0x7E00 if dst is F16 else 0x7FC0)
+    elif src is BF16 and dst is F32:
+        val = w << np.uint64(16)
+    else:
+        return out
+    return np.where(nan, val.astype(dst.dtype), out).astype(dst.dtype)
+
+
+def _tf32_rna_sm90(b: np.ndarray, satfinite: bool) -> np.ndarray:
+    """cvt.rna{.satfinite}.tf32.f32 as an H200 computes it: (bits + 0x1000) & ~0x1FFF on the raw
+    pattern, NaNs and infinities included (a NaN whose payload lies in the low 13 bits becomes
+    an infinity).  With .satfinite, a result with an all-ones exponent (inf or NaN) steps down
+    by one tf32 ulp (0x2000), so +inf -> 0x7F7FE000 and a NaN stays a (different) NaN."""
+    w = (b.astype(np.uint64) + np.uint64(0x1000)) & np.uint64(0xFFFFE000)
+    if satfinite:
+        top = (w & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
+        w = np.where(top, w - np.uint64(0x2000), w)
+    return w.astype(np.uint32)
 
 
 _DROP_ROUND = ("rn", "rna", "rz")
@@ -260,11 +307,8 @@ def cvt_x2_from_x2(a: np.ndarray, dtype: str, atype: str, rnd: str = "rn", *, re
     out = []
     for lane in (hi_in, lo_in):
         lane = lane.astype(src.dtype)
-        if src is E5M2 and dst is F16:
-            conv = (lane.astype(np.uint16) << np.uint16(8)).astype(np.uint16)  # e5m2 is truncated f16
-        else:
-            narrowing = _rank(dst) < _rank(src) or dst.ebits < src.ebits
-            conv = _float_to_float(lane, dst, src, rnd if narrowing else None, False, satfinite)
+        narrowing = _rank(dst) < _rank(src) or dst.ebits < src.ebits
+        conv = _float_to_float(lane, dst, src, rnd if narrowing else None, False, satfinite)
         if relu_:
             conv = relu(conv, dst)
         out.append(conv)
@@ -307,3 +351,18 @@ def cvt_bf16x2_from_ue8m0x2(a: np.ndarray) -> np.ndarray:
     """cvt.rn.bf16x2.ue8m0x2: each scale 2**(e-127) exactly in bf16 (2**-127 is a bf16 subnormal)."""
     hi, lo = unpack2(a, 8)
     return _pack(round_f64(decode_ue8m0(hi), BF16), round_f64(decode_ue8m0(lo), BF16), 16)
+
+
+def to_register(bits: np.ndarray, dtype: str, reg_width: int) -> np.ndarray:
+    """Widen a cvt result of integer type ``dtype`` to a wider destination register.
+
+    An H200 sign-extends signed results (cvt.rni.s8.f32 into a 16-bit register gives 0xFFFF for
+    -1; likewise cvt.sat.s8.s32) and zero-extends unsigned ones.
+    """
+    kind, info = _kind(dtype)
+    if kind != "int":
+        raise ConvertError("to_register widens integer results only")
+    signed, width = info
+    if reg_width < width:
+        raise ConvertError(f"a .{dtype.lstrip('.')} result does not fit a {reg_width}-bit register")
+    return wrap(value(bits, width, signed), reg_width)

@@ -256,6 +256,8 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
     else:
         with np.errstate(invalid="ignore", over="ignore"):
             s = p + z
+        # the exact product of finite operands is finite even where RN64(a*b) overflows
+        s = np.where(np.isfinite(x) & np.isfinite(y) & np.isinf(z), z, s)
         nan = np.isnan(s)
         out = round_f64(s, F64)
         finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)

@@ -96,12 +96,11 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-# Canonical NaNs.  f32/f16/bf16: 0x7FFFFFFF / 0x7FFF / 0x7FFF is what the hardware is known to
-# produce for arithmetic NaN results (EMPIRICAL: the manual only says "unspecified NaN").
-# f64: the manual says payloads propagate; for *generated* NaNs (inf-inf, 0*inf) we use
-# 0x7FFFFFFFFFFFFFFF, consistent with the documented canonical NaN of rcp.approx.ftz.f64
-# (0x7fffffff00000000 in the upper word) (EMPIRICAL).
-F64 = FloatFormat("f64", 11, 52, 1023, True, "ieee", 0x7FFFFFFFFFFFFFFF)
+# Canonical NaNs, as measured on an H200 (sm_90, 2026-11-29, tests/semantics/gpu_conformance.py):
+# f32/f16/bf16 arithmetic NaN results are 0x7FFFFFFF / 0x7FFF / 0x7FFF (the manual only says
+# "unspecified NaN").  f64 propagates NaN operands (quieted); a NaN generated from non-NaN
+# operands (inf - inf, 0 * inf, sqrt(-1)) is 0xFFF8000000000000.
+F64 = FloatFormat("f64", 11, 52, 1023, True, "ieee", 0xFFF8000000000000)
 F32 = FloatFormat("f32", 8, 23, 127, True, "ieee", 0x7FFFFFFF)
 F16 = FloatFormat("f16", 5, 10, 15, True, "ieee", 0x7FFF)
 BF16 = FloatFormat("bf16", 8, 7, 127, True, "ieee", 0x7FFF)

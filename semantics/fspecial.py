@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semantics.floatops import _fmt, _inputs, _nan_result, _sign, mul, rcp
+from semantics.floatops import _fmt, _inputs, _nan_result, _sign
 from semantics.formats import (
     BF16,
     F16,
@@ -87,18 +87,27 @@ def fmax(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, *, c: np.nd
 # sign operations, testp, copysign
 
 
+def _sign_op_nan(b: np.ndarray, out: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """abs/neg of a NaN, as measured on an H200: f32/f16/bf16 give the canonical NaN; f64 gives
+    the operand quieted with its sign unchanged (the manual: "unspecified NaN")."""
+    nan = is_nan(b, fmt)
+    if fmt is F64:
+        return np.where(nan, b | np.uint64(1 << 51), out).astype(np.uint64)
+    return np.where(nan, fmt.dtype(fmt.canonical_nan), out).astype(fmt.dtype)
+
+
 def fabs(a: np.ndarray, fmt: FloatFormat | str = F32, *, ftz: bool = False) -> np.ndarray:
-    """abs: clear the sign bit.  NaNs keep their payload (f64 per the manual; f32/f16 EMPIRICAL)."""
+    """abs{.ftz}: clear the sign bit (NaNs: see ``_sign_op_nan``)."""
     fmt = get_format(fmt)
     (b,) = _inputs(fmt, ftz, a)
-    return (b & ~fmt.dtype(1 << (fmt.bits - 1))).astype(fmt.dtype)
+    return _sign_op_nan(b, (b & ~fmt.dtype(1 << (fmt.bits - 1))).astype(fmt.dtype), fmt)
 
 
 def fneg(a: np.ndarray, fmt: FloatFormat | str = F32, *, ftz: bool = False) -> np.ndarray:
-    """neg: flip the sign bit (NaN payload kept: EMPIRICAL, the manual says unspecified NaN)."""
+    """neg{.ftz}: flip the sign bit (NaNs: see ``_sign_op_nan``)."""
     fmt = get_format(fmt)
     (b,) = _inputs(fmt, ftz, a)
-    return (b ^ fmt.dtype(1 << (fmt.bits - 1))).astype(fmt.dtype)
+    return _sign_op_nan(b, (b ^ fmt.dtype(1 << (fmt.bits - 1))).astype(fmt.dtype), fmt)
 
 
 def copysign(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32) -> np.ndarray:
@@ -201,11 +210,11 @@ def approx(fn: str, a: np.ndarray, fmt: FloatFormat | str = F32, *, ftz: bool = 
 
 
 def div_approx(a: np.ndarray, b: np.ndarray, *, ftz: bool = False) -> np.ndarray:
-    """div.approx.f32: a * (1/b); for 2**126 < |b| < 2**128 the result is a signed zero, or
-    NaN when a is infinite (9.7.3.8).  1/b is modelled correctly rounded."""
+    """div.approx.f32: a * (1/b) within 2 ulp; for 2**126 < |b| < 2**128 the result is a signed
+    zero, or NaN when a is infinite (9.7.3.8).  Modelled as the correctly rounded quotient
+    elsewhere (an H200 also divides by subnormal b without overflowing 1/b)."""
     x, y = _inputs(F32, ftz, a, b)
-    r = rcp(y, F32, "rn", ftz=ftz)
-    out = mul(x, r, F32, "rn", ftz=ftz)
+    out = div_full(x, y, ftz=ftz)  # in range, modelled as the correctly rounded quotient
     vy = np.abs(decode(y, F32))
     huge = (vy > 2.0**126) & np.isfinite(vy)
     zero = (_sign(x, F32) ^ _sign(y, F32)).astype(np.uint32) << np.uint32(31)
@@ -224,8 +233,8 @@ def _upper_word_f64(fn: str, a: np.ndarray) -> np.ndarray:
     """rcp/rsqrt.approx.ftz.f64: work on the upper 32 bits (1.11.20), zero the low word.
 
     NaN -> 0x7fffffff00000000; subnormals flush to sign-preserving zero (9.7.3.14, 9.7.3.17).
-    The reduced-precision result is modelled as RN of the exact function truncated to 20
-    fraction bits (EMPIRICAL).
+    The reduced-precision result is modelled as the exact function rounded to nearest at 20
+    fraction bits (the hardware's last bit differs now and then: it is an approximation).
     """
     bits = np.asarray(a).astype(np.uint64)
     top = bits & np.uint64(0xFFFFFFFF00000000)
@@ -235,7 +244,10 @@ def _upper_word_f64(fn: str, a: np.ndarray) -> np.ndarray:
         y = 1.0 / x if fn == "rcp" else 1.0 / np.sqrt(x)
         if fn == "rsqrt":
             y = np.where(x == 0, np.copysign(np.inf, x), y)
-    yb = flush_subnormal(round_f64(y, F64), F64) & np.uint64(0xFFFFFFFF00000000)
+    yb = flush_subnormal(round_f64(y, F64), F64)
+    finite = np.isfinite(y) & (y != 0)
+    # round to nearest at bit 32 (an H200 rounds rather than truncates the low word)
+    yb = np.where(finite, yb + np.uint64(0x80000000), yb) & np.uint64(0xFFFFFFFF00000000)
     return np.where(np.isnan(y), np.uint64(0x7FFFFFFF00000000), yb).astype(np.uint64)
 
 

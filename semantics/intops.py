@@ -227,9 +227,8 @@ def _divmod(a: np.ndarray, b: np.ndarray, width: int, signed: bool) -> tuple[np.
 def div(a: np.ndarray, b: np.ndarray, width: int, signed: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """div: (quotient truncated toward zero, undefined-mask) (9.7.1.8).
 
-    Division by zero is unspecified: such lanes hold all-ones and are flagged.  (EMPIRICAL:
-    all-ones is what the sm_90 division sequence is believed to return.)  MININT / -1 wraps
-    to MININT, unflagged (the manual says nothing; EMPIRICAL).
+    Division by zero is unspecified: such lanes are flagged and hold all ones, as an H200 gives
+    for every signed and unsigned width.  MININT / -1 wraps to MININT, unflagged.
     """
     _w(width)
     q, _, zero = _divmod(a, b, width, signed)
@@ -239,12 +238,12 @@ def div(a: np.ndarray, b: np.ndarray, width: int, signed: bool = False) -> tuple
 def rem(a: np.ndarray, b: np.ndarray, width: int, signed: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """rem: (remainder with the dividend's sign, undefined-mask) (9.7.1.9).
 
-    The manual calls negative operands machine-dependent; we use C semantics (truncating
-    division), which is what sm_20+ implements (EMPIRICAL).  x % 0 gives x, flagged.
+    The manual calls negative operands machine-dependent; an H200 uses C semantics (truncating
+    division).  x % 0 is flagged; the H200 returns all ones, which we return too.
     """
     _w(width)
     _, r, zero = _divmod(a, b, width, signed)
-    return np.where(zero, u(a, width), r).astype(_DT[width]), zero
+    return np.where(zero, _DT[width]((1 << width) - 1), r).astype(_DT[width]), zero
 
 
 # ---------------------------------------------------------------------------------------------

@@ -117,6 +117,10 @@ class Exec(ABC):
     def in_space(self, space: str, generic: np.ndarray) -> np.ndarray:
         """isspacep: whether generic addresses fall in a space's window."""
 
+    def lane_source(self, src: np.ndarray) -> None:
+        """Cross-lane data movement: lane l's result is lane src[l]'s operand (shfl). Lets the
+        checker track value identity across lanes; no effect on values."""
+
     def note_undefined(self, lanes: np.ndarray, what: str, ins: A.Instruction) -> None:
         """Lanes where the result is undefined by the manual (e.g. integer division by zero)."""
 

@@ -74,6 +74,7 @@ def shfl(ins: A.Instruction, x: Exec) -> None:
         raise UndefinedBehavior(f"{ins.name}: lane {lane_ % 32} reads lane {int(j[lane_])}, which is not "
                                 f"executing the shuffle", ins)
     d = a[src]
+    x.lane_source(src)
     if isinstance(dst, A.Pair):
         x.write(dst.first, d, ".b32")
         x.write(dst.second, ok, ".pred")

@@ -196,7 +196,7 @@ for dst, src, r, out in (("s32", "f32", "rni", "b32"), ("s32", "f32", "rzi", "b3
     if src == "bf16" and dst == "u8":  # ptxas wants a .u8 destination register for .u8.bf16
         text = "{ .reg .u8 q; " + text.replace("%0", "q") + " cvt.u16.u8 %0, q; }"
     add(Case(f"cvt.{r}.{dst}.{src}", text, ({"f16": "b16", "bf16": "b16"}.get(src, src),),
-             out, lambda a, dst=dst, src=src, r=r: cv.cvt(a, dst, src, r),
+             out, lambda a, dst=dst, src=src, r=r, out=out: cv.to_register(cv.cvt(a, dst, src, r), dst, int(out[1:])),
              pools=("f16all",) if src in ("f16", "bf16") else ()))
 add(Case("cvt.rpi.ftz.s32.f32", "cvt.rpi.ftz.s32.f32 %0, %1;", ("f32",), "b32",
          lambda a: cv.cvt(a, "s32", "f32", "rpi", ftz=True)))
@@ -221,7 +221,8 @@ for dst, src, sat, ins, out in (("u16", "u32", False, "b32", "b16"), ("s16", "s3
                                 ("u32", "s16", False, "b16", "b32"), ("s8", "s32", True, "b32", "b16"),
                                 ("u64", "s8", False, "b16", "b64")):
     add(Case(f"cvt{'.sat' if sat else ''}.{dst}.{src}", f"cvt{'.sat' if sat else ''}.{dst}.{src} %0, %1;", (ins,), out,
-             lambda a, dst=dst, src=src, sat=sat: cv.cvt(a, dst, src, sat=sat)))
+             lambda a, dst=dst, src=src, sat=sat, out=out: cv.to_register(cv.cvt(a, dst, src, sat=sat), dst,
+                                                                           int(out[1:]))))
 # packed
 add(Case("cvt.rn.f16x2.f32", "cvt.rn.f16x2.f32 %0, %1, %2;", ("f32", "f32"), "b32",
          lambda a, b: cv.cvt_x2_f32(a, b, "f16x2", "rn")))
@@ -301,7 +302,7 @@ add(Case("dp4a.s32.u32", "dp4a.s32.u32 %0, %1, %2, %3;", ("b32", "b32", "b32"), 
 add(Case("dp2a.hi.u32.s32", "dp2a.hi.u32.s32 %0, %1, %2, %3;", ("b32", "b32", "b32"), "b32",
          lambda a, b, c: io.dp2a(a, b, c, False, True, "hi")))
 add(Case("fns.b32", "fns.b32 %0, %1, %2, %3;", ("b32", "b32", "b32"), "b32",
-         lambda a, b, c: bo.fns(a, np.asarray(b) & 31, c)[0], pools=("b32", "small", "small")))
+         lambda a, b, c: bo.fns(a, b, c)[0], pools=("b32", "small", "small")))
 # carries: expose CC.CF through addc/subc of zeros
 add(Case("add.cc.u32->CF", "{ .reg .u32 t; add.cc.u32 t, %1, %2; addc.u32 %0, 0, 0; }", ("b32", "b32"), "b32",
          lambda a, b: u32(io.add_cc(a, b, 32)[1])))
@@ -320,3 +321,47 @@ add(Case("setp.lt.s32", pred("setp.lt.s32 p, %1, %2;"), ("b32", "b32"), "b32",
          lambda a, b: u32(cp.compare(a, b, "lt", ("s", 32)))))
 add(Case("setp.hs.u64", pred("setp.hs.u64 p, %1, %2;"), ("b64", "b64"), "b32",
          lambda a, b: u32(cp.compare(a, b, "hs", ("u", 64)))))
+
+# --------------------------------------------------------------------------------------------- NaN probes
+# A few NaNs crossed with each other (grid only) to see which operand's payload an f64 result keeps.
+for op, n in (("add.rn", 2), ("sub.rn", 2), ("mul.rn", 2), ("div.rn", 2), ("fma.rn", 3), ("min", 2), ("max", 2)):
+    fn = {"add.rn": lambda a, b: fo.add(a, b, F64), "sub.rn": lambda a, b: fo.sub(a, b, F64),
+          "mul.rn": lambda a, b: fo.mul(a, b, F64), "div.rn": lambda a, b: fo.div(a, b, F64),
+          "fma.rn": lambda a, b, c: fo.fma(a, b, c, F64), "min": lambda a, b: fs.fmin(a, b, F64),
+          "max": lambda a, b: fs.fmax(a, b, F64)}[op]
+    args = ", ".join(f"%{i + 1}" for i in range(n))
+    add(Case(f"probe.{op}.f64", f"{op}.f64 %0, {args};", ("f64",) * n, "f64", fn, pools=("f64nan",) * n,
+             extra={"grid_only": True}))
+
+# --------------------------------------------------------------------------------------------- manual bounds
+# For each .approx case, check the hardware against the manual's own promise (9.7.3.x).
+
+
+def _ulp32(v: np.ndarray) -> np.ndarray:
+    return 2.0 ** np.maximum(np.frexp(np.abs(v))[1] - 24, -149)
+
+
+def _normal(v: np.ndarray) -> np.ndarray:
+    return np.isfinite(v) & ((np.abs(v) >= 2.0**-126) | (v == 0)) & (np.abs(v) < 3.4e38)
+
+
+_PI = np.pi
+BOUNDS = {
+    "rcp": lambda x, y: (np.abs(y - 1 / x) <= _ulp32(1 / x), _normal(x) & (x != 0) & _normal(1 / x)),
+    "sqrt": lambda x, y: (np.abs(y - np.sqrt(x)) <= 2.0**-23 * np.sqrt(x), _normal(x) & (x > 0)),
+    "rsqrt": lambda x, y: (np.abs(y - 1 / np.sqrt(x)) <= 2.0**-22.9 / np.sqrt(x), _normal(x) & (x > 0)),
+    "ex2": lambda x, y: (np.abs(y - np.exp2(x)) <= 2 * _ulp32(np.exp2(x)), _normal(x) & _normal(np.exp2(x))),
+    "lg2": lambda x, y: (np.abs(y - np.log2(x)) <= np.where((x > 0.5) & (x < 2), 2.0**-22, 2.0**-22 * np.abs(np.log2(x))),
+                         _normal(x) & (x > 0)),
+    "sin": lambda x, y: (np.abs(y - np.sin(x)) <= np.where(np.abs(x) <= 2 * _PI, 2.0**-20.5, 2.0**-14.7),
+                         _normal(x) & (np.abs(x) <= 100 * _PI)),
+    "cos": lambda x, y: (np.abs(y - np.cos(x)) <= np.where(np.abs(x) <= 2 * _PI, 2.0**-20.5, 2.0**-14.7),
+                         _normal(x) & (np.abs(x) <= 100 * _PI)),
+    "tanh": lambda x, y: (np.abs(y - np.tanh(x)) <= 2.0**-11 * np.abs(np.tanh(x)), np.isfinite(x) & (x != 0)),
+    "div": lambda a, b, y: (np.abs(y - a / b) <= 2 * _ulp32(a / b),
+                            _normal(a) & (np.abs(b) >= 2.0**-126) & (np.abs(b) <= 2.0**126) & _normal(a / b)),
+}
+for case in CASES:
+    head = case.name.split(".")[0]
+    if case.approx_ulps is not None and case.name.endswith("f32") and head in BOUNDS:
+        case.extra.update(bound=BOUNDS[head], in_fmts=(F32,) * len(case.ins), out_fmt=F32)

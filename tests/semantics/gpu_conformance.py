@@ -139,6 +139,9 @@ def pool(kind: str) -> np.ndarray:
         return np.arange(1 << 16, dtype=np.uint16)
     if kind == "small":  # shift amounts, bit positions, lengths
         return np.concatenate([np.arange(0, 80), RNG.integers(0, 2**32, 200, dtype=np.uint64)]).astype(np.uint32)
+    if kind == "f64nan":
+        return np.array([0x7FF8000000000AAA, 0x7FF0000000000BBB, 0xFFF8000000000CCC, 0x3FF0000000000000,
+                         0x7FF0000000000000], dtype=np.uint64)
     if kind == "f16x2":
         a, b = b16_pool(N_RANDOM), b16_pool(N_RANDOM)[::-1]
         return (a.astype(np.uint32) << np.uint32(16)) | b.astype(np.uint32)
@@ -155,6 +158,8 @@ def operands(case: Case) -> list[np.ndarray]:
     n_spec = 40 if k == 2 else 14
     grids = np.meshgrid(*[p[:n_spec] for p in pools], indexing="ij")
     cols = [g.reshape(-1) for g in grids]
+    if case.extra.get("grid_only"):
+        return [c.astype(p.dtype) for c, p in zip(cols, pools)]
     n = 3 * N_RANDOM
     rand = [p[RNG.integers(0, len(p), n)] for p in pools]
     return [np.concatenate([c.astype(p.dtype), r]) for c, r, p in zip(cols, rand, pools)]
@@ -235,8 +240,18 @@ def run_case(case: Case, fn) -> dict:  # noqa: ANN001
                          "bound_ulps": case.approx_ulps, "within": bool((d <= case.approx_ulps).all())}
     bad = np.flatnonzero(~same)
     res["mismatch"] = int(bad.size)
+    show = np.arange(n) if case.extra.get("grid_only") else bad[:8]
     res["examples"] = [{"in": [hex(int(o[j])) for o in ops], "gpu": hex(int(got[j])), "model": hex(int(want[j]))}
-                       for j in bad[:8]]
+                       for j in show]
+    bound = case.extra.get("bound")
+    if bound is not None:
+        xs = [decode(o, f) for o, f in zip(ops, case.extra["in_fmts"])]
+        y = decode(got, case.extra["out_fmt"])
+        with np.errstate(all="ignore"):
+            ok, checked = bound(*xs, y)
+        res["manual_bound"] = {"checked": int(checked.sum()), "violations": int((checked & ~ok).sum()),
+                               "examples": [[hex(int(o[j])) for o in ops] + [hex(int(got[j]))]
+                                            for j in np.flatnonzero(checked & ~ok)[:5]]}
     return res
 
 
@@ -263,6 +278,8 @@ def main() -> None:
         results.append(r)
         flag = "OK " if r.get("mismatch") == 0 else "BAD"
         extra = f" approx={r['approx']}" if "approx" in r else ""
+        if "manual_bound" in r:
+            extra += f" bound(checked={r['manual_bound']['checked']}, violations={r['manual_bound']['violations']})"
         nanp = f" nan={r.get('hw_nan_patterns')}" if r.get("hw_nan_patterns") else ""
         print(f"{flag} {c.name:40s} n={r.get('n')} mismatch={r.get('mismatch', r.get('error'))}{extra}{nanp}", flush=True)
     Path(args.out).mkdir(parents=True, exist_ok=True)

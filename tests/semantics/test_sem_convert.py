@@ -90,6 +90,8 @@ def test_float_to_float(data: st.DataObject, pair: tuple[str, str], rnd: str) ->
     if v is None:
         if math.isnan(x):
             y = float(decode(np.array([got]), dst)[0])
+            if dst == "tf32" and rnd == "rna":  # sm_90 integer rounding: low-payload NaNs become inf
+                return
             assert math.isnan(y) or (dst in ("e2m1", "e2m3", "e3m2") and got == (1 << (eb + mb)) - 1)
         else:
             y = float(decode(np.array([got]), dst)[0])
@@ -155,7 +157,7 @@ def test_packed_conversions() -> None:
     back = cvt_x2_from_x2(d8, "f16x2", "e4m3x2")
     assert list(back) == [(0x3C00 << 16) | 0xC000, (0x5F00 << 16) | 0x5F00]
     e5 = cvt_x2_from_x2(np.array([0x7F3C], dtype=np.uint16), "f16x2", "e5m2x2")
-    assert int(e5[0]) == (0x7F00 << 16) | 0x3C00  # e5m2 -> f16 keeps the NaN pattern
+    assert int(e5[0]) == (0x7FFF << 16) | 0x3C00  # e5m2 NaN -> canonical f16 NaN (H200)
     h = np.array([(0x3C00 << 16) | 0x5F40], dtype=np.uint32)  # f16x2 {1.0, 464}
     assert int(cvt_x2_from_x2(h, "e4m3x2", "f16x2", satfinite=True)[0]) == (0x38 << 8) | 0x7E
     assert int(cvt_x2_f32(a, b, "bf16x2", "rz")[0]) == (0x3F80 << 16) | 0xC000
@@ -211,3 +213,33 @@ def test_ue8m0_pairs() -> None:
     assert int(out[0]) == (0x3F80 << 16) | 0x0040  # 1.0 and 2**-127 (a bf16 subnormal)
     with pytest.raises(ConvertError):
         cvt_ue8m0x2(a, None, "f32", "rz")
+
+
+def test_nan_conversions_measured_on_h200() -> None:
+    f32 = arr([0x7F800001, 0xFFC00001], np.uint32)
+    assert list(cvt(f32, "f64", "f32")) == [0x7FF8000020000000, 0xFFF8000020000000]
+    assert list(cvt(f32, "f16", "f32", "rn")) == [0x7FFF, 0x7FFF]
+    f64 = arr([0x7FF400318ABB5B87, 0xFFF8000000000123], np.uint64)
+    assert list(cvt(f64, "f32", "f64", "rz")) == [0x7FE0018C, 0xFFC00000]
+    assert list(cvt(f64, "f16", "f64", "rn")) == [0x7E00, 0xFE00]
+    assert list(cvt(f64, "bf16", "f64", "rn")) == [0x7FC0, 0xFFC0]
+    assert list(cvt(f64, "f64", "f64", "rzi")) == [0x7FFC00318ABB5B87, 0xFFF8000000000123]
+    assert list(cvt(arr([0x7F81], np.uint16), "f32", "bf16")) == [0x7F810000]
+    assert list(cvt(arr([0x7C01], np.uint16), "f64", "f16")) == [0x7FF8040000000000]
+    assert list(cvt(arr([0x7C01], np.uint16), "f32", "f16")) == [0x7FFFFFFF]
+    t = arr([0x7FC00000, 0x7F800001, 0xFFC00001, 0x7F800000, 0x7F7FF000], np.uint32)
+    assert list(cvt(t, "tf32", "f32", "rna")) == [0x7FC00000, 0x7F800000, 0xFFC00000, 0x7F800000, 0x7F800000]
+    assert list(cvt(t, "tf32", "f32", "rna", satfinite=True)) == [0x7FBFE000, 0x7F7FE000, 0xFFBFE000, 0x7F7FE000,
+                                                                   0x7F7FE000]
+    # .ftz does not flush the f32 source of a conversion to f16 (H200)
+    assert int(cvt(arr([0x007FFFFF], np.uint32), "f16", "f32", "rp", ftz=True)[0]) == 1
+
+
+def test_register_widening() -> None:
+    from semantics.convert import to_register
+
+    r = cvt(arr([0xBF800000, 0x42FE0000], np.uint32), "s8", "f32", "rni")
+    assert list(to_register(r, "s8", 16)) == [0xFFFF, 0x7F]
+    assert list(to_register(cvt(arr([300], np.uint32), "u8", "u32", sat=True), "u8", 32)) == [255]
+    with pytest.raises(ConvertError):
+        to_register(r, "s32", 16)

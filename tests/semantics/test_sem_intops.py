@@ -125,9 +125,12 @@ def test_simd_packed_forms() -> None:
 # --------------------------------------------------------------------------------------------- bits
 
 
+FIELD_MASK = {32: 0xFF, 64: 0xFFFFFFFF}  # 64-bit: whole u32 position/length, as measured on an H200
+
+
 def bfe_manual(a: int, pos: int, ln: int, width: int, signed: bool) -> int:
     msb = width - 1
-    pos, ln = pos & 0xFF, ln & 0xFF
+    pos, ln = pos & FIELD_MASK[width], ln & FIELD_MASK[width]
     sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
     d = 0
     for i in range(width):
@@ -137,7 +140,7 @@ def bfe_manual(a: int, pos: int, ln: int, width: int, signed: bool) -> int:
 
 
 def bfi_manual(a: int, b: int, pos: int, ln: int, width: int) -> int:
-    pos, ln = pos & 0xFF, ln & 0xFF
+    pos, ln = pos & FIELD_MASK[width], ln & FIELD_MASK[width]
     f = b
     i = 0
     while i < ln and pos + i <= width - 1:
