@@ -3,11 +3,14 @@
 For every corpus file:
 
 * ``parse`` succeeds and ``parse(print_module(parse(x))) == parse(x)``;
+* every instruction's span points at its spelled opcode;
 * (slow) ptxas accepts the original (a check of the corpus itself) and the printed text, and
   both assemble to the same machine code: every cubin section except the ones that embed the
-  PTX text or map SASS to PTX lines is byte-identical.
+  PTX text or map SASS to PTX lines is identical (symbol tables compared by resolved name,
+  see ``tests/corpus/elf.py``).
 
-Malformed files under ``tests/corpus/bad`` must raise ``ParseError`` at the stated line:col.
+Malformed files under ``tests/corpus/bad`` must raise ``ParseError`` at the stated line:col,
+and ptxas must reject them too.  ``KNOWN_GAPS`` turns a test id into a strict xfail.
 """
 from __future__ import annotations
 
