@@ -5,7 +5,7 @@ formulas (PTX 9.7.14.5.1-13: `row = groupID for ai where ...`), deliberately wit
 rule the implementation uses, and its arithmetic is plain Python/numpy scalar code:
   floats: c + a0*b0 + a1*b1 + ... in float64 in k order, rounded once by a numpy cast
           (the emulator's documented model);
-  f64:    exact rational sum, rounded by Python's correctly rounded Fraction -> float;
+  f64:    fma chain c, k = 0, 1, ... with exact rationals rounded by Fraction -> float;
   ints:   Python integers, wrapped or saturated to s32.
 """
 
@@ -163,8 +163,11 @@ def _oracle(A, B, C, ty_a: str, ty_b: str, ty_c: str, satfinite: bool):
             if ty_c == "s32":
                 s = c + sum(x * y for x, y in zip(a, b))
                 D[i][j] = max(-(1 << 31), min((1 << 31) - 1, s)) if satfinite else ((s + (1 << 31)) % (1 << 32)) - (1 << 31)
-            elif ty_c == "f64":
-                D[i][j] = float(Fraction(c) + sum(Fraction(x) * Fraction(y) for x, y in zip(a, b)))
+            elif ty_c == "f64":  # a chain of correctly rounded fmas from c, in k order
+                s = c
+                for x, y in zip(a, b):
+                    s = float(Fraction(x) * Fraction(y) + Fraction(s))
+                D[i][j] = s
             else:
                 s = c
                 for x, y in zip(a, b):
