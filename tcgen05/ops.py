@@ -24,7 +24,7 @@ from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.formats import decode, get_format
 
 from .descriptors import InstrDescriptor, SmemDescriptor, check_smem_desc, decode_smem_desc, operand_addresses
-from .tmem import LANES, TensorMemory
+from .tmem import TensorMemory
 
 # ---------------------------------------------------------------------- tcgen05.ld / st fragments
 

@@ -632,3 +632,38 @@ def test_triton_warp_specialised_gemm_sm100():
     got = _FinishingMachine(prog, launch).run().by_name("c").data.view(np.float32).reshape(128, 128)
     ref = a.astype(np.float64) @ b.astype(np.float64)
     assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * (K // 8)
+
+
+def _two_allocs(barrier_before_dealloc: bool) -> str:
+    sync = "bar.sync 0;" if barrier_before_dealloc else ""
+    return HEAD + f"""
+.visible .entry k()
+{{
+  .reg .b32 %r<8>;
+  .reg .pred %p<2>;
+  .shared .align 16 .b32 slot[2];
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r2, %r1, 5;
+  shl.b32 %r3, %r2, 2;
+  mov.u32 %r4, slot;
+  add.u32 %r4, %r4, %r3;
+  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r4], 512;
+  ld.shared.b32 %r5, [%r4];
+  {sync}
+  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r5, 512;
+  ret;
+}}
+"""
+
+
+def test_alloc_blocks_until_columns_are_freed(tmp_path):
+    # two warps each take all 512 columns: the second waits for the first one's dealloc
+    _ptxas_ok(_two_allocs(False), tmp_path)
+    _run(_two_allocs(False), {}, [], threads=64)
+
+
+def test_alloc_that_can_never_be_satisfied_is_a_deadlock():
+    from symexec.errors import Deadlock
+
+    with pytest.raises(Deadlock, match="tcgen05.alloc"):
+        _run(_two_allocs(True), {}, [], threads=64)
