@@ -410,3 +410,32 @@ def test_bulk_reduce_float_add(ty, np_ty):
 def test_bulk_reduce_f16_needs_noftz():
     with pytest.raises(Unsupported, match="noftz"):
         run("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f16 [%rd2], [sm], 128;", X, 32)
+
+
+class _ExitHook(_Capture):
+    """The exit hook this unit expects from the machine: units with `on_exit` hear of exiting lanes."""
+
+    def _exit(self, b, g, mask):  # type: ignore[override]
+        for unit in list(b.units.values()):
+            hook = getattr(unit, "on_exit", None)
+            if hook is not None:
+                hook(b, mask & g.mask)
+        return super()._exit(b, g, mask)
+
+
+def test_on_exit_completes_pending_copies_at_exit():
+    """With an exit hook, copies of an exited thread land at its exit even if no cp.async follows."""
+    body = """
+    setp.ge.u32 %p1, %r1, 16;
+    @%p1 cp.async.ca.shared.global [%r4], [%rd4], 4;
+    @%p1 exit;                               // lanes 16..31 leave with their copy pending
+    add.u32 %r5, %r4, 64;
+    ld.shared.u32 %r10, [%r5];               // lanes 0..15 read the exited lanes' slots
+    st.global.u32 [%rd5], %r10;
+    """
+    prog = load_program(parse(HEADER + body + "\nret;\n}\n"))
+    m = _ExitHook(prog, Launch((1,), (32,), {"inp": X, "out": np.zeros(32, dtype=np.uint32)}, ["inp", "out", 0]))
+    out = m.run().by_name("out").data.view(np.uint32)
+    u = m.last.units["async_copy"]
+    np.testing.assert_array_equal(np.concatenate([lanes for _, lanes in u.exited_pending]), np.arange(16, 32))
+    np.testing.assert_array_equal(out[:16], X[16:32])
