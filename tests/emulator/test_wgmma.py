@@ -164,8 +164,8 @@ $DONE:
 """
 
 
-def run_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
-    """Run the case; returns (out, early, expected) as (128, nd) uint32 arrays."""
+def build_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
+    """(PTX, buffers, params, expected D registers, old D registers) of a case."""
     rng = np.random.default_rng(seed)
     k, n = c.k, c.n
     ea, eb = _BITS[c.atype] // 8, _BITS[c.btype] // 8
@@ -213,8 +213,13 @@ def run_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
     img32 = image.view(np.uint32)
     bufs = {"img": img32.copy(), "out": np.zeros((128, c.nd), np.uint32), "early": np.zeros((128, c.nd), np.uint32),
             "din": din, "ain": ain}
-    prog = load_program(ptx_parser.parse(_ptx(c, smem)))
-    glob, _, _ = run_kernel(prog, Launch((1,), (128,), bufs, ["img", "out", "early", "din", "ain", da, db, img32.size]))
+    return _ptx(c, smem), bufs, ["img", "out", "early", "din", "ain", da, db, img32.size], want, din
+
+
+def run_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
+    """Run the case; returns (out, early, expected, old D) as (128, nd) uint32 arrays."""
+    text, bufs, params, want, din = build_case(c, seed, d_old)
+    glob, _, _ = run_kernel(load_program(ptx_parser.parse(text)), Launch((1,), (128,), bufs, params))
     out = glob.by_name("out").data.view(np.uint32).reshape(128, c.nd)
     early = glob.by_name("early").data.view(np.uint32).reshape(128, c.nd)
     return out, early, want, din
@@ -359,3 +364,104 @@ def _run_text(text: str, threads: int = 128, db: int | None = None):
     d = encode_descriptor(0, 128, 256, 0)
     return run_kernel(prog, Launch((1,), (threads,), bufs,
                                    ["img", "out", "early", "din", "ain", d, d if db is None else db, 1024]))
+
+
+# ---------------------------------------------------------------------------- Triton sm_90a kernels
+
+_GEMM_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "BM": "constexpr", "BN": "constexpr",
+             "BK": "constexpr", "PRECISION": "constexpr", "OUT": "constexpr"}
+
+
+def _run_triton(ptx: str, shared: int, threads: int, bufs: dict, params: list):
+    assert "wgmma.mma_async" in ptx
+    prog = load_program(ptx_parser.parse(ptx))
+    params = params + [0] * (len(prog.params) - len(params))  # Triton's scratch pointers
+    glob, _, _ = run_kernel(prog, Launch((1,), (threads,), bufs, params, dynamic_shared_bytes=shared))
+    return glob
+
+
+def _chain(a: np.ndarray, b: np.ndarray, kstep: int, fmt=F32, acc: np.ndarray | None = None) -> np.ndarray:
+    """The model's result of a chain of wgmma over K: one rounding per instruction (kstep of K)."""
+    acc = np.zeros((a.shape[0], b.shape[1])) if acc is None else acc
+    for k0 in range(0, a.shape[1], kstep):
+        acc = decode(np.asarray(round_f64((acc + a[:, k0:k0 + kstep] @ b[k0:k0 + kstep]).reshape(-1), fmt)),
+                     fmt).reshape(acc.shape)
+    return acc
+
+
+_TRITON = {  # name: (a type, c type, BM, BN, BK, K, precision, accumulator, warps, stages)
+    "f16-w4": ("*fp16", "*fp32", 128, 128, 64, 128, "ieee", "fp32", 4, 2),
+    "f16-w8": ("*fp16", "*fp32", 128, 128, 64, 128, "ieee", "fp32", 8, 2),
+    "bf16": ("*bf16", "*fp32", 64, 128, 64, 128, "ieee", "fp32", 4, 2),
+    "fp8e4m3": ("*fp8e4nv", "*fp32", 64, 64, 64, 128, "ieee", "fp32", 4, 2),
+    "int8": ("*i8", "*i32", 64, 64, 64, 128, "ieee", "int32", 4, 2),
+    "tf32": ("*fp32", "*fp32", 64, 64, 32, 64, "tf32", "fp32", 4, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(_TRITON))
+def test_triton_gemm(name: str) -> None:
+    import triton.language as tl
+    from wgmma_kernels import compile_ptx
+
+    adt, cdt, bm, bn, bk, k, prec, acc, warps, stages = _TRITON[name]
+    ptx, shared = compile_ptx("gemm", dict(_GEMM_SIG, a_ptr=adt, b_ptr=adt, c_ptr=cdt),
+                              dict(BM=bm, BN=bn, BK=bk, PRECISION=prec, OUT=getattr(tl, {"fp32": "float32", "int32": "int32"}[acc])),
+                              num_warps=warps, num_stages=stages)
+    rng = np.random.default_rng(3)
+    ty = {"*fp16": ".f16", "*bf16": ".bf16", "*fp8e4nv": ".e4m3", "*i8": ".s8", "*fp32": ".tf32"}[adt]
+    a_bits, a_val = _random_elems(rng, ty, (bm, k))
+    b_bits, b_val = _random_elems(rng, ty, (k, bn))
+    store = {1: np.uint8, 2: np.uint16, 4: np.uint32}[_BITS[ty] // 8]
+    c0 = np.zeros((bm, bn), np.int32 if acc == "int32" else np.float32)
+    glob = _run_triton(ptx, shared, 32 * warps, {"a": a_bits.astype(store), "b": b_bits.astype(store), "c": c0},
+                       ["a", "b", "c", k])
+    c = glob.by_name("c").data.view(c0.dtype).reshape(bm, bn)
+    if acc == "int32":
+        np.testing.assert_array_equal(c, a_val @ b_val)
+    else:
+        np.testing.assert_array_equal(c, _chain(a_val, b_val, 32 // (_BITS[ty] // 8)).astype(np.float32))
+
+
+def test_triton_attention_a_from_registers() -> None:
+    from wgmma_kernels import compile_ptx
+
+    sig = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp32", "L": "i32", "BM": "constexpr",
+           "BN": "constexpr", "D": "constexpr"}
+    ptx, shared = compile_ptx("attention", sig, dict(BM=64, BN=64, D=64))
+    assert re.search(r"wgmma\.mma_async[^;]*\}, \{%r", ptx), "the second dot should take A from registers"
+    rng = np.random.default_rng(5)
+    q = (rng.standard_normal((64, 64)) / 8).astype(np.float16)
+    kk, v = rng.standard_normal((128, 64)).astype(np.float16), rng.standard_normal((128, 64)).astype(np.float16)
+    glob = _run_triton(ptx, shared, 128, {"q": q, "k": kk, "v": v, "o": np.zeros((64, 64), np.float32)},
+                       ["q", "k", "v", "o", 128])
+    o = glob.by_name("o").data.view(np.float32).reshape(64, 64)
+    q64, k64, v64 = (x.astype(np.float64) for x in (q, kk, v))
+    want = np.zeros((64, 64))
+    for s0 in range(0, 128, 64):
+        p = _chain(q64, k64[s0:s0 + 64].T, 16).astype(np.float32).astype(np.float16).astype(np.float64)
+        want = _chain(p, v64[s0:s0 + 64], 16, acc=want)
+    np.testing.assert_array_equal(o, want.astype(np.float32))
+
+
+def test_triton_f16_accumulator_read_before_wait() -> None:
+    """Triton 3.x unpacks f16 accumulators (mov.b32 {h, h}, %r) between wgmma.commit_group and
+    wgmma.wait_group: a read of a pending accumulator, undefined by 9.7.15.7.3. The model
+    completes the wgmma at the wait, so the kernel stores the stale (zero) accumulator."""
+    import triton.language as tl
+    from wgmma_kernels import compile_ptx
+
+    ptx, shared = compile_ptx("gemm", dict(_GEMM_SIG, c_ptr="*fp16"),
+                              dict(BM=64, BN=64, BK=64, PRECISION="ieee", OUT=tl.float16))
+    body = ptx[ptx.index("wgmma.commit_group"):ptx.index("wgmma.wait_group")]
+    d_regs = set(re.findall(r"%r\d+", re.search(r"wgmma\.mma_async\S+ \{([^}]*)\}", ptx).group(1)))
+    reads_pending = any(r in set(re.findall(r"%r\d+", line.split(",", 1)[-1]))
+                        for line in body.splitlines() if line.strip().startswith("mov.b32") for r in d_regs)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((64, 64)).astype(np.float16), rng.standard_normal((64, 64)).astype(np.float16)
+    glob = _run_triton(ptx, shared, 128, {"a": a, "b": b, "c": np.zeros((64, 64), np.float16)}, ["a", "b", "c", 64])
+    c = glob.by_name("c").data.view(np.float16).reshape(64, 64)
+    if reads_pending:
+        assert (c == 0).all()
+    else:
+        np.testing.assert_array_equal(c, _chain(a.astype(np.float64), b.astype(np.float64), 16, F16).astype(np.float16))
