@@ -64,6 +64,8 @@ BUILDS: tuple[tuple[str, str, str], ...] = (
     ("rdc_extern", "sm_90a", "rdc"),
     ("rdc_extern", "sm_80", "G"),
     ("device_call", "sm_89", "rdc"),
+    ("cg_async", "sm_80", "plain"),
+    ("cg_async", "sm_90a", "lineinfo"),
 )
 
 
