@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 import shutil
 import sys
 from pathlib import Path
@@ -68,6 +69,27 @@ def test_parse_print_roundtrip(cf: CorpusFile) -> None:
     assert reparsed == module
     # Printing is a fixed point after one round: the printer is deterministic.
     assert print_module(reparsed) == printed
+
+
+_COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
+_STRING_RE = re.compile(r'"[^"\n]*"')
+_DOTTED_WORD_RE = re.compile(r"(?<![\w$%])\.[A-Za-z_]\w*(?:::\w+)*")
+
+
+def _dotted_words(text: str) -> Counter[str]:
+    """Every directive and modifier (`.entry`, `.global`, `.shared::cta`...) outside comments
+    and strings, with multiplicity."""
+    text = _STRING_RE.sub('""', _COMMENT_RE.sub(" ", text))
+    return Counter(_DOTTED_WORD_RE.findall(text))
+
+
+@pytest.mark.parametrize("cf", CORPUS_PARAMS)
+def test_printer_keeps_every_directive_and_modifier(cf: CorpusFile) -> None:
+    """Nothing ptxas might ignore is dropped or invented by the printer (a `.pragma`, a
+    `.maxnreg`, a cache hint): the printed text spells the same directives and modifiers."""
+    text, module = _parsed(str(cf.path))
+    before, after = _dotted_words(text), _dotted_words(print_module(module))
+    assert before == after, (dict(before - after), dict(after - before))
 
 
 _GUARD_RE = re.compile(r"@!?[%$\w]+\s+")
