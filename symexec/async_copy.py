@@ -105,11 +105,8 @@ def cp(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask: n
     if ".reduce" in mods:
         fn = _reduce_bulk
     elif ".bulk" in mods:
-        if ".tensor" in mods and ".prefetch" not in mods:
-            raise Unsupported("cp.async.bulk.tensor: CUtensorMap contents are opaque (no public description of "
-                              "the 128-byte tensor-map layout), so the copied box cannot be computed", ins)
         fn = (_bulk_commit if ".commit_group" in mods else _bulk_wait if ".wait_group" in mods
-              else _prefetch if ".prefetch" in mods else _bulk_copy)
+              else _prefetch if ".prefetch" in mods else _tensor if ".tensor" in mods else _bulk_copy)
     elif ".commit_group" in mods:
         fn = _commit
     elif ".wait_group" in mods or ".wait_all" in mods:
@@ -337,6 +334,13 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
         return
     raise Unsupported(f"{ins.name}: direction {' '.join(pos)} (shared::cta -> shared::cluster copies go to another "
                       "CTA of the cluster; clusters of several CTAs are not modelled)", ins)
+
+
+def _tensor(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
+    """cp.async.bulk.tensor (9.7.9.25.5.1): the box it copies is described by a CUtensorMap, which
+    the CUDA driver documents as an opaque object; its binary layout is not public, so no copy."""
+    raise Unsupported("cp.async.bulk.tensor: CUtensorMap contents are opaque (no public description of "
+                      "the 128-byte tensor-map layout), so the copied box cannot be computed", ins)
 
 
 def _bulk_size(ins: A.Instruction, n: int, dst: int, src: int) -> int:

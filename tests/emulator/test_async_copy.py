@@ -439,3 +439,13 @@ def test_on_exit_completes_pending_copies_at_exit():
     u = m.last.units["async_copy"]
     np.testing.assert_array_equal(np.concatenate([lanes for _, lanes in u.exited_pending]), np.arange(16, 32))
     np.testing.assert_array_equal(out[:16], X[16:32])
+
+
+def test_unexecuted_tensor_copy_is_not_an_error():
+    """A guarded-off instruction has no effect, even one the emulator cannot model."""
+    body = """
+    setp.eq.u32 %p1, %r1, 99;
+    @%p1 cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sm], [%rd1, {%r1}], [bar];
+    st.global.u32 [%rd5], %r1;
+    """
+    np.testing.assert_array_equal(run(body, X, 32), np.arange(32))
