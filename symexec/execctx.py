@@ -33,11 +33,15 @@ class GroupExec(Exec):
         self.ins: A.Instruction | None = None
         self._imm: dict = {}
         self.undefined: list[tuple[str, A.Instruction, int]] = []
+        self.check = batch.memory.check  # CheckState in check mode, else None
+        self.pc = -1
 
     def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
         self.mask = mask
         self.full = bool(mask.all())
         self.ins = ins
+        if self.check is not None:
+            self.check.begin(ins, self.pc)
 
     # ------------------------------------------------------------------ registers
     def _reg_width(self, name: str) -> int:
@@ -53,6 +57,8 @@ class GroupExec(Exec):
         v = self.b.regs.get(name)
         if v is None:
             v = np.zeros((), dtype=UINT[width])
+        if self.check is not None:
+            self.check.tracker.on_read_reg(name, v, width)
         t = tinfo(ty)
         if t.kind == "pred" or width == 1:
             return v.astype(bool) if width != 1 else v
@@ -72,6 +78,8 @@ class GroupExec(Exec):
             v = v.astype(UINT[t.width]).view(_SIGNED[t.width]).astype(_SIGNED[width]).view(UINT[width])
         elif v.dtype != UINT[width]:
             v = v.astype(UINT[width])
+        if self.check is not None:
+            self.check.tracker.on_write_reg(name, v, width, self.mask, self.full)
         if self.full:
             self.b.regs[name] = v
             return
@@ -84,9 +92,15 @@ class GroupExec(Exec):
     def read(self, op: A.Operand, ty: str) -> np.ndarray:
         if isinstance(op, A.Sym):
             if op.component is None and op.name in self.b.var_addr:
-                return self._address_value(op.name, ty)
+                v = self._address_value(op.name, ty)
+                if self.check is not None:
+                    self.check.tracker.on_read_const(v, tinfo(ty).width)
+                return v
             if op.name.startswith("%") and op.name != _CC and self.b.prog.reg(op.name) is None:
-                return self.special(op.name, op.component).astype(tinfo(ty).dtype)
+                v = self.special(op.name, op.component).astype(tinfo(ty).dtype)
+                if self.check is not None:
+                    self.check.tracker.on_read_const(v, tinfo(ty).width)
+                return v
             if op.component is not None:
                 raise Unsupported(f"vector register component {op.name}{op.component}", self.ins)
             return self.read_reg(op.name, ty)
@@ -98,11 +112,12 @@ class GroupExec(Exec):
         if isinstance(op, A.Sym):
             return self.read(op, ty)
         key = (op, ty)
-        hit = self._imm.get(key)
-        if hit is not None:
-            return hit
-        v = self._immediate(op, ty)
-        self._imm[key] = v
+        v = self._imm.get(key)
+        if v is None:
+            v = self._immediate(op, ty)
+            self._imm[key] = v
+        if self.check is not None:
+            self.check.tracker.on_read_const(v, tinfo(ty).width)
         return v
 
     def _immediate(self, op, ty: str) -> np.ndarray:
@@ -164,7 +179,14 @@ class GroupExec(Exec):
             if op.base.name in self.b.var_addr:
                 space, base = self.b.var_addr[op.base.name]
                 return space, np.asarray(np.uint64((base + off) & (2**64 - 1)))
-            base_v = self.read(op.base, ".u64")
+            if self.check is not None:
+                tr = self.check.tracker
+                tr.address_mode = True
+                base_v = self.read(op.base, ".u64")
+                tr.address_mode = False
+                self.check.note_dependence(f"address of {self.ins.name if self.ins else '?'}", tr.addr_taint, self.mask)
+            else:
+                base_v = self.read(op.base, ".u64")
             return None, (base_v.astype(np.uint64) + np.uint64(off & (2**64 - 1))).astype(np.uint64)
         if isinstance(op, A.Indexed):
             space, base = self.b.var_addr.get(op.base, (None, None))
@@ -270,6 +292,10 @@ class GroupExec(Exec):
         if name in ("%total_smem_size", "%aggr_smem_size"):
             return np.asarray(b.memory.shared_bytes, dtype=np.uint32)
         raise Unsupported(f"special register {name}{component or ''}", self.ins)
+
+    def lane_source(self, src: np.ndarray) -> None:
+        if self.check is not None:
+            self.check.tracker.permute = src
 
     def note_undefined(self, lanes: np.ndarray, what: str, ins: A.Instruction) -> None:
         hit = np.broadcast_to(lanes, (self.n,)) & self.mask

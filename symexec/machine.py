@@ -66,6 +66,7 @@ class Group:
     pending: set = field(default_factory=set)  # CTA slots whose barrier this group waits for
     barrier: int = -1
     wake: Callable[[], bool] | None = None  # status "wait": ready again once this returns True
+    ctl: tuple[int, ...] = ()  # reconvergence pcs of enclosing data-dependent branches (check mode)
     waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
 
 
@@ -80,7 +81,8 @@ class Batch:
     """Execution state of a batch of CTAs."""
 
     def __init__(self, prog: Program, launch: Launch, glob: GlobalMemory, ctas: list[tuple[int, int, int]],
-                 params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]]) -> None:
+                 params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]],
+                 check=None, batch_id: int = 0, cta_base: int = 0) -> None:
         self.prog = prog
         self.launch = launch
         T = launch.threads_per_block
@@ -100,6 +102,14 @@ class Batch:
         shared = prog.shared_size() + launch.dynamic_shared_bytes
         self.memory = Memory(glob, self.n, self.cta_of_lane, self.n_ctas, shared, prog.local_size(),
                              params, param_offsets)
+        self.memory.check = check
+        self.memory.batch_id = batch_id
+        self.check = check
+        self.cta_base = cta_base
+        self.ctas = ctas
+        if check is not None:
+            check.new_batch(self.n, cta_base)
+        self.bar_instance = np.zeros((self.n_ctas, 16), dtype=np.int64)  # completions per barrier
         self.var_addr = var_addr
         self.regs: dict[str, np.ndarray] = {}
         # barrier state: arrived warps per (CTA slot, barrier id)
@@ -121,7 +131,8 @@ class Batch:
 class Machine:
     """Runs one program for one launch. `run()` returns the global memory afterwards."""
 
-    def __init__(self, prog: Program, launch: Launch, batch_ctas: int = 64, max_steps: int = MAX_STEPS) -> None:
+    def __init__(self, prog: Program, launch: Launch, batch_ctas: int = 64, max_steps: int = MAX_STEPS,
+                 check: bool = False) -> None:
         self.prog = prog
         self.launch = launch
         self.glob = GlobalMemory()
@@ -137,6 +148,14 @@ class Machine:
         self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
         self.max_steps = max_steps
         self.stats = RunStats()
+        self.findings: list[tuple[str, str, A.Instruction | None, dict]] = []  # (kind, message, ins, details)
+        self.check = None
+        if check:
+            from .check.state import CheckState
+
+            lpc = -(-launch.threads_per_block // 32) * 32
+            self.check = CheckState(lpc, launch.num_ctas)
+            self.check.input_buffers = set(range(len(launch.buffers)))
         self._dispatch = self._decode()
 
     # ------------------------------------------------------------------ set-up
@@ -175,9 +194,9 @@ class Machine:
     def run(self) -> GlobalMemory:
         gx, gy, gz = self.launch.grid
         ctas = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
-        for i in range(0, len(ctas), self.batch_ctas):
+        for bi, i in enumerate(range(0, len(ctas), self.batch_ctas)):
             batch = Batch(self.prog, self.launch, self.glob, ctas[i:i + self.batch_ctas], self.params,
-                          self.param_offsets, self.var_addr)
+                          self.param_offsets, self.var_addr, self.check, bi, i)
             self.stats.batches += 1
             self._run_batch(batch)
         return self.glob
@@ -233,6 +252,10 @@ class Machine:
         steps = 0
         n_code = len(code)
         while g.status == "ready":
+            while g.ctl and g.pc == g.ctl[-1]:
+                g.ctl = g.ctl[:-1]
+            if b.check is not None:
+                b.check.tracker.control = bool(g.ctl)
             if g.joins and g.pc == g.joins[-1].pc:
                 self._park(b, g)
                 return steps
@@ -242,9 +265,14 @@ class Machine:
             ins = code[g.pc]
             steps += 1
             mask = g.mask
+            ctx.pc = g.pc
             if ins.guard is not None:
                 pred = np.broadcast_to(ctx.read_reg(ins.guard.pred, ".pred"), (b.n,))
                 mask = mask & (~pred if ins.guard.negated else pred)
+                if b.check is not None and ins.opcode in _EFFECTS and ins.opcode != "bra":
+                    b.check.ins = ins
+                    taint = b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8))
+                    b.check.note_dependence(f"guard of {ins.name}", taint, g.mask)
             ctl, fn = dispatch[g.pc]
             if ctl is not None:
                 if not ctl(b, g, ins, mask):
@@ -279,7 +307,7 @@ class Machine:
         if (j.expected & b.alive & ~j.arrived).any():
             return
         base = j.parked[0]
-        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1])
+        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1], ctl=base.ctl)
         for p in j.parked:
             p.status = "done"
         j.parked = []
@@ -294,6 +322,18 @@ class Machine:
             raise Unsupported(f"{ins.name} to a non-label target", ins)
         dest = self.prog.labels[target.name]
         taken = mask
+        if b.check is not None and ins.guard is not None:
+            from .check.shadow import DATA
+
+            taint = np.broadcast_to(b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8)), (b.n,))
+            if ((taint & DATA) != 0)[g.mask].any():
+                if self.prog.region_pure.get(g.pc):
+                    # a data-dependent choice between register-only paths: values written until the
+                    # reconvergence point depend on data through control flow
+                    g.ctl = g.ctl + (self.prog.reconverge[g.pc],)
+                else:
+                    b.check.ins = ins
+                    b.check.note_dependence(f"branch condition of {ins.name}", taint, g.mask)
         if not taken.any():
             g.pc += 1
             return True
@@ -306,8 +346,8 @@ class Machine:
         r = self.prog.reconverge.get(g.pc)
         j = Join(r, g.mask.copy(), np.zeros_like(g.mask))
         joins = g.joins + (j,)
-        fall = Group(g.mask & ~taken, g.pc + 1, joins)
-        jump = Group(taken.copy(), dest, joins)
+        fall = Group(g.mask & ~taken, g.pc + 1, joins, ctl=g.ctl)
+        jump = Group(taken.copy(), dest, joins, ctl=g.ctl)
         g.status = "done"
         b.groups.extend([fall, jump])
         return False
@@ -356,6 +396,19 @@ class Machine:
         if count is not None and (count % 32 or count <= 0):
             raise UndefinedBehavior(f"barrier thread count {count} is not a positive multiple of 32", ins)
         warps = mask.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2)
+        if ins.opcode == "bar" or ".aligned" in ins.modifiers:
+            # .aligned barriers (bar.sync is barrier.sync.aligned) need every thread of a warp
+            partial = (mask.reshape(b.n_ctas, b.warps_per_cta, 32) != b.alive.reshape(b.n_ctas, b.warps_per_cta, 32)) & warps[:, :, None]
+            if partial.any():
+                c, w, lane = (int(v[0]) for v in np.nonzero(partial))
+                self._finding(b, "divergence", f"{ins.name} executed by only part of warp {w} (lane {lane} is on "
+                              "another path); an .aligned barrier needs the whole warp", ins,
+                              lane=c * b.lanes_per_cta + w * 32 + lane)
+        if b.check is not None:
+            lanes = np.nonzero(mask)[0]
+            inst = b.bar_instance[b.cta_of_lane[lanes], bar_id]
+            for k in np.unique(inst):
+                b.check.arrive(lanes[inst == k], ("bar", bar_id, int(k)))
         b.bar_arrived[:, bar_id, :] |= warps
         ctas = set(np.nonzero(warps.any(axis=1))[0].tolist())
         b.bar_counts[bar_id] = count
@@ -366,7 +419,7 @@ class Machine:
         # the executing lanes wait; lanes of the group that did not execute (guard false) go on
         rest = g.mask & ~mask
         if rest.any():
-            b.groups.append(Group(rest, g.pc + 1, g.joins))
+            b.groups.append(Group(rest, g.pc + 1, g.joins, ctl=g.ctl))
             g.mask = mask.copy()
         g.status = "barrier"
         g.barrier = bar_id
@@ -389,12 +442,25 @@ class Machine:
                 continue
             b.bar_arrived[done, bar_id, :] = False
             done_ctas = set(np.nonzero(done)[0].tolist())
+            if count is None and b.check is not None:
+                exited = b.valid.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2) & ~alive_warps
+                for c in done_ctas:
+                    if exited[c].any():
+                        self._finding(b, "divergence", f"barrier {bar_id} completed after warp(s) "
+                                      f"{np.nonzero(exited[c])[0].tolist()} of the CTA exited; a CTA-wide "
+                                      "barrier must be reached by every thread", None, lane=c * b.lanes_per_cta)
             for w in b.bar_waiting:
                 if w.barrier == bar_id:
+                    if b.check is not None:
+                        for c in done_ctas & w.pending:
+                            lanes = np.nonzero(w.mask & (b.cta_of_lane == c))[0]
+                            b.check.acquire(lanes, ("bar", bar_id, int(b.bar_instance[c, bar_id])), consume=False)
                     w.pending -= done_ctas
                     if not w.pending and w.status == "barrier":
                         w.status = "ready"
                         w.pc += 1
+            for c in done_ctas:
+                b.bar_instance[c, bar_id] += 1
         b.bar_waiting = [w for w in b.bar_waiting if w.status == "barrier"]
 
     def _bar_warp(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
@@ -411,6 +477,15 @@ class Machine:
         g.pc += 1
         return True
 
+    def _finding(self, b: Batch, kind: str, message: str, ins: A.Instruction | None, **details) -> None:
+        if len(self.findings) < 64:
+            lane = details.get("lane")
+            if lane is not None:
+                c = int(b.cta_of_lane[lane])
+                details["cta"] = b.ctas[c]
+                details["thread"] = (int(b.tid[0][lane]), int(b.tid[1][lane]), int(b.tid[2][lane]))
+            self.findings.append((kind, message, ins, details))
+
     def _nop(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         g.pc += 1
         return True
@@ -418,6 +493,9 @@ class Machine:
     def _unsupported(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         raise Unsupported(f"{ins.name}", ins)
 
+
+_EFFECTS = frozenset({"bra", "ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret",
+                      "wgmma", "tcgen05", "stmatrix", "ldmatrix"})
 
 _CONTROL = {
     "bra": "_bra",

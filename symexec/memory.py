@@ -91,12 +91,13 @@ class Memory:
         self.local = np.zeros(max(1, n_lanes * local_bytes), dtype=np.uint8)
         self.params = np.frombuffer(params, dtype=np.uint8).copy()
         self.param_offsets = param_offsets
-        self.recorder = None  # callable(kind, space, lanes, addrs, nbytes, ins) for checks
+        self.check = None  # check.state.CheckState in check mode: sees every access
+        self.batch_id = 0
 
     # ------------------------------------------------------------------ address resolution
     def _flat(self, space: str, lanes: np.ndarray, addrs: np.ndarray, nbytes: int,
-              ins: A.Instruction | None, write: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Translate to (buffer, flat byte offsets of the first byte) for one space."""
+              ins: A.Instruction | None, write: bool) -> tuple[object, np.ndarray, np.ndarray]:
+        """Translate to (buffer key, buffer, flat byte offsets of the first byte) for one space."""
         if space == ".generic":
             raise AssertionError("generic addresses are split before _flat")
         if space == ".shared":
@@ -104,20 +105,20 @@ class Memory:
             bad = (a < 0) | (a + nbytes > self.shared_bytes)
             if bad.any():
                 self._fault("shared memory access out of bounds", ins, lanes, addrs, bad, space)
-            return self.shared, self.cta_of_lane[lanes].astype(np.int64) * self.shared_bytes + a
+            return ("shared", self.batch_id), self.shared, self.cta_of_lane[lanes].astype(np.int64) * self.shared_bytes + a
         if space == ".local":
             a = addrs.astype(np.int64)
             bad = (a < 0) | (a + nbytes > self.local_bytes)
             if bad.any():
                 self._fault("local memory access out of bounds", ins, lanes, addrs, bad, space)
-            return self.local, lanes.astype(np.int64) * self.local_bytes + a
+            return ("local", self.batch_id), self.local, lanes.astype(np.int64) * self.local_bytes + a
         if space == ".param":
             a = addrs.astype(np.int64)
             bad = (a < 0) | (a + nbytes > self.params.size)
             if bad.any() or write:
                 self._fault("parameter access out of bounds" if not write else "store to kernel parameter",
                             ins, lanes, addrs, bad | write, space)
-            return self.params, a
+            return ("param",), self.params, a
         # .global / .const
         idx, off = self.glob.locate(addrs, nbytes)
         bad = idx < 0
@@ -128,8 +129,8 @@ class Memory:
             alloc = self.glob.allocations[first]
             if write and alloc.readonly:
                 self._fault("store to read-only memory", ins, lanes, addrs, np.ones_like(bad), space)
-            return alloc.data, off
-        return None, idx  # type: ignore[return-value]  # several allocations: handled by caller
+            return ("global", first), alloc.data, off
+        return None, None, idx  # type: ignore[return-value]  # several allocations: handled by caller
 
     @staticmethod
     def _fault(msg: str, ins, lanes, addrs, bad, space) -> None:
@@ -156,18 +157,22 @@ class Memory:
                 if sel.any():
                     out[sel] = self.read(sp, lanes[sel], self.to_window(sp, addrs[sel]), nbytes, ins)
             return out
-        if self.recorder is not None:
-            self.recorder("read", space, lanes, addrs, nbytes, ins)
-        buf, off = self._flat(space, lanes, addrs, nbytes, ins, False)
+        key, buf, off = self._flat(space, lanes, addrs, nbytes, ins, False)
         if buf is None:  # lanes spread over several allocations
             out = np.zeros((lanes.size, nbytes), dtype=np.uint8)
             idx, o = self.glob.locate(addrs, nbytes)
             for i in np.unique(idx):
                 sel = idx == i
                 data = self.glob.allocations[int(i)].data
-                out[sel] = data[o[sel, None] + np.arange(nbytes)]
+                flat = o[sel, None] + np.arange(nbytes)
+                out[sel] = data[flat]
+                if self.check is not None:
+                    self.check.access("read", ("global", int(i)), data.size, lanes[sel], flat)
             return out
-        return buf[off[:, None] + np.arange(nbytes)]
+        flat = off[:, None] + np.arange(nbytes)
+        if self.check is not None:
+            self.check.access("read", key, buf.size, lanes, flat)
+        return buf[flat]
 
     def write(self, space: str, lanes: np.ndarray, addrs: np.ndarray, data: np.ndarray,
               ins: A.Instruction | None = None) -> None:
@@ -177,9 +182,7 @@ class Memory:
                 if sel.any():
                     self.write(sp, lanes[sel], self.to_window(sp, addrs[sel]), data[sel], ins)
             return
-        if self.recorder is not None:
-            self.recorder("write", space, lanes, addrs, nbytes, ins)
-        buf, off = self._flat(space, lanes, addrs, nbytes, ins, True)
+        key, buf, off = self._flat(space, lanes, addrs, nbytes, ins, True)
         if buf is None:
             idx, o = self.glob.locate(addrs, nbytes)
             for i in np.unique(idx):
@@ -187,9 +190,15 @@ class Memory:
                 alloc = self.glob.allocations[int(i)]
                 if alloc.readonly:
                     self._fault("store to read-only memory", ins, lanes, addrs, sel, space)
-                alloc.data[o[sel, None] + np.arange(nbytes)] = data[sel]
+                flat = o[sel, None] + np.arange(nbytes)
+                if self.check is not None:
+                    self.check.access("write", ("global", int(i)), alloc.data.size, lanes[sel], flat, True)
+                alloc.data[flat] = data[sel]
             return
-        buf[off[:, None] + np.arange(nbytes)] = data
+        flat = off[:, None] + np.arange(nbytes)
+        if self.check is not None:
+            self.check.access("write", key, buf.size, lanes, flat, key[0] == "global")
+        buf[flat] = data
 
 
 def to_bytes(values: np.ndarray, nbytes: int) -> np.ndarray:

@@ -60,6 +60,10 @@ class Program:
     reg_ranges: dict[str, tuple[RegDecl, int]]
     variables: dict[str, Variable]
     reconverge: dict[int, int | None] = field(default_factory=dict)
+    # per conditional branch: True when no instruction between it and its reconvergence point has
+    # an effect beyond registers (no memory access, synchronisation, exit): a data-dependent
+    # choice there can change values but not which memory is touched
+    region_pure: dict[int, bool] = field(default_factory=dict)
     branch_targets: dict[str, list[str]] = field(default_factory=dict)
 
     def reg(self, name: str) -> RegDecl | None:
@@ -256,6 +260,35 @@ def _cfg(prog: Program) -> None:
         if ins.opcode in ("bra", "brx") and (ins.guard is not None or ins.opcode == "brx"):
             d = ipdom.get(pc)
             prog.reconverge[pc] = None if d is None or d == EXIT else d
+            prog.region_pure[pc] = _pure_region(g, code, pc, prog.reconverge[pc])
+
+
+_REGISTER_ONLY = frozenset({"bra"})  # control flow inside the region is fine if it stays inside
+_EFFECTFUL = frozenset({"ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret", "trap",
+                        "call", "brx", "wgmma", "tcgen05", "stmatrix", "ldmatrix", "fence", "membar",
+                        "shfl", "vote", "redux", "match", "elect", "activemask", "mma", "cvta", "prefetch",
+                        "griddepcontrol", "setmaxnreg", "nanosleep", "ldu", "tex", "suld", "sust"})
+
+
+def _pure_region(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | None) -> bool:
+    """Do the instructions reachable from branch `pc` before `stop` only compute registers?
+
+    Warp-collective instructions count as effects too: with divergent lanes they change meaning."""
+    if stop is None:
+        return False
+    seen = {pc}
+    todo = [s for s in g.successors(pc)]
+    while todo:
+        n = todo.pop()
+        if n == stop or n in seen:
+            continue
+        if n == EXIT:
+            return False
+        seen.add(n)
+        if code[n].opcode in _EFFECTFUL:
+            return False
+        todo.extend(g.successors(n))
+    return True
 
 
 def load_program(module: A.Module, kernel: str | None = None) -> Program:

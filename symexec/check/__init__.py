@@ -1,0 +1,131 @@
+"""`check_kernel`: run a kernel in check mode and turn the record into a verdict with witnesses.
+
+What a verdict covers (and prints as assumptions): the given launch (grid, block, scalar
+parameter values); every CTA of the grid is executed; tensor contents are arbitrary as long as no
+branch, guard of a memory access, or address depended on them (shadow taint says whether one did;
+if so the verdict is `inconclusive`). Data races follow the PTX memory model with bar/barrier
+synchronisation (and mbarrier phases where the unit reports them); atomics and strong accesses
+are morally strong at their scope.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptx_parser import ast as A
+
+from ..errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
+from ..launch import Launch
+from ..machine import Machine
+from ..program import Program
+from .findings import Finding, Report, Site, site_for
+from .races import find_races
+from .state import ATOMIC, READ
+
+_SEVERITY = ["out_of_bounds", "race", "deadlock", "divergence", "uninitialized", "undefined_behavior"]
+
+
+def _thread_of(launch: Launch, lanes_per_cta: int, row: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    cta_index, t = divmod(int(row), lanes_per_cta)
+    gx, gy, _ = launch.grid
+    bx, by, _ = launch.block
+    cta = (cta_index % gx, (cta_index // gx) % gy, cta_index // (gx * gy))
+    return cta, (t % bx, (t // bx) % by, t // (bx * by))
+
+
+def _describe_buffer(m: Machine, key, byte: int) -> tuple[str, str]:
+    if key[0] == "global":
+        alloc = m.glob.allocations[key[1]]
+        return ".global", f"{alloc.name}+{byte} (0x{alloc.base + byte:x})"
+    if key[0] == "shared":
+        per = max(1, m.prog.shared_size() + m.launch.dynamic_shared_bytes)
+        return ".shared", f"0x{byte % per:x}"
+    return "." + key[0], f"0x{byte:x}"
+
+
+def check_kernel(prog: Program, launch: Launch) -> Report:
+    module = prog.module
+    m = Machine(prog, launch, check=True)
+    report = Report("race_free", prog.function.name)
+    report.assumptions += [
+        f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
+        f"{launch.dynamic_shared_bytes} bytes; all {launch.num_ctas} CTA(s) executed",
+        "scalar parameters fixed to the launch's values: " + ", ".join(
+            f"{p.name}={v}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)),
+        "clusters of one CTA; asynchronous copies complete at their latest legal point",
+    ]
+    fatal: Finding | None = None
+    try:
+        m.run()
+    except MemoryFault as e:
+        fatal = _fault_finding(m, module, e)
+    except Deadlock as e:
+        fatal = Finding("deadlock", e.message, [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
+    except Unsupported as e:
+        report.verdict = f"unsupported: {e.what}" + (f" at {e.ins.span}" if e.ins is not None and e.ins.span else "")
+        report.notes.append(str(e))
+    except UndefinedBehavior as e:
+        fatal = Finding("undefined_behavior", e.message, [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
+    except ExecError as e:
+        report.verdict = f"inconclusive: {e.message}"
+        report.notes.append(str(e))
+    state = m.check
+    assert state is not None
+    findings: list[Finding] = []
+    if fatal is not None:
+        findings.append(fatal)
+    for kind, message, ins, details in m.findings:
+        sites = [site_for(module, ins, details.get("cta", (0, 0, 0)), details.get("thread", (0, 0, 0)))] \
+            if ins is not None or "cta" in details else []
+        findings.append(Finding(kind, message, sites))
+    for pair in find_races(state.events, state.clocks, state.lanes_per_cta):
+        f = _race_finding(m, module, state, pair)
+        if pair.benign:
+            report.notes.append(f"{f.message} ({'; '.join(s.describe() for s in f.sites)})")
+        else:
+            findings.append(f)
+    for ins, lane, pc in state.uninit_outputs:
+        findings.append(Finding("uninitialized", "a value computed from shared memory that no thread wrote "
+                                "reaches global memory", [site_for(module, ins, (0, 0, 0), (0, 0, 0))]))
+    report.findings = findings
+    report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events)}
+    if findings:
+        report.verdict = min((f.kind for f in findings), key=_SEVERITY.index)
+        return report
+    if report.verdict.startswith(("unsupported", "inconclusive")):
+        return report
+    if state.data_dependent:
+        what, ins = state.data_dependent[0]
+        where = f" at {ins.span}" if ins is not None and ins.span else ""
+        report.verdict = f"inconclusive: {what}{where} depends on input data (only this input was explored)"
+        report.notes += [f"{w} at {i.span if i is not None else '?'} depends on input data" for w, i in state.data_dependent]
+        return report
+    report.assumptions.append("no branch, access guard or address depended on tensor data: the verdict "
+                              "holds for every input of this launch")
+    return report
+
+
+def _fault_finding(m: Machine, module: A.Module, e: MemoryFault) -> Finding:
+    sites = []
+    for lane, addr in list(zip(e.lanes, e.addresses))[:2]:
+        lpc = -(-m.launch.threads_per_block // 32) * 32
+        cta, thread = _thread_of(m.launch, lpc, lane)  # lanes of the first batch map directly
+        sites.append(site_for(module, e.ins, cta, thread, access="access", address=f"0x{addr:x}", space=e.space))
+    return Finding("out_of_bounds", e.message, sites, {"addresses": [hex(a) for a in e.addresses]})
+
+
+def _race_finding(m: Machine, module: A.Module, state, pair) -> Finding:
+    kinds = {READ: "read", 1: "write", ATOMIC: "atomic"}
+    sites = []
+    for ev_i, lane in ((pair.a_event, pair.a_lane), (pair.b_event, pair.b_lane)):
+        ev = state.events[ev_i]
+        j = int(np.nonzero(ev.lanes == lane)[0][0])
+        cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]))
+        space, addr = _describe_buffer(m, ev.buffer, pair.byte)
+        sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
+                              space=space))
+    space = sites[0].space
+    return Finding("race", f"data race on {space} {sites[0].address}: {pair.reason}", sites)
+
+
+__all__ = ["check_kernel", "Report", "Finding", "Site"]

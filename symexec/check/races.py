@@ -1,0 +1,160 @@
+"""Data races in a recorded execution (PTX 8.x memory model, data race = two conflicting accesses,
+at least one a write, not ordered by happens-before and not morally strong).
+
+Every byte's accesses are ordered by time. It is enough to test each access against the latest
+earlier write of the byte, and each read against the next write: if every such pair is ordered,
+so is every conflicting pair (happens-before is transitive); if one is not, that pair is a race.
+Several lanes writing the same byte in one instruction are a race unless the values are provably
+equal (their term numbers agree, see shadow.py): Triton stores replicated values this way, from
+every lane of a warp after a butterfly reduction and from every warp of a replicated layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .hb import Clocks
+from .state import ATOMIC, READ, WRITE, Event
+
+
+@dataclass
+class RacePair:
+    buffer: object
+    byte: int
+    a_event: int
+    a_lane: int
+    b_event: int
+    b_lane: int
+    reason: str
+    benign: bool = False  # equal up to floating-point rounding: a note, not a race
+
+
+def _entries(events: list[Event], idx: list[int]):
+    cols = {k: [] for k in ("byte", "time", "ev", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real")}
+    for e_i in idx:
+        e = events[e_i]
+        k, nb = e.flat.shape
+        cols["byte"].append(e.flat.reshape(-1))
+        rep = lambda a: np.repeat(a, nb)  # noqa: E731
+        cols["time"].append(np.full(k * nb, e.time, np.int64))
+        cols["ev"].append(np.full(k * nb, e_i, np.int64))
+        cols["lane"].append(rep(e.lanes))
+        cols["kind"].append(np.full(k * nb, e.kind, np.int8))
+        cols["strong"].append(np.full(k * nb, e.strong, np.int8))
+        cols["row"].append(rep(e.rows))
+        cols["base"].append(rep(e.bases))
+        cols["epoch"].append(rep(e.epochs))
+        cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
+        cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
+    return {k: np.concatenate(v) for k, v in cols.items()}
+
+
+def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 20) -> list[RacePair]:
+    by_buffer: dict[object, list[int]] = {}
+    for i, e in enumerate(events):
+        by_buffer.setdefault(e.buffer, []).append(i)
+    races: list[RacePair] = []
+    for buf, idx in by_buffer.items():
+        if not any(events[i].kind != READ for i in idx):
+            continue
+        c = _entries(events, idx)
+        order = np.lexsort((c["lane"], c["time"], c["byte"]))
+        c = {k: v[order] for k, v in c.items()}
+        races += _same_instruction_writes(buf, c, limit)
+        c = _collapse_same_event_writes(c)
+        races += _ordered_pairs(buf, c, clocks, threads, limit)
+        if len(races) >= limit:
+            break
+    return races[:limit]
+
+
+def _same_instruction_writes(buf, c, limit: int) -> list[RacePair]:
+    """Lanes of one instruction writing one byte: allowed only within a warp with equal values."""
+    w = c["kind"] != READ
+    same = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
+    out = []
+    for j in np.nonzero(same)[0][:limit]:
+        a, b = j, j + 1
+        if c["kind"][a] == ATOMIC and c["kind"][b] == ATOMIC:
+            continue
+        same_warp = c["lane"][a] // 32 == c["lane"][b] // 32
+        if c["hash"][a] == c["hash"][b]:
+            continue  # provably the same value: the store's outcome does not depend on the order
+        benign = bool(c["real"][a] == c["real"][b])
+        reason = ("lanes of one warp write values that are equal in real arithmetic but may differ by "
+                  "rounding; which lane's value lands is unspecified" if benign else
+                  "lanes of one warp write values that are not provably equal" if same_warp
+                  else "two warps write the same bytes in one instruction without synchronisation")
+        out.append(RacePair(buf, int(c["byte"][a]), int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
+                            int(c["lane"][b]), reason, benign))
+    return out
+
+
+def _collapse_same_event_writes(c):
+    w = c["kind"] != READ
+    dup = np.zeros(c["byte"].size, bool)
+    dup[1:] = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
+    keep = ~dup
+    return {k: v[keep] for k, v in c.items()}
+
+
+def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[RacePair]:
+    n = c["byte"].size
+    if n < 2:
+        return []
+    pos = np.arange(n)
+    start = np.r_[0, np.nonzero(c["byte"][1:] != c["byte"][:-1])[0] + 1]
+    group_start = np.repeat(start, np.diff(np.r_[start, n]))
+    is_w = c["kind"] != READ
+    # latest write strictly before each entry (within its byte)
+    lw = np.where(is_w, pos, -1)
+    lw_incl = np.maximum.accumulate(lw)
+    prev_w = np.r_[-1, lw_incl[:-1]]
+    prev_w = np.where(prev_w >= group_start, prev_w, -1)
+    # a read and a write of one event at one byte are one atomic access; skip same-time pairs
+    a1 = prev_w[prev_w >= 0]
+    b1 = pos[prev_w >= 0]
+    # next write strictly after each read
+    nw = np.where(is_w, pos, n)
+    nw_incl = np.minimum.accumulate(nw[::-1])[::-1]
+    next_w = np.r_[nw_incl[1:], n]
+    group_end = np.repeat(np.r_[start[1:], n], np.diff(np.r_[start, n]))
+    sel = (~is_w) & (next_w < group_end)
+    a2 = pos[sel]
+    b2 = next_w[sel]
+    a = np.r_[a1, a2]
+    b = np.r_[b1, b2]
+    if a.size == 0:
+        return []
+    keep = c["time"][a] != c["time"][b]
+    a, b = a[keep], b[keep]
+    both_atomic = (c["kind"][a] == ATOMIC) & (c["kind"][b] == ATOMIC)
+    same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)
+    strong_ok = (c["strong"][a] > 0) & (c["strong"][b] > 0) & (same_cta | ((c["strong"][a] >= 3) & (c["strong"][b] >= 3)))
+    cand = ~both_atomic & ~strong_ok
+    a, b = a[cand], b[cand]
+    if a.size == 0:
+        return []
+    same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)
+    ordered = np.zeros(a.size, bool)
+    if same_cta.any():
+        s = np.nonzero(same_cta)[0]
+        ordered[s] = clocks.ordered(c["row"][a][s], c["epoch"][a][s], c["row"][b][s], c["base"][b][s])
+    bad = np.nonzero(~ordered)[0]
+    out = []
+    seen: set = set()
+    for j in bad:
+        ia, ib = a[j], b[j]
+        key = (int(c["ev"][ia]), int(c["ev"][ib]))
+        if key in seen:
+            continue
+        seen.add(key)
+        reason = "not ordered by any barrier or synchronisation" if same_cta[j] else \
+            "different CTAs, no inter-CTA synchronisation"
+        out.append(RacePair(buf, int(c["byte"][ia]), int(c["ev"][ia]), int(c["lane"][ia]),
+                            int(c["ev"][ib]), int(c["lane"][ib]), reason))
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,303 @@
+"""Shadow values for checking: what each register and memory byte *depends on*, per lane.
+
+Two facts travel with every value in check mode:
+- a taint byte: bit DATA when the value depends on input tensor data, bit UNINIT when it was
+  computed from shared memory that no thread had written;
+- a term hash: a 64-bit value number of the expression that computed it. Values that do not depend
+  on data are numbered by their concrete bits (they are the same for every input of the launch);
+  data-dependent ones by (operation, operand numbers), operands of commutative operations sorted,
+  so that `a + b` on one lane and `b + a` on another get the same number. Equal numbers mean the
+  same expression, hence equal values for every input: this is how several lanes writing one
+  address in one instruction are proved to write the same value (Triton's reductions do this).
+  Cross-lane instructions whose result cannot be numbered lane-locally get fresh numbers, so no
+  equality is ever claimed for them without reason.
+- a real-arithmetic hash: the number of the value read as a real-number expression, where sums
+  are flattened (the hash of a sum is the sum of its terms' hashes, so association and order do
+  not matter) and fma(a, b, c) = a*b + c. Lanes whose values agree here but not bit for bit
+  computed the same real quantity with different roundings (e.g. a reduction whose first step the
+  compiler contracted into an fma on one operand): their writes to one address land a value that
+  is correct up to rounding, which is reported as a note, not as a race.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DATA = np.uint8(1)
+UNINIT = np.uint8(2)
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+# Operations whose operands commute (fma/mad: the two factors).
+COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "fma", "mad", "addc"})
+# Warp-collective instructions: a lane's result is a function of the whole warp's operands (and of
+# the memory they name), so it is numbered from all of them, the lane and the destination index:
+# two warps doing the same thing on the same values get the same numbers, no two lanes do.
+WARP_COLLECTIVE = frozenset({"vote", "redux", "match", "elect", "activemask", "mma", "ldmatrix", "movmatrix"})
+# Results that depend on several warps' registers: fresh numbers, no equality is ever claimed.
+OPAQUE = frozenset({"wgmma", "tcgen05"})
+
+
+def splitmix(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> _S30)) * _M1
+        x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+def mix(key: int, *parts: np.ndarray) -> np.ndarray:
+    h = np.uint64(key & 0xFFFFFFFFFFFFFFFF)
+    for p in parts:
+        with np.errstate(over="ignore"):
+            h = splitmix(np.asarray(h, dtype=np.uint64) ^ np.asarray(p, dtype=np.uint64)) + np.uint64(0x9E3779B97F4A7C15)
+    return np.asarray(h, dtype=np.uint64)
+
+
+def key_of(text: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+CONST_KEY = key_of("const")
+INPUT_KEY = key_of("input")
+UNINIT_KEY = key_of("uninit")
+BYTES_KEY = key_of("bytes")
+
+
+class MemShadow:
+    """Per-byte shadow of one buffer: term hash, position code (byte index | log2 width << 4),
+    taint."""
+
+    def __init__(self, size: int, taint: int, key: int, salt: int) -> None:
+        self.hash = mix(key, np.uint64(salt), np.arange(size, dtype=np.uint64)) if size else np.zeros(0, np.uint64)
+        self.pos = np.full(size, 0xFF, dtype=np.uint8)
+        self.taint = np.full(size, taint, dtype=np.uint8)
+
+
+class Tracker:
+    """Register and memory shadows for one batch, fed by GroupExec's read/write hooks."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.reg_hash: dict[str, np.ndarray] = {}
+        self.reg_real: dict[str, np.ndarray] = {}
+        self.reg_taint: dict[str, np.ndarray] = {}
+        self.mem: dict[object, MemShadow] = {}
+        self.counter = 0
+        self.control = False  # inside a data-dependent branch region: writes depend on data
+        self.begin(None)
+
+    # -------------------------------------------------------------- per instruction
+    def begin(self, ins) -> None:
+        self.ins = ins
+        self.in_hash: list[np.ndarray] = []
+        self.in_real: list[np.ndarray] = []
+        self.in_width: list[int] = []
+        self.in_taint = np.zeros(self.n, dtype=np.uint8)
+        self.addr_taint = np.zeros(self.n, dtype=np.uint8)
+        self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
+        self.load_cursor = 0
+        self.write_index = 0
+        self.permute: np.ndarray | None = None
+        self.collective: str | None = None
+        self.warp_key: np.ndarray | None = None
+        self.address_mode = False
+        if ins is not None:
+            if ins.opcode in WARP_COLLECTIVE:
+                self.collective = "warp"
+            elif ins.opcode in OPAQUE:
+                self.collective = "opaque"
+
+    # -------------------------------------------------------------- registers
+    def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        h = self.reg_hash.get(name)
+        t = self.reg_taint.get(name)
+        r = self.reg_real.get(name)
+        if h is None:  # never written: numbered by its (zero) bits, untainted
+            h = r = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
+            t = np.zeros((), dtype=np.uint8)
+        self._input(h, t, width, r)
+
+    def on_read_const(self, value: np.ndarray, width: int) -> None:
+        h = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
+        self._input(h, np.zeros((), np.uint8), width, h)
+
+    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray) -> None:
+        if self.address_mode:
+            self.addr_taint |= np.broadcast_to(t, (self.n,))
+            return
+        self.in_real.append(np.broadcast_to(r, (self.n,)))
+        self.in_hash.append(np.broadcast_to(h, (self.n,)))
+        self.in_width.append(width)
+        self.in_taint |= np.broadcast_to(t, (self.n,))
+
+    def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray, full: bool) -> None:
+        h, t = self._result(np.asarray(value), width)
+        r = self._real(h, t)
+        if full:
+            self.reg_hash[name], self.reg_taint[name], self.reg_real[name] = h, t, r
+            return
+        old_h = self.reg_hash.get(name)
+        if old_h is None:
+            old_h = old_r = np.zeros((), np.uint64)
+            old_t = np.zeros((), np.uint8)
+        else:
+            old_t, old_r = self.reg_taint[name], self.reg_real[name]
+        self.reg_hash[name] = np.where(mask, h, old_h)
+        self.reg_real[name] = np.where(mask, r, old_r)
+        self.reg_taint[name] = np.where(mask, t, old_t).astype(np.uint8)
+
+    def _real(self, h: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Real-arithmetic number of the value just written (see the module docstring)."""
+        ins = self.ins
+        r_in = self.in_real
+        if ins is None or self.loaded is not None or self.collective is not None or not np.asarray(t).any():
+            return h
+        if self.permute is not None:
+            return np.where(t != 0, r_in[0][self.permute], h) if r_in else h
+        op = ins.opcode
+        floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
+        with np.errstate(over="ignore"):
+            if op == "add" and len(r_in) == 2:
+                r = r_in[0] + r_in[1]
+            elif op == "sub" and len(r_in) == 2:
+                r = r_in[0] - r_in[1]
+            elif op in ("fma", "mad") and floaty and len(r_in) == 3:
+                a, b = np.minimum(r_in[0], r_in[1]), np.maximum(r_in[0], r_in[1])
+                r = mix(key_of("rmul"), a, b) + r_in[2]
+            elif op == "mul" and floaty and len(r_in) == 2:
+                a, b = np.minimum(r_in[0], r_in[1]), np.maximum(r_in[0], r_in[1])
+                r = mix(key_of("rmul"), a, b)
+            elif op == "neg" and len(r_in) == 1:
+                r = np.uint64(0) - r_in[0]
+            elif op in ("mov", "cvt") and len(r_in) == 1 and floaty:
+                r = r_in[0]
+            else:
+                return h
+        return np.where(np.broadcast_to(t, (self.n,)) != 0, r, h)
+
+    def _result(self, value: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+        k = self.write_index
+        self.write_index += 1
+        if self.control:  # implicit flow: which value is written depends on data
+            self.counter += 1
+            h = mix(key_of("control"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
+            return h, np.full(self.n, DATA, np.uint8) | self.in_taint
+        if self.collective is not None:
+            return self._collective(value, k)
+        if self.loaded is not None:  # a load: the k-th destination takes the next `width` bytes
+            bh, bp, bt = self.loaded
+            nb = max(1, width // 8)
+            lo = self.load_cursor
+            self.load_cursor += nb
+            return self._element(bh[:, lo:lo + nb], bp[:, lo:lo + nb], bt[:, lo:lo + nb], value, width)
+        taint = self.in_taint.copy()
+        if self.permute is not None:  # shfl: lane l's result is lane src[l]'s input
+            src = self.permute
+            h0 = self.in_hash[0] if self.in_hash else np.zeros(self.n, np.uint64)
+            taint = np.broadcast_to(self.in_taint, (self.n,))[src]
+            h = np.where(taint != 0, h0[src], mix(CONST_KEY, value.astype(np.uint64)))
+            return np.asarray(h, np.uint64), taint.astype(np.uint8)
+        if not taint.any():
+            return mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)), taint
+        ins = self.ins
+        parts = list(self.in_hash)
+        if ins is not None and ins.opcode in COMMUTATIVE and len(parts) >= 2:
+            a, b = parts[0], parts[1]
+            parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
+        key = key_of(ins.name if ins is not None else "?")
+        h = mix(key, np.uint64(k), *parts)
+        h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        return h, taint
+
+    def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Numbers for warp-collective (or opaque multi-warp) results; see WARP_COLLECTIVE."""
+        taint = self.in_taint.copy()
+        if self.loaded is not None:
+            taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
+        taint = _warp_or(taint)
+        const = mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64))
+        if self.collective == "opaque":
+            self.counter += 1
+            fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
+            return np.where(taint != 0, fresh, const), taint
+        if self.warp_key is None:
+            cols = [np.broadcast_to(h, (self.n,)) for h in self.in_hash]
+            if self.loaded is not None:
+                cols += [self.loaded[0][:, i] for i in range(self.loaded[0].shape[1])]
+                cols += [self.loaded[1][:, i].astype(np.uint64) for i in range(self.loaded[1].shape[1])]
+            per_lane = mix(key_of(self.ins.name if self.ins is not None else "?"), *cols) if cols else \
+                np.zeros(self.n, np.uint64)
+            w = per_lane.reshape(-1, 32)
+            warp = mix(key_of("warp"), *[w[:, i] for i in range(32)])
+            self.warp_key = np.repeat(warp, 32)
+        lane = np.arange(self.n, dtype=np.uint64) % np.uint64(32)
+        h = mix(key_of("collective"), self.warp_key, lane, np.uint64(k))
+        return np.where(taint != 0, h, const), taint
+
+    def _element(self, bh, bp, bt, value, width):
+        taint = np.bitwise_or.reduce(bt, axis=1) if bt.shape[1] else np.zeros(self.n, np.uint8)
+        nb = bh.shape[1]
+        code = int(np.log2(max(1, nb))) << 4
+        expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
+        whole = (bh == bh[:, :1]).all(axis=1) & (bp == expect).all(axis=1)
+        combined = mix(BYTES_KEY, *[bh[:, i] for i in range(nb)], *[bp[:, i].astype(np.uint64) for i in range(nb)])
+        h = np.where(whole, bh[:, 0], combined)
+        h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        return h, taint.astype(np.uint8)
+
+    # -------------------------------------------------------------- memory
+    def shadow(self, key, size: int, taint: int, init_key: int, salt: int) -> MemShadow:
+        s = self.mem.get(key)
+        if s is None:
+            s = self.mem[key] = MemShadow(size, taint, init_key, salt)
+        return s
+
+    def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int) -> None:
+        """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes`."""
+        bh = np.zeros((self.n, nbytes), np.uint64)
+        bp = np.zeros((self.n, nbytes), np.uint8)
+        bt = np.zeros((self.n, nbytes), np.uint8)
+        bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], shadow.taint[flat]
+        if self.loaded is None:
+            self.loaded = (bh, bp, bt)
+        else:  # several windows (generic addresses): merge row-wise
+            oh, op, ot = self.loaded
+            m = np.zeros(self.n, bool)
+            m[lanes] = True
+            self.loaded = (np.where(m[:, None], bh, oh), np.where(m[:, None], bp, op), np.where(m[:, None], bt, ot))
+
+    def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int) -> np.ndarray:
+        """Write shadows for bytes `flat` (k, nbytes); returns the stored values' hashes (k,)."""
+        widths = self.in_width
+        if widths and sum(max(1, w // 8) for w in widths) == nbytes:
+            hs, ps = [], []
+            for h, w in zip(self.in_hash, widths):
+                nb = max(1, w // 8)
+                code = int(np.log2(nb)) << 4
+                for i in range(nb):
+                    hs.append(h[lanes])
+                    ps.append(np.full(lanes.size, i | code, np.uint8))
+            H = np.stack(hs, axis=1)
+            P = np.stack(ps, axis=1)
+        else:
+            h = mix(key_of("store"), *[x[lanes] for x in self.in_hash]) if self.in_hash else \
+                np.zeros(lanes.size, np.uint64)
+            H = np.repeat(h[:, None], nbytes, axis=1)
+            P = np.full((lanes.size, nbytes), 0xFF, np.uint8)
+        t = self.in_taint[lanes]
+        shadow.hash[flat] = H
+        shadow.pos[flat] = P
+        shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
+        exact = mix(key_of("value"), *[H[:, i] for i in range(nbytes)])
+        real = mix(key_of("value"), *[x[lanes] for x in self.in_real]) if self.in_real else exact
+        return exact, real
+
+
+def _warp_or(t: np.ndarray) -> np.ndarray:
+    w = np.broadcast_to(t, (t.size,)).reshape(-1, 32)
+    return np.repeat(np.bitwise_or.reduce(w, axis=1), 32).astype(np.uint8)
