@@ -28,6 +28,7 @@ from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.ptx.core import tinfo
 
 from . import mbarrier as MB
+from .errors import MemoryFault
 from .machine import Group, machine_handler
 from .memory import from_bytes, to_bytes
 
@@ -152,6 +153,15 @@ def _global_addrs(batch: "Batch", op: A.Operand, lanes: np.ndarray) -> np.ndarra
     return np.broadcast_to(np.asarray(a, dtype=np.uint64), (batch.n,))[lanes]
 
 
+def _in_shared(batch: "Batch", ins: A.Instruction, lanes: np.ndarray, dst: np.ndarray, size: int) -> None:
+    """A destination outside shared memory faults at issue (not later, when the bytes land)."""
+    bad = (dst < 0) | (dst + size > batch.memory.shared_bytes)
+    if bad.any():
+        sel = np.nonzero(bad)[0][:8]
+        raise MemoryFault(f"{ins.name}: shared memory destination out of bounds", ins,
+                          [int(lanes[i]) for i in sel], [int(dst[i]) for i in sel], ".shared")
+
+
 def _aligned(ins: A.Instruction, what: str, addrs: np.ndarray, align: int) -> None:
     bad = (addrs.astype(np.uint64) % np.uint64(align)) != 0
     if bad.any():
@@ -198,6 +208,7 @@ def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instr
     dst = _shared_offsets(machine, batch, ins, ops[0], lanes)
     src = _global_addrs(batch, ops[1], lanes)
     _aligned(ins, "destination", dst, size)
+    _in_shared(batch, ins, lanes, dst, size)
     reads = src_size > 0
     _aligned(ins, "source", src[reads], size)
     data = np.zeros((lanes.size, size), dtype=np.uint8)
@@ -310,6 +321,7 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
         mu = MB.unit(batch)
         for i, lane in enumerate(lanes):
             n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
+            _in_shared(batch, ins, lanes[i:i + 1], dst[i:i + 1], n)
             data = batch.memory.read(".global", lanes[i:i + 1], src[i:i + 1], n, ins) if n else None
             li, di = lanes[i:i + 1], dst[i:i + 1]
 

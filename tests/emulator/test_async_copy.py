@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptx_parser import parse
-from symexec import Launch, UndefinedBehavior, Unsupported, load_program
+from symexec import Launch, MemoryFault, UndefinedBehavior, Unsupported, load_program
 from symexec.machine import Machine
 
 HEADER = """.version 8.0
@@ -247,6 +247,8 @@ def test_exit_with_pending_copies_is_recorded_and_completed():
     ("cp.async.ca.shared.global [%r4], [%rd4], 4, 8;", UndefinedBehavior),      # src-size > cp-size
     ("cp.async.ca.shared.global [%r4+2], [%rd4], 4;", UndefinedBehavior),      # misaligned destination
     ("cp.async.cg.shared.global [%r4], [%rd4], 8;", Unsupported),              # .cg is 16 bytes only
+    ("cp.async.ca.shared.global [%r4+4096], [%rd4], 4;", MemoryFault),         # outside shared memory
+    ("cp.async.ca.shared.global [%r4], [%rd4+4096], 4;", MemoryFault),         # outside the input buffer
     ("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [sm], [%rd1, {%r1}], [bar];",
      Unsupported),
 ])
