@@ -319,7 +319,7 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
         size = _lane_u32(batch, ops[2], lanes)
         keys = MB.shared_keys(machine, batch, ins, ops[3], lanes)
         mu = MB.unit(batch)
-        for i, lane in enumerate(lanes):
+        for i in range(lanes.size):
             n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
             _in_shared(batch, ins, lanes[i:i + 1], dst[i:i + 1], n)
             data = batch.memory.read(".global", lanes[i:i + 1], src[i:i + 1], n, ins) if n else None
