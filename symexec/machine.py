@@ -55,6 +55,8 @@ class Join:
     expected: np.ndarray
     arrived: np.ndarray
     parked: list["Group"] = field(default_factory=list)
+    paths: int = 0  # >0: wait for this many groups (both paths explored with the same lanes)
+    taint_regs: frozenset = frozenset()  # registers that depend on the data-dependent path after merging
 
 
 @dataclass(eq=False)
@@ -67,6 +69,7 @@ class Group:
     barrier: int = -1
     wake: Callable[[], bool] | None = None  # status "wait": ready again once this returns True
     ctl: tuple[int, ...] = ()  # reconvergence pcs of enclosing data-dependent branches (check mode)
+    explore: int = 0  # inside a both-paths exploration: stores depend on data
     waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
 
 
@@ -256,6 +259,7 @@ class Machine:
                 g.ctl = g.ctl[:-1]
             if b.check is not None:
                 b.check.tracker.control = bool(g.ctl)
+                b.check.tracker.explore = g.explore > 0
             if g.joins and g.pc == g.joins[-1].pc:
                 self._park(b, g)
                 return steps
@@ -304,10 +308,15 @@ class Machine:
     def _try_merge(self, b: Batch, j: Join) -> None:
         if not j.parked:
             return
+        if j.paths and len(j.parked) < j.paths:
+            return
         if (j.expected & b.alive & ~j.arrived).any():
             return
         base = j.parked[0]
-        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1], ctl=base.ctl)
+        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1], ctl=base.ctl,
+                       explore=max(0, base.explore - (1 if j.paths else 0)))
+        if j.taint_regs and b.check is not None:
+            b.check.tracker.taint_registers(j.taint_regs)
         for p in j.parked:
             p.status = "done"
         j.parked = []
@@ -327,13 +336,26 @@ class Machine:
 
             taint = np.broadcast_to(b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8)), (b.n,))
             if ((taint & DATA) != 0)[g.mask].any():
+                r = self.prog.reconverge.get(g.pc)
                 if self.prog.region_pure.get(g.pc):
                     # a data-dependent choice between register-only paths: values written until the
                     # reconvergence point depend on data through control flow
-                    g.ctl = g.ctl + (self.prog.reconverge[g.pc],)
+                    g.ctl = g.ctl + (r,)
+                elif r is not None and dest > g.pc and not self.prog.region_exits.get(g.pc):
+                    # memory effects on a data-dependent path: explore both paths with every lane
+                    # (a superset of what any input does); their values are marked data-dependent
+                    j = Join(r, g.mask.copy(), np.zeros_like(g.mask), paths=2,
+                             taint_regs=frozenset(self.prog.region_writes(g.pc)))
+                    g.status = "done"
+                    e = g.explore + 1
+                    b.groups.extend([Group(g.mask.copy(), g.pc + 1, g.joins + (j,), ctl=g.ctl, explore=e),
+                                     Group(g.mask.copy(), dest, g.joins + (j,), ctl=g.ctl, explore=e)])
+                    b.check.both_paths += 1
+                    return False
                 else:
                     b.check.ins = ins
-                    b.check.note_dependence(f"branch condition of {ins.name}", taint, g.mask)
+                    why = "loop exit condition" if dest <= g.pc else "branch condition"
+                    b.check.note_dependence(f"{why} of {ins.name}", taint, g.mask)
         if not taken.any():
             g.pc += 1
             return True
@@ -346,8 +368,8 @@ class Machine:
         r = self.prog.reconverge.get(g.pc)
         j = Join(r, g.mask.copy(), np.zeros_like(g.mask))
         joins = g.joins + (j,)
-        fall = Group(g.mask & ~taken, g.pc + 1, joins, ctl=g.ctl)
-        jump = Group(taken.copy(), dest, joins, ctl=g.ctl)
+        fall = Group(g.mask & ~taken, g.pc + 1, joins, ctl=g.ctl, explore=g.explore)
+        jump = Group(taken.copy(), dest, joins, ctl=g.ctl, explore=g.explore)
         g.status = "done"
         b.groups.extend([fall, jump])
         return False
@@ -419,7 +441,7 @@ class Machine:
         # the executing lanes wait; lanes of the group that did not execute (guard false) go on
         rest = g.mask & ~mask
         if rest.any():
-            b.groups.append(Group(rest, g.pc + 1, g.joins, ctl=g.ctl))
+            b.groups.append(Group(rest, g.pc + 1, g.joins, ctl=g.ctl, explore=g.explore))
             g.mask = mask.copy()
         g.status = "barrier"
         g.barrier = bar_id

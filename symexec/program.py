@@ -64,6 +64,31 @@ class Program:
     # an effect beyond registers (no memory access, synchronisation, exit): a data-dependent
     # choice there can change values but not which memory is touched
     region_pure: dict[int, bool] = field(default_factory=dict)
+    region_exits: dict[int, bool] = field(default_factory=dict)  # the region can leave the kernel
+
+    def region_writes(self, pc: int) -> set[str]:
+        """Registers that instructions between branch `pc` and its reconvergence point write."""
+        stop = self.reconverge.get(pc)
+        out: set[str] = set()
+        seen = {pc}
+        target = self.code[pc].operands[0]
+        todo = [pc + 1] + ([self.labels[target.name]] if isinstance(target, A.Sym) and target.name in self.labels else [])
+        while todo:
+            n = todo.pop()
+            if n == stop or n in seen or n >= len(self.code) or n < 0:
+                continue
+            seen.add(n)
+            ins = self.code[n]
+            if ins.operands and ins.opcode not in ("st", "red", "bra", "bar", "barrier"):
+                out |= _dest_names(ins.operands[0])
+            if ins.opcode == "bra":
+                t = ins.operands[0]
+                if isinstance(t, A.Sym) and t.name in self.labels:
+                    todo.append(self.labels[t.name])
+                if ins.guard is None:
+                    continue
+            todo.append(n + 1)
+        return out
     branch_targets: dict[str, list[str]] = field(default_factory=dict)
 
     def reg(self, name: str) -> RegDecl | None:
@@ -261,6 +286,7 @@ def _cfg(prog: Program) -> None:
             d = ipdom.get(pc)
             prog.reconverge[pc] = None if d is None or d == EXIT else d
             prog.region_pure[pc] = _pure_region(g, code, pc, prog.reconverge[pc])
+            prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], {"exit", "ret", "trap"})
 
 
 _REGISTER_ONLY = frozenset({"bra"})  # control flow inside the region is fine if it stays inside
@@ -268,6 +294,32 @@ _EFFECTFUL = frozenset({"ld", "st", "atom", "red", "cp", "bar", "barrier", "mbar
                         "call", "brx", "wgmma", "tcgen05", "stmatrix", "ldmatrix", "fence", "membar",
                         "shfl", "vote", "redux", "match", "elect", "activemask", "mma", "cvta", "prefetch",
                         "griddepcontrol", "setmaxnreg", "nanosleep", "ldu", "tex", "suld", "sust"})
+
+
+def _dest_names(op) -> set[str]:
+    if isinstance(op, A.Sym):
+        return {op.name}
+    if isinstance(op, A.Vector):
+        return set().union(*(_dest_names(e) for e in op.elements)) if op.elements else set()
+    if isinstance(op, A.Pair):
+        return _dest_names(op.first) | _dest_names(op.second)
+    return set()
+
+
+def _region_has(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | None, ops: set[str]) -> bool:
+    seen = {pc}
+    todo = list(g.successors(pc))
+    while todo:
+        n = todo.pop()
+        if n == stop or n in seen:
+            continue
+        if n == EXIT:
+            return True
+        seen.add(n)
+        if code[n].opcode in ops:
+            return True
+        todo.extend(g.successors(n))
+    return False
 
 
 def _pure_region(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | None) -> bool:

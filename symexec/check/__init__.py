@@ -88,7 +88,8 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
         findings.append(Finding("uninitialized", "a value computed from shared memory that no thread wrote "
                                 "reaches global memory", [site_for(module, ins, (0, 0, 0), (0, 0, 0))]))
     report.findings = findings
-    report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events)}
+    report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
+                    "paths_explored_both_ways": state.both_paths}
     if findings:
         report.verdict = min((f.kind for f in findings), key=_SEVERITY.index)
         return report

@@ -89,6 +89,7 @@ class Tracker:
         self.mem: dict[object, MemShadow] = {}
         self.counter = 0
         self.control = False  # inside a data-dependent branch region: writes depend on data
+        self.explore = False  # on one of two explored paths: stores depend on data
         self.begin(None)
 
     # -------------------------------------------------------------- per instruction
@@ -250,6 +251,14 @@ class Tracker:
         h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
         return h, taint.astype(np.uint8)
 
+    def taint_registers(self, names) -> None:
+        """After two explored paths merge, registers either wrote depend on the data's choice."""
+        for name in names:
+            self.counter += 1
+            self.reg_taint[name] = np.full(self.n, DATA, np.uint8)
+            self.reg_hash[name] = mix(key_of("merged"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
+            self.reg_real[name] = self.reg_hash[name]
+
     # -------------------------------------------------------------- memory
     def shadow(self, key, size: int, taint: int, init_key: int, salt: int) -> MemShadow:
         s = self.mem.get(key)
@@ -289,7 +298,7 @@ class Tracker:
                 np.zeros(lanes.size, np.uint64)
             H = np.repeat(h[:, None], nbytes, axis=1)
             P = np.full((lanes.size, nbytes), 0xFF, np.uint8)
-        t = self.in_taint[lanes]
+        t = self.in_taint[lanes] | (DATA if (self.control or self.explore) else np.uint8(0))
         shadow.hash[flat] = H
         shadow.pos[flat] = P
         shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)

@@ -67,6 +67,7 @@ class CheckState:
     atomic: bool = False
     cta_base: int = 0
     n: int = 0
+    both_paths: int = 0  # data-dependent branches explored both ways
 
     def __post_init__(self) -> None:
         self.mem: dict = {}
