@@ -451,3 +451,21 @@ def test_unexecuted_tensor_copy_is_not_an_error():
     st.global.u32 [%rd5], %r1;
     """
     np.testing.assert_array_equal(run(body, X, 32), np.arange(32))
+
+
+def test_suite_gemm_without_its_waits_is_wrong(monkeypatch):
+    """Triton's cp.async pipeline (gemm_fp16, sm_80) is right as compiled and wrong without its
+    cp.async.wait_group instructions: the emulator surfaces a missing wait as wrong numbers."""
+    import dataclasses
+    import re
+
+    import harness.emulate as E
+    from harness.suite import all_contracts
+
+    contract = next(c for c in all_contracts() if c.name == "gemm_fp16")
+    assert E.emulate(contract, "sm_80").ok
+    compiled = E.compile_contract(contract, "sm_80")
+    assert "cp.async.wait_group" in compiled.ptx
+    stripped = dataclasses.replace(compiled, ptx=re.sub(r"cp\.async\.wait_group\s+\d+;", "", compiled.ptx))
+    monkeypatch.setattr(E, "compile_contract", lambda *a, **k: stripped)
+    assert not E.emulate(contract, "sm_80").ok
