@@ -141,11 +141,19 @@ def load_launch_spec(path: str | Path) -> Launch:
         spec = json.loads(Path(path).read_text())
     except json.JSONDecodeError as e:
         raise LaunchError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    return spec_to_launch(spec, str(path))
+
+
+def spec_to_launch(spec, where: str) -> Launch:
+    """A launch from an already-decoded spec object; errors name `where` and the field."""
     if not isinstance(spec, dict):
-        raise LaunchError(f"{path}: the launch spec must be a JSON object")
+        raise LaunchError(f"{where}: the launch spec must be a JSON object")
     for key in ("grid", "block", "params"):
         if key not in spec:
-            raise LaunchError(f"{path}: missing field '{key}'")
+            raise LaunchError(f"{where}: missing field '{key}'")
+    unknown = set(spec) - {"grid", "block", "params", "buffers", "dynamic_shared_bytes", "kernel", "comment"}
+    if unknown:
+        raise LaunchError(f"{where}: unknown field(s) {sorted(unknown)}")
     buffers: dict[str, np.ndarray] = {}
     for name, b in spec.get("buffers", {}).items():
         buffers[name] = _make_buffer(name, b)

@@ -101,9 +101,12 @@ def _attach_optional_commands() -> None:
         from .suite_cli import suite
 
         main.add_command(suite)
+    from .check_cli import check_cmd, regress_cmd
     from .run_cli import run_cmd
 
     main.add_command(run_cmd)
+    main.add_command(check_cmd)
+    main.add_command(regress_cmd)
 
 
 _attach_optional_commands()

@@ -1,0 +1,167 @@
+"""`volta check` (verdict on one kernel) and `volta regress` (a folder of kernels with expected verdicts).
+
+Exit codes: 0 proved (race_free), 1 bug found, 2 bad input, 3 unsupported or inconclusive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from ptx_parser import ParseError, parse_file
+
+from .sarif import to_sarif
+
+EXIT_BAD_INPUT = 2
+_HEADER = re.compile(r"^\s*//\s*(expect|launch|why|twin|entry)\s*:\s*(.*?)\s*$")
+
+
+def header(path: Path) -> dict[str, str]:
+    """`// expect: race`, `// launch: {json}`, `// why: ...` lines at the top of a .ptx file."""
+    out: dict[str, str] = {}
+    for line in path.read_text(errors="replace").splitlines()[:40]:
+        m = _HEADER.match(line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _launch_from(path: Path, spec_path: Path | None, hdr: dict[str, str]):
+    from symexec.launch import Launch, LaunchError, load_launch_spec, spec_to_launch
+
+    if spec_path is not None:
+        return load_launch_spec(spec_path)
+    if "launch" in hdr:
+        try:
+            spec = json.loads(hdr["launch"])
+        except json.JSONDecodeError as e:
+            raise LaunchError(f"{path}: '// launch:' header is not valid JSON: {e.msg} (col {e.colno})") from None
+        return spec_to_launch(spec, f"{path} launch header")
+    sidecar = path.with_suffix(".json")
+    if sidecar.exists():
+        return load_launch_spec(sidecar)
+    raise LaunchError(f"{path}: no launch given (use --contract, --launch spec.json, a '// launch: {{...}}' "
+                      f"header or {sidecar.name})")
+
+
+def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
+               arch: str | None = None, instance: str = "verify", entry: str | None = None):
+    """Parse, build the launch, run the checker; returns a Report. Raises for bad input."""
+    from symexec import load_program
+    from symexec.check import check_kernel
+
+    module = parse_file(path)
+    hdr = header(path)
+    if contract is not None:
+        from .run_cli import _contract_launch
+
+        _, launch, _ = _contract_launch(contract, module, instance, 0, "normal", entry)
+    else:
+        launch = _launch_from(path, launch_path, hdr)
+    prog = load_program(module, entry or hdr.get("entry") or launch.kernel)
+    report = check_kernel(prog, launch)
+    report.kernel = f"{path}:{prog.function.name}"
+    return report
+
+
+def _print_report(report, out) -> None:
+    color = "green" if report.exit_code == 0 else "red" if report.exit_code == 1 else "yellow"
+    out(click.style(f"{report.kernel}: {report.verdict}", fg=color, bold=True))
+    for f in report.findings:
+        out(f"  {f.kind}: {f.message}")
+        for s in f.sites:
+            out(f"    {s.describe()}")
+    for n in report.notes:
+        out(f"  note: {n}")
+    if report.assumptions:
+        out("  assumptions:")
+        for a in report.assumptions:
+            out(f"    - {a}")
+
+
+@click.command("check")
+@click.argument("kernel", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--contract", default=None, help="Suite contract giving the launch (volta suite list).")
+@click.option("--launch", "launch_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JSON launch spec (format: symexec/launch.py).")
+@click.option("--arch", default=None, help="Target to compile the contract's reference for (default: the PTX's).")
+@click.option("--instance", default="verify", show_default=True, type=click.Choice(["verify", "bench"]))
+@click.option("--entry", default=None, help="Kernel to check when the module has several.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a SARIF 2.1.0 log here (for code-scanning tools); never overwrites.")
+def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch: str | None, instance: str,
+              entry: str | None, as_json: bool, sarif_path: Path | None) -> None:
+    """Prove KERNEL.ptx free of data races, barrier divergence, deadlocks and out-of-bounds accesses
+    for a launch, or show a witness; or say what could not be decided."""
+    from symexec import LaunchError
+
+    if sarif_path is not None and sarif_path.exists():
+        click.echo(f"error: {sarif_path} exists; not overwriting it", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    try:
+        report = check_file(kernel, contract, launch_path, arch, instance, entry)
+    except ParseError as e:
+        click.echo(str(e), err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except OSError as e:
+        click.echo(f"{kernel}: error: cannot read file: {e.strerror}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    except (LaunchError, ValueError, KeyError) as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+    if sarif_path is not None:
+        sarif_path.write_text(json.dumps(to_sarif([report]), indent=2))
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2, default=str))
+    else:
+        _print_report(report, click.echo)
+    sys.exit(report.exit_code)
+
+
+@click.command("regress")
+@click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("-k", "pattern", default=None, help="Only files whose name contains this text.")
+def regress_cmd(directory: Path, as_json: bool, pattern: str | None) -> None:
+    """Check every .ptx in DIRECTORY whose header states `// expect: VERDICT`; table of expected vs
+    actual; exit 1 on any mismatch."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from symexec import LaunchError
+
+    files = sorted(p for p in directory.rglob("*.ptx") if pattern is None or pattern in p.name)
+    rows = []
+    for path in files:
+        hdr = header(path)
+        expected = hdr.get("expect")
+        if expected is None:
+            continue
+        try:
+            report = check_file(path)
+            actual = report.verdict
+            detail = report.findings[0].message if report.findings else (report.notes[0] if report.notes else "")
+        except ParseError as e:
+            actual, detail = "bad_input", str(e).splitlines()[0]
+        except (LaunchError, ValueError, KeyError) as e:
+            actual, detail = "bad_input", str(e)
+        ok = actual == expected or actual.split(":")[0] == expected
+        rows.append({"file": str(path.relative_to(directory)), "expected": expected, "actual": actual,
+                     "ok": ok, "detail": detail})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        table = Table(title=f"volta regress {directory} ({len(rows)} cases)")
+        for col in ("file", "expected", "actual", ""):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r["file"], r["expected"], r["actual"][:60], "[green]ok" if r["ok"] else "[red]MISMATCH")
+        Console().print(table)
+        bad = [r for r in rows if not r["ok"]]
+        click.echo(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
+    sys.exit(0 if all(r["ok"] for r in rows) else 1)
