@@ -60,6 +60,7 @@ class AsyncCopyUnit:
     exited_pending: list[tuple[A.Instruction, np.ndarray]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._alive_seen = -1
         self.committed = np.zeros(self.n, dtype=np.int64)
         self.bulk_committed = np.zeros(self.n, dtype=np.int64)
 
@@ -83,10 +84,12 @@ class AsyncCopyUnit:
 
     def reap(self, batch: "Batch") -> None:
         """Complete the copies of threads that have exited since the last look."""
-        if self.records:
+        alive = int(batch.alive.sum())
+        if self.records and alive != self._alive_seen:
             gone = ~batch.alive
             if any((gone[r.lanes] & ~r.done).any() for r in self.records):
                 self.on_exit(batch, gone)
+        self._alive_seen = alive
 
 
 def unit(batch: "Batch") -> AsyncCopyUnit:

@@ -264,6 +264,8 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
         allowed |= {".expect_tx", ".noComplete"}
     if op in (".test_wait", ".try_wait"):
         allowed |= {".parity"}
+    if op in (".init", ".inval", ".test_wait", ".try_wait", ".pending_count"):
+        allowed -= {".shared::cluster"}  # only arrive, arrive_drop and expect/complete_tx (9.7.13.15.8)
     extra = ins.modifiers - allowed
     if op is None or extra:
         raise Unsupported(f"{ins.name}" + (f": modifier(s) {' '.join(sorted(extra))}" if extra else ""), ins)

@@ -387,3 +387,8 @@ def test_generic_address_form():
 def test_unknown_modifier_is_unsupported():
     with pytest.raises(Unsupported):
         run("@%p7 mbarrier.init.shared.b64.weird [bar], 1;")
+
+
+def test_waits_on_a_cluster_address_are_not_a_form():
+    with pytest.raises(Unsupported, match="shared::cluster"):
+        run("mov.u32 %r9, 0;\nmbarrier.try_wait.parity.shared::cluster.b64 %p1, [bar], %r9;")
