@@ -202,6 +202,10 @@ class Machine:
                           self.param_offsets, self.var_addr, self.check, bi, i)
             self.stats.batches += 1
             self._run_batch(batch)
+            for unit in batch.units.values():  # end-of-kernel obligations (e.g. tcgen05.dealloc)
+                finish = getattr(unit, "finish", None)
+                if finish is not None:
+                    finish(batch)
         return self.glob
 
     def _run_batch(self, b: Batch) -> None:
