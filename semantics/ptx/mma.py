@@ -28,7 +28,8 @@ Arithmetic (9.7.14.5.14 "Precision and rounding"):
   the addends span more than 53 bits) and the sum is rounded once, to nearest even, to the
   accumulator type. Real tensor cores may truncate intermediate sums or align addends to
   a limited width (notably for fp8/fp16 inputs with .f32 accumulators); this model is to be
-  compared with an H200. .tf32 operands are read from the top 19 bits of their .b32 registers
+  compared with an H200 (done: mma_sm90.py is the H200's behaviour, selectable through
+  ACCUMULATION below; it truncates where this model rounds). .tf32 operands are read from the top 19 bits of their .b32 registers
   (the low 13 bits are ignored). A NaN result is the accumulator type's canonical NaN.
 """
 
@@ -44,6 +45,11 @@ from semantics.formats import F16, F32, F64, decode, get_format, round_f64
 
 from .core import Exec, handler
 from .memory import space_of
+from .mma_sm90 import mma_sm90
+
+# Accumulation of floating-point mma (not .f64): "model" is the float64 model described above;
+# "sm90" is the bit-exact model measured on an H200 (see mma_sm90.py), for that GPU only.
+ACCUMULATION = "model"
 
 _SHAPE = re.compile(r"^\.m(\d+)n(\d+)k(\d+)$")
 
@@ -256,8 +262,11 @@ def mma(ins: A.Instruction, x: Exec) -> None:
     elif c == "f64":
         draw = _f64_mma(A_, B_, C_, rnd or "rn")[:, cr, cc]
     else:
-        draw_sum = _float_sum(A_, B_, C_)
-        draw = round_f64(draw_sum[:, cr, cc].reshape(-1), F16 if d == "f16" else F32, "rn").reshape(W, 32, nc)
+        out = F16 if d == "f16" else F32
+        if ACCUMULATION == "sm90":
+            draw = mma_sm90(A_, B_, C_, a, out)[:, cr, cc]
+        else:
+            draw = round_f64(_float_sum(A_, B_, C_)[:, cr, cc].reshape(-1), out, "rn").reshape(W, 32, nc)
     regs = _pack(draw.reshape(W, 32, nc // pc, pc), cbits) if pc > 1 else draw
     out_ty = ".b64" if cbits == 64 else ".b32"
     _write_regs(x, dops, regs.reshape(W, 32, nc // pc), out_ty, warps, np.uint64 if cbits == 64 else np.uint32)

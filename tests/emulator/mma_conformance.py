@@ -2,7 +2,7 @@
 
 Three steps, so that the GPU machine needs only numpy and CuPy (no project imports there):
 
-    python tests/emulator/mma_conformance.py gen DIR          # here: PTX kernels + inputs
+    python tests/emulator/mma_conformance.py gen DIR [SEED]   # here: PTX kernels + inputs
     python tests/emulator/mma_conformance.py run DIR OUT      # on the GPU (CuPy): OUT/gpu.npz
     python tests/emulator/mma_conformance.py compare DIR OUT/gpu.npz   # here: emulator vs GPU
 
@@ -135,7 +135,7 @@ def _registers(rng, ty: str, nregs: int, per: int, dist: str) -> np.ndarray:
     return (el << shifts).sum(axis=2, dtype=np.uint64)
 
 
-def gen(out: Path) -> None:
+def gen(out: Path, seed: int = 0) -> None:
     sys.path.insert(0, str(HERE))
     from test_mma import _matrix_kernel, _mma_kernel  # noqa: E402  (the unit tests' kernels)
 
@@ -150,7 +150,7 @@ def gen(out: Path) -> None:
         dists = ["normal", "special"] + ([] if f["c"] == "s32" else ["span"])
         for dist in dists:
             name = f"{form.split('aligned.')[1]}__{dist}"
-            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            rng = np.random.default_rng([zlib.crc32(name.encode()), seed])
             dt_a = np.uint64 if f["a"] == "f64" else np.uint32
             dt_c = np.uint64 if f["c"] == "f64" else np.uint32
             c_ty = "f16" if f["c"] == "f16" else f["c"]
@@ -161,7 +161,7 @@ def gen(out: Path) -> None:
             cases.append(_write(out, name, text, bufs, ["a", "b", "c", "d"], ["d"], 32 * WARPS, form, f["c"]))
     for op, count, trans in MATRIX_FORMS:
         name = f"{op}.x{count}{'.trans' if trans else ''}"
-        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        rng = np.random.default_rng([zlib.crc32(name.encode()), seed])
         slots = rng.permutation(64)[: 8 * count]
         off = np.full(32, 3, dtype=np.uint32)
         off[: 8 * count] = slots * 16
@@ -271,7 +271,7 @@ if __name__ == "__main__":
         print(__doc__)
         sys.exit(2)
     if sys.argv[1] == "gen":
-        gen(Path(sys.argv[2]))
+        gen(Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 0)
     elif sys.argv[1] == "run":
         run(Path(sys.argv[2]), Path(sys.argv[3]))
     else:

@@ -562,3 +562,33 @@ def test_movmatrix_transposes() -> None:
         for lane in range(32):
             want = int(M[2 * (lane % 4), lane // 4]) | int(M[2 * (lane % 4) + 1, lane // 4]) << 16
             assert got[32 * w + lane] == want
+
+
+# --------------------------------------------------------------------------- measured H200 model
+
+_SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "data" / "mma_h200_sample.npz"
+
+
+def _sample_cases() -> list[tuple[str, str]]:
+    keys = np.load(_SAMPLE).files
+    return sorted({tuple(k.split("|")[:2]) for k in keys})  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("form,dist", _sample_cases())
+def test_sm90_model_reproduces_recorded_h200_results(form: str, dist: str, monkeypatch) -> None:
+    """One warp per float form and operand distribution, recorded on an H200 with
+    tests/emulator/mma_conformance.py: the "sm90" accumulation model must give the same bits
+    (f64: NaN payloads aside, they follow fma's NaN rule, which is not fitted to the GPU)."""
+    import semantics.ptx.mma as M
+
+    monkeypatch.setattr(M, "ACCUMULATION", "sm90")
+    data = np.load(_SAMPLE)
+    f = Form(form)
+    key = f"{form}|{dist}|"
+    got = f.run([(data[key + "a"], data[key + "b"], data[key + "c"])])[0]
+    want = data[key + "d"].astype(np.uint64)
+    if f.c == "f64":
+        nan = np.isnan(got.view(np.float64)) & np.isnan(want.view(np.float64))
+        assert ((got == want) | nan).all()
+    else:
+        assert (got == want).all(), np.argwhere(got != want)[:4]
