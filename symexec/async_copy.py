@@ -285,15 +285,17 @@ def _mbarrier_arrive(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: 
         mine[lanes[idx]] = True
         # only the copies issued so far: later ones are not tracked by this arrive
         prior = {id(r): (r, mine[r.lanes] & ~r.done) for r in u.records}
+        bar = mu.get(key, ins)
 
-        def flush(prior=prior) -> None:
+        def flush(prior=prior, bar=bar, who=lanes[idx]) -> None:
             def which(r: CopyRecord) -> np.ndarray:
                 hit = prior.get(id(r))
                 return hit[1] if hit is not None and hit[0] is r else np.zeros(r.lanes.size, dtype=bool)
 
             u.complete(batch, which)
+            mu.release(who, bar, bar.phase)  # the asynchronous arrive-on follows the copies
 
-        bar = mu.get(key, ins)
+
         if not noinc:
             mu.add_pending(key, ins)
         bar.on_complete.append(flush)
@@ -332,7 +334,7 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
                 if data is not None:
                     batch.memory.write(".shared", li, di, data, ins)
 
-            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins)
+            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, li)
         return
     if pos == (".global", ".shared::cta"):
         _check(ins, _BULK_HINTS | set(pos) | {".bulk_group"})

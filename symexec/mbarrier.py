@@ -50,18 +50,22 @@ _SPACES = {".shared", ".shared::cta", ".shared::cluster"}
 
 @dataclass(eq=False)
 class Barrier:
+    key: tuple[int, int]  # (CTA slot, shared offset)
     expected: int
     pending: int
     phase: int = 0
     tx: int = 0  # expected minus completed transaction bytes
-    landing: list[tuple[int, Callable[[], None]]] = field(default_factory=list)  # deferred bulk copies
+    landing: list[tuple[int, Callable[[], None], np.ndarray]] = field(default_factory=list)  # deferred bulk
+    # copies: (bytes, write them, issuing thread slots)
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
 
 
 class MbarrierUnit:
-    """All mbarrier objects of one batch."""
+    """All mbarrier objects of one batch. `check` (symexec.check's state, in check mode) hears of the
+    synchronisation: release arrivals publish into the phase, acquiring waits that return True join it."""
 
-    def __init__(self) -> None:
+    def __init__(self, check=None) -> None:
+        self.check = check
         self.bars: dict[tuple[int, int], Barrier] = {}
         self.stamp = 0  # bumped by every state change: waiting groups re-check then
         self.forced: dict[tuple, int] = {}  # wait site -> stamp at which it was let go with False
@@ -87,12 +91,12 @@ class MbarrierUnit:
                                     "already holds a valid mbarrier object (inval it first, 9.7.13.15.9)", ins)
         if not 1 <= count <= MAX_COUNT:
             raise UndefinedBehavior(f"{ins.name}: count {count} outside [1, 2^20-1] (9.7.13.15.9)", ins)
-        self.bars[key] = Barrier(count, count)
+        self.bars[key] = Barrier(key, count, count)
         self.stamp += 1
 
     def inval(self, key: tuple[int, int], ins: A.Instruction) -> None:
         bar = self.get(key, ins)
-        for _, land in bar.landing:  # copies still in flight land before the memory is reused
+        for _, land, _ in bar.landing:  # copies still in flight land before the memory is reused
             land()
         for fn in bar.on_complete:
             fn()
@@ -142,10 +146,12 @@ class MbarrierUnit:
             raise UndefinedBehavior(f"{ins.name}: pending count would exceed 2^20-1 (9.7.13.15.15)", ins)
         return bar
 
-    def track(self, key: tuple[int, int], nbytes: int, land: Callable[[], None], ins: A.Instruction) -> None:
-        """An asynchronous copy that performs complete-tx(nbytes) on this barrier once its bytes land."""
+    def track(self, key: tuple[int, int], nbytes: int, land: Callable[[], None], ins: A.Instruction,
+              lanes: np.ndarray) -> None:
+        """An asynchronous copy issued by `lanes` that performs complete-tx(nbytes) on this barrier once
+        its bytes land."""
         bar = self.get(key, ins)
-        bar.landing.append((nbytes, land))
+        bar.landing.append((nbytes, land, lanes))
         self.stamp += 1
 
     # ------------------------------------------------------------------ phases (9.7.13.15.6)
@@ -157,7 +163,7 @@ class MbarrierUnit:
         if bar.tx == 0:
             return 0
         total = 0
-        for i, (nbytes, _) in enumerate(bar.landing):  # the earliest-issued copies land first
+        for i, (nbytes, _, _) in enumerate(bar.landing):  # the earliest-issued copies land first
             total += nbytes
             if total == bar.tx:
                 return i + 1
@@ -173,9 +179,10 @@ class MbarrierUnit:
         landed, bar.landing = bar.landing[:k], bar.landing[k:]
         self.settling = bar  # writes made now belong to this phase (for a happens-before checker)
         try:
-            for nbytes, land in landed:
+            for nbytes, land, lanes in landed:
                 land()
                 bar.tx -= nbytes
+                self.release(lanes, bar, bar.phase)  # the bytes landed before the phase completes
             done, bar.on_complete = bar.on_complete, []
             for fn in done:
                 fn()
@@ -186,6 +193,17 @@ class MbarrierUnit:
         self.completed_phases += 1
         self.stamp += 1
 
+    # ------------------------------------------------------------------ happens-before (check mode)
+    def release(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
+        """`lanes` publish what they did so far into `phase` of `bar` (a release arrive-on)."""
+        if self.check is not None and lanes.size:
+            self.check.arrive(lanes, ("mbarrier", bar.key[1], phase & 0xFFFFFFFF))
+
+    def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
+        """`lanes` observed `phase` of `bar` complete with acquire semantics (9.7.13.15.16)."""
+        if self.check is not None and lanes.size:
+            self.check.acquire(lanes, ("mbarrier", bar.key[1], phase & 0xFFFFFFFF), consume=False)
+
     @staticmethod
     def _check_tx(bar: Barrier, ins: A.Instruction) -> None:
         if abs(bar.tx) > MAX_COUNT:
@@ -194,7 +212,7 @@ class MbarrierUnit:
 
 
 def unit(batch: "Batch") -> MbarrierUnit:
-    return batch.unit("mbarrier", MbarrierUnit)
+    return batch.unit("mbarrier", lambda: MbarrierUnit(getattr(batch, "check", None)))
 
 
 # ---------------------------------------------------------------------- addressing
@@ -335,6 +353,11 @@ def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.nd
             if tx is not None:
                 u.expect_tx(key, int(tx[i]), ins)
             states[i] = u.arrive(key, int(counts[i]), ins, no_complete, drop)
+    if u.check is not None and ".relaxed" not in ins.modifiers:  # .release is the default (9.7.13.15.13)
+        phases = (states & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        for key, idx in by_barrier(keys):
+            for ph in np.unique(phases[idx]):
+                u.release(lanes[idx[phases[idx] == ph]], u.bars[key], int(ph))
     if not isinstance(dest, A.Sink):
         full = np.zeros(batch.n, dtype=np.uint64)
         full[lanes] = states
@@ -382,6 +405,12 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
             raise UndefinedBehavior(f"{ins.name}: waits on a phase that is neither the current phase "
                                     f"({bar.phase}) nor the immediately preceding one of mbarrier 0x{key[1]:x}", ins)
         done[idx] = ph == prev
+    if done.any() and u.check is not None and ".relaxed" not in ins.modifiers:  # .acquire is the default
+        for key, idx in by_barrier(keys):
+            hit = idx[done[idx]]
+            if hit.size:
+                bar = u.bars[key]
+                u.acquire(lanes[hit], bar, bar.phase - 1)
     if not done.any():
         site = (g.pc, mask.tobytes())
         if site in u.tokens:  # let go once with False: nothing else could run
@@ -412,7 +441,7 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
         if bar is None:
             return f"mbarrier at shared 0x{off:x} (CTA slot {slot}), since invalidated"
         return (f"mbarrier at shared 0x{off:x} (CTA slot {slot}) to complete phase {bar.phase}: "
-                f"{bar.pending} arrival(s) pending, tx-count {bar.tx - sum(n for n, _ in bar.landing)}")
+                f"{bar.pending} arrival(s) pending, tx-count {bar.tx - sum(n for n, _, _ in bar.landing)}")
 
     def wake() -> bool:
         if u.stamp != stamp:

@@ -392,3 +392,51 @@ def test_unknown_modifier_is_unsupported():
 def test_waits_on_a_cluster_address_are_not_a_form():
     with pytest.raises(Unsupported, match="shared::cluster"):
         run("mov.u32 %r9, 0;\nmbarrier.try_wait.parity.shared::cluster.b64 %p1, [bar], %r9;")
+
+
+# ---------------------------------------------------------------------- check mode (happens-before)
+
+
+def _verdict(body: str, threads: int, n: int = 2) -> str:
+    from symexec.check import check_kernel
+
+    prog = load_program(parse(HEADER + body + "\nret;\n}\n"))
+    launch = Launch((1,), (threads,), {"inp": X.copy(), "out": np.zeros(128, dtype=np.uint32)}, ["inp", "out", n])
+    return check_kernel(prog, launch).verdict
+
+
+def test_check_mode_orders_producer_and_consumers_through_the_phases():
+    assert _verdict(PRODUCER_CONSUMER, 128) == "race_free"
+    no_wait = PRODUCER_CONSUMER.replace("@!%p3 bra FULL;", "").replace(
+        "mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], %r22, 1000;", "")
+    assert _verdict(no_wait, 128) == "race"
+
+
+def test_check_mode_relaxed_arrive_does_not_order():
+    relaxed = PRODUCER_CONSUMER.replace("mbarrier.arrive.release.cta.shared::cta.b64 _, [bar];",
+                                        "mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [bar];")
+    assert _verdict(relaxed, 128) == "race"
+
+
+BULK_CONSUMERS = """
+    @%p7 mbarrier.init.shared.b64 [bar], 1;
+    bar.sync 0;
+    mov.u32 %r30, sm;
+    @%p7 mbarrier.arrive.expect_tx.shared.b64 _, [bar], 128;
+    @%p7 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r30], [%rd1], 128, [bar];
+    mov.u32 %r20, 0;
+W0:
+    mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r20;
+    @!%p1 bra W0;
+    and.b32 %r8, %r1, 31;
+    shl.b32 %r8, %r8, 2;
+    add.u32 %r8, %r8, %r30;
+    ld.shared.u32 %r10, [%r8];
+    st.global.u32 [%rd5], %r10;
+"""
+
+
+def test_check_mode_bulk_copy_bytes_are_ordered_before_the_waiters():
+    assert _verdict(BULK_CONSUMERS, 64) == "race_free"
+    assert _verdict(BULK_CONSUMERS.replace("@!%p1 bra W0;", "").replace(
+        "mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r20;", ""), 64) != "race_free"
