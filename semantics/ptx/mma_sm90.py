@@ -17,7 +17,7 @@ One tensor-core step (HMMA) computes, for every output element, c + sum of its K
   * the sum is rounded toward zero to f32; magnitudes >= 2**128 become infinities; a zero
     result (cancellation or underflow) of addends that are not all zero is +0; NaN and infinities follow IEEE arithmetic on the
     exact products (a NaN result is the canonical NaN);
-  * with .f16 accumulators the f32 result is then rounded to nearest even to f16.
+  * with .f16 accumulators the truncated sum is instead rounded once, to nearest even, to f16.
 On sm_90, ptxas lowers mma.sync with .e4m3/.e5m2 operands (seen in its SASS) to conversions to
 f16 and two f16 HMMAs, the first over the k with k % 4 in {0, 1} starting from +0, the second over
 k % 4 in {2, 3} accumulating the first, then one add of c rounded to nearest (FADD or HADD2).
@@ -62,8 +62,11 @@ def hmma(A: np.ndarray, B: np.ndarray, C: np.ndarray, in_ty: str, out: FloatForm
     bits = np.where(np.abs(s) >= 2.0**128, np.where(s > 0, np.uint32(0x7F800000), np.uint32(0xFF800000)), bits)
     special = ~np.isfinite(naive)
     bits = np.where(special, round_f64(np.where(special, naive, 0).reshape(-1), F32, "rn").reshape(s.shape), bits)
-    if out is F16:
-        return round_f64(decode(bits.astype(np.uint32), F32).reshape(-1), F16, "rn").reshape(s.shape)
+    if out is F16:  # the aligned, truncated sum rounded once to nearest even (no f32 step)
+        half = round_f64(s.reshape(-1), F16, "rn").reshape(s.shape)
+        half = np.where(nonzero_addend & ((half & np.uint16(0x7FFF)) == 0), np.uint16(0), half)
+        nan16 = round_f64(np.where(special, naive, 0).reshape(-1), F16, "rn").reshape(s.shape)
+        return np.where(special, nan16, half).astype(np.uint16)
     return bits.astype(np.uint32)
 
 
