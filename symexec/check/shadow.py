@@ -36,6 +36,8 @@ COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "fma", 
 # the memory they name), so it is numbered from all of them, the lane and the destination index:
 # two warps doing the same thing on the same values get the same numbers, no two lanes do.
 WARP_COLLECTIVE = frozenset({"vote", "redux", "match", "elect", "activemask", "mma", "ldmatrix", "movmatrix"})
+# Of those, the ones whose result is the same on every lane of the warp (PTX 9.7.13.9-11).
+WARP_UNIFORM = frozenset({"vote", "redux", "activemask"})
 # Results that depend on several warps' registers: fresh numbers, no equality is ever claimed.
 OPAQUE = frozenset({"wgmma", "tcgen05"})
 
@@ -236,7 +238,8 @@ class Tracker:
             w = per_lane.reshape(-1, 32)
             warp = mix(key_of("warp"), *[w[:, i] for i in range(32)])
             self.warp_key = np.repeat(warp, 32)
-        lane = np.arange(self.n, dtype=np.uint64) % np.uint64(32)
+        uniform = self.ins is not None and self.ins.opcode in WARP_UNIFORM
+        lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
         h = mix(key_of("collective"), self.warp_key, lane, np.uint64(k))
         return np.where(taint != 0, h, const), taint
 
