@@ -26,16 +26,17 @@ Arithmetic (9.7.14.5.14 "Precision and rounding"):
   are unspecified. MODEL: every product is exact in float64 (products of these formats always
   are); c and the products are summed in float64 in the order c, k = 0, 1, ..., K-1 (exact unless
   the addends span more than 53 bits) and the sum is rounded once, to nearest even, to the
-  accumulator type. Real tensor cores may truncate intermediate sums or align addends to
-  a limited width (notably for fp8/fp16 inputs with .f32 accumulators); this model is to be
-  compared with an H200 (done: mma_sm90.py is the H200's behaviour, selectable through
-  ACCUMULATION below; it truncates where this model rounds). .tf32 operands are read from the top 19 bits of their .b32 registers
-  (the low 13 bits are ignored). A NaN result is the accumulator type's canonical NaN.
+  accumulator type. Real tensor cores align addends to a limited width and truncate: the
+  H200's behaviour, measured, is mma_sm90.py, selectable through ACCUMULATION below (this
+  model and the H200 differ by a few ulps on typical data). .tf32 operands are read from the
+  top 19 bits of their .b32 registers (the low 13 bits are ignored, as on the H200). A NaN
+  result is the accumulator type's canonical NaN.
 """
 
 from __future__ import annotations
 
 import re
+
 import numpy as np
 
 from ptx_parser import ast as A

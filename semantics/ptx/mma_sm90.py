@@ -4,9 +4,9 @@ The manual leaves the accumulation order, intermediate precision and rounding of
 .tf32/.e4m3/.e5m2 mma unspecified (9.7.14.5.14), so the emulator's default (semantics/ptx/mma.py)
 is a documented float64 model. This module is the alternative fitted to an H200 with
 tests/emulator/mma_conformance.py (32 warps x 3 operand distributions per form: typical values,
-every finite bit pattern, and specials); it reproduced every element of every float form
-(f16/bf16/tf32 with .f32 or .f16 accumulators, e4m3/e5m2) except one tf32 element with
-subnormal operands. It is selected with `semantics.ptx.mma.ACCUMULATION = "sm90"`. It describes
+every finite bit pattern, and specials); it reproduces every element of every float form
+(f16/bf16/tf32 with .f32 or .f16 accumulators, e4m3/e5m2) of that run and of a second run
+with fresh operands (about 400,000 elements). It is selected with `semantics.ptx.mma.ACCUMULATION = "sm90"`. It describes
 the H200 only: other GPUs (sm_80, sm_89, sm_100, sm_120) may differ and are unverified.
 
 One tensor-core step (HMMA) computes, for every output element, c + sum of its K products:
@@ -15,8 +15,8 @@ One tensor-core step (HMMA) computes, for every output element, c + sum of its K
   * all addends (c included, with its own exponent) are truncated toward zero to multiples of
     2**(emax - 25), emax the largest alignment exponent, and summed exactly;
   * the sum is rounded toward zero to f32; magnitudes >= 2**128 become infinities; a zero
-    result (cancellation or underflow) of addends that are not all zero is +0; NaN and infinities follow IEEE arithmetic on the
-    exact products (a NaN result is the canonical NaN);
+    result (cancellation or underflow) of addends that are not all zero is +0; NaN and
+    infinities follow IEEE arithmetic on the exact products (a NaN result is the canonical NaN);
   * with .f16 accumulators the truncated sum is instead rounded once, to nearest even, to f16.
 On sm_90, ptxas lowers mma.sync with .e4m3/.e5m2 operands (seen in its SASS) to conversions to
 f16 and two f16 HMMAs, the first over the k with k % 4 in {0, 1} starting from +0, the second over
