@@ -6,7 +6,7 @@ is a documented float64 model. This module is the alternative fitted to an H200 
 tests/emulator/mma_conformance.py (32 warps x 3 operand distributions per form: typical values,
 every finite bit pattern, and specials); it reproduces every element of every float form
 (f16/bf16/tf32 with .f32 or .f16 accumulators, e4m3/e5m2) of that run and of a second run
-with fresh operands (about 400,000 elements). It is selected with `semantics.ptx.mma.ACCUMULATION = "sm90"`. It describes
+with fresh operands (13 forms, 319,488 elements in all). It is selected with `semantics.ptx.mma.ACCUMULATION = "sm90"`. It describes
 the H200 only: other GPUs (sm_80, sm_89, sm_100, sm_120) may differ and are unverified.
 
 One tensor-core step (HMMA) computes, for every output element, c + sum of its K products:
