@@ -223,11 +223,16 @@ def _nan_convert(b: np.ndarray, src: FloatFormat, dst: FloatFormat, out: np.ndar
 
 
 def _tf32_rna_sm90(b: np.ndarray, satfinite: bool) -> np.ndarray:
-    """cvt.rna{.satfinite}.tf32.f32 as an H200 computes it: (bits + 0x1000) & ~0x1FFF on the raw
-    pattern, NaNs and infinities included (a NaN whose payload lies in the low 13 bits becomes
-    an infinity).  With .satfinite, a result with an all-ones exponent (inf or NaN) steps down
-    by one tf32 ulp (0x2000), so +inf -> 0x7F7FE000 and a NaN stays a (different) NaN."""
-    w = (b.astype(np.uint64) + np.uint64(0x1000)) & np.uint64(0xFFFFE000)
+    """cvt.rna{.satfinite}.tf32.f32 as an H200 computes it, on the raw bit pattern.
+
+    Finite inputs: (bits + 0x1000) & ~0x1FFF (IEEE round-half-away; overflow gives inf).
+    Inf/NaN inputs: the low 13 bits are cleared, so a NaN whose payload lies only there becomes
+    an infinity.  With .satfinite, a result with an all-ones exponent (inf or NaN) then steps
+    down by one tf32 ulp (0x2000): +inf -> 0x7F7FE000, and a NaN stays a (different) NaN.
+    """
+    w = b.astype(np.uint64)
+    special = (w & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
+    w = np.where(special, w, w + np.uint64(0x1000)) & np.uint64(0xFFFFE000)
     if satfinite:
         top = (w & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
         w = np.where(top, w - np.uint64(0x2000), w)

@@ -77,15 +77,23 @@ def _sign(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return ((bits.astype(np.uint64) >> np.uint64(fmt.bits - 1)) & np.uint64(1)).astype(bool)
 
 
-def _nan_result(fmt: FloatFormat, ops: list[np.ndarray], out: np.ndarray, produced: np.ndarray) -> np.ndarray:
+# Which NaN operand an f64 result carries when several are NaN, as measured on an H200 (the
+# order ptxas gives the SASS operands; the manual only says payloads propagate): add, sub, mul
+# prefer b; div prefers a; fma prefers b, then c, then a.
+NAN_PRIORITY = {"add": (1, 0), "mul": (1, 0), "div": (0, 1), "sqrt": (0,), "fma": (1, 2, 0)}
+
+
+def _nan_result(fmt: FloatFormat, ops: list[np.ndarray], out: np.ndarray, produced: np.ndarray,
+                priority: tuple[int, ...] | None = None) -> np.ndarray:
     """Put NaNs into ``out`` where ``produced``: f64 propagates operands, others canonical."""
     if not produced.any():
         return out
     if fmt is not F64:
         return np.where(produced, fmt.dtype(fmt.canonical_nan), out).astype(fmt.dtype)
     nan = np.full(out.shape, np.uint64(F64.canonical_nan))
-    for op in reversed(ops):
-        nan = np.where(is_nan(op, F64), op | np.uint64(1 << 51), nan)
+    order = priority if priority is not None else tuple(range(len(ops)))
+    for i in reversed(order):
+        nan = np.where(is_nan(ops[i], F64), ops[i] | np.uint64(1 << 51), nan)
     return np.where(produced, nan, out).astype(np.uint64)
 
 
@@ -170,7 +178,8 @@ def _native_rn(op: str, fmt: FloatFormat, ftz: bool, sat: bool, *ops: np.ndarray
     (numpy's float16 ops compute in binary32 and round once: innocuous, as 24 >= 2*11 + 2)."""
     with np.errstate(all="ignore"):
         r = _UFUNCS[op](*(o.view(_NATIVE[fmt]) for o in ops))
-    out = _nan_result(fmt, list(ops), r.view(fmt.dtype), np.isnan(r))
+    prio = NAN_PRIORITY.get("add" if op == "sub" else op)
+    out = _nan_result(fmt, list(ops), r.view(fmt.dtype), np.isnan(r), prio)
     if ftz:
         out = flush_subnormal(out, fmt)
     return saturate(out, fmt) if sat else out
@@ -198,7 +207,7 @@ def add(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
         out = round_f64(res, F64)
     else:
         out = _finish(to_odd(hi, lo), fmt, rnd, ftz, False)
-    out = _nan_result(fmt, [a, b], out, nan)
+    out = _nan_result(fmt, [a, b], out, nan, NAN_PRIORITY["add"])
     return saturate(out, fmt) if sat else out
 
 
@@ -235,7 +244,7 @@ def mul(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
             out = _exact_f64(lambda u, v: (u * v, False), [a, b], slow, rnd, out)
     else:
         out = _finish(p, fmt, rnd, ftz, False)
-    out = _nan_result(fmt, [a, b], out, nan)
+    out = _nan_result(fmt, [a, b], out, nan, NAN_PRIORITY["mul"])
     return saturate(out, fmt) if sat else out
 
 
@@ -272,7 +281,7 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
         zero_sign = (sp | sc) if rnd == "rm" else (sp & sc)
         zmask = finite & ((x == 0) | (y == 0)) & (z == 0)
         out = np.where(zmask, np.where(zero_sign, np.uint64(1 << 63), np.uint64(0)), out)
-    out = _nan_result(fmt, [a, b, c], out, nan)
+    out = _nan_result(fmt, [a, b, c], out, nan, NAN_PRIORITY["fma"])
     if relu_:
         out = relu(out, fmt)
     return saturate(out, fmt) if sat else out
@@ -302,7 +311,7 @@ def div(a: np.ndarray, b: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "
             out = _exact_f64(lambda u, v: (u / v, False), [a, b], slow, rnd, out)
     else:
         out = round_f64(q, fmt, rnd, ftz=ftz)
-    return _nan_result(fmt, [a, b], out, nan)
+    return _nan_result(fmt, [a, b], out, nan, NAN_PRIORITY["div"])
 
 
 def rcp(a: np.ndarray, fmt: FloatFormat | str = F32, rnd: str = "rn", *, ftz: bool = False) -> np.ndarray:

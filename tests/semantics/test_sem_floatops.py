@@ -229,7 +229,13 @@ def test_sat_and_nan_rules() -> None:
     snan = 0x7FF0000000000123
     assert int(fo.add(arr([snan], np.uint64), arr([0], np.uint64), F64)[0]) == snan | (1 << 51)
     assert int(fo.add(arr([0x7FF0000000000000], np.uint64), arr([0xFFF0000000000000], np.uint64), F64)[0]) \
-        == F64.canonical_nan
+        == F64.canonical_nan == 0xFFF8000000000000
+    qa, qb, qc = 0x7FF8000000000AAA, 0x7FF0000000000BBB, 0xFFF8000000000CCC  # which NaN wins (H200)
+    a, b, c = arr([qa], np.uint64), arr([qb], np.uint64), arr([qc], np.uint64)
+    assert int(fo.add(a, b, F64)[0]) == qb | (1 << 51)
+    assert int(fo.div(a, b, F64)[0]) == qa
+    assert int(fo.fma(a, arr([0x3FF0000000000000], np.uint64), c, F64)[0]) == qc
+    assert int(fo.fma(a, b, c, F64)[0]) == qb | (1 << 51)
 
 
 def test_ftz_flushes_inputs_and_results() -> None:
