@@ -10,16 +10,19 @@ to its thread's current uncommitted group; `commit_group` closes it.
 
 Bulk copies (9.7.9.25.4, sm_90) run in the async proxy. global -> shared copies complete tx bytes
 on their mbarrier; their bytes land just before that barrier's phase completes (symexec.mbarrier).
-shared -> global copies (`.bulk_group`) and `cp.reduce.async.bulk` to global read shared memory and
-update global memory at issue: a legal point, and the machine has no later hook that runs before
-global memory is read back. `cp.async.bulk.tensor` needs the contents of a CUtensorMap, a 128-byte
-object whose binary layout is not publicly documented: it is unsupported rather than guessed.
+shared -> global copies (`.bulk_group`) and `cp.reduce.async.bulk` to global are performed whole
+(source read and destination written) when the issuing thread's `cp.async.bulk.wait_group{.read}`
+covers their bulk async-group, or at the end of the kernel: a kernel that overwrites the source
+before its `.read` wait sends the new bytes. Copies still pending when the batch ends (`finish`)
+complete then and are recorded. `cp.async.bulk.tensor` needs the contents of a CUtensorMap, a
+128-byte object whose binary layout is not publicly documented: it is unsupported, not guessed.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -46,6 +49,18 @@ class CopyRecord:
     dst: np.ndarray  # (k,) shared-window offsets
     data: np.ndarray  # (k, nbytes) bytes to write (source snapshot, zero-filled)
     done: np.ndarray  # (k,) written already
+    pc: int = -1  # where it was issued (check mode attributes the late write to it)
+
+
+@dataclass(eq=False)
+class BulkOp:
+    """One thread's bulk copy or reduction to global memory, performed when a wait covers it."""
+
+    ins: A.Instruction
+    lane: int
+    group: int  # index of the issuing thread's bulk async-group
+    perform: Callable[[], None]
+    pc: int = -1
 
 
 @dataclass(eq=False)
@@ -56,8 +71,11 @@ class AsyncCopyUnit:
     committed: np.ndarray = field(init=False)  # cp.async groups committed per thread
     records: list[CopyRecord] = field(default_factory=list)
     bulk_committed: np.ndarray = field(init=False)  # bulk async-groups committed per thread
+    bulk_ops: list[BulkOp] = field(default_factory=list)
     # (instruction, thread slots) of cp.async copies still pending when their thread exited
     exited_pending: list[tuple[A.Instruction, np.ndarray]] = field(default_factory=list)
+    # (instruction, thread slot) of bulk operations no wait covered before the end of the kernel
+    unwaited_bulk: list[tuple[A.Instruction, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._alive_seen = -1
@@ -70,7 +88,8 @@ class AsyncCopyUnit:
         for rec in self.records:
             sel = which(rec) & ~rec.done
             if sel.any():
-                batch.memory.write(".shared", rec.lanes[sel], rec.dst[sel], rec.data[sel], rec.ins)
+                with performing(batch, rec.ins, rec.pc, rec.lanes[sel]):
+                    batch.memory.write(".shared", rec.lanes[sel], rec.dst[sel], rec.data[sel], rec.ins)
                 rec.done |= sel
         self.records = [r for r in self.records if not r.done.all()]
 
@@ -82,6 +101,23 @@ class AsyncCopyUnit:
                 self.exited_pending.append((rec.ins, rec.lanes[hit].copy()))
         self.complete(batch, lambda r: exiting[r.lanes])
 
+    def perform_bulk(self, batch: "Batch", which: Callable[[BulkOp], bool]) -> None:
+        """Perform the selected bulk operations in issue order (bulk groups complete in order)."""
+        keep = []
+        for op in self.bulk_ops:
+            if which(op):
+                with performing(batch, op.ins, op.pc, np.array([op.lane])):
+                    op.perform()
+            else:
+                keep.append(op)
+        self.bulk_ops = keep
+
+    def finish(self, batch: "Batch") -> None:
+        """End of the batch (machine hook): whatever is still in flight completes now."""
+        self.on_exit(batch, np.ones(self.n, dtype=bool))
+        self.unwaited_bulk += [(op.ins, op.lane) for op in self.bulk_ops]
+        self.perform_bulk(batch, lambda op: True)
+
     def reap(self, batch: "Batch") -> None:
         """Complete the copies of threads that have exited since the last look."""
         alive = int(batch.alive.sum())
@@ -90,6 +126,27 @@ class AsyncCopyUnit:
             if any((gone[r.lanes] & ~r.done).any() for r in self.records):
                 self.on_exit(batch, gone)
         self._alive_seen = alive
+
+
+@contextmanager
+def performing(batch: "Batch", ins: A.Instruction, pc: int, lanes: np.ndarray) -> Iterator[None]:
+    """Memory effects of an asynchronous operation made later than its issue: in check mode they are
+    logged as a separate access of the issuing instruction (its line in witnesses), then the current
+    instruction's context is restored."""
+    ctx = batch.ctx
+    chk = getattr(ctx, "check", None)
+    saved = (ctx.mask, ctx.full, ctx.ins, getattr(ctx, "pc", -1))
+    saved_chk = (chk.ins, chk.pc, chk.atomic) if chk is not None else None
+    mask = np.zeros(batch.n, dtype=bool)
+    mask[lanes] = True
+    ctx.pc = pc
+    ctx.begin(mask, ins)
+    try:
+        yield
+    finally:
+        ctx.mask, ctx.full, ctx.ins, ctx.pc = saved
+        if chk is not None:
+            chk.ins, chk.pc, chk.atomic = saved_chk
 
 
 def unit(batch: "Batch") -> AsyncCopyUnit:
@@ -226,7 +283,7 @@ def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instr
             data[sel, j] = mem.read(".global", lanes[sel], src[sel] + np.uint64(j), 1, ins)[:, 0]
     _same_group_overlap(u, ins, lanes, dst, size)
     u.records.append(CopyRecord(ins, lanes, u.committed[lanes].copy(), dst, data,
-                                np.zeros(lanes.size, dtype=bool)))
+                                np.zeros(lanes.size, dtype=bool), batch.ctx.pc))
 
 
 def _same_group_overlap(u: AsyncCopyUnit, ins: A.Instruction, lanes: np.ndarray, dst: np.ndarray, size: int) -> None:
@@ -330,9 +387,10 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
             data = batch.memory.read(".global", lanes[i:i + 1], src[i:i + 1], n, ins) if n else None
             li, di = lanes[i:i + 1], dst[i:i + 1]
 
-            def land(li=li, di=di, data=data) -> None:
+            def land(li=li, di=di, data=data, pc=batch.ctx.pc) -> None:
                 if data is not None:
-                    batch.memory.write(".shared", li, di, data, ins)
+                    with performing(batch, ins, pc, li):
+                        batch.memory.write(".shared", li, di, data, ins)
 
             mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, li)
         return
@@ -345,9 +403,15 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
         size = _lane_u32(batch, ops[2], lanes)
         for i in range(lanes.size):
             n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
-            if n:
-                data = batch.memory.read(".shared", lanes[i:i + 1], src[i:i + 1], n, ins)
-                batch.memory.write(".global", lanes[i:i + 1], dst[i:i + 1], data, ins)
+            li, si, di = lanes[i:i + 1], src[i:i + 1], dst[i:i + 1]
+            _in_shared(batch, ins, li, si, n)
+            _in_global(batch, ins, li, di, n)
+
+            def store(li=li, si=si, di=di, n=n) -> None:
+                if n:
+                    batch.memory.write(".global", li, di, batch.memory.read(".shared", li, si, n, ins), ins)
+
+            u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), store, batch.ctx.pc))
         return
     raise Unsupported(f"{ins.name}: direction {' '.join(pos)} (shared::cta -> shared::cluster copies go to another "
                       "CTA of the cluster; clusters of several CTAs are not modelled)", ins)
@@ -368,17 +432,28 @@ def _bulk_size(ins: A.Instruction, n: int, dst: int, src: int) -> int:
     return n
 
 
+def _in_global(batch: "Batch", ins: A.Instruction, lanes: np.ndarray, addrs: np.ndarray, size: int) -> None:
+    """A global destination outside every allocation faults at issue."""
+    if size:
+        idx, _ = batch.memory.glob.locate(addrs.astype(np.uint64), size)
+        if (idx < 0).any():
+            raise MemoryFault(f"{ins.name}: global memory destination out of bounds", ins,
+                              [int(x) for x in lanes], [int(a) for a in addrs], ".global")
+
+
 def _bulk_commit(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
-    """cp.async.bulk.commit_group (9.7.9.25.6.1). Bulk copies to global completed at issue, so the
-    groups only keep count (for the checker)."""
+    """cp.async.bulk.commit_group (9.7.9.25.6.1): close each executing thread's bulk async-group."""
     _check(ins, {".async", ".bulk", ".commit_group"})
     u.bulk_committed[mask] += 1
 
 
 def _bulk_wait(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
-    """cp.async.bulk.wait_group{.read} N (9.7.9.25.6.2): nothing is left in flight here."""
+    """cp.async.bulk.wait_group{.read} N (9.7.9.25.6.2): all but the N most recent bulk groups of each
+    executing thread complete (with .read only their source reads must be done; performing the whole
+    operation then is a legal completion of both)."""
     _check(ins, {".async", ".bulk", ".wait_group", ".read"})
-    _immediate(ins, ins.operands[0])
+    limit = u.bulk_committed - _immediate(ins, ins.operands[0])
+    u.perform_bulk(batch, lambda op: bool(mask[op.lane]) and op.group < limit[op.lane])
 
 
 def _prefetch(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
@@ -437,10 +512,15 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
     size = _lane_u32(batch, ops[2], lanes)
     for i in range(lanes.size):
         n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
-        if not n:
-            continue
-        li = lanes[i:i + 1]
-        s = from_bytes(batch.memory.read(".shared", li, src[i:i + 1], n, ins).reshape(-1, eb))
-        d = from_bytes(batch.memory.read(".global", li, dst[i:i + 1], n, ins).reshape(-1, eb))
-        new = np.asarray(fn(d, s)).astype(t.dtype)
-        batch.memory.write(".global", li, dst[i:i + 1], to_bytes(new, eb).reshape(1, n), ins)
+        li, si, di = lanes[i:i + 1], src[i:i + 1], dst[i:i + 1]
+        _in_shared(batch, ins, li, si, n)
+        _in_global(batch, ins, li, di, n)
+
+        def reduce(li=li, si=si, di=di, n=n) -> None:
+            if n:
+                s_ = from_bytes(batch.memory.read(".shared", li, si, n, ins).reshape(-1, eb))
+                d_ = from_bytes(batch.memory.read(".global", li, di, n, ins).reshape(-1, eb))
+                new = np.asarray(fn(d_, s_)).astype(t.dtype)
+                batch.memory.write(".global", li, di, to_bytes(new, eb).reshape(1, n), ins)
+
+        u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), reduce, batch.ctx.pc))

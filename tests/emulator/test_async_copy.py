@@ -469,3 +469,65 @@ def test_suite_gemm_without_its_waits_is_wrong(monkeypatch):
     stripped = dataclasses.replace(compiled, ptx=re.sub(r"cp\.async\.wait_group\s+\d+;", "", compiled.ptx))
     monkeypatch.setattr(E, "compile_contract", lambda *a, **k: stripped)
     assert not E.emulate(contract, "sm_80").ok
+
+
+BULK_STORE = """
+    st.shared.u32 [%r4], %r1;                // sm[tid] = tid
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd2], [sm], 128;
+    @%p1 cp.async.bulk.commit_group;
+    WAIT
+    bar.sync 0;
+    add.u32 %r9, %r1, 1000;
+    st.shared.u32 [%r4], %r9;                // reuse the staging buffer
+"""
+
+
+def test_bulk_store_reads_its_source_at_the_covering_wait():
+    waited = run(BULK_STORE.replace("WAIT", "@%p1 cp.async.bulk.wait_group.read 0;"), X, 32)
+    np.testing.assert_array_equal(waited, np.arange(32))
+    # without the .read wait the buffer is reused too early: the store sends the new bytes
+    unwaited, m = run(BULK_STORE.replace("WAIT", ""), X, 32, machine=True)
+    np.testing.assert_array_equal(unwaited, np.arange(32) + 1000)
+    u = m.last.units["async_copy"]
+    assert [(ins.opcode, lane) for ins, lane in u.unwaited_bulk] == [("cp", 0)]
+
+
+def test_bulk_groups_complete_oldest_first_per_thread():
+    body = """
+    st.shared.u32 [%r4], %r1;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p1, %r1, 0;
+    add.u64 %rd16, %rd2, 128;
+    @%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd2], [sm], 64;
+    @%p1 cp.async.bulk.commit_group;
+    @%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd16], [sm], 64;
+    @%p1 cp.async.bulk.commit_group;
+    @%p1 cp.async.bulk.wait_group 1;         // the first group only
+    @%p1 ld.global.u32 %r10, [%rd2+4];
+    @%p1 ld.global.u32 %r11, [%rd16+4];
+    @%p1 cp.async.bulk.wait_group 0;
+    @%p1 ld.global.u32 %r12, [%rd16+4];
+    @%p1 st.global.u32 [%rd2+256], %r10;
+    @%p1 st.global.u32 [%rd2+260], %r11;
+    @%p1 st.global.u32 [%rd2+264], %r12;
+    """
+    out = run(body, X, 96)
+    assert out[64:67].tolist() == [1, 0, 1]
+
+
+def test_check_mode_sees_the_late_source_read_of_an_unwaited_bulk_store():
+    from symexec.check import check_kernel
+
+    def verdict(wait: str):
+        prog = load_program(parse(HEADER + BULK_STORE.replace("WAIT", wait) + "\nret;\n}\n"))
+        return check_kernel(prog, Launch((1,), (32,), {"inp": X.copy(), "out": np.zeros(32, np.uint32)},
+                                         ["inp", "out", 0]))
+
+    assert verdict("@%p1 cp.async.bulk.wait_group.read 0;").verdict == "race_free"
+    r = verdict("")
+    assert r.verdict == "race"
+    assert any("cp.async.bulk" in s.describe() for f in r.findings for s in f.sites)
