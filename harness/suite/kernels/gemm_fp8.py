@@ -1,8 +1,10 @@
-"""FP8 GEMM: ``C = scale * (A @ B)`` with E4M3 ``A [M, K]`` and ``B [K, N]``, fp32 accumulation
-(``tl.dot`` on FP8 tensor cores, sm_89+), one fp32 per-tensor scale (the product of the two
+"""FP8 GEMM: ``C = scale * (A @ W^T)`` with E4M3 activations ``A [M, K]`` and weights
+``W [N, K]`` (both K-contiguous, the layout FP8 tensor-core MMAs read directly), fp32
+accumulation (``tl.dot``, sm_89+), one fp32 per-tensor scale (the product of the two
 quantisation scales), fp16 result.
 
-Tiling and masking as in ``gemm_fp16``; K tiles are 64 wide (the FP8 MMA K granule is 32).
+Tiling and masking as in ``gemm_fp16``; the W tile is loaded as its ``[BLOCK_K, BLOCK_N]``
+transpose view.  K tiles are 64/128 wide (the FP8 MMA K granule is 32).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def tiles(d: dict) -> tuple[int, int, int]:
 
 
 @triton.jit
-def gemm_fp8_kernel(a, b, c, M, N, K, scale,
+def gemm_fp8_kernel(a, w, c, M, N, K, scale,
                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -29,23 +31,23 @@ def gemm_fp8_kernel(a, b, c, M, N, K, scale,
     for k0 in range(0, K, BLOCK_K):
         kk = k0 + rk
         at = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        bt = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        bt = tl.load(w + rn[None, :] * K + kk[:, None], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(at, bt, acc)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
     tl.store(c + rm[:, None] * N + rn[None, :], (acc * scale).to(tl.float16), mask=cmask)
 
 
-def reference(a: np.ndarray, b: np.ndarray, M: int, N: int, K: int, scale: float) -> dict[str, np.ndarray]:
-    return {"c": scale * (a.astype(np.float64) @ b.astype(np.float64))}
+def reference(a: np.ndarray, w: np.ndarray, M: int, N: int, K: int, scale: float) -> dict[str, np.ndarray]:
+    return {"c": scale * (a.astype(np.float64) @ w.astype(np.float64).T)}
 
 
 CONTRACT = Contract(
     name="gemm_fp8",
-    description="C = scale * (A @ B), fp8 e4m3 [M,K] x [K,N] -> fp16 [M,N], fp32 accumulation",
+    description="C = scale * (A @ W^T), fp8 e4m3 A [M,K], W [N,K] -> fp16 [M,N], fp32 accumulation",
     kernel=gemm_fp8_kernel,
     args=[
         Tensor("a", "fp8e4m3", ("M", "K"), role="in"),
-        Tensor("b", "fp8e4m3", ("K", "N"), role="in"),
+        Tensor("w", "fp8e4m3", ("N", "K"), role="in"),
         Tensor("c", "fp16", ("M", "N"), role="out"),
         Scalar("M", "i32", value="M"),
         Scalar("N", "i32", value="N"),
@@ -55,7 +57,7 @@ CONTRACT = Contract(
     constexprs={"BLOCK_M": lambda d: tiles(d)[0], "BLOCK_N": lambda d: tiles(d)[1],
                 "BLOCK_K": lambda d: tiles(d)[2]},
     grid=lambda d: (cdiv(d["M"], tiles(d)[0]), cdiv(d["N"], tiles(d)[1]), 1),
-    num_warps=4, num_stages=3,
+    num_warps=8, num_stages=4,
     min_arch=89,
     reference=reference,
     instances={"verify": {"M": 40, "N": 48, "K": 100}, "bench": {"M": 8192, "N": 8192, "K": 8192}},
