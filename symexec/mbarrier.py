@@ -55,6 +55,7 @@ class Barrier:
     pending: int
     phase: int = 0
     tx: int = 0  # expected minus completed transaction bytes
+    generation: int = 0  # how many objects were initialised at this address before (check-mode keys)
     landing: list[tuple[int, Callable[[], None], np.ndarray]] = field(default_factory=list)  # deferred bulk
     # copies: (bytes, write them, issuing thread slots)
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
@@ -67,6 +68,7 @@ class MbarrierUnit:
     def __init__(self, check=None) -> None:
         self.check = check
         self.bars: dict[tuple[int, int], Barrier] = {}
+        self.inits: dict[tuple[int, int], int] = {}
         self.stamp = 0  # bumped by every state change: waiting groups re-check then
         self.forced: dict[tuple, int] = {}  # wait site -> stamp at which it was let go with False
         self.tokens: set[tuple] = set()
@@ -91,7 +93,8 @@ class MbarrierUnit:
                                     "already holds a valid mbarrier object (inval it first, 9.7.13.15.9)", ins)
         if not 1 <= count <= MAX_COUNT:
             raise UndefinedBehavior(f"{ins.name}: count {count} outside [1, 2^20-1] (9.7.13.15.9)", ins)
-        self.bars[key] = Barrier(key, count, count)
+        gen = self.inits[key] = self.inits.get(key, -1) + 1
+        self.bars[key] = Barrier(key, count, count, generation=gen)
         self.stamp += 1
 
     def inval(self, key: tuple[int, int], ins: A.Instruction) -> None:
@@ -197,12 +200,12 @@ class MbarrierUnit:
     def release(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
         """`lanes` publish what they did so far into `phase` of `bar` (a release arrive-on)."""
         if self.check is not None and lanes.size:
-            self.check.arrive(lanes, ("mbarrier", bar.key[1], phase & 0xFFFFFFFF))
+            self.check.arrive(lanes, ("mbarrier", bar.key[1], bar.generation, phase & 0xFFFFFFFF))
 
     def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
         """`lanes` observed `phase` of `bar` complete with acquire semantics (9.7.13.15.16)."""
         if self.check is not None and lanes.size:
-            self.check.acquire(lanes, ("mbarrier", bar.key[1], phase & 0xFFFFFFFF), consume=False)
+            self.check.acquire(lanes, ("mbarrier", bar.key[1], bar.generation, phase & 0xFFFFFFFF), consume=False)
 
     @staticmethod
     def _check_tx(bar: Barrier, ins: A.Instruction) -> None:
