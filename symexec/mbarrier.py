@@ -56,6 +56,7 @@ class Barrier:
     phase: int = 0
     tx: int = 0  # expected minus completed transaction bytes
     generation: int = 0  # how many objects were initialised at this address before (check-mode keys)
+    observed: bool = True  # a wait returned True for the last completed phase (9.7.13.15.4)
     landing: list[tuple[int, Callable[[], None], np.ndarray]] = field(default_factory=list)  # deferred bulk
     # copies: (bytes, write them, issuing thread slots)
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
@@ -69,6 +70,9 @@ class MbarrierUnit:
         self.check = check
         self.bars: dict[tuple[int, int], Barrier] = {}
         self.inits: dict[tuple[int, int], int] = {}
+        # (instruction, barrier key, phase) of arrive-ons made before any wait observed the previous
+        # phase complete: the manual requires such a wait (9.7.13.15.4); kept for the checker
+        self.unobserved: list[tuple[A.Instruction, tuple[int, int], int]] = []
         self.stamp = 0  # bumped by every state change: waiting groups re-check then
         self.forced: dict[tuple, int] = {}  # wait site -> stamp at which it was let go with False
         self.tokens: set[tuple] = set()
@@ -132,6 +136,7 @@ class MbarrierUnit:
         if count > bar.pending:
             raise UndefinedBehavior(f"{ins.name}: {count} arrival(s) on an mbarrier with {bar.pending} pending "
                                     "(pending count would fall below 0, 9.7.13.15.2)", ins)
+        self.note_arrival(bar, ins)
         state = (_TAG << _TAG_SHIFT) | ((bar.pending & MAX_COUNT) << 32) | (bar.phase & 0xFFFFFFFF)
         if no_complete:
             state |= _NOCOMPLETE
@@ -192,9 +197,15 @@ class MbarrierUnit:
         finally:
             self.settling = None
         bar.phase += 1
+        bar.observed = False
         bar.pending = bar.expected
         self.completed_phases += 1
         self.stamp += 1
+
+    def note_arrival(self, bar: Barrier, ins: A.Instruction) -> None:
+        if not bar.observed and len(self.unobserved) < 64:
+            self.unobserved.append((ins, bar.key, bar.phase - 1))
+            bar.observed = True  # once per phase
 
     # ------------------------------------------------------------------ happens-before (check mode)
     def release(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
@@ -349,6 +360,7 @@ def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.nd
             before = (bar.pending - (np.cumsum(c) - c)).astype(np.uint64)
             states[idx] = (np.uint64(_TAG << _TAG_SHIFT) | ((before & np.uint64(MAX_COUNT)) << np.uint64(32))
                            | np.uint64(bar.phase & 0xFFFFFFFF) | np.uint64(_NOCOMPLETE if no_complete else 0))
+            u.note_arrival(bar, ins)
             bar.pending -= total
             u.stamp += 1
             continue
@@ -408,6 +420,9 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
             raise UndefinedBehavior(f"{ins.name}: waits on a phase that is neither the current phase "
                                     f"({bar.phase}) nor the immediately preceding one of mbarrier 0x{key[1]:x}", ins)
         done[idx] = ph == prev
+    for key, idx in by_barrier(keys):
+        if done[idx].any():
+            u.bars[key].observed = True
     if done.any() and u.check is not None and ".relaxed" not in ins.modifiers:  # .acquire is the default
         for key, idx in by_barrier(keys):
             hit = idx[done[idx]]

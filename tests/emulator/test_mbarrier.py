@@ -440,3 +440,37 @@ def test_check_mode_bulk_copy_bytes_are_ordered_before_the_waiters():
     assert _verdict(BULK_CONSUMERS, 64) == "race_free"
     assert _verdict(BULK_CONSUMERS.replace("@!%p1 bra W0;", "").replace(
         "mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r20;", ""), 64) != "race_free"
+
+
+def test_arrivals_into_a_phase_nobody_saw_complete_are_recorded():
+    """9.7.13.15.4: some wait must observe each completed phase before the next phase's arrive-ons."""
+    from symexec.machine import Machine
+
+    class Capture(Machine):
+        def _run_batch(self, b):  # type: ignore[override]
+            self.last = b
+            return super()._run_batch(b)
+
+    def unobserved(body: str) -> list:
+        prog = load_program(parse(HEADER + body + "\nret;\n}\n"))
+        m = Capture(prog, Launch((1,), (32,), {"inp": X.copy(), "out": np.zeros(32, np.uint32)}, ["inp", "out", 0]))
+        m.run()
+        return [(ins.opcode, phase) for ins, _, phase in m.last.units["mbarrier"].unobserved]
+
+    waited = """
+    @%p7 mbarrier.init.shared.b64 [bar], 32;
+    bar.sync 0;
+    mov.u32 %r20, 0;
+LOOP:
+    and.b32 %r22, %r20, 1;
+    mbarrier.arrive.shared.b64 _, [bar];
+W:
+    mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r22;
+    @!%p1 bra W;
+    add.u32 %r20, %r20, 1;
+    setp.lt.u32 %p2, %r20, 3;
+    @%p2 bra LOOP;
+    """
+    assert unobserved(waited) == []
+    assert unobserved(waited.replace("@!%p1 bra W;", "").replace(
+        "mbarrier.try_wait.parity.shared.b64 %p1, [bar], %r22;", "")) == [("mbarrier", 0), ("mbarrier", 1)]
