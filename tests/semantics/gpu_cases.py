@@ -365,3 +365,13 @@ for case in CASES:
     head = case.name.split(".")[0]
     if case.approx_ulps is not None and case.name.endswith("f32") and head in BOUNDS:
         case.extra.update(bound=BOUNDS[head], in_fmts=(F32,) * len(case.ins), out_fmt=F32)
+
+# Tininess for .ftz: 0x3F7FFFFF * 0x00800000 = 2**-126 - 2**-150 lies halfway between the largest
+# subnormal and the smallest normal; .rn rounds it up to 2**-126.  A flush decided *before*
+# rounding gives 0, one decided *after* rounding gives 2**-126 (our model).
+for op, r, n in (("mul", "rn", 2), ("mul", "rp", 2), ("mul", "rz", 2), ("fma", "rn", 3), ("add", "rn", 2)):
+    fn = (lambda a, b, r=r, op=op: getattr(fo, op)(a, b, F32, r, ftz=True)) if n == 2 else \
+        (lambda a, b, c, r=r: fo.fma(a, b, c, F32, r, ftz=True))
+    args = ", ".join(f"%{i + 1}" for i in range(n))
+    add(Case(f"probe.{op}.{r}.ftz.f32", f"{op}.{r}.ftz.f32 %0, {args};", ("f32",) * n, "f32", fn,
+             pools=("ftzprobe",) * n, extra={"grid_only": True}))

@@ -139,6 +139,9 @@ def pool(kind: str) -> np.ndarray:
         return np.arange(1 << 16, dtype=np.uint16)
     if kind == "small":  # shift amounts, bit positions, lengths
         return np.concatenate([np.arange(0, 80), RNG.integers(0, 2**32, 200, dtype=np.uint64)]).astype(np.uint32)
+    if kind == "ftzprobe":
+        return np.array([0x3F7FFFFF, 0x00800000, 0x00800001, 0x3F800000, 0x80800000, 0x007FFFFF, 0x3F000000,
+                         0x33800000], dtype=np.uint32)
     if kind == "f64nan":
         return np.array([0x7FF8000000000AAA, 0x7FF0000000000BBB, 0xFFF8000000000CCC, 0x3FF0000000000000,
                          0x7FF0000000000000], dtype=np.uint64)
