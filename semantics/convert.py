@@ -29,7 +29,6 @@ from semantics.formats import (
     F64,
     TF32,
     FloatFormat,
-    FormatError,
     decode,
     decode_ue8m0,
     encode_ue8m0,

@@ -26,13 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from semantics import bitops as bo  # noqa: E402
-from semantics import compare as cp  # noqa: E402
-from semantics import convert as cv  # noqa: E402
-from semantics import floatops as fo  # noqa: E402
-from semantics import fspecial as fs  # noqa: E402
-from semantics import intops as io  # noqa: E402
-from semantics.formats import BF16, F16, F32, F64, decode, is_nan  # noqa: E402
+from semantics.formats import decode, is_nan  # noqa: E402
 
 # C type, inline-asm constraint, numpy storage dtype, float view dtype (for CuPy)
 TYPES = {
@@ -42,7 +36,6 @@ TYPES = {
     "b32": ("unsigned int", "r", np.uint32, None),
     "b64": ("unsigned long long", "l", np.uint64, None),
 }
-NAN_FMT = {"f32": F32, "f64": F64}
 
 
 @dataclass
