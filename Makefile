@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(VENV)/bin/volta parse examples/vector_add.ptx
 	$(VENV)/bin/volta parse examples/*.ptx
+	$(VENV)/bin/volta check examples/vector_add.ptx        # launch: examples/vector_add.json
+	$(VENV)/bin/volta run examples/vector_add.ptx --launch examples/vector_add.json
+	@echo "--- a kernel with a missing barrier (exit status 1 is the expected verdict):"
+	-$(VENV)/bin/volta check examples/racy_reduction.ptx
 
 test: setup
 	$(PY) -m pytest -q -n 2 tests

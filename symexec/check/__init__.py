@@ -50,8 +50,8 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
     report.assumptions += [
         f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
         f"{launch.dynamic_shared_bytes} bytes; all {launch.num_ctas} CTA(s) executed",
-        "scalar parameters fixed to the launch's values: " + ", ".join(
-            f"{p.name}={v}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)),
+        "scalar parameters fixed to the launch's values: " + (", ".join(
+            f"{p.name}={v}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)) or "none"),
         "clusters of one CTA; asynchronous copies complete at their latest legal point",
     ]
     fatal: Finding | None = None
@@ -126,7 +126,9 @@ def _race_finding(m: Machine, module: A.Module, state, pair) -> Finding:
         sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
                               space=space))
     space = sites[0].space
-    return Finding("race", f"data race on {space} {sites[0].address}: {pair.reason}", sites)
+    more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
+    return Finding("race", f"data race on {space} {sites[0].address}: {pair.reason}{more}", sites,
+                   {"conflicts": pair.count})
 
 
 __all__ = ["check_kernel", "Report", "Finding", "Site"]

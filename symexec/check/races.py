@@ -29,10 +29,11 @@ class RacePair:
     b_lane: int
     reason: str
     benign: bool = False  # equal up to floating-point rounding: a note, not a race
+    count: int = 1  # conflicting byte pairs between the same two instructions
 
 
 def _entries(events: list[Event], idx: list[int]):
-    cols = {k: [] for k in ("byte", "time", "ev", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real")}
+    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real")}
     for e_i in idx:
         e = events[e_i]
         k, nb = e.flat.shape
@@ -40,6 +41,7 @@ def _entries(events: list[Event], idx: list[int]):
         rep = lambda a: np.repeat(a, nb)  # noqa: E731
         cols["time"].append(np.full(k * nb, e.time, np.int64))
         cols["ev"].append(np.full(k * nb, e_i, np.int64))
+        cols["pc"].append(np.full(k * nb, e.pc, np.int64))
         cols["lane"].append(rep(e.lanes))
         cols["kind"].append(np.full(k * nb, e.kind, np.int8))
         cols["strong"].append(np.full(k * nb, e.strong, np.int8))
@@ -144,17 +146,19 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[Rac
         ordered[s] = clocks.ordered(c["row"][a][s], c["epoch"][a][s], c["row"][b][s], c["base"][b][s])
     bad = np.nonzero(~ordered)[0]
     out = []
-    seen: set = set()
+    seen: dict = {}
     for j in bad:
         ia, ib = a[j], b[j]
-        key = (int(c["ev"][ia]), int(c["ev"][ib]))
+        key = (int(c["pc"][ia]), int(c["pc"][ib]), bool(same_cta[j]))  # one finding per pair of instructions
         if key in seen:
+            seen[key].count += 1
             continue
-        seen.add(key)
         reason = "not ordered by any barrier or synchronisation" if same_cta[j] else \
             "different CTAs, no inter-CTA synchronisation"
-        out.append(RacePair(buf, int(c["byte"][ia]), int(c["ev"][ia]), int(c["lane"][ia]),
-                            int(c["ev"][ib]), int(c["lane"][ib]), reason))
+        pair = RacePair(buf, int(c["byte"][ia]), int(c["ev"][ia]), int(c["lane"][ia]),
+                        int(c["ev"][ib]), int(c["lane"][ib]), reason)
+        seen[key] = pair
+        out.append(pair)
         if len(out) >= limit:
             break
     return out
