@@ -47,6 +47,7 @@ from semantics.formats import (
     check_rounding,
     decode,
     flush_subnormal,
+    flush_tiny,
     get_format,
     is_nan,
     round_f64,
@@ -180,8 +181,10 @@ def _native_rn(op: str, fmt: FloatFormat, ftz: bool, sat: bool, *ops: np.ndarray
         r = _UFUNCS[op](*(o.view(_NATIVE[fmt]) for o in ops))
     prio = NAN_PRIORITY.get("add" if op == "sub" else op)
     out = _nan_result(fmt, list(ops), r.view(fmt.dtype), np.isnan(r), prio)
-    if ftz:
-        out = flush_subnormal(out, fmt)
+    if ftz:  # tininess before rounding: judge the binary64 value (exact, or RN64 of a quotient)
+        with np.errstate(all="ignore"):
+            wide = _UFUNCS[op](*(decode(o, fmt) for o in ops))
+        out = flush_tiny(out, wide, fmt)
     return saturate(out, fmt) if sat else out
 
 
