@@ -50,6 +50,9 @@ KNOWN_GAPS: dict[str, str] = {
     "strong_mixed_size_race": (
         "checker says race_free: a u32 relaxed.gpu store and a u16 relaxed.gpu load of the same "
         "bytes are treated as morally strong, but they do not overlap completely (8.7)"),
+    "barrier_red_popc_ok": (
+        "checker says unsupported: bar.red.popc is not modelled; it is a CTA-wide barrier like "
+        "bar.sync plus a population count (9.7.13.1)"),
 }
 
 
