@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wgmma_oracle import a_table, canonical_table, cute_eval, d_table, swizzle_bits, _size
 from symexec.wgmma_layout import (MatrixDescriptor, a_fragment, canonical_offsets, d_fragment, decode_descriptor,
                                   encode_descriptor, matrix_addresses, swizzle)
+from wgmma_oracle import _size, a_table, canonical_table, cute_eval, d_table, swizzle_bits
 
 
 # ---------------------------------------------------------------------------- descriptor
@@ -87,8 +87,7 @@ def test_swizzle_is_the_bitwise_xor_and_a_permutation(width: int) -> None:
 
 
 def test_nonzero_base_offset_is_refused() -> None:
-    from wgmma_oracle import a_table, canonical_table, cute_eval, d_table, swizzle_bits, _size
-from symexec.wgmma_layout import LayoutError
+    from symexec.wgmma_layout import LayoutError
 
     with pytest.raises(LayoutError):
         matrix_addresses(MatrixDescriptor(0, 0, 1024, 3, 128), 64, 16, 2, False)

@@ -70,6 +70,18 @@ def export(path: str) -> None:
     big = np.full((64, 8), 2**31 - 5, dtype=np.int64)
     text, bufs, params, _, _ = T.build_case(T.Case(dtype=".s32", atype=".u8", btype=".u8", n=8, satfinite=True), d_old=big)
     cases.append(("u8-satfinite", text, 128, 0, bufs, params, ["out"]))
+    diag = {  # D = A*B alone (scale-d = 0): the rounding of one instruction, many samples
+        "diag-f16": T.Case(n=256, scale_d="0"),
+        "diag-bf16": T.Case(atype=".bf16", btype=".bf16", n=256, scale_d="0"),
+        "diag-tf32": T.Case(atype=".tf32", btype=".tf32", n=256, scale_d="0"),
+        "diag-e4m3": T.Case(atype=".e4m3", btype=".e4m3", n=256, scale_d="0"),
+        "diag-e4m3-f16": T.Case(atype=".e4m3", btype=".e4m3", dtype=".f16", n=256, scale_d="0"),
+        "diag-f16-f16": T.Case(dtype=".f16", n=256, scale_d="0"),
+        "diag-f16-acc": T.Case(n=256),
+    }
+    for name, c in diag.items():
+        text, bufs, params, _, _ = T.build_case(c, seed=11)
+        cases.append((name, text, 128, 0, bufs, params, ["out"]))
     cases += _triton_cases(np.random.default_rng(7))
     manifest, arrays = [], {}
     for name, text, threads, shared, bufs, params, outs in cases:
@@ -157,7 +169,7 @@ def compare(path: str, gpu_path: str) -> list[tuple[str, int, int, float]]:
             continue
         for o in case["outputs"]:
             e, g = data[f"{name}/emu/{o}"], gpu[f"{name}/gpu/{o}"]
-            width = 2 if "f16acc" in name and name.startswith("triton") else 4
+            width = 2 if name == "triton-f16acc" else 4
             ev, gv = e.view({2: np.uint16, 4: np.uint32}[width]), g.view({2: np.uint16, 4: np.uint32}[width])
             diff = int((ev != gv).sum())
             fl = {2: np.float16, 4: np.float32}[width]
