@@ -502,3 +502,22 @@ def test_matches_h200(name: str) -> None:
     e, g = out.view(ty).astype(np.float64), gpu.view(ty).astype(np.float64)
     rel = 2.0**-9 if c.dtype == ".f16" else 2.0**-11 if fp8 else 2.0**-21
     assert np.abs(e - g).max() <= rel * np.abs(g).max()
+
+
+def test_triton_pipelined_gemm_keeps_one_group_in_flight() -> None:
+    """The tutorial GEMM with 16-byte aligned arguments: cp.async stages and wgmma.wait_group 1,
+    so each step's wgmma completes one iteration later, after the next one was issued."""
+    from wgmma_kernels import compile_ptx
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "K": "i32", "stride_am": "i32", "stride_bk": "i32",
+           "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+    ptx, shared = compile_ptx("gemm_pipelined", sig, dict(BM=128, BN=128, BK=64), num_warps=4, num_stages=3,
+                              aligned=(0, 1, 2, 3, 4, 5))
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "cp.async" in ptx
+    rng = np.random.default_rng(4)
+    k = 256
+    a, b = rng.standard_normal((128, k)).astype(np.float16), rng.standard_normal((k, 128)).astype(np.float16)
+    glob = _run_triton(ptx, shared, 128, {"a": a, "b": b, "c": np.zeros((128, 128), np.float32)},
+                       ["a", "b", "c", k, k, 128])
+    c = glob.by_name("c").data.view(np.float32).reshape(128, 128)
+    np.testing.assert_array_equal(c, _chain(a.astype(np.float64), b.astype(np.float64), 16).astype(np.float32))

@@ -61,17 +61,37 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, L, BM: tl.constexpr, BN: tl.constexpr,
     tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc)
 
 
-KERNELS = {"gemm": gemm, "gemm_bt": gemm_bt, "attention": attention}
+@triton.jit
+def gemm_pipelined(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, BM: tl.constexpr, BN: tl.constexpr,
+                   BK: tl.constexpr):
+    """The tutorial form (pointers advanced each step): Triton pipelines it with cp.async and keeps
+    one wgmma group in flight (wgmma.wait_group 1)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+        a_ptrs += BK
+        b_ptrs += BK * stride_bk
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
+
+
+KERNELS = {"gemm": gemm, "gemm_bt": gemm_bt, "attention": attention, "gemm_pipelined": gemm_pipelined}
 
 
 def compile_ptx(name: str, signature: dict, constexprs: dict, num_warps: int = 4,
-                num_stages: int = 2) -> tuple[str, int]:
-    """(PTX, dynamic shared bytes) of a kernel for sm_90a, from the cache when possible."""
+                num_stages: int = 2, aligned: tuple[int, ...] = ()) -> tuple[str, int]:
+    """(PTX, dynamic shared bytes) of a kernel for sm_90a, from the cache when possible; the
+    arguments at the positions `aligned` are declared divisible by 16 (as Triton's JIT does for
+    16-byte aligned pointers and sizes), which lets it pipeline with cp.async."""
     fn = KERNELS[name]
     opts = {"ptx_version": 90, "num_warps": num_warps, "num_stages": num_stages}
     src = inspect.getsource(fn.fn)
     blob = json.dumps([name, src, sorted(signature.items()), sorted((k, str(v)) for k, v in constexprs.items()),
-                       sorted(opts.items()), triton.__version__], sort_keys=True)
+                       sorted(opts.items()), list(aligned), triton.__version__], sort_keys=True)
     key = hashlib.sha256(blob.encode()).hexdigest()[:24]
     path = CACHE / f"{name}-{key}.json"
     if path.exists():
@@ -84,7 +104,8 @@ def compile_ptx(name: str, signature: dict, constexprs: dict, num_warps: int = 4
     os.environ["TRITON_PTXAS_PATH"] = str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" /
                                           "ptxas-blackwell")
     try:
-        k = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs),
+        k = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs,
+                                     attrs={(i,): [["tt.divisibility", 16]] for i in aligned}),
                            target=GPUTarget("cuda", 90, 32), options=opts)
     finally:
         if old is None:
