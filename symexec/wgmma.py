@@ -15,19 +15,22 @@ wgmma.mma_async is exempt), and a write to the D or A registers of a pending mma
 its covering wait (9.7.15.7.3). Not checked: ordinary *reads* of those registers while pending
 (they see the old value; catching them needs a register-access hook in GroupExec).
 
-Arithmetic model (the accumulation order and rounding are unspecified, 9.7.15.5.2): products
-are exact and summed in float64 together with the old D (unless scale-d is false), then rounded
-once to the accumulator type with round-to-nearest-even; tf32 inputs drop their low 13 bits as
-the manual specifies. Integer MMA is exact, then clamped to int32 (.satfinite) or wrapped.
+Arithmetic (the accumulation order and rounding are unspecified, 9.7.15.5.2; symexec.wgmma_numerics):
+by default products are exact and summed in float64 together with the old D (unless scale-d is
+false), then rounded once to the accumulator type with round-to-nearest-even; set_arithmetic("h200")
+selects the measured H200 behaviour instead. tf32 inputs drop their low 13 bits as the manual
+specifies. Integer MMA is exact, then clamped to int32 (.satfinite) or wrapped.
 Measured on an H200 (tests/emulator/wgmma_gpu.py, recorded in tests/data/wgmma_h200.npz): every
 layout, swizzle and fragment agrees; integer and f16-in/f16-accumulator results are bit-identical;
 with an f32 accumulator 30-60% of results differ by about one ulp (the hardware mostly truncates:
 round-toward-zero of the exact sum matches 88-99%); with e4m3/e5m2 inputs and f32 accumulation the
-H200 keeps at most 13 significant bits (the 9.7.15.5.2 note), which this model does not imitate.
+H200 keeps at most 14 significant bits (the 9.7.15.5.2 note); the "h200" model reproduces all of
+these bit for bit.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
@@ -37,12 +40,27 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.constexpr import evaluate
 from semantics.errors import UndefinedBehavior, Unsupported
-from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode, round_f64
+from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode
 
 from .machine import Batch, Group, Machine, machine_handler
 from .memory import from_bytes
+from .wgmma_numerics import MODES, accumulate
 from .wgmma_layout import (K_BYTES, LayoutError, MatrixDescriptor, a_fragment, d_fragment, decode_descriptor,
                            matrix_addresses)
+
+# The arithmetic model of wgmma_numerics: "exact" (default) or "h200" (the measured H200 behaviour);
+# set_arithmetic() or the environment variable VOLTA_WGMMA_ARITHMETIC chooses.
+ARITHMETIC = os.environ.get("VOLTA_WGMMA_ARITHMETIC", "exact")
+
+
+def set_arithmetic(mode: str) -> str:
+    """Choose the wgmma arithmetic model; returns the previous one."""
+    global ARITHMETIC
+    if mode not in MODES:
+        raise ValueError(f"unknown wgmma arithmetic {mode!r}; known: {', '.join(MODES)}")
+    old, ARITHMETIC = ARITHMETIC, mode
+    return old
+
 
 _SHAPE = re.compile(r"\.m64n(\d+)k(\d+)$")
 _ELEM_BITS = {".f16": 16, ".bf16": 16, ".tf32": 32, ".e4m3": 8, ".e5m2": 8, ".s8": 8, ".u8": 8}
@@ -240,9 +258,9 @@ def warpgroups(b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> list
         missing = wl[~mask[wl]]
         if missing.size:
             if (g.mask[missing]).any() or (~b.alive[missing]).any():
-                raise UndefinedBehavior(f"{ins.name} executed by only {128 - missing.size} of the 128 threads of "
-                                        f"warpgroup {wgi} (.aligned; first missing thread {int(missing[0]) - cta * lpc})",
-                                        ins)
+                first_missing = int(missing[0]) - cta * lpc
+            raise UndefinedBehavior(f"{ins.name} executed by only {128 - missing.size} of the 128 threads of "
+                                    f"warpgroup {wgi} (.aligned; first missing thread {first_missing})", ins)
             raise Unsupported(f"{ins.name}: warpgroup {wgi} reaches it on divergent paths (threads in different "
                               "groups); a rendezvous is not modelled", ins)
         out.append((int(key), wl))
@@ -339,7 +357,7 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
             acc = np.clip(acc, -2**31, 2**31 - 1)
         out = (acc[rows, cols] & 0xFFFFFFFF).astype(np.uint32)
     else:
-        acc = (spec.scale_a * a) @ (spec.scale_b * bm).T
+        old = None
         if op.scale_d:
             old = np.zeros((64, spec.n))
             if spec.dtype == ".f16":
@@ -347,9 +365,7 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
                 old[rows, cols] = decode(halves, F16)
             else:
                 old[rows, cols] = decode(d_bits.astype(np.uint32), F32)
-            acc = acc + old
-        fmt = F16 if spec.dtype == ".f16" else F32
-        res = np.asarray(round_f64(acc[rows, cols].reshape(-1), fmt, "rn")).reshape(128, -1)
+        res = accumulate(spec.scale_a * a, spec.scale_b * bm, old, spec.atype, spec.dtype, ARITHMETIC)[rows, cols]
         if spec.dtype == ".f16":
             res = res.astype(np.uint32).reshape(128, -1, 2)
             out = res[:, :, 0] | (res[:, :, 1] << 16)

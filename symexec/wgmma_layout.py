@@ -62,7 +62,8 @@ def swizzle(addr: np.ndarray, width: int) -> np.ndarray:
     return a ^ (((a >> 7) & mask) << 4)
 
 
-def canonical_offsets(mn: np.ndarray, k: np.ndarray, elem_bytes: int, mn_major: bool, desc: MatrixDescriptor) -> np.ndarray:
+def canonical_offsets(mn: np.ndarray, k: np.ndarray, elem_bytes: int, mn_major: bool,
+                      desc: MatrixDescriptor) -> np.ndarray:
     """Byte offset from the descriptor's start address of element (mn, k), before swizzling,
     for the canonical layouts of 9.7.15.5.1.2.1.3 (in bytes; T = 16 / element size):
 

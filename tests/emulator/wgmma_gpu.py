@@ -68,7 +68,8 @@ def export(path: str) -> None:
         text, bufs, params, _, _ = T.build_case(c)
         cases.append((name, text, 128, 0, bufs, params, ["out"]))
     big = np.full((64, 8), 2**31 - 5, dtype=np.int64)
-    text, bufs, params, _, _ = T.build_case(T.Case(dtype=".s32", atype=".u8", btype=".u8", n=8, satfinite=True), d_old=big)
+    sat = T.Case(dtype=".s32", atype=".u8", btype=".u8", n=8, satfinite=True)
+    text, bufs, params, _, _ = T.build_case(sat, d_old=big)
     cases.append(("u8-satfinite", text, 128, 0, bufs, params, ["out"]))
     diag = {  # D = A*B alone (scale-d = 0): the rounding of one instruction, many samples
         "diag-f16": T.Case(n=256, scale_d="0"),
