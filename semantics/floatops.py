@@ -181,10 +181,10 @@ def _native_rn(op: str, fmt: FloatFormat, ftz: bool, sat: bool, *ops: np.ndarray
         r = _UFUNCS[op](*(o.view(_NATIVE[fmt]) for o in ops))
     prio = NAN_PRIORITY.get("add" if op == "sub" else op)
     out = _nan_result(fmt, list(ops), r.view(fmt.dtype), np.isnan(r), prio)
-    if ftz:  # tininess before rounding: judge the binary64 value (exact, or RN64 of a quotient)
+    if ftz:  # judge tininess on the binary64 value (exact, or RN64 of a quotient: rounds alike)
         with np.errstate(all="ignore"):
             wide = _UFUNCS[op](*(decode(o, fmt) for o in ops))
-        out = flush_tiny(out, wide, fmt)
+        out = flush_tiny(out, wide, fmt, "rn")
     return saturate(out, fmt) if sat else out
 
 

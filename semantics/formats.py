@@ -223,16 +223,45 @@ def flush_subnormal(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
     return np.where(sub, sign_only, b).astype(fmt.dtype)
 
 
-def flush_tiny(out: np.ndarray, exact: np.ndarray, fmt: FloatFormat) -> np.ndarray:
-    """.ftz on results: zero (keeping the sign of ``out``) where |exact| < the smallest normal.
+def _round_up(rem: np.ndarray, half: np.ndarray, t: np.ndarray, sign: np.ndarray, rnd: str) -> np.ndarray:
+    """Whether dropping ``rem`` (with ``half`` its midpoint) from ``t`` rounds the magnitude up."""
+    if rnd == "rn":
+        return (rem > half) | ((rem == half) & ((t & 1) == 1))
+    if rnd == "rna":
+        return rem >= half
+    if rnd == "rz":
+        return np.zeros(np.shape(rem), dtype=bool)
+    if rnd == "rp":
+        return (rem != 0) & (sign == 0)
+    return (rem != 0) & (sign == 1)
 
-    ``exact`` is the exact result or any value on the same side of every power of two (a
-    binary64 round-to-odd image, or RN64 of a quotient of narrow operands)."""
-    tiny = np.abs(np.asarray(exact, dtype=np.float64)) < 2.0**fmt.emin
-    if not tiny.any():
+
+def tiny(x: np.ndarray, fmt: FloatFormat, rnd: str) -> np.ndarray:
+    """IEEE tininess *after rounding*: |x| rounded to the format's precision with an unbounded
+    exponent range is below the smallest normal.  This is the .ftz test of an H200: it flushes
+    (1 - 2**-24) * 2**-126 (24 bits, tiny) but keeps fma(2**-126, 2**-126, -2**-126), which
+    rounds to -2**-126 at 24 bits.  ``x`` may be the exact value or its round-to-odd image."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(np.where(np.isfinite(x), x, 0.0))
+    fr, k = np.frexp(ax)  # ax in [2**(k-1), 2**k)
+    m = np.ldexp(fr, 53).astype(np.int64)
+    shift = 53 - fmt.precision
+    t, rem = m >> shift, m & ((1 << shift) - 1)
+    up = _round_up(rem, np.int64(1 << (shift - 1)), t, np.signbit(x).astype(np.int64), rnd)
+    reaches_normal = (t == (1 << fmt.precision) - 1) & up  # rounds up to 2**emin
+    return (ax > 0) & ((k < fmt.emin) | ((k == fmt.emin) & ~reaches_normal))
+
+
+def flush_tiny(out: np.ndarray, exact: np.ndarray, fmt: FloatFormat, rnd: str = "rn") -> np.ndarray:
+    """.ftz on results: zero (keeping the sign of ``out``) where ``tiny(exact)``.
+
+    ``exact`` is the exact result or a binary64 value that rounds like it (a round-to-odd
+    image, or RN64 of a quotient of narrow operands)."""
+    small = tiny(exact, fmt, rnd)
+    if not small.any():
         return out
     sign_only = out & fmt.dtype(1 << (fmt.width - 1 + fmt.shift))
-    return np.where(tiny, sign_only, out).astype(fmt.dtype)
+    return np.where(small, sign_only, out).astype(fmt.dtype)
 
 
 def canonical_nan(fmt: FloatFormat, shape: tuple[int, ...] = ()) -> np.ndarray:
@@ -301,9 +330,8 @@ def round_f64(
     """Round float64 values (exact, or round-to-odd images) into ``fmt``; return bit patterns.
 
     NaN -> the format's canonical NaN (``satfinite`` formats without NaN: +MAX_NORM, 9.7.9.21).
-    ``ftz`` flushes to a sign-preserving zero every result whose exact value lies below the
-    smallest normal number, *before* rounding: an H200 flushes (1 - 2**-24) * 2**-126 under
-    mul.rn.ftz.f32 although it rounds to 2**-126 (measured for mul and fma, all modes).
+    ``ftz`` flushes tiny results (``tiny``: IEEE tininess after rounding with an unbounded
+    exponent, as measured on an H200) to a sign-preserving zero.
     ``satfinite`` clamps overflow (and infinities) to the largest finite value.
     """
     fmt = get_format(fmt)
@@ -323,7 +351,7 @@ def round_f64(
         with np.errstate(over="ignore", invalid="ignore"):
             out = x.astype(np.float32 if fmt is F32 else np.float16).view(fmt.dtype)
         out = np.where(np.isnan(x), fmt.dtype(fmt.canonical_nan), out).astype(fmt.dtype)
-        return flush_tiny(out, x, fmt) if ftz else out
+        return flush_tiny(out, x, fmt, rnd) if ftz else out
     p = fmt.precision
     qmin = fmt.emin - fmt.mbits
     sign = np.signbit(x).astype(np.int64)
@@ -360,8 +388,8 @@ def round_f64(
         elif not satfinite and fmt.nan == "allones":
             ovf = np.where(~finite, (1 << (fmt.ebits + fmt.mbits)) - 1, ovf)
         mag = np.where(over, ovf, mag)
-    if ftz:  # tininess before rounding (see the docstring)
-        mag = np.where(ax < 2.0**fmt.emin, 0, mag)
+    if ftz:
+        mag = np.where(tiny(x, fmt, rnd), 0, mag)
     out = (mag | (sign << (fmt.ebits + fmt.mbits))) << fmt.shift
     nan = np.isnan(x)
     if nan.any():
@@ -420,9 +448,24 @@ def round_fraction(x: Fraction, fmt: FloatFormat | str, rnd: str = "rn", *, nega
         mag = ((q - qmin) << fmt.mbits) + t
         if mag > fmt.max_mag:
             mag = int(_overflow_bits(np.array([sign]), fmt, rnd, satfinite)[0])
-        if ftz and Fraction(n, d) < Fraction(2) ** fmt.emin:  # tininess before rounding
+        if ftz and _tiny_fraction(Fraction(n, d), fmt, rnd, sign):
             mag = 0
     return ((sign << (fmt.ebits + fmt.mbits)) | mag) << fmt.shift
+
+
+def _tiny_fraction(ax: Fraction, fmt: FloatFormat, rnd: str, sign: int) -> bool:
+    """``tiny`` for one exact positive magnitude."""
+    top = Fraction(2) ** fmt.emin
+    if ax >= top:
+        return False
+    if ax < top / 2:
+        return True
+    scaled = ax * 2 ** (fmt.precision - fmt.emin)  # in [2**(p-1), 2**p)
+    t = scaled.numerator // scaled.denominator
+    r = scaled - t
+    up = {"rn": r > Fraction(1, 2) or (r == Fraction(1, 2) and t % 2 == 1), "rna": r >= Fraction(1, 2),
+          "rz": False, "rp": r != 0 and sign == 0, "rm": r != 0 and sign == 1}[rnd]
+    return not (up and t + 1 == 1 << fmt.precision)
 
 
 # ---------------------------------------------------------------------------------------------

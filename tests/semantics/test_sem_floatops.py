@@ -34,10 +34,32 @@ def expect(name: str, exact: Fraction, rnd: str, zero_neg: bool, ftz: bool) -> i
     bits, over = ref_round(exact, name, rnd, zero_neg)
     if over:
         bits += 1  # largest finite + 1 = the infinity pattern
-    min_normal = Fraction(2) ** (2 - (1 << (eb - 1)))
-    if ftz and abs(exact) < min_normal:  # .ftz: tininess is judged before rounding (H200)
+    if ftz and is_tiny(exact, eb, mb, rnd):
         return bits & (1 << (eb + mb))
     return bits
+
+
+def is_tiny(exact: Fraction, eb: int, mb: int, rnd: str) -> bool:
+    """IEEE tininess after rounding to mb+1 bits with an unbounded exponent (the H200's .ftz)."""
+    emin = 2 - (1 << (eb - 1))
+    ax = abs(exact)
+    if ax == 0 or ax >= Fraction(2) ** emin:
+        return False
+    e = emin - 1
+    while ax < Fraction(2) ** e:
+        e -= 1
+    ulp = Fraction(2) ** (e - mb)  # ax in [2**e, 2**(e+1)): round to a multiple of ulp
+    lo = (ax // ulp) * ulp
+    if lo == ax:
+        r = lo
+    elif rnd == "rz" or (rnd == "rm" and exact > 0) or (rnd == "rp" and exact < 0):
+        r = lo
+    elif rnd in ("rm", "rp"):
+        r = lo + ulp
+    else:
+        d = ax - lo
+        r = lo + ulp if d > ulp / 2 or (d == ulp / 2 and (lo / ulp) % 2 == 1) else lo
+    return r < Fraction(2) ** emin
 
 
 def check_nan(name: str, out: int) -> bool:
@@ -246,9 +268,12 @@ def test_ftz_flushes_inputs_and_results() -> None:
     assert int(fo.add(tiny, tiny, F32, "rn", ftz=True)[0]) == 0
     assert int(fo.add(tiny, tiny, F32, "rn")[0]) == 2
     almost = arr([0x3F7FFFFF], np.uint32)  # (1 - 2**-24) * 2**-126 rounds to 2**-126 but is tiny
-    assert int(fo.mul(almost, arr([0x00800000], np.uint32), F32, "rn")[0]) == 0x00800000
-    assert int(fo.mul(almost, arr([0x00800000], np.uint32), F32, "rn", ftz=True)[0]) == 0
-    assert int(fo.fma(almost, arr([0x80800000], np.uint32), arr([0], np.uint32), F32, "rp", ftz=True)[0]) == 0x80000000
+    mn, mmn = arr([0x00800000], np.uint32), arr([0x80800000], np.uint32)
+    assert int(fo.mul(almost, mn, F32, "rn")[0]) == 0x00800000
+    assert int(fo.mul(almost, mn, F32, "rn", ftz=True)[0]) == 0
+    assert int(fo.fma(almost, mmn, arr([0], np.uint32), F32, "rp", ftz=True)[0]) == 0x80000000
+    assert int(fo.fma(mn, mn, mmn, F32, "rn", ftz=True)[0]) == 0x80800000  # 24-bit rounding: not tiny
+    assert int(fo.fma(mn, mn, mmn, F32, "rp", ftz=True)[0]) == 0x80000000
     half_min = arr([0x00400000], np.uint32)  # 2**-127
     two = arr([0x40000000], np.uint32)
     assert int(fo.mul(half_min, two, F32)[0]) == 0x00800000
