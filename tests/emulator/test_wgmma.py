@@ -38,6 +38,7 @@ class Case:
     scale_a: int = 1
     scale_b: int = 1
     satfinite: bool = False
+    dist: str = "normal"  # input distribution (see _draw)
     between: str = ""  # PTX between commit_group and wait_group
     early: bool = False  # store D to `early` before the wait (reads a pending accumulator)
 
@@ -76,16 +77,23 @@ def _place(image: np.ndarray, bits: np.ndarray, start: int, lbo: int, sbo: int, 
             image[a:a + elem] = np.frombuffer(raw[mn, kk].tobytes(), np.uint8)
 
 
-def _random_elems(rng, ty: str, shape) -> tuple[np.ndarray, np.ndarray]:
+def _draw(rng, shape, dist: str) -> np.ndarray:
+    """Random reals: "normal", or "wide" (normal times 2^U(-16, 16): subnormal and zero elements
+    after rounding, large exponent spreads inside one dot product)."""
+    x = rng.standard_normal(shape)
+    return x * np.exp2(rng.integers(-16, 17, shape)) if dist == "wide" else x
+
+
+def _random_elems(rng, ty: str, shape, dist: str = "normal") -> tuple[np.ndarray, np.ndarray]:
     """(bits, values) of random elements of a wgmma input type."""
     if ty == ".tf32":  # full f32 bit patterns: the low 13 bits must be ignored (9.7.15.5.2)
-        bits = rng.standard_normal(shape).astype(np.float32).view(np.uint32)
+        bits = _draw(rng, shape, dist).astype(np.float32).view(np.uint32)
         return bits, decode(bits & np.uint32(0xFFFFE000), F32)
     if ty in (".s8", ".u8"):
         v = rng.integers(-128, 128, shape) if ty == ".s8" else rng.integers(0, 256, shape)
         return (v & 0xFF).astype(np.uint8), v.astype(np.int64)
     fmt = _FMT[ty]
-    bits = np.asarray(round_f64(rng.standard_normal(shape).reshape(-1), fmt, "rn")).reshape(shape)
+    bits = np.asarray(round_f64(_draw(rng, shape, dist).reshape(-1), fmt, "rn")).reshape(shape)
     return bits, decode(bits, fmt)
 
 
@@ -177,8 +185,8 @@ def build_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
     rng = np.random.default_rng(seed)
     k, n = c.k, c.n
     ea, eb = _BITS[c.atype] // 8, _BITS[c.btype] // 8
-    a_bits, a_val = _random_elems(rng, c.atype, (64, k))
-    b_bits, b_val = _random_elems(rng, c.btype, (n, k))
+    a_bits, a_val = _random_elems(rng, c.atype, (64, k), c.dist)
+    b_bits, b_val = _random_elems(rng, c.btype, (n, k), c.dist)
     lbo_a, sbo_a, size_a = _layout(64, k, ea, bool(c.trans_a), c.swz_a)
     size_a = 0 if c.a_regs else size_a
     lbo_b, sbo_b, size_b = _layout(n, k, eb, bool(c.trans_b), c.swz_b)
@@ -197,7 +205,7 @@ def build_case(c: Case, seed: int = 0, d_old: np.ndarray | None = None):
         ain[t, e // per_reg] |= np.uint32(int(a_bits[r, col]) << (_BITS[c.atype] * (e % per_reg)))
     integer = c.dtype == ".s32"
     if d_old is None:
-        d_old = rng.integers(-1000, 1000, (64, n)) if integer else rng.standard_normal((64, n))
+        d_old = rng.integers(-1000, 1000, (64, n)) if integer else _draw(rng, (64, n), c.dist)
     if integer:
         old_bits = (d_old.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
         acc = a_val @ b_val.T + (d_old.astype(np.int64) if c.scale_d != "0" else 0)
@@ -478,6 +486,17 @@ def test_triton_f16_accumulator_read_before_wait() -> None:
 
 # ---------------------------------------------------------------------------- recorded H200 results
 
+WIDE_SEED = 11
+_WIDE = {  # inputs and D spread over 2^-16..2^16: subnormal, zero and infinite elements
+    "wide-f16": Case(n=256, dist="wide"),
+    "wide-bf16": Case(atype=".bf16", btype=".bf16", n=256, dist="wide"),
+    "wide-tf32": Case(atype=".tf32", btype=".tf32", n=256, dist="wide"),
+    "wide-e4m3": Case(atype=".e4m3", btype=".e5m2", n=256, dist="wide"),
+    "wide-e4m3-f16": Case(atype=".e4m3", btype=".e4m3", dtype=".f16", n=256, dist="wide"),
+    "wide-f16-f16": Case(dtype=".f16", n=256, dist="wide"),
+    "wide-f16-d0": Case(n=256, dist="wide", scale_d="0"),
+}
+
 _H200 = Path(__file__).resolve().parents[1] / "data" / "wgmma_h200.npz"
 
 
@@ -526,3 +545,13 @@ def test_triton_pipelined_gemm_keeps_one_group_in_flight() -> None:
                        ["a", "b", "c", k, k, 128])
     c = glob.by_name("c").data.view(np.float32).reshape(128, 128)
     np.testing.assert_array_equal(c, _chain(a.astype(np.float64), b.astype(np.float64), 16).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", list(_WIDE))
+def test_h200_arithmetic_on_wide_inputs(name: str, monkeypatch) -> None:
+    import symexec.wgmma as W
+
+    monkeypatch.setattr(W, "ARITHMETIC", "h200")
+    with np.errstate(all="ignore"):
+        out, _, _, _ = run_case(_WIDE[name], seed=WIDE_SEED)
+    np.testing.assert_array_equal(out, np.load(_H200)[name].reshape(out.shape))

@@ -79,9 +79,10 @@ def export(path: str) -> None:
         "diag-e4m3-f16": T.Case(atype=".e4m3", btype=".e4m3", dtype=".f16", n=256, scale_d="0"),
         "diag-f16-f16": T.Case(dtype=".f16", n=256, scale_d="0"),
         "diag-f16-acc": T.Case(n=256),
+        **T._WIDE,
     }
     for name, c in diag.items():
-        text, bufs, params, _, _ = T.build_case(c, seed=11)
+        text, bufs, params, _, _ = T.build_case(c, seed=T.WIDE_SEED)
         cases.append((name, text, 128, 0, bufs, params, ["out"]))
     cases += _triton_cases(np.random.default_rng(7))
     manifest, arrays = [], {}
