@@ -50,6 +50,19 @@ class Builder(Transformer):
         self.filename = filename
         self.minus_at: dict[int, tuple[int, int]] = {}  # positions of binary '-' (address checks)
         self.current_loc: A.Loc | None = None  # the `.loc` in force (PTX 11.2)
+        self.depth: dict[int, int] = {}  # nesting depth of expressions and blocks, by node id
+        self.pos: tuple[int, int] = (1, 1)  # last token seen (for errors without a token)
+
+    def _nest(self, node, children, tok=None):
+        """Record `node`'s nesting depth; refuse absurd depths before printing or comparing them
+        would exhaust Python's recursion limit."""
+        if tok is not None and isinstance(tok, Token):
+            self.pos = (tok.line, tok.column)
+        d = 1 + max((self.depth.get(id(c), 0) for c in children), default=0)
+        if d > MAX_DEPTH:
+            raise _Located(f"expected at most {MAX_DEPTH} levels of nesting, got more", *self.pos)
+        self.depth[id(node)] = d
+        return node
 
     def _span(self, tok: Token) -> A.Span:
         return A.Span(self.filename, tok.line, tok.column)
@@ -209,7 +222,7 @@ class Builder(Transformer):
                           self._span(name_tok))
 
     def block(self, c):
-        return A.Block(tuple(c))
+        return self._nest(A.Block(tuple(c)), [x for x in c if isinstance(x, A.Block)])
 
     def label(self, c):
         return A.Label(str(c[0]), self._span(c[0]))
@@ -308,6 +321,7 @@ class Builder(Transformer):
         return A.ParenList(())
 
     def int_lit(self, c):
+        self.pos = (c[0].line, c[0].column)
         return parse_int(c[0], c[0].line, c[0].column)
 
     def f32_lit(self, c):
@@ -341,7 +355,7 @@ class Builder(Transformer):
         return A.FuncExpr(str(c[0]), str(c[1]))
 
     def paren(self, c):
-        return A.Paren(c[0])
+        return self._nest(A.Paren(c[0]), c)
 
     def binchain(self, c):
         """Group `a op b op c ...` by PTX/C precedence (PTX 4.5.4, Table 4), left-associative."""
@@ -354,7 +368,7 @@ class Builder(Transformer):
             op = out_ops.pop()
             rhs = out_vals.pop()
             lhs = out_vals.pop()
-            node = A.Binary(str(op), lhs, rhs)
+            node = self._nest(A.Binary(str(op), lhs, rhs), (lhs, rhs), op)
             if node.op == "-":
                 self.minus_at[id(node)] = (op.line, op.column)
             out_vals.append(node)
@@ -370,14 +384,16 @@ class Builder(Transformer):
         return out_vals[0]
 
     def unop(self, c):
-        return A.Unary(str(c[0]), c[1])
+        return self._nest(A.Unary(str(c[0]), c[1]), c[1:], c[0])
 
     def cast(self, c):
-        return A.Cast(str(c[0]), c[1])
+        return self._nest(A.Cast(str(c[0]), c[1]), c[1:], c[0])
 
     def cond(self, c):
-        return A.Cond(c[0], c[1], c[2])
+        return self._nest(A.Cond(c[0], c[1], c[2]), c)
 
+
+MAX_DEPTH = 100  # nesting of expressions/blocks; real PTX stays far below
 
 PRECEDENCE = {  # PTX 4.5.4, Table 4 (higher binds tighter)
    "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,

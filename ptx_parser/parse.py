@@ -94,6 +94,7 @@ def parse(text: str, filename: str = "<input>", check: bool = True) -> A.Module:
         parser, builder = _get_parser()
         builder.filename = filename
         builder.minus_at.clear()
+        builder.depth.clear()
         try:
             module = parser.parse(code)
         except UnexpectedToken as e:
@@ -119,6 +120,7 @@ def parse(text: str, filename: str = "<input>", check: bool = True) -> A.Module:
             raise ParseError("expression nested too deeply", filename, 1, 1) from None
         finally:
             builder.minus_at.clear()
+            builder.depth.clear()
     if sections:
         module = _merge_sections(module, [s for _, s in sections])
     if check:

@@ -16,7 +16,8 @@ from .errors import ParseError, source_line
 # `.section` only ever starts a top-level statement; comments and strings are skipped so a
 # `.section` inside them is not taken for one.
 _SCAN = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\.section\b', re.S)
-_HEADER = re.compile(r"\.section\s+(\.?[A-Za-z0-9_.$]+)\s*(\{)?")
+_HEADER = re.compile(r"\.section\s+(\.?[A-Za-z0-9_.$]+)((?:\s|//[^\n]*|/\*.*?\*/)*)(\{)?", re.S)
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _LABEL = re.compile(r"^([A-Za-z_$%][A-Za-z0-9_$]*)\s*:\s*(.*)$")
 _DATA = re.compile(r"^(\.[a-z0-9]+)\s+(.*?)\s*;?$")
 
@@ -40,14 +41,14 @@ def extract_sections(text: str, filename: str) -> tuple[str, list[tuple[int, Sec
         start = m.start()
         header = _HEADER.match(text, start)
         line, col = _pos(text, start)
-        if header is None or header.group(2) is None:
+        if header is None or header.group(3) is None:
             raise ParseError("expected section name and '{' after '.section'", filename, line, col,
                              source_line(text, line))
         close = _find_close(text, header.end())
         if close < 0:
             raise ParseError("unterminated '.section' block: expected '}'", filename, line, col,
                              source_line(text, line))
-        body = text[header.end():close]
+        body = _BLOCK_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text[header.end():close])
         entries = _parse_entries(body, filename, text, header.end())
         sections.append((start, Section(header.group(1), tuple(entries), Span(filename, line, col))))
         pieces.append(text[last:start])
@@ -76,25 +77,42 @@ def _find_close(text: str, pos: int) -> int:
     return -1
 
 
+_TOKEN = re.compile(r"(?P<label>[A-Za-z_$%][A-Za-z0-9_$]*)\s*:|(?P<dir>\.[bsu](?:8|16|32|64))(?![A-Za-z0-9_])")
+
+
 def _parse_entries(body: str, filename: str, text: str, base: int) -> list[SectionEntry]:
+    """Labels and data directives; a directive's comma-separated values may span lines."""
+    body = re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), body)
     entries: list[SectionEntry] = []
-    offset = base
-    for raw in body.split("\n"):
-        stmt = raw.split("//", 1)[0].strip()
-        here = offset
-        offset += len(raw) + 1
-        while stmt:
-            lab = _LABEL.match(stmt)
-            if lab is not None and not stmt.startswith("."):
-                entries.append(SectionEntry(label=lab.group(1)))
-                stmt = lab.group(2).strip()
-                continue
-            data = _DATA.match(stmt)
-            if data is None:
-                line, col = _pos(text, here + max(0, raw.find(stmt)))
-                raise ParseError(f"expected a data directive or label in section, got '{stmt}'",
+    pos = 0
+    pending: str | None = None
+    pending_at = 0
+
+    def flush(end: int) -> None:
+        nonlocal pending
+        chunk = body[pending_at:end] if pending is not None else body[pos:end]
+        if pending is None:
+            if chunk.strip():
+                off = pos + (len(chunk) - len(chunk.lstrip()))
+                line, col = _pos(text, base + off)
+                raise ParseError(f"expected a data directive or label in section, got '{chunk.strip()[:40]}'",
                                  filename, line, col, source_line(text, line))
-            values = tuple(v.strip() for v in data.group(2).split(",")) if data.group(2) else ()
-            entries.append(SectionEntry(directive=data.group(1), values=values))
-            break
+            return
+        values = tuple(v.strip() for v in chunk.strip().rstrip(";").split(",")) if chunk.strip() else ()
+        if any(not v for v in values):
+            line, col = _pos(text, base + pending_at)
+            raise ParseError(f"expected a value after ',' in {pending}", filename, line, col, source_line(text, line))
+        entries.append(SectionEntry(directive=pending, values=values))
+        pending = None
+
+    for m in _TOKEN.finditer(body):
+        flush(m.start())
+        if m.group("label"):
+            entries.append(SectionEntry(label=m.group("label")))
+            pos = m.end()
+        else:
+            pending = m.group("dir")
+            pending_at = m.end()
+            pos = m.end()
+    flush(len(body))
     return entries
