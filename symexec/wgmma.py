@@ -17,14 +17,14 @@ its covering wait (9.7.15.7.3). Not checked: ordinary *reads* of those registers
 
 Arithmetic (the accumulation order and rounding are unspecified, 9.7.15.5.2; symexec.wgmma_numerics):
 by default products are exact and summed in float64 together with the old D (unless scale-d is
-false), then rounded once to the accumulator type with round-to-nearest-even; set_arithmetic("h200")
+false), then rounded once to the accumulator type with round-to-nearest-even; set_arithmetic("sm90")
 selects the measured H200 behaviour instead. tf32 inputs drop their low 13 bits as the manual
 specifies. Integer MMA is exact, then clamped to int32 (.satfinite) or wrapped.
 Measured on an H200 (tests/emulator/wgmma_gpu.py, recorded in tests/data/wgmma_h200.npz): every
-layout, swizzle and fragment agrees; integer results are bit-identical; with the "exact" model
+layout, swizzle and fragment agrees; integer results are bit-identical; with the default "model"
 30-60% of f32-accumulator results differ by about one ulp (the hardware truncates), and with
 e4m3/e5m2 inputs and f32 accumulation the H200 keeps at most 14 significant bits (the 9.7.15.5.2
-note); the "h200" model reproduced all 71 measured kernels (hand-written cases, Triton GEMMs,
+note); the "sm90" model reproduced all 71 measured kernels (hand-written cases, Triton GEMMs,
 attention) bit for bit.
 """
 
@@ -48,9 +48,9 @@ from .wgmma_numerics import MODES, accumulate
 from .wgmma_layout import (K_BYTES, LayoutError, MatrixDescriptor, a_fragment, d_fragment, decode_descriptor,
                            matrix_addresses)
 
-# The arithmetic model of wgmma_numerics: "exact" (default) or "h200" (the measured H200 behaviour);
+# The arithmetic model of wgmma_numerics: "model" (default) or "sm90" (the measured H200 behaviour);
 # set_arithmetic() or the environment variable VOLTA_WGMMA_ARITHMETIC chooses.
-ARITHMETIC = os.environ.get("VOLTA_WGMMA_ARITHMETIC", "exact")
+ARITHMETIC = os.environ.get("VOLTA_WGMMA_ARITHMETIC", "model")
 
 
 def set_arithmetic(mode: str) -> str:

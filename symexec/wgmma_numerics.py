@@ -1,12 +1,13 @@
 """The arithmetic of one wgmma.mma_async, D = A*B (+ D): two models (PTX 9.7.15.5.2 leaves the
 accumulation order, rounding and subnormal handling unspecified).
 
-"exact" (the default): products are exact, summed in float64 with the old D, and the sum is
-rounded once to the accumulator type with round-to-nearest-even.
+"model" (the default; the same name as in semantics.ptx.mma): products are exact, summed in
+float64 with the old D, and the sum is rounded once to the accumulator type with
+round-to-nearest-even.
 
-"h200": what an H200 was measured to do (tests/emulator/wgmma_gpu.py; bit-identical on ~60,000
-results of random normal inputs, recorded in tests/data/wgmma_h200.npz). Every term, the products
-a*b with exponent ea + eb (ea = floor(log2 |a|), before normalising the product) and the old D
+"sm90" (the same rule semantics.ptx.mma_sm90 measured for mma.sync): what an H200 was measured to
+do (tests/emulator/wgmma_gpu.py; bit-identical on 71 kernels, ~330,000 results, recorded in
+tests/data/wgmma_h200.npz). Every term, the products a*b with exponent ea + eb (ea = floor(log2 |a|), before normalising the product) and the old D
 with its own exponent, is aligned to the largest exponent e of the instruction and truncated
 toward zero to a multiple of 2^(e - F); the truncated terms are summed exactly; then:
   - f16/bf16/tf32 inputs, f32 accumulator: F = 25, the sum rounded toward zero to f32;
@@ -26,7 +27,7 @@ import numpy as np
 
 from semantics.formats import F16, F32, round_f64
 
-MODES = ("exact", "h200")
+MODES = ("model", "sm90")
 
 
 def _exponents(x: np.ndarray) -> np.ndarray:
@@ -64,15 +65,15 @@ def _rz_significant(x: np.ndarray, bits: int) -> np.ndarray:
 
 
 def accumulate(a: np.ndarray, b: np.ndarray, old: np.ndarray | None, atype: str, dtype: str,
-               mode: str = "exact") -> np.ndarray:
+               mode: str = "model") -> np.ndarray:
     """Bits of D (dtype .f32 or .f16) for A (M x K) and B (N x K) values (signs applied) and the
     old D values (None when scale-d is false)."""
     fmt = F16 if dtype == ".f16" else F32
     fp8 = atype in (".e4m3", ".e5m2")
-    if mode == "exact":
+    if mode == "model":
         s = a @ b.T + (old if old is not None else 0.0)
         return np.asarray(round_f64(s.reshape(-1), fmt, "rn")).reshape(s.shape)
-    if mode != "h200":
+    if mode != "sm90":
         raise ValueError(f"unknown wgmma arithmetic {mode!r}; known: {', '.join(MODES)}")
     s = truncated_sum(a, b, old, 13 if fp8 else 25)  # exact below 2^34 units: float64 holds it
     if dtype == ".f16":

@@ -500,12 +500,12 @@ _WIDE = {  # inputs and D spread over 2^-16..2^16: subnormal, zero and infinite 
 _H200 = Path(__file__).resolve().parents[1] / "data" / "wgmma_h200.npz"
 
 
-@pytest.mark.parametrize("mode", ["h200", "exact"])
+@pytest.mark.parametrize("mode", ["sm90", "model"])
 @pytest.mark.parametrize("name", list(_CASES) + ["u8-satfinite"])
 def test_matches_h200(name: str, mode: str, monkeypatch) -> None:
-    """The cases above as run on an H200 (driver 580, tests/emulator/wgmma_gpu.py). With the "h200"
+    """The cases above as run on an H200 (driver 580, tests/emulator/wgmma_gpu.py). With the "sm90"
     arithmetic every result is bit-identical (layouts, fragments and rounding). With the default
-    "exact" arithmetic, integer and f16-from-f16 results are bit-identical; f32 accumulation
+    "model" arithmetic, integer and f16-from-f16 results are bit-identical; f32 accumulation
     differs by about one ulp (the hardware truncates), and with e4m3/e5m2 inputs the H200 keeps
     only 14 significant bits (9.7.15.5.2 note), so those compare with a tolerance."""
     import symexec.wgmma as W
@@ -518,7 +518,7 @@ def test_matches_h200(name: str, mode: str, monkeypatch) -> None:
     out, _, _, _ = run_case(c, d_old=d_old)
     gpu = np.load(_H200)[name].reshape(out.shape)
     fp8 = c.atype in (".e4m3", ".e5m2")
-    if mode == "h200" or c.dtype == ".s32" or (c.dtype == ".f16" and not fp8):
+    if mode == "sm90" or c.dtype == ".s32" or (c.dtype == ".f16" and not fp8):
         np.testing.assert_array_equal(out, gpu)
         return
     ty = np.float16 if c.dtype == ".f16" else np.float32
@@ -551,7 +551,7 @@ def test_triton_pipelined_gemm_keeps_one_group_in_flight() -> None:
 def test_h200_arithmetic_on_wide_inputs(name: str, monkeypatch) -> None:
     import symexec.wgmma as W
 
-    monkeypatch.setattr(W, "ARITHMETIC", "h200")
+    monkeypatch.setattr(W, "ARITHMETIC", "sm90")
     with np.errstate(all="ignore"):
         out, _, _, _ = run_case(_WIDE[name], seed=WIDE_SEED)
     np.testing.assert_array_equal(out, np.load(_H200)[name].reshape(out.shape))

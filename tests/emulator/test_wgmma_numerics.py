@@ -1,4 +1,4 @@
-"""symexec.wgmma_numerics: the two arithmetic models of one wgmma (the "h200" one is checked bit for
+"""symexec.wgmma_numerics: the two arithmetic models of one wgmma (the "sm90" one is checked bit for
 bit against recorded H200 results in test_wgmma.py::test_matches_h200)."""
 
 from __future__ import annotations
