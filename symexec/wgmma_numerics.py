@@ -8,8 +8,9 @@ round-to-nearest-even.
 "sm90" (the same rule semantics.ptx.mma_sm90 measured for mma.sync): what an H200 was measured to
 do (tests/emulator/wgmma_gpu.py; bit-identical on 71 kernels, ~330,000 results, recorded in
 tests/data/wgmma_h200.npz). Every term, the products a*b with exponent ea + eb (ea =
-floor(log2 |a|), before normalising the product) and the old D with its own exponent, is aligned to the largest exponent e of the instruction and truncated
-toward zero to a multiple of 2^(e - F); the truncated terms are summed exactly; then:
+floor(log2 |a|), before normalising the product) and the old D with its own exponent, is
+aligned to the largest exponent e of the instruction and truncated toward zero to a multiple of
+2^(e - F); the truncated terms are summed exactly; then:
   - f16/bf16/tf32 inputs, f32 accumulator: F = 25, the sum rounded toward zero to f32;
   - e4m3/e5m2 inputs, f32 accumulator: F = 13, the sum rounded toward zero to 14 significant
     bits (the "lower than single precision" accumulation of the 9.7.15.5.2 note);
