@@ -122,7 +122,15 @@ def shf(a: np.ndarray, b: np.ndarray, c: np.ndarray, direction: str, mode: str) 
 
 
 def popc(a: np.ndarray, width: int) -> np.ndarray:
-    return np.bitwise_count(u(a, width)).astype(np.uint32)
+    """popc.b32/.b64: number of one bits, as .u32 (9.7.1.14)."""
+    x = u(a, width)
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(x).astype(np.uint32)
+    x = x.astype(np.uint64)
+    n = np.zeros(x.shape, dtype=np.uint32)
+    for i in range(width // 8):
+        n += _POPC8[((x >> np.uint64(8 * i)) & np.uint64(0xFF)).astype(np.int64)]
+    return n
 
 
 def _bitlen(x: np.ndarray) -> np.ndarray:
@@ -152,6 +160,7 @@ def bfind(a: np.ndarray, width: int, signed: bool = False, *, shiftamt: bool = F
     return np.where(pos < 0, 0xFFFFFFFF, pos).astype(np.uint32)
 
 
+_POPC8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint32)
 _REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint64)
 
 
