@@ -71,6 +71,7 @@ class Group:
     ctl: tuple[int, ...] = ()  # reconvergence pcs of enclosing data-dependent branches (check mode)
     explore: int = 0  # inside a both-paths exploration: stores depend on data
     waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
+    red: A.Instruction | None = None  # a bar.red waiting for its result
 
 
 @dataclass
@@ -116,9 +117,12 @@ class Batch:
         self.var_addr = var_addr
         self.regs: dict[str, np.ndarray] = {}
         # barrier state: arrived warps per (CTA slot, barrier id)
-        self.bar_arrived = np.zeros((self.n_ctas, 16, self.warps_per_cta), dtype=bool)
+        self.bar_arrived = np.zeros((self.n_ctas, 16, self.lanes_per_cta), dtype=bool)  # arrived threads
         self.bar_waiting: list[Group] = []
-        self.bar_counts: dict[int, int | None] = {}  # thread count named by the last bar on an id
+        self.bar_count_of: dict[tuple[int, int], int | None] = {}  # (CTA slot, id) -> count of this instance
+        self.bar_red: dict[int, np.ndarray] = {}  # bar.red: predicates of the arrivals so far
+        self.bar_red_seen: dict[int, np.ndarray] = {}
+        self.warp_syncs = 0
         self.groups: list[Group] = [Group(self.alive.copy(), 0)]
         self.units: dict[str, Any] = {}  # per-batch state of asynchronous units (mbarriers, TMEM, ...)
         self.ctx = GroupExec(self)
@@ -215,6 +219,8 @@ class Machine:
             if not ready:
                 ready = self._wake(b)
             if not ready:
+                ready = self._reconverge_per_warp(b)
+            if not ready:
                 waiting = [g for g in b.groups if g.status != "done"]
                 if not waiting:
                     return
@@ -228,6 +234,36 @@ class Machine:
                                 self.prog.code[min(ready[0].pc, len(self.prog.code) - 1)])
             b.groups = [g for g in b.groups if g.status != "done"]
         # not reached
+
+    def _reconverge_per_warp(self, b: Batch) -> list[Group]:
+        """Nothing can run: let warps whose lanes have all reached their join go on alone.
+
+        Joins wait for every lane of the group that diverged, across warps, so that uniform code
+        stays one vector; the hardware reconverges each warp separately. When a join blocks
+        progress (its other warps wait at a barrier, say), the complete warps are released."""
+        released = []
+        joins = {id(g.joins[-1]): g.joins[-1] for g in b.groups if g.status == "parked" and g.joins}
+        for j in joins.values():
+            if not j.parked or j.paths:
+                continue
+            need = (j.expected & b.alive).reshape(-1, 32)
+            got = j.arrived.reshape(-1, 32)
+            complete = ((need & ~got) == 0).all(axis=1) & got.any(axis=1)
+            if not complete.any():
+                continue
+            lanes = np.repeat(complete, 32) & j.arrived
+            base = j.parked[0]
+            g = Group(lanes.copy(), j.pc, base.joins[:-1], ctl=base.ctl, explore=base.explore)
+            j.expected &= ~lanes
+            j.arrived &= ~lanes
+            for p in j.parked:
+                p.mask = p.mask & ~lanes
+                if not p.mask.any():
+                    p.status = "done"
+            j.parked = [p for p in j.parked if p.status != "done"]
+            b.groups.append(g)
+            released.append(g)
+        return released
 
     @staticmethod
     def _wake(b: Batch) -> list[Group]:
@@ -405,39 +441,68 @@ class Machine:
         return stay
 
     def _bar(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
-        """bar{.cta}.sync / barrier{.cta}.sync{.aligned} / bar.arrive a{, count} (PTX 9.7.13.1)."""
+        """bar{.cta}.{sync,arrive,red} / barrier{.cta}.{sync,arrive,red}{.aligned} a{, b} (PTX 9.7.13.1).
+
+        Arrivals are counted in threads: with .aligned (bar.* is barrier.*.aligned) every thread of
+        a warp takes part, so a warp counts 32; without it, threads arrive one by one."""
         mods = ins.modifiers - {".cta", ".aligned"}
-        kind = "sync" if ".sync" in mods or mods == set() else "arrive" if ".arrive" in mods else None
         if ins.opcode == "bar" and ".warp" in mods:
             return self._bar_warp(b, g, ins, mask)
-        if kind is None or mods - {".sync", ".arrive"}:
+        red_ops = {".popc", ".and", ".or"} & mods
+        kind = ("red" if ".red" in mods else "arrive" if ".arrive" in mods else
+                "sync" if ".sync" in mods or not (mods - set(ins.types)) else None)
+        extra = mods - {".sync", ".arrive", ".red", ".popc", ".and", ".or"} - set(ins.types)
+        if kind is None or extra or (kind == "red" and len(red_ops) != 1):
             raise Unsupported(f"{ins.name}", ins)
         if not mask.any():
             g.pc += 1
             return True
-        bar_id = b.ctx.scalar(ins.operands[0], ".u32", mask, ins)
-        count = b.ctx.scalar(ins.operands[1], ".u32", mask, ins) if len(ins.operands) > 1 else None
+        ops = ins.operands[1:] if kind == "red" else ins.operands
+        bar_id = b.ctx.scalar(ops[0], ".u32", mask, ins)
+        count = None
+        if kind == "red":
+            if len(ops) == 3:
+                count = b.ctx.scalar(ops[1], ".u32", mask, ins)
+        elif len(ops) > 1:
+            count = b.ctx.scalar(ops[1], ".u32", mask, ins)
         if not 0 <= bar_id < 16:
             raise UndefinedBehavior(f"barrier id {bar_id} outside 0..15", ins)
         if count is not None and (count % 32 or count <= 0):
             raise UndefinedBehavior(f"barrier thread count {count} is not a positive multiple of 32", ins)
-        warps = mask.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2)
-        if ins.opcode == "bar" or ".aligned" in ins.modifiers:
-            # .aligned barriers (bar.sync is barrier.sync.aligned) need every thread of a warp
-            partial = (mask.reshape(b.n_ctas, b.warps_per_cta, 32) != b.alive.reshape(b.n_ctas, b.warps_per_cta, 32)) & warps[:, :, None]
+        aligned = ins.opcode == "bar" or ".aligned" in ins.modifiers
+        shaped = mask.reshape(b.n_ctas, b.warps_per_cta, 32)
+        warps = shaped.any(axis=2)
+        if aligned:
+            partial = (shaped != b.alive.reshape(b.n_ctas, b.warps_per_cta, 32)) & warps[:, :, None]
             if partial.any():
                 c, w, lane = (int(v[0]) for v in np.nonzero(partial))
                 self._finding(b, "divergence", f"{ins.name} executed by only part of warp {w} (lane {lane} is on "
                               "another path); an .aligned barrier needs the whole warp", ins,
                               lane=c * b.lanes_per_cta + w * 32 + lane)
+            arriving = np.repeat(warps, 32, axis=1).reshape(-1) & b.valid  # whole warps arrive
+        else:
+            arriving = mask
+        ctas = sorted(set(np.nonzero(warps.any(axis=1))[0].tolist()))
+        for c in ctas:  # every arrival of one barrier instance must name the same thread count
+            prev = b.bar_count_of.get((c, bar_id))
+            if b.bar_arrived[c, bar_id].any() and prev != count:
+                raise UndefinedBehavior(f"barrier {bar_id} used with thread count {count} while another warp "
+                                        f"arrived with {prev}: all arrivals must use the same count", ins)
+            b.bar_count_of[(c, bar_id)] = count
         if b.check is not None:
             lanes = np.nonzero(mask)[0]
             inst = b.bar_instance[b.cta_of_lane[lanes], bar_id]
             for k in np.unique(inst):
                 b.check.arrive(lanes[inst == k], ("bar", bar_id, int(k)))
-        b.bar_arrived[:, bar_id, :] |= warps
-        ctas = set(np.nonzero(warps.any(axis=1))[0].tolist())
-        b.bar_counts[bar_id] = count
+        b.bar_arrived[:, bar_id, :] |= arriving.reshape(b.n_ctas, -1)
+        if kind == "red":
+            src = ins.operands[-1]
+            val = np.broadcast_to(b.ctx.read(src, ".pred") if not isinstance(src, A.Negated)
+                                  else ~b.ctx.read(src.operand, ".pred"), (b.n,))
+            acc = b.bar_red.setdefault(bar_id, np.zeros(b.n, bool))
+            acc |= mask & val.astype(bool)
+            b.bar_red_seen.setdefault(bar_id, np.zeros(b.n, bool))
+            b.bar_red_seen[bar_id] |= mask
         if kind == "arrive":
             g.pc += 1
             self._check_barriers(b)
@@ -449,45 +514,69 @@ class Machine:
             g.mask = mask.copy()
         g.status = "barrier"
         g.barrier = bar_id
-        g.pending = ctas
+        g.pending = set(ctas)
+        g.red = ins if kind == "red" else None
         b.bar_waiting.append(g)
         self._check_barriers(b)
         return g.status == "ready"
 
     def _check_barriers(self, b: Batch) -> None:
-        """Complete every barrier whose expected warps have all arrived; release waiters."""
+        """Complete every barrier whose expected threads have all arrived; release waiters."""
         if not b.bar_waiting and not b.bar_arrived.any():
             return
-        alive_warps = b.alive.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2)
-        arrived_n = b.bar_arrived.sum(axis=2)  # (ctas, 16)
+        alive = b.alive.reshape(b.n_ctas, -1)
+        alive_n = alive.sum(axis=1)
+        arrived_n = b.bar_arrived.sum(axis=2)  # (ctas, 16) threads
         for bar_id in np.nonzero(b.bar_arrived.any(axis=(0, 2)))[0]:
-            count = b.bar_counts.get(int(bar_id))
-            expected = (np.full(b.n_ctas, count // 32) if count is not None else alive_warps.sum(axis=1))
+            counts = [b.bar_count_of.get((c, int(bar_id))) for c in range(b.n_ctas)]
+            expected = np.array([cnt if cnt is not None else alive_n[c] for c, cnt in enumerate(counts)])
             done = (arrived_n[:, bar_id] >= expected) & (arrived_n[:, bar_id] > 0)
             if not done.any():
                 continue
             b.bar_arrived[done, bar_id, :] = False
             done_ctas = set(np.nonzero(done)[0].tolist())
-            if count is None and b.check is not None:
-                exited = b.valid.reshape(b.n_ctas, b.warps_per_cta, 32).any(axis=2) & ~alive_warps
+            if b.check is not None:
+                exited = b.valid.reshape(b.n_ctas, -1) & ~alive
                 for c in done_ctas:
-                    if exited[c].any():
-                        self._finding(b, "divergence", f"barrier {bar_id} completed after warp(s) "
-                                      f"{np.nonzero(exited[c])[0].tolist()} of the CTA exited; a CTA-wide "
+                    if counts[c] is None and exited[c].any():
+                        self._finding(b, "divergence", f"barrier {bar_id} completed after thread(s) "
+                                      f"{np.nonzero(exited[c])[0][:8].tolist()} of the CTA exited; a CTA-wide "
                                       "barrier must be reached by every thread", None, lane=c * b.lanes_per_cta)
+            red_result = None
+            if int(bar_id) in b.bar_red:
+                red_result = (b.bar_red.pop(int(bar_id)), b.bar_red_seen.pop(int(bar_id)))
             for w in b.bar_waiting:
                 if w.barrier == bar_id:
                     if b.check is not None:
                         for c in done_ctas & w.pending:
                             lanes = np.nonzero(w.mask & (b.cta_of_lane == c))[0]
                             b.check.acquire(lanes, ("bar", bar_id, int(b.bar_instance[c, bar_id])), consume=False)
+                    if w.red is not None and red_result is not None and done_ctas & w.pending:
+                        self._deliver_red(b, w, red_result)
                     w.pending -= done_ctas
                     if not w.pending and w.status == "barrier":
                         w.status = "ready"
                         w.pc += 1
             for c in done_ctas:
                 b.bar_instance[c, bar_id] += 1
+                b.bar_count_of.pop((c, int(bar_id)), None)
         b.bar_waiting = [w for w in b.bar_waiting if w.status == "barrier"]
+
+    @staticmethod
+    def _deliver_red(b: Batch, w: Group, red) -> None:
+        """bar.red results: popc counts true predicates, and/or reduce them, per CTA."""
+        acc, seen = red
+        ins = w.red
+        per_cta_true = np.bincount(b.cta_of_lane, weights=acc.astype(np.int64), minlength=b.n_ctas)
+        per_cta_seen = np.bincount(b.cta_of_lane, weights=seen.astype(np.int64), minlength=b.n_ctas)
+        ctx = b.ctx
+        ctx.begin(w.mask, ins)
+        if ".popc" in ins.modifiers:
+            ctx.write(ins.operands[0], per_cta_true[b.cta_of_lane].astype(np.uint32), ".u32")
+        elif ".and" in ins.modifiers:
+            ctx.write(ins.operands[0], (per_cta_true == per_cta_seen)[b.cta_of_lane], ".pred")
+        else:
+            ctx.write(ins.operands[0], (per_cta_true > 0)[b.cta_of_lane], ".pred")
 
     def _bar_warp(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         """bar.warp.sync membermask: the named lanes must execute it together (PTX 9.7.13.2)."""
@@ -500,6 +589,14 @@ class Machine:
         want = members.reshape(-1, 32)[np.arange(executing.shape[0]), np.argmax(executing, axis=1)]
         if (executing.any(axis=1) & ((want.astype(np.uint64) & ~bits) != 0)).any():
             raise Unsupported("bar.warp.sync whose membermask names lanes on another divergent path", ins)
+        if b.check is not None:  # the member lanes synchronise: memory before it is ordered after it
+            lanes = np.nonzero(mask)[0]
+            b.warp_syncs += 1
+            for w in np.unique(lanes // 32):
+                sel = lanes[lanes // 32 == w]
+                key = ("warpsync", int(w % b.warps_per_cta), b.warp_syncs)
+                b.check.arrive(sel, key)
+                b.check.acquire(sel, key)
         g.pc += 1
         return True
 

@@ -33,7 +33,8 @@ class RacePair:
 
 
 def _entries(events: list[Event], idx: list[int]):
-    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real")}
+    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash",
+                            "real", "start", "size")}
     for e_i in idx:
         e = events[e_i]
         k, nb = e.flat.shape
@@ -42,6 +43,8 @@ def _entries(events: list[Event], idx: list[int]):
         cols["time"].append(np.full(k * nb, e.time, np.int64))
         cols["ev"].append(np.full(k * nb, e_i, np.int64))
         cols["pc"].append(np.full(k * nb, e.pc, np.int64))
+        cols["start"].append(rep(e.flat[:, 0]))
+        cols["size"].append(np.full(k * nb, nb, np.int64))
         cols["lane"].append(rep(e.lanes))
         cols["kind"].append(np.full(k * nb, e.kind, np.int8))
         cols["strong"].append(np.full(k * nb, e.strong, np.int8))
@@ -67,6 +70,7 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         races += _same_instruction_writes(buf, c, limit)
         c = _collapse_same_event_writes(c)
         races += _ordered_pairs(buf, c, clocks, threads, limit)
+        races += _atomic_vs_plain(buf, c, clocks, threads, limit)
         if len(races) >= limit:
             break
     return races[:limit]
@@ -95,11 +99,49 @@ def _same_instruction_writes(buf, c, limit: int) -> list[RacePair]:
 
 
 def _collapse_same_event_writes(c):
-    w = c["kind"] != READ
+    w = c["kind"] == WRITE  # atomics stay: each lane's atomic is its own access
     dup = np.zeros(c["byte"].size, bool)
     dup[1:] = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
     keep = ~dup
     return {k: v[keep] for k, v in c.items()}
+
+
+def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, cap: int = 64) -> list[RacePair]:
+    """Bytes touched by atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
+    the nearest-write argument, so every (atomic, plain) pair of such a byte is tested."""
+    atomic = c["kind"] == ATOMIC
+    if not atomic.any():
+        return []
+    out: list[RacePair] = []
+    bytes_with_atomic = np.unique(c["byte"][atomic])
+    plain_bytes = np.unique(c["byte"][~atomic])
+    for byte in np.intersect1d(bytes_with_atomic, plain_bytes)[:256]:
+        idx = np.nonzero(c["byte"] == byte)[0][:cap]
+        at = idx[c["kind"][idx] == ATOMIC]
+        pl = idx[c["kind"][idx] != ATOMIC]
+        aa, pp = np.meshgrid(at, pl, indexing="ij")
+        aa, pp = aa.reshape(-1), pp.reshape(-1)
+        first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
+        second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
+        keep = (c["time"][first] != c["time"][second]) & (c["row"][first] != c["row"][second])
+        strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
+            & (c["size"][first] == c["size"][second])
+        first, second = first[keep & ~strong], second[keep & ~strong]
+        if first.size == 0:
+            continue
+        same_cta = (c["row"][first] // threads) == (c["row"][second] // threads)
+        ordered = np.zeros(first.size, bool)
+        if same_cta.any():
+            s_ = np.nonzero(same_cta)[0]
+            ordered[s_] = clocks.ordered(c["row"][first][s_], c["epoch"][first][s_], c["row"][second][s_],
+                                         c["base"][second][s_])
+        for j in np.nonzero(~ordered)[0][:1]:
+            ia, ib = first[j], second[j]
+            out.append(RacePair(buf, int(byte), int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
+                                int(c["lane"][ib]), "an atomic and a plain access not ordered by synchronisation"))
+        if len(out) >= limit:
+            break
+    return out
 
 
 def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[RacePair]:
@@ -134,7 +176,9 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[Rac
     a, b = a[keep], b[keep]
     both_atomic = (c["kind"][a] == ATOMIC) & (c["kind"][b] == ATOMIC)
     same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)
-    strong_ok = (c["strong"][a] > 0) & (c["strong"][b] > 0) & (same_cta | ((c["strong"][a] >= 3) & (c["strong"][b] >= 3)))
+    # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
+    strong_ok = ((c["strong"][a] > 0) & (c["strong"][b] > 0) & (same_cta | ((c["strong"][a] >= 3) & (c["strong"][b] >= 3)))
+                 & (c["start"][a] == c["start"][b]) & (c["size"][a] == c["size"][b]))
     cand = ~both_atomic & ~strong_ok
     a, b = a[cand], b[cand]
     if a.size == 0:
