@@ -59,6 +59,8 @@ class GroupExec(Exec):
             v = np.zeros((), dtype=UINT[width])
         if self.check is not None:
             self.check.tracker.on_read_reg(name, v, width)
+        if self.b.reg_watch and name in self.b.reg_watch:
+            self.b.reg_watch[name](self.mask, name, self.ins, "read")
         t = tinfo(ty)
         if t.kind == "pred" or width == 1:
             return v.astype(bool) if width != 1 else v
@@ -80,6 +82,8 @@ class GroupExec(Exec):
             v = v.astype(UINT[width])
         if self.check is not None:
             self.check.tracker.on_write_reg(name, v, width, self.mask, self.full)
+        if self.b.reg_watch and name in self.b.reg_watch:
+            self.b.reg_watch[name](self.mask, name, self.ins, "write")
         if self.full:
             self.b.regs[name] = v
             return
@@ -287,6 +291,13 @@ class GroupExec(Exec):
             return np.asarray(0, dtype=np.uint32)
         if name in ("%cluster_nctarank", "%nsmid"):
             return np.asarray(1, dtype=np.uint32)
+        if name in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%clock_hi"):
+            # timers: any increasing value is a possible one; the emulator's instruction count
+            self.b.timer_reads += 1
+            t = np.uint64(1000 + 4 * self.b.timer_reads)
+            if name.endswith("_hi"):
+                t = t >> np.uint64(32)
+            return np.asarray(t, dtype=np.uint64 if name in ("%clock64", "%globaltimer") else np.uint32)
         if name == "%dynamic_smem_size":
             return np.asarray(b.launch.dynamic_shared_bytes, dtype=np.uint32)
         if name in ("%total_smem_size", "%aggr_smem_size"):

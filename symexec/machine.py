@@ -125,6 +125,10 @@ class Batch:
         self.warp_syncs = 0
         self.groups: list[Group] = [Group(self.alive.copy(), 0)]
         self.units: dict[str, Any] = {}  # per-batch state of asynchronous units (mbarriers, TMEM, ...)
+        # register name -> callback(mask, name, ins, "read"|"write"): units watching registers
+        # (e.g. accumulators of a pending wgmma, which ordinary instructions must not touch)
+        self.reg_watch: dict[str, Callable] = {}
+        self.timer_reads = 0
         self.ctx = GroupExec(self)
 
     def unit(self, name: str, factory: Callable[[], Any]) -> Any:
@@ -403,7 +407,13 @@ class Machine:
             g.pc = dest
             return True
         if ".uni" in ins.modifiers:
-            raise UndefinedBehavior("bra.uni taken by only some of the threads executing it", ins)
+            # .uni promises the branch is non-divergent within each warp (PTX 9.7.12.1); a group can
+            # span warps and CTAs that legitimately go different ways
+            w_taken = taken.reshape(-1, 32)
+            w_active = g.mask.reshape(-1, 32)
+            split = (w_taken.any(axis=1)) & ((w_taken != w_active).any(axis=1))
+            if split.any():
+                raise UndefinedBehavior("bra.uni taken by only some of the threads of a warp executing it", ins)
         # divergence: split and reconverge at the immediate post-dominator
         r = self.prog.reconverge.get(g.pc)
         j = Join(r, g.mask.copy(), np.zeros_like(g.mask))
@@ -415,6 +425,10 @@ class Machine:
         return False
 
     def _exit(self, b: Batch, g: Group, mask: np.ndarray) -> bool:
+        for unit in list(b.units.values()):  # e.g. a thread's pending cp.async copies land at its exit
+            on_exit = getattr(unit, "on_exit", None)
+            if on_exit is not None:
+                on_exit(b, mask)
         b.alive &= ~mask
         g.mask = g.mask & ~mask
         for j in g.joins:
