@@ -273,12 +273,18 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
         nan = np.isnan(s)
         out = round_f64(s, F64)
         finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(z)
+        slow = finite
+        if rnd == "rn":
+            fast, ok = _fma_f64_rn(x, y, z)
+            ok &= finite
+            out = np.where(ok, fast.view(np.uint64), out)
+            slow = finite & ~ok
 
         def exact(u: Fraction, v: Fraction, w: Fraction) -> tuple[Fraction, bool]:
             r = u * v + w
             return r, r == 0 and rnd == "rm"  # exact cancellation: -0 only under .rm
 
-        out = _exact_f64(exact, [a, b, c], finite, rnd, out)
+        out = _exact_f64(exact, [a, b, c], slow, rnd, out)
         # a zero product plus a zero addend: the sign follows the IEEE rule on the operand signs
         sp, sc = _sign(a, fmt) ^ _sign(b, fmt), _sign(c, fmt)
         zero_sign = (sp | sc) if rnd == "rm" else (sp & sc)
@@ -288,6 +294,38 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
     if relu_:
         out = relu(out, fmt)
     return saturate(out, fmt) if sat else out
+
+
+def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Veltkamp split: hi has at most 26 significant bits and hi + lo == v."""
+    t = v * 134217729.0  # 2**27 + 1
+    hi = t - (t - v)
+    return hi, v - hi
+
+
+def _fma_f64_rn(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised RN(x*y + z) in binary64 and the lanes where it is proven exact.
+
+    Boldo & Melquiond's emulated FMA: the product is split exactly (Dekker), the three-term sum
+    is formed with two ``two_sum`` steps, the low part is rounded to odd and one final RN
+    addition gives the correctly rounded result.  Valid without overflow in the splits and
+    without underflow in the product's error term or near the result; other lanes report
+    ``ok = False`` and take the exact path.
+    """
+    with np.errstate(all="ignore"):
+        ph = x * y
+        xh, xl = _split(x)
+        yh, yl = _split(y)
+        pl = ((xh * yh - ph) + xh * yl + xl * yh) + xl * yl
+        th, tl = two_sum(z, ph)
+        v = to_odd(*two_sum(tl, pl))
+        r = th + v
+        r = np.where(r == 0, 0.0, r)  # an exact cancellation is +0 under .rn (zero operands: caller)
+        big, small = 2.0**995, 2.0**-900
+        ok = (np.abs(x) < big) & (np.abs(y) < big) & (np.abs(z) < big)
+        ok &= ((np.abs(ph) > small) | (x == 0) | (y == 0)) & ((np.abs(r) > small) | (r == 0))
+        ok &= (np.abs(th) > small) | (th == 0)
+    return r, ok & np.isfinite(r)
 
 
 # ---------------------------------------------------------------------------------------------

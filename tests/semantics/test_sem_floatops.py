@@ -302,3 +302,26 @@ def test_fma_relu_and_errors() -> None:
         fo.div(a, a, F16)
     with pytest.raises(FormatError):
         fo.add(a, a, F16, "bogus")
+
+
+def test_f64_fma_rn_vectorised_bulk() -> None:
+    """The vectorised f64 .rn fma agrees with exact rational rounding on many random triples."""
+    from semantics.formats import round_fraction
+
+    rng = np.random.default_rng(17)
+    n = 3000
+    sign = rng.integers(0, 2, (3, n), dtype=np.uint64) << np.uint64(63)
+    mant = rng.integers(0, 2**52, (3, n), dtype=np.uint64)
+    expo = rng.integers(1023 - 40, 1023 + 40, (3, n), dtype=np.uint64)
+    expo[2] = np.where(rng.random(n) < 0.5, expo[0] + expo[1] - 1023, expo[2])  # cancellations
+    ops = sign | (expo << np.uint64(52)) | mant
+    ops[1, : n // 10] = ops[0, : n // 10]
+    ops[2, : n // 10] = (ops[0, : n // 10] * 0) | np.uint64(0x8000000000000000) | mant[2, : n // 10]
+    # a double-rounding trap: exact = 1 + 2**-53 + 2**-106 - 2**-158 must round up to 1 + 2**-52
+    ops[:, 0] = [0x3FF0000000000001, 0x3C9FFFFFFFFFFFFF, 0x3FF0000000000000]
+    got = fo.fma(ops[0], ops[1], ops[2], F64, "rn")
+    assert int(got[0]) == 0x3FF0000000000001
+    vals = ops.view(np.float64)
+    for i in range(n):
+        exact = Fraction(float(vals[0, i])) * Fraction(float(vals[1, i])) + Fraction(float(vals[2, i]))
+        assert int(got[i]) == round_fraction(exact, F64, "rn"), i
