@@ -21,8 +21,9 @@ How results are computed exactly (narrow formats, p <= 24):
   exact value.  (This is the 2p+2 double-rounding argument, extended to directed modes.)
 
 binary64 results: RN add/sub/mul/div/sqrt use numpy (IEEE correctly rounded); directed add/sub
-use ``two_sum`` and step one ulp by the sign of the error term; directed mul/div/sqrt and every
-``fma.f64`` take the slow exact path with ``fractions.Fraction`` (per element).
+use ``two_sum`` and step one ulp by the sign of the error term; ``fma.rn.f64`` is vectorised
+(``_fma_f64_rn``); directed mul/div/sqrt/fma and edge lanes take the slow exact path with
+``fractions.Fraction`` (per element).
 
 NaNs: f32/f16/bf16 results are the canonical NaN (the manual: "unspecified NaN"; the hardware
 canonical NaN is EMPIRICAL).  f64 propagates the first NaN operand, quieted (9.7.3 says
