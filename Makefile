@@ -30,6 +30,8 @@ test-fast: setup
 
 bench: setup
 	$(PY) bench/parse.py
+	$(PY) bench/emulate.py
+	$(PY) bench/verify.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
