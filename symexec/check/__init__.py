@@ -25,11 +25,12 @@ from .state import ATOMIC, READ
 _SEVERITY = ["out_of_bounds", "race", "deadlock", "divergence", "uninitialized", "undefined_behavior"]
 
 
-def _thread_of(launch: Launch, lanes_per_cta: int, row: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
+               ctas: list | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     cta_index, t = divmod(int(row), lanes_per_cta)
     gx, gy, _ = launch.grid
     bx, by, _ = launch.block
-    cta = (cta_index % gx, (cta_index // gx) % gy, cta_index // (gx * gy))
+    cta = tuple(ctas[cta_index]) if ctas else (cta_index % gx, (cta_index // gx) % gy, cta_index // (gx * gy))
     return cta, (t % bx, (t // bx) % by, t // (bx * by))
 
 
@@ -59,8 +60,10 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
     return None
 
 
-def check_kernel(prog: Program, launch: Launch) -> Report:
-    module = prog.module
+def check_kernel(prog: Program, launch: Launch, grid: str = "auto") -> Report:
+    """grid: "enumerate" runs every CTA; "symbolic" proves cross-CTA global races and global bounds
+    with Z3 for a symbolic pair of CTAs (grid.py) and falls back to enumerating when it cannot;
+    "auto" (default) = symbolic where it applies."""
     gap = _unmodelled(prog)
     if gap is not None:
         what, ins = gap
@@ -68,11 +71,28 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
         report.notes.append(f"{ins.name} at {ins.span}: the emulator runs it (volta run) but the race "
                             "checker does not model its ordering yet")
         return report
-    m = Machine(prog, launch, check=True)
+    if grid not in ("auto", "enumerate", "symbolic"):
+        raise ValueError(f"grid must be auto, enumerate or symbolic, not {grid!r}")
+    why = "requested"
+    if grid != "enumerate":  # symbolic pair of CTAs (grid.py); None: not applicable, enumerate
+        from .grid import check_symbolic
+
+        done, why = check_symbolic(prog, launch)
+        if done is not None:
+            return done
+    report = run_checked(Machine(prog, launch, check=True), prog, launch)
+    report.stats["grid_method"] = "enumerate" + ("" if grid == "enumerate" else f" ({why})")
+    return report
+
+
+def run_checked(m: Machine, prog: Program, launch: Launch, ctas: list | None = None) -> Report:
+    """Run machine `m` in check mode; `ctas`: the CTAs it executes when not the whole grid."""
+    module = prog.module
     report = Report("race_free", prog.function.name)
+    ran = f"all {launch.num_ctas} CTA(s) executed" if ctas is None else f"CTA(s) {ctas} executed"
     report.assumptions += [
         f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
-        f"{launch.dynamic_shared_bytes} bytes; all {launch.num_ctas} CTA(s) executed",
+        f"{launch.dynamic_shared_bytes} bytes; {ran}",
         "scalar parameters fixed to the launch's values: " + (", ".join(
             f"{p.name}={v}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)) or "none"),
         "clusters of one CTA; asynchronous copies complete at their latest legal point",
@@ -81,7 +101,7 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
     try:
         m.run()
     except MemoryFault as e:
-        fatal = _fault_finding(m, module, e)
+        fatal = _fault_finding(m, module, e, ctas)
     except Deadlock as e:
         fatal = Finding("deadlock", e.message, [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
     except Unsupported as e:
@@ -102,7 +122,7 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
             if ins is not None or "cta" in details else []
         findings.append(Finding(kind, message, sites))
     for pair in find_races(state.events, state.clocks, state.lanes_per_cta):
-        f = _race_finding(m, module, state, pair)
+        f = _race_finding(m, module, state, pair, ctas)
         if pair.benign:
             report.notes.append(f"{f.message} ({'; '.join(s.describe() for s in f.sites)})")
         else:
@@ -129,22 +149,22 @@ def check_kernel(prog: Program, launch: Launch) -> Report:
     return report
 
 
-def _fault_finding(m: Machine, module: A.Module, e: MemoryFault) -> Finding:
+def _fault_finding(m: Machine, module: A.Module, e: MemoryFault, ctas: list | None = None) -> Finding:
     sites = []
     for lane, addr in list(zip(e.lanes, e.addresses))[:2]:
         lpc = -(-m.launch.threads_per_block // 32) * 32
-        cta, thread = _thread_of(m.launch, lpc, lane)  # lanes of the first batch map directly
+        cta, thread = _thread_of(m.launch, lpc, lane, ctas)  # lanes of the first batch map directly
         sites.append(site_for(module, e.ins, cta, thread, access="access", address=f"0x{addr:x}", space=e.space))
     return Finding("out_of_bounds", e.message, sites, {"addresses": [hex(a) for a in e.addresses]})
 
 
-def _race_finding(m: Machine, module: A.Module, state, pair) -> Finding:
+def _race_finding(m: Machine, module: A.Module, state, pair, ctas: list | None = None) -> Finding:
     kinds = {READ: "read", 1: "write", ATOMIC: "atomic"}
     sites = []
     for ev_i, lane in ((pair.a_event, pair.a_lane), (pair.b_event, pair.b_lane)):
         ev = state.events[ev_i]
         j = int(np.nonzero(ev.lanes == lane)[0][0])
-        cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]))
+        cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]), ctas)
         space, addr = _describe_buffer(m, ev.buffer, pair.byte)
         sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
                               space=space))
@@ -154,4 +174,4 @@ def _race_finding(m: Machine, module: A.Module, state, pair) -> Finding:
                    {"conflicts": pair.count})
 
 
-__all__ = ["check_kernel", "Report", "Finding", "Site"]
+__all__ = ["check_kernel", "run_checked", "Report", "Finding", "Site"]

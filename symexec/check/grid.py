@@ -1,0 +1,238 @@
+"""Races between CTAs on global memory without enumerating the grid (Z3, symbolic pair of CTAs).
+
+Method (sound; anything outside it falls back to enumeration, with the reason in
+`report.stats["grid_method"]`):
+1. Run the first and last CTA as one batch in check mode with the %ctaid shadow (grid_shadow.py):
+   every register is independent of the CTA, unknown (TOP), or an exact bit-vector expression of
+   %ctaid and per-lane constants. If a branch/exit/barrier guard depends on %ctaid, or a global
+   address is TOP, CTAs may behave differently: fall back. Otherwise every CTA executes the same
+   instruction sequence under the same schedule as this one, and each global access of CTA c is
+   given by the recorded expression instantiated at c (rows = the lanes' constants; guards that
+   depend on %ctaid are kept as expressions, TOP guards as "may execute").
+2. Bounds, all CTAs: for each access class, Z3 searches c in the grid and a row with the guard
+   true whose bytes leave the buffer the representative used. SAT: that CTA is run concretely
+   (a real fault is reported); a spurious model (over-approximated guard) falls back.
+3. Cross-CTA races: for each pair (W write/atomic, A any access) of classes on one buffer, not
+   both atomic, Z3 searches c1 != c2 in the grid and rows whose byte ranges overlap. SAT: the two
+   CTAs are run concretely with the enumerating checker; a race found there is reported with its
+   two-CTA witness, otherwise the pair is blocked and the query repeated (bounded), then fall back.
+4. Intra-CTA checks (races, shared bounds, barriers, uninitialised values) come from the concrete
+   run of the representatives. They hold for every CTA when shared-memory addresses and guards do
+   not depend on %ctaid (then every CTA's shared accesses and synchronisation are identical); intra-
+   CTA races on *global* memory are checked on the representatives only (stated in the report).
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from ..launch import Launch
+from ..program import Program
+from .findings import Report
+from .grid_shadow import Access, ShadowMachine
+from .state import ATOMIC, READ
+
+MAX_ROWS = 4096
+MAX_VALIDATIONS = 4
+
+
+def _z3(e: tuple, env: dict):
+    tag, w = e[0], e[1]
+    if tag == "k":
+        return z3.BitVecVal(e[2], w)
+    if tag == "b":
+        return z3.BoolVal(e[2])
+    if tag in ("c", "q"):
+        return env[(tag, e[2])]
+    a = [_z3(x, env) for x in e[2:] if isinstance(x, tuple)]
+    if tag == "add":
+        return a[0] + a[1]
+    if tag == "sub":
+        return a[0] - a[1]
+    if tag == "mul":
+        return a[0] * a[1]
+    if tag == "and":
+        return a[0] & a[1]
+    if tag == "or":
+        return a[0] | a[1]
+    if tag == "xor":
+        return a[0] ^ a[1]
+    if tag == "shl":
+        return a[0] << a[1]
+    if tag == "lshr":
+        return z3.LShR(a[0], a[1])
+    if tag == "ashr":
+        return a[0] >> a[1]
+    if tag in ("sdiv", "srem", "udiv", "urem"):
+        return {"sdiv": lambda x, y: x / y, "srem": z3.SRem, "udiv": z3.UDiv, "urem": z3.URem}[tag](a[0], a[1])
+    if tag in ("smin", "smax", "umin", "umax"):
+        lt = (a[0] < a[1]) if tag[0] == "s" else z3.ULT(a[0], a[1])
+        return z3.If(lt, a[0], a[1]) if tag[1:] == "min" else z3.If(lt, a[1], a[0])
+    if tag == "zext":
+        return z3.ZeroExt(w - a[0].size(), a[0])
+    if tag == "sext":
+        return z3.SignExt(w - a[0].size(), a[0])
+    if tag == "trunc":
+        return z3.Extract(w - 1, 0, a[0])
+    if tag in ("ite", "bite"):
+        return z3.If(a[0], a[1], a[2])
+    if tag == "not":
+        return z3.Not(a[0])
+    if tag in ("band", "bor", "bxor"):
+        return {"band": z3.And, "bor": z3.Or, "bxor": z3.Xor}[tag](a[0], a[1])
+    if tag == "cmp":
+        op = e[2]
+        x, y = a
+        return {"eq": x == y, "ne": x != y, "slt": x < y, "sle": x <= y, "sgt": x > y, "sge": x >= y,
+                "ult": z3.ULT(x, y), "ule": z3.ULE(x, y), "ugt": z3.UGT(x, y), "uge": z3.UGE(x, y)}[op]
+    raise KeyError(tag)
+
+
+def _n_q(e) -> dict:
+    out: dict = {}
+
+    def walk(x):
+        if isinstance(x, tuple) and x:
+            if x[0] == "q":
+                out[x[2]] = x[1]
+            for y in x[2:]:
+                walk(y)
+
+    walk(e)
+    return out
+
+
+class _Class:
+    """Accesses of one instruction shape: same buffer, kind, size, address and guard expressions."""
+
+    def __init__(self, a: Access) -> None:
+        self.a = a
+        self.rows = [a.rows]
+
+    def side(self, tag: str, cvars, base: int):
+        """(constraints, byte offset in the buffer, guard) for one CTA `cvars`."""
+        a = self.a
+        qs = _n_q(a.addr)
+        qs.update(_n_q(a.guard) if a.guard is not None else {})
+        env = {("c", i): cvars[i] for i in range(3)}
+        for i, w in qs.items():
+            env[("q", i)] = z3.BitVec(f"{tag}_q{i}", w)
+        o = z3.BitVec(f"{tag}_o", 64)
+        import numpy as np
+
+        rows = np.unique(np.concatenate(self.rows), axis=0)
+        ncol = rows.shape[1] - 1
+        members = []
+        for r in rows:
+            members.append(z3.And([o == int(r[-1])] + [env[("q", i)] == int(r[i]) for i in range(ncol)]))
+        addr = _z3(a.addr, env) + o
+        guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
+        return z3.Or(members), addr - z3.BitVecVal(base, 64), guard, rows.shape[0]
+
+
+def _in_grid(launch: Launch, tag: str):
+    c = [z3.BitVec(f"{tag}_c{i}", 32) for i in range(3)]
+    return c, [z3.ULT(c[i], launch.grid[i]) for i in range(3)]
+
+
+def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
+    """(report, "") when the symbolic grid check applies, else (None, why not)."""
+    from . import run_checked
+
+    t0 = time.perf_counter()
+    gx, gy, gz = launch.grid
+    if launch.num_ctas == 1:
+        return None, "one CTA"
+    last = (gx - 1, gy - 1, gz - 1)
+    reps = [(0, 0, 0), last]
+    m = ShadowMachine(prog, launch, reps)
+    rep = run_checked(m, prog, launch, reps)
+    sh = m.shadow
+    if rep.findings:  # real: these CTAs were executed concretely
+        rep.stats["grid_method"] = "symbolic (finding in a representative CTA)"
+        return rep, ""
+    if rep.verdict != "race_free" or sh.failed:
+        return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
+    classes: dict = {}
+    for a in sh.accesses:
+        key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
+        if key in classes:
+            classes[key].rows.append(a.rows)
+        else:
+            classes[key] = _Class(a)
+    allocs = m.glob.allocations
+    stats = {"grid_method": "symbolic", "access_classes": len(classes), "z3_queries": 0, "validation_runs": 0}
+    # ---- bounds: every CTA, every class
+    for cl in classes.values():
+        buf = allocs[cl.a.buffer]
+        c, grid = _in_grid(launch, "b")
+        mem, off, guard, nrows = cl.side("b", c, buf.base)
+        if nrows > MAX_ROWS:
+            return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
+        s = z3.Solver()
+        s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, buf.data.size)])
+        stats["z3_queries"] += 1
+        if s.check() != z3.unsat:
+            cta = _model_cta(s, c) if s.check() == z3.sat else None
+            if cta is not None:
+                stats["validation_runs"] += 1
+                r2 = run_checked(ShadowMachine(prog, launch, [cta], shadow=False), prog, launch, [cta])
+                if r2.findings:
+                    r2.stats.update(stats)
+                    r2.stats["grid_method"] = "symbolic (bounds witness validated concretely)"
+                    return r2, ""
+            return None, f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} not proven for every CTA"
+    # ---- cross-CTA races
+    by_buf: dict = {}
+    for cl in classes.values():
+        by_buf.setdefault(cl.a.buffer, []).append(cl)
+    validations = 0
+    for bi, cls in by_buf.items():
+        base = allocs[bi].base
+        for i, w in enumerate(cls):
+            for j, a in enumerate(cls):
+                if w.a.kind == READ or (a.a.kind != READ and j < i) or (w.a.kind == ATOMIC and a.a.kind == ATOMIC):
+                    continue
+                c1, g1 = _in_grid(launch, "w")
+                c2, g2 = _in_grid(launch, "a")
+                m1, o1, gd1, _ = w.side("w", c1, base)
+                m2, o2, gd2, _ = a.side("a", c2, base)
+                s = z3.Solver()
+                s.add(g1 + g2 + [z3.Or([c1[k] != c2[k] for k in range(3)]), m1, m2, gd1, gd2,
+                                 z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+                while True:
+                    stats["z3_queries"] += 1
+                    res = s.check()
+                    if res == z3.unsat:
+                        break
+                    if res != z3.sat or validations >= MAX_VALIDATIONS:
+                        return None, "symbolic not applicable: possible cross-CTA overlap not refuted"
+                    x, y = _model_cta(s, c1), _model_cta(s, c2)
+                    validations += 1
+                    stats["validation_runs"] = validations
+                    r2 = run_checked(ShadowMachine(prog, launch, [x, y], shadow=False), prog, launch, [x, y])
+                    if r2.findings:
+                        r2.stats.update(stats)
+                        r2.stats["grid_method"] = "symbolic (Z3 overlap validated on two concrete CTAs)"
+                        return r2, ""
+                    s.add(z3.Not(z3.And([c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)])))
+                    s.add(z3.Not(z3.And([c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)])))
+    stats["seconds"] = round(time.perf_counter() - t0, 3)
+    rep.stats.update(stats)
+    rep.assumptions[0] = (f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
+                          f"{launch.dynamic_shared_bytes} bytes; CTAs {reps} executed, the grid covered symbolically")
+    rep.assumptions.append(
+        "symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid, so all CTAs run the same "
+        "instruction sequence; proven for ALL CTAs: global accesses in bounds, no race between two different "
+        "CTAs on global memory" + ("" if sh.shared_varies else ", shared-memory races/bounds and barrier use "
+                                   "(shared addresses and guards do not depend on %ctaid)")
+        + "; checked on the executed CTAs only: intra-CTA races on global memory"
+        + (f", shared memory ({sh.shared_varies} depends on %ctaid)" if sh.shared_varies else ""))
+    return rep, ""
+
+
+def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:
+    mdl = s.model()
+    return tuple(mdl.eval(c[k], model_completion=True).as_long() for k in range(3))  # type: ignore[return-value]

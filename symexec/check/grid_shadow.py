@@ -1,0 +1,428 @@
+"""Shadow of a representative run: every register as an exact function of %ctaid.
+
+A register is either *independent* (not in `Shadow.regs`: its per-lane value is the same in every
+CTA, because it was computed from %tid, parameters and constants only), TOP (unknown: loaded from
+memory, produced by an instruction without a rule here, or selected by a %ctaid-dependent guard),
+or an expression tree over the CTA id (`("c", 32, axis)`) and per-lane *placeholders* (`("p", w,
+id)`, whose values are the concrete bits of independent operands in this run) plus a concrete
+per-lane offset. Expressions are modulo 2^width, as PTX integer arithmetic is (PTX 9.7.1), so add,
+mul, shifts, or, cvt widenings are all exact; nothing is assumed about overflow. grid.py turns the
+trees into Z3 terms.
+
+The run fails (`Shadow.failed`) when the schedule could differ between CTAs: a branch, exit or
+barrier whose guard depends on %ctaid, or a global access whose address is TOP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ptx_parser import ast as A
+from semantics.ptx.core import tinfo
+from semantics.ptx.memory import space_of
+
+from ..machine import Batch, Machine
+from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
+from .state import ATOMIC, READ, WRITE, CheckState, strength
+
+TOP = "top"
+_INT = ("s", "u", "b")
+_TIMERS = ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%smid",
+           "%gridid")
+_CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "lo": "lt", "ls": "le",
+        "hi": "gt", "hs": "ge"}
+
+
+def K(v: int, w: int) -> tuple:
+    return ("k", w, int(v) & ((1 << w) - 1)) if w else ("b", 0, bool(v))
+
+
+def width(e: tuple) -> int:
+    return e[1]
+
+
+def adapt(e: tuple, w: int, signed: bool = False) -> tuple:
+    """Resize a bit-vector expression (zero/sign extension or truncation to the low bits)."""
+    ew = e[1]
+    if ew == w:
+        return e
+    if e[0] == "k":
+        v = e[2]
+        if signed and ew < w and v >> (ew - 1):
+            v -= 1 << ew
+        return K(v, w)
+    if ew > w:
+        return ("trunc", w, e)
+    return ("sext" if signed else "zext", w, e)
+
+
+@dataclass
+class Sv:
+    """expr + off (off: concrete per-lane array at the expression's width, or None)."""
+
+    expr: tuple
+    off: np.ndarray | None = None
+
+
+@dataclass
+class Access:
+    pc: int
+    kind: int
+    strong: int
+    buffer: int  # index into GlobalMemory.allocations
+    size: int
+    addr: tuple  # canonical expression (placeholders renamed ("q", w, i))
+    guard: tuple | None  # canonical boolean expression, None: executes on every listed lane
+    rows: np.ndarray  # (k, n_placeholders + 1) uint64: placeholder values, address offset
+
+
+class Shadow:
+    def __init__(self, machine: "ShadowMachine") -> None:
+        self.m = machine
+        self.regs: dict[str, object] = {}
+        self.ph: dict[int, np.ndarray] = {}
+        self.failed: str | None = None
+        self.accesses: list[Access] = []
+        self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
+
+    # ---------------------------------------------------------------- leaves and operands
+    def leaf(self, arr, w: int, lanes: np.ndarray | None = None) -> tuple:
+        a = np.asarray(arr)
+        if w == 0:
+            a = a.astype(bool)
+            if a.ndim == 0 or (a.all() or not a.any()):
+                return ("b", 0, bool(a.reshape(-1)[0]))
+            pid = len(self.ph)
+            self.ph[pid] = a.astype(np.uint64)
+            return ("cmp", 0, "eq", ("p", 1, pid), ("k", 1, 1))
+        a = a.astype(np.uint64) & np.uint64((1 << w) - 1) if w < 64 else a.astype(np.uint64)
+        if a.ndim == 0 or (a == a.reshape(-1)[0]).all():
+            return ("k", w, int(a.reshape(-1)[0]))
+        pid = len(self.ph)
+        self.ph[pid] = np.broadcast_to(a, (self.m.batch.n,)).copy()
+        return ("p", w, pid)
+
+    def concrete(self, op, ty: str) -> np.ndarray:
+        """An operand's current bits (without touching the checker's taint tracking)."""
+        b, ctx = self.m.batch, self.m.batch.ctx
+        t = tinfo(ty)
+        if isinstance(op, A.Sym) and op.component is None and b.prog.reg(op.name) is not None:
+            v = b.regs.get(op.name)
+            if v is None:
+                return np.zeros((), bool if t.kind == "pred" else t.dtype)
+            return v.astype(bool) if t.kind == "pred" else v.astype(t.dtype)
+        if isinstance(op, A.Sym) and op.name in b.var_addr and op.component is None:
+            return ctx._address_value(op.name, ty)
+        if isinstance(op, A.Sym) and op.name.startswith("%"):
+            return ctx.special(op.name, op.component).astype(t.dtype)
+        if isinstance(op, A.Negated):
+            return ~self.concrete(op.operand, ".pred")
+        return ctx._immediate(op, ty)
+
+    def state(self, op) -> object:
+        """None (independent), TOP, or the register's Sv / boolean expression."""
+        if isinstance(op, A.Negated):
+            s = self.state(op.operand)
+            return s if s is None or s is TOP else ("not", 0, s)
+        if isinstance(op, A.Sym):
+            if op.name in ("%ctaid", "%clusterid"):
+                return Sv(("c", 32, {".x": 0, ".y": 1, ".z": 2, None: 0}[op.component]))
+            if op.name in _TIMERS:
+                return TOP
+            return self.regs.get(op.name)
+        if isinstance(op, (A.Vector,)):
+            ss = [self.state(e) for e in op.elements]
+            return None if all(s is None for s in ss) else TOP
+        return None
+
+    def expr(self, op, ty: str) -> object:
+        """Operand as a full expression at the type's width (bool for .pred), or TOP."""
+        t = tinfo(ty)
+        s = self.state(op)
+        if s is TOP:
+            return TOP
+        if s is None:
+            return self.leaf(self.concrete(op, ty), 0 if t.kind == "pred" else t.width)
+        if isinstance(s, tuple):  # boolean
+            return s
+        e = s.expr if s.off is None else ("add", width(s.expr), s.expr, self.leaf(s.off, width(s.expr)))
+        return adapt(e, t.width)
+
+    def sv(self, op, ty: str) -> object:
+        """Operand as Sv at the type's width (offset kept apart), or TOP/None."""
+        s = self.state(op)
+        if s is None or s is TOP:
+            return s
+        t = tinfo(ty)
+        if isinstance(s, Sv) and width(s.expr) == t.width:
+            return s
+        e = self.expr(op, ty)
+        return TOP if e is TOP else Sv(e)
+
+    # ---------------------------------------------------------------- per instruction
+    def before(self, g, ins: A.Instruction, mask: np.ndarray) -> tuple:
+        op = ins.opcode
+        guard = None
+        if ins.guard is not None:
+            guard = self.state(A.Sym(ins.guard.pred))
+            if guard is not None and guard is not TOP:
+                guard = self.expr(A.Sym(ins.guard.pred), ".pred")
+                if ins.guard.negated:
+                    guard = ("not", 0, guard)
+        if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
+            if guard is not None:
+                self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid: CTAs may follow different paths")
+            return [], None
+        self._memory(g, ins, mask, guard)
+        dests = self._dests(ins)
+        if not dests:
+            return [], None
+        if guard is not None:
+            return dests, TOP
+        if op in ("ld", "ldu"):
+            sp = space_of(ins)
+            addr_ind = self.state(ins.operands[1].base) is None if isinstance(ins.operands[1], A.Address) \
+                and ins.operands[1].base is not None else True
+            return dests, (None if sp in (".param", ".const") and addr_ind else TOP)
+        if op == "mbarrier":
+            return dests, None  # the emulator's schedule of CTA-local waits is the same in every CTA
+        if op in self.m.ctl_ops or len(dests) > 1:
+            srcs = [self.state(o) for o in ins.operands[1:]]
+            return dests, (None if all(s is None for s in srcs) and op not in _MEMORY_RESULT else TOP)
+        try:
+            return dests, transfer(self, ins)
+        except (KeyError, ValueError, IndexError):
+            return dests, TOP
+
+    def after(self, ins: A.Instruction, mask: np.ndarray, pre: tuple) -> None:
+        dests, new = pre
+        b = self.m.batch
+        for name, ty in dests:
+            rw = b.prog.reg(name).width
+            if new is TOP:
+                self.regs[name] = TOP
+                continue
+            if not mask.any():
+                continue
+            val = None if new is None else _to_reg(self, new, ty, rw)
+            whole = not (b.valid & ~mask).any()
+            old = self.regs.get(name)
+            if whole or (val is None and old is None):
+                if val is None:
+                    self.regs.pop(name, None)
+                else:
+                    self.regs[name] = val
+                continue
+            if old is TOP:
+                continue
+            cur = self.leaf(b.regs.get(name, np.zeros((), np.uint64)), 0 if rw == 1 else rw)
+            ne = cur if val is None else (val if isinstance(val, tuple) else _full(self, val))
+            oe = cur if old is None else (old if isinstance(old, tuple) else _full(self, old))
+            sel = self.leaf(mask, 0)
+            self.regs[name] = ("bite", 0, sel, ne, oe) if rw == 1 else Sv(("ite", rw, sel, ne, oe))
+
+    def fail(self, why: str) -> None:
+        if self.failed is None:
+            self.failed = why
+
+    def _dests(self, ins: A.Instruction) -> list[tuple[str, str]]:
+        if not ins.operands:
+            return []
+        d = ins.operands[0]
+        ty = ins.types[0] if ins.types else ".b32"
+        names = []
+        items = d.elements if isinstance(d, A.Vector) else (d.first, d.second) if isinstance(d, A.Pair) else (d,)
+        for e in items:
+            if isinstance(e, A.Sym) and self.m.prog.reg(e.name) is not None:
+                names.append((e.name, ".pred" if self.m.prog.reg(e.name).width == 1 else ty))
+        return names
+
+    # ---------------------------------------------------------------- memory accesses
+    def _memory(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
+        op = ins.opcode
+        if op in ("ld", "ldu", "atom"):
+            aop, kind = ins.operands[1], (READ if op != "atom" else ATOMIC)
+        elif op in ("st", "red"):
+            aop, kind = ins.operands[0], (WRITE if op == "st" else ATOMIC)
+        elif op == "cp" and ".async" in ins.modifiers and not ins.modifiers & {".bulk", ".tensor", ".reduce"} \
+                and len(ins.operands) in (3, 4):
+            # cp.async dst, src, cp-size{, src-size} (PTX 9.7.9.25.3): reads src-size bytes of global
+            # memory (cp-size when absent); src-size 0 reads nothing, modelled as a guard
+            d = ins.operands[0]
+            if isinstance(d, A.Address) and d.base is not None and d.base.name not in self.m.batch.var_addr \
+                    and (self.state(d.base) is not None or guard is not None):
+                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            aop, kind = ins.operands[1], READ
+            size = int(self.concrete(ins.operands[2], ".u32"))
+            if len(ins.operands) == 4:
+                ss = self.state(ins.operands[3])
+                if ss is TOP:
+                    guard = TOP if guard is None else guard
+                elif ss is not None or guard is not None:
+                    nz = ("cmp", 0, "ne", self.expr(ins.operands[3], ".u32"), K(0, 32))
+                    guard = nz if guard is None else TOP if guard is TOP else ("band", 0, guard, nz)
+                else:  # independent: lanes that read nothing are not accesses
+                    mask = mask & (np.broadcast_to(self.concrete(ins.operands[3], ".u32"), mask.shape) != 0)
+            self._record(g, ins, mask, guard, aop, kind, size, ".global")
+            return
+        else:
+            if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
+                if op not in ("prefetch", "prefetchu", "applypriority", "cvta", "isspacep", "createpolicy"):
+                    self.fail(f"{ins.name} at {ins.span} accesses global memory in a way the symbolic grid "
+                              "check does not model")
+            return
+        sp = space_of(ins)
+        if sp in (".param", ".const", ".local"):
+            return
+        vec = next((int(m[2:]) for m in ins.modifiers if m in (".v2", ".v4", ".v8")), 1)
+        size = vec * max(8, tinfo(ins.types[-1]).width) // 8
+        self._record(g, ins, mask, guard, aop, kind, size, sp)
+
+    def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str) -> None:
+        if not isinstance(aop, A.Address) or aop.base is None or aop.base.name in self.m.batch.var_addr:
+            a_state = None
+        else:
+            a_state = self.state(aop.base)
+        if sp.startswith(".shared"):
+            if a_state is not None or guard is not None:
+                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            return
+        if a_state is TOP:
+            self.fail(f"the address of {ins.name} at {ins.span} is not a function of %ctaid this check can follow")
+            return
+        lanes = np.nonzero(g.mask if guard is not None else mask)[0]
+        if lanes.size == 0:
+            return
+        ctx = self.m.batch.ctx
+        base_c = ctx.address(aop)[1] if a_state is None else None
+        off = int(ctx._immediate(aop.offset, ".s64").astype(np.int64)) if aop.offset is not None else 0
+        if a_state is None:
+            conc = np.broadcast_to(np.asarray(base_c, np.uint64), (self.m.batch.n,))
+            e, o = self.leaf(conc, 64), None
+        else:
+            sv = self.sv(aop.base, ".u64")
+            e, o = sv.expr, sv.off
+        addr = ("add", 64, e, K(off, 64)) if off else e
+        # concrete addresses in this run: which buffer, and the generic windows
+        conc = np.broadcast_to(np.asarray(self.concrete(aop.base, ".u64"), np.uint64), (self.m.batch.n,))[lanes] \
+            + np.uint64(off & (2**64 - 1))
+        act = mask[lanes]
+        win = ((conc >= SHARED_BASE) & (conc < SHARED_BASE + WINDOW)) | ((conc >= LOCAL_BASE) & (conc < LOCAL_BASE + WINDOW))
+        if win.any():
+            if a_state is not None or guard is not None:
+                self.fail(f"generic access {ins.name} at {ins.span} reaches shared/local memory with a %ctaid-"
+                          "dependent address or guard")
+            return
+        idx, _ = self.m.glob.locate(conc[act] if act.any() else conc, size)
+        found = np.unique(idx[idx >= 0])
+        if found.size != 1:
+            self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses")
+            return
+        exprs = [addr] + ([guard] if guard is not None and guard is not TOP else [])
+        canon, cols = _canonical(exprs, self.ph, lanes)
+        offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
+        rows = np.column_stack(cols + [offcol.astype(np.uint64)]) if cols else offcol.astype(np.uint64)[:, None]
+        self.accesses.append(Access(self.m.batch_pc, kind, strength(ins), int(found[0]), size, canon[0],
+                                    canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
+
+
+_MEMORY_RESULT = frozenset({"ld", "ldu", "atom", "cp", "wgmma", "tcgen05", "ldmatrix", "tex", "tld4", "suld"})
+
+
+def _full(sh: Shadow, v: Sv) -> tuple:
+    return v.expr if v.off is None else ("add", width(v.expr), v.expr, sh.leaf(v.off, width(v.expr)))
+
+
+def _to_reg(sh: Shadow, v, ty: str, rw: int):
+    """A result of type `ty` written to a register of width rw (as GroupExec.write_reg does)."""
+    if isinstance(v, tuple):
+        return v
+    if width(v.expr) == rw:
+        return v
+    t = tinfo(ty)
+    return Sv(adapt(_full(sh, v), rw, t.kind == "s" and t.width < rw))
+
+
+def _canonical(exprs: list[tuple], ph: dict, lanes: np.ndarray) -> tuple[list[tuple], list[np.ndarray]]:
+    """Rename placeholders to ("q", w, i) in first-seen order; their values at `lanes`."""
+    order: dict[int, int] = {}
+    cols: list[np.ndarray] = []
+
+    def walk(e):
+        if not isinstance(e, tuple) or not e:
+            return e
+        if e[0] == "p":
+            if e[2] not in order:
+                order[e[2]] = len(order)
+                cols.append(np.broadcast_to(ph[e[2]], (max(lanes.max() + 1, 1),))[lanes] if np.ndim(ph[e[2]])
+                            else np.full(lanes.size, int(ph[e[2]]), np.uint64))
+            return ("q", e[1], order[e[2]])
+        return tuple(walk(x) if isinstance(x, tuple) else x for x in e)
+
+    return [walk(e) for e in exprs], cols
+
+
+class ShadowMachine(Machine):
+    """Runs the given CTAs as one batch in check mode; with `shadow`, follows %ctaid symbolically."""
+
+    def __init__(self, prog, launch, ctas: list[tuple[int, int, int]], shadow: bool = True) -> None:
+        super().__init__(prog, launch, check=True)
+        self.ctas = ctas
+        lpc = -(-launch.threads_per_block // 32) * 32
+        inputs = self.check.input_buffers
+        self.check = CheckState(lpc, len(ctas))
+        self.check.input_buffers = inputs
+        self.shadow = Shadow(self) if shadow else None
+        self.batch: Batch | None = None
+        self.batch_pc = -1
+        self.ctl_ops = {ins.opcode for ins, (c, _f) in zip(prog.code, self._dispatch) if c is not None}
+        if shadow:
+            self._dispatch = [(self._wrap(c, f), None) for c, f in self._dispatch]
+
+    def run(self):
+        batch = Batch(self.prog, self.launch, self.glob, self.ctas, self.params, self.param_offsets,
+                      self.var_addr, self.check, 0, 0)
+        self.batch = batch
+        self.stats.batches += 1
+        self._run_batch(batch)
+        for unit in batch.units.values():
+            finish = getattr(unit, "finish", None)
+            if finish is not None:
+                finish(batch)
+        return self.glob
+
+    def _wrap(self, ctl, fn):
+        from ..errors import ExecError
+        from semantics.errors import Unsupported
+
+        def hook(b, g, ins, mask):
+            sh = self.shadow
+            self.batch_pc = g.pc
+            pre = sh.before(g, ins, mask) if sh.failed is None else ([], None)
+            if ctl is not None:
+                ok = ctl(b, g, ins, mask)
+            else:
+                if fn is None:
+                    raise Unsupported(f"{ins.name} (no semantics for opcode '{ins.opcode}')", ins)
+                if mask.any():
+                    b.ctx.begin(mask, ins)
+                    try:
+                        fn(ins, b.ctx)
+                    except (ExecError, ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
+                        if isinstance(e, ExecError):
+                            if e.ins is None:
+                                e.ins = ins
+                            raise
+                        raise Unsupported(f"{ins.name}: {type(e).__name__}: {e}", ins) from e
+                g.pc += 1
+                ok = True
+            if sh.failed is None:
+                sh.after(ins, mask, pre)
+            return ok
+
+        return hook
+
+
+from .grid_rules import transfer  # noqa: E402  (the per-opcode rules)
