@@ -289,7 +289,6 @@ def _cfg(prog: Program) -> None:
             prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], {"exit", "ret", "trap"})
 
 
-_REGISTER_ONLY = frozenset({"bra"})  # control flow inside the region is fine if it stays inside
 _EFFECTFUL = frozenset({"ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret", "trap",
                         "call", "brx", "wgmma", "tcgen05", "stmatrix", "ldmatrix", "fence", "membar",
                         "shfl", "vote", "redux", "match", "elect", "activemask", "mma", "cvta", "prefetch",
@@ -326,21 +325,8 @@ def _pure_region(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | 
     """Do the instructions reachable from branch `pc` before `stop` only compute registers?
 
     Warp-collective instructions count as effects too: with divergent lanes they change meaning."""
-    if stop is None:
-        return False
-    seen = {pc}
-    todo = [s for s in g.successors(pc)]
-    while todo:
-        n = todo.pop()
-        if n == stop or n in seen:
-            continue
-        if n == EXIT:
-            return False
-        seen.add(n)
-        if code[n].opcode in _EFFECTFUL:
-            return False
-        todo.extend(g.successors(n))
-    return True
+    return stop is not None and not _region_has(g, code, pc, stop, _EFFECTFUL)
+
 
 
 def load_program(module: A.Module, kernel: str | None = None) -> Program:
