@@ -22,6 +22,7 @@ from .findings import Finding, Report, Site, site_for
 from .races import find_races
 from .state import ATOMIC, READ
 
+AUTO_MIN_CTAS = 64  # grid="auto": up to this many CTAs, enumerating (one vectorised batch) is cheaper
 _SEVERITY = ["out_of_bounds", "race", "deadlock", "divergence", "uninitialized", "undefined_behavior"]
 
 
@@ -63,7 +64,7 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
 def check_kernel(prog: Program, launch: Launch, grid: str = "auto") -> Report:
     """grid: "enumerate" runs every CTA; "symbolic" proves cross-CTA global races and global bounds
     with Z3 for a symbolic pair of CTAs (grid.py) and falls back to enumerating when it cannot;
-    "auto" (default) = symbolic where it applies."""
+    "auto" (default) = symbolic where it applies and the grid has more than AUTO_MIN_CTAS CTAs."""
     gap = _unmodelled(prog)
     if gap is not None:
         what, ins = gap
@@ -73,8 +74,8 @@ def check_kernel(prog: Program, launch: Launch, grid: str = "auto") -> Report:
         return report
     if grid not in ("auto", "enumerate", "symbolic"):
         raise ValueError(f"grid must be auto, enumerate or symbolic, not {grid!r}")
-    why = "requested"
-    if grid != "enumerate":  # symbolic pair of CTAs (grid.py); None: not applicable, enumerate
+    why = "requested" if grid == "enumerate" else f"grid of at most {AUTO_MIN_CTAS} CTAs"
+    if grid == "symbolic" or (grid == "auto" and launch.num_ctas > AUTO_MIN_CTAS):  # grid.py; None: enumerate
         from .grid import check_symbolic
 
         done, why = check_symbolic(prog, launch)

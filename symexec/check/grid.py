@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import z3
 
 from ..launch import Launch
@@ -74,6 +75,8 @@ def _z3(e: tuple, env: dict):
         return z3.ZeroExt(w - a[0].size(), a[0])
     if tag == "sext":
         return z3.SignExt(w - a[0].size(), a[0])
+    if tag == "high":
+        return z3.Extract(2 * w - 1, w, a[0])
     if tag == "trunc":
         return z3.Extract(w - 1, 0, a[0])
     if tag in ("ite", "bite"):
@@ -104,15 +107,26 @@ def _n_q(e) -> dict:
     return out
 
 
+def _has_leaf(e, tags: tuple) -> bool:
+    return isinstance(e, tuple) and bool(e) and (e[0] in tags or any(_has_leaf(x, tags) for x in e[2:]))
+
+
 class _Class:
     """Accesses of one instruction shape: same buffer, kind, size, address and guard expressions."""
 
     def __init__(self, a: Access) -> None:
         self.a = a
         self.rows = [a.rows]
+        self.cache: dict = {}
 
-    def side(self, tag: str, cvars, base: int):
-        """(constraints, byte offset in the buffer, guard) for one CTA `cvars`."""
+    def side(self, tag: str, cvars, base: int, relaxed: bool = False):
+        """(membership constraint, byte offset in the buffer, guard, rows) for the CTA `cvars`.
+
+        Exact: the lane constants form one of the recorded rows. Relaxed (a superset, for a quick
+        refutation): each constant anywhere in its column's [min, max], guard dropped."""
+        key = (tag, relaxed)
+        if key in self.cache:
+            return self.cache[key]
         a = self.a
         qs = _n_q(a.addr)
         qs.update(_n_q(a.guard) if a.guard is not None else {})
@@ -120,16 +134,25 @@ class _Class:
         for i, w in qs.items():
             env[("q", i)] = z3.BitVec(f"{tag}_q{i}", w)
         o = z3.BitVec(f"{tag}_o", 64)
-        import numpy as np
-
-        rows = np.unique(np.concatenate(self.rows), axis=0)
+        rows = self.all_rows()
         ncol = rows.shape[1] - 1
-        members = []
-        for r in rows:
-            members.append(z3.And([o == int(r[-1])] + [env[("q", i)] == int(r[i]) for i in range(ncol)]))
+        cols = [env[("q", i)] for i in range(ncol)] + [o]
+        if relaxed:
+            member = z3.And([z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
+                             for k, v in enumerate(cols)])
+            guard = z3.BoolVal(True)
+        else:
+            member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])
+            guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
-        guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
-        return z3.Or(members), addr - z3.BitVecVal(base, 64), guard, rows.shape[0]
+        out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0])
+        self.cache[key] = out
+        return out
+
+    def all_rows(self) -> np.ndarray:
+        if len(self.rows) > 1:
+            self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
+        return self.rows[0]
 
 
 def _in_grid(launch: Launch, tag: str):
@@ -163,6 +186,15 @@ def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
         else:
             classes[key] = _Class(a)
     allocs = m.glob.allocations
+    for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
+        canon = d
+        if _has_leaf(d, ("p", "q")):
+            return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
+        c, grid = _in_grid(launch, "d")
+        s = z3.Solver()
+        s.add(grid + [_z3(canon, {("c", i): c[i] for i in range(3)}) == 0])
+        if s.check() != z3.unsat:
+            return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": "symbolic", "access_classes": len(classes), "z3_queries": 0, "validation_runs": 0}
     # ---- bounds: every CTA, every class
     for cl in classes.values():
@@ -197,10 +229,18 @@ def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
                     continue
                 c1, g1 = _in_grid(launch, "w")
                 c2, g2 = _in_grid(launch, "a")
+                distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
+                m1, o1, gd1, _ = w.side("w", c1, base, relaxed=True)
+                m2, o2, gd2, _ = a.side("a", c2, base, relaxed=True)
+                s = z3.Solver()
+                s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+                stats["z3_queries"] += 1
+                if s.check() == z3.unsat:
+                    continue  # refuted on the relaxation (a superset of the lanes' accesses)
                 m1, o1, gd1, _ = w.side("w", c1, base)
                 m2, o2, gd2, _ = a.side("a", c2, base)
                 s = z3.Solver()
-                s.add(g1 + g2 + [z3.Or([c1[k] != c2[k] for k in range(3)]), m1, m2, gd1, gd2,
+                s.add(g1 + g2 + [distinct, m1, m2, gd1, gd2,
                                  z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
                 while True:
                     stats["z3_queries"] += 1

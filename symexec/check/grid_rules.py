@@ -103,7 +103,11 @@ def transfer(sh, ins: A.Instruction):
     if op in ("mul", "mad"):
         wide = ".wide" in mods
         if ".hi" in mods:
-            return TOP
+            if op != "mul":
+                return TOP
+            x = adapt(sh.expr(srcs[0], types[-1]), 2 * w, signed)
+            y = adapt(sh.expr(srcs[1], types[-1]), 2 * w, signed)
+            return Sv(("high", w, ("mul", 2 * w, x, y)))
         rw = 2 * w if wide else w
         for i, j in ((0, 1), (1, 0)):
             k = _uniform_const(sh, srcs[j], types[-1])
@@ -145,8 +149,10 @@ def transfer(sh, ins: A.Instruction):
         return Sv((("s" if signed else "u") + op, w, sh.expr(srcs[0], types[-1]), sh.expr(srcs[1], types[-1])))
     if op in ("div", "rem"):
         d = sh.expr(srcs[1], types[-1])
-        if d[0] != "k" or d[2] == 0:
-            return TOP  # division by zero is not modelled; a %ctaid-dependent divisor is left unknown
+        if d[0] == "k" and d[2] == 0:
+            return TOP  # division by zero gives an unspecified value (PTX 9.7.1.6)
+        if d[0] != "k":  # the divisor must be proven non-zero in every CTA (grid.py)
+            sh.nonzero.append((d, f"{ins.name} at {ins.span}"))
         return Sv((("s" if signed else "u") + op, w, sh.expr(srcs[0], types[-1]), d))
     return TOP
 

@@ -85,6 +85,7 @@ class Shadow:
         self.ph: dict[int, np.ndarray] = {}
         self.failed: str | None = None
         self.accesses: list[Access] = []
+        self.nonzero: list[tuple[tuple, str]] = []  # divisors that must not be 0 in any CTA
         self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
 
     # ---------------------------------------------------------------- leaves and operands
@@ -256,7 +257,9 @@ class Shadow:
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
             aop, kind = ins.operands[1], READ
             size = int(self.concrete(ins.operands[2], ".u32"))
+            live = None
             if len(ins.operands) == 4:
+                live = np.broadcast_to(self.concrete(ins.operands[3], ".u32"), mask.shape) != 0
                 ss = self.state(ins.operands[3])
                 if ss is TOP:
                     guard = TOP if guard is None else guard
@@ -264,8 +267,8 @@ class Shadow:
                     nz = ("cmp", 0, "ne", self.expr(ins.operands[3], ".u32"), K(0, 32))
                     guard = nz if guard is None else TOP if guard is TOP else ("band", 0, guard, nz)
                 else:  # independent: lanes that read nothing are not accesses
-                    mask = mask & (np.broadcast_to(self.concrete(ins.operands[3], ".u32"), mask.shape) != 0)
-            self._record(g, ins, mask, guard, aop, kind, size, ".global")
+                    mask = mask & live
+            self._record(g, ins, mask, guard, aop, kind, size, ".global", live)
             return
         else:
             if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
@@ -280,7 +283,8 @@ class Shadow:
         size = vec * max(8, tinfo(ins.types[-1]).width) // 8
         self._record(g, ins, mask, guard, aop, kind, size, sp)
 
-    def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str) -> None:
+    def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str,
+                live: np.ndarray | None = None) -> None:
         if not isinstance(aop, A.Address) or aop.base is None or aop.base.name in self.m.batch.var_addr:
             a_state = None
         else:
@@ -296,7 +300,8 @@ class Shadow:
         if lanes.size == 0:
             return
         ctx = self.m.batch.ctx
-        base_c = ctx.address(aop)[1] if a_state is None else None
+        base_c = (self.concrete(aop.base, ".u64") if aop.base is not None else np.uint64(0)) \
+            if a_state is None else None
         off = int(ctx._immediate(aop.offset, ".s64").astype(np.int64)) if aop.offset is not None else 0
         if a_state is None:
             conc = np.broadcast_to(np.asarray(base_c, np.uint64), (self.m.batch.n,))
@@ -304,11 +309,12 @@ class Shadow:
         else:
             sv = self.sv(aop.base, ".u64")
             e, o = sv.expr, sv.off
-        addr = ("add", 64, e, K(off, 64)) if off else e
+        addr = e  # the displacement goes into the offset column (more accesses share one shape)
         # concrete addresses in this run: which buffer, and the generic windows
-        conc = np.broadcast_to(np.asarray(self.concrete(aop.base, ".u64"), np.uint64), (self.m.batch.n,))[lanes] \
+        conc = np.broadcast_to(np.asarray(self.concrete(aop.base, ".u64") if aop.base is not None else 0,
+                                          np.uint64), (self.m.batch.n,))[lanes] \
             + np.uint64(off & (2**64 - 1))
-        act = mask[lanes]
+        act = mask[lanes] if live is None else (mask & live)[lanes]  # lanes that access memory in this run
         win = ((conc >= SHARED_BASE) & (conc < SHARED_BASE + WINDOW)) | ((conc >= LOCAL_BASE) & (conc < LOCAL_BASE + WINDOW))
         if win.any():
             if a_state is not None or guard is not None:
@@ -316,13 +322,20 @@ class Shadow:
                           "dependent address or guard")
             return
         idx, _ = self.m.glob.locate(conc[act] if act.any() else conc, size)
-        found = np.unique(idx[idx >= 0])
-        if found.size != 1:
-            self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses")
-            return
+        found, counts = np.unique(idx[idx >= 0], return_counts=True)
+        if found.size == 0:  # no lane accesses memory here: the allocation at or below the address
+            bases = np.array([al.base for al in self.m.glob.allocations], dtype=np.uint64)
+            below = np.searchsorted(bases, conc[:1], side="right") - 1
+            if below[0] < 0:
+                self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses")
+                return
+            found, counts = below, np.ones(1)
+        # the buffer most lanes use here; the bounds proof (grid.py) shows every lane of every CTA stays in it
+        found = found[np.argmax(counts):]
         exprs = [addr] + ([guard] if guard is not None and guard is not TOP else [])
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
+        offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))
         rows = np.column_stack(cols + [offcol.astype(np.uint64)]) if cols else offcol.astype(np.uint64)[:, None]
         self.accesses.append(Access(self.m.batch_pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
@@ -356,8 +369,8 @@ def _canonical(exprs: list[tuple], ph: dict, lanes: np.ndarray) -> tuple[list[tu
         if e[0] == "p":
             if e[2] not in order:
                 order[e[2]] = len(order)
-                cols.append(np.broadcast_to(ph[e[2]], (max(lanes.max() + 1, 1),))[lanes] if np.ndim(ph[e[2]])
-                            else np.full(lanes.size, int(ph[e[2]]), np.uint64))
+                v = ph[e[2]]
+                cols.append(v[lanes] if np.ndim(v) else np.full(lanes.size, int(v), np.uint64))
             return ("q", e[1], order[e[2]])
         return tuple(walk(x) if isinstance(x, tuple) else x for x in e)
 
@@ -400,7 +413,12 @@ class ShadowMachine(Machine):
         def hook(b, g, ins, mask):
             sh = self.shadow
             self.batch_pc = g.pc
-            pre = sh.before(g, ins, mask) if sh.failed is None else ([], None)
+            pre = ([], None)
+            if sh.failed is None:
+                try:
+                    pre = sh.before(g, ins, mask)
+                except Exception as e:  # a gap in the shadow must not break the concrete check
+                    sh.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             if ctl is not None:
                 ok = ctl(b, g, ins, mask)
             else:
@@ -419,7 +437,10 @@ class ShadowMachine(Machine):
                 g.pc += 1
                 ok = True
             if sh.failed is None:
-                sh.after(ins, mask, pre)
+                try:
+                    sh.after(ins, mask, pre)
+                except Exception as e:
+                    sh.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             return ok
 
         return hook

@@ -1,0 +1,238 @@
+"""Symbolic grid mode of `check_kernel`: cross-CTA global races and bounds by Z3 for a symbolic pair
+of CTAs, agreeing with enumeration on suite kernels and finding a one-element overlap between CTAs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import triton
+import triton.language as tl
+
+import ptx_parser
+from harness.compile import compile_contract
+from harness.contract import Contract, Scalar, Tensor, cdiv
+from harness.emulate import launch_for
+from harness.suite import get
+from symexec import load_program
+from symexec.check import check_kernel
+from symexec.launch import Launch
+
+STRIDED = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry strided(.param .u64 out, .param .u32 stride, .param .u32 n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r1, [stride];
+  ld.param.u32 %r5, [n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r2, %r1, %r3;
+  setp.lt.u32 %p1, %r4, %r5;
+  mul.wide.u32 %rd2, %r4, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  @%p1 st.global.u32 [%rd3], %r3;
+  ret;
+}
+"""
+
+
+def _strided(stride: int, ctas: int = 8, n: int | None = None):
+    prog = load_program(ptx_parser.parse(STRIDED, "strided.ptx"))
+    n = ctas * 32 if n is None else n
+    launch = Launch((ctas,), (32,), {"out": np.zeros(ctas * 32, np.uint32)}, ["out", stride, n])
+    return prog, launch
+
+
+def test_disjoint_ctas_proven_symbolically() -> None:
+    prog, launch = _strided(32)
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free", r.findings
+    assert r.stats["grid_method"] == "symbolic"
+    assert r.stats["z3_queries"] >= 2
+    assert any("proven for ALL CTAs" in a for a in r.assumptions)
+
+
+def test_one_element_overlap_between_ctas_has_two_cta_witness() -> None:
+    prog, launch = _strided(31)
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race", (r.verdict, r.stats)
+    assert r.stats["grid_method"] == "symbolic (Z3 overlap validated on two concrete CTAs)"
+    assert r.stats["validation_runs"] == 1  # the representatives (CTAs 0 and 7) do not overlap
+    f = next(f for f in r.findings if f.kind == "race")
+    a, b = f.sites[:2]
+    assert a.cta != b.cta
+    # CTA c's last thread and CTA c+1's first thread write element 31*(c+1)
+    (ca, ta), (cb, tb) = sorted([(a.cta[0], a.thread[0]), (b.cta[0], b.thread[0])])
+    assert cb == ca + 1 and ta == 31 and tb == 0
+    e = check_kernel(prog, launch, grid="enumerate")
+    assert e.verdict == "race"
+
+
+def test_masked_tail_is_in_bounds_for_every_cta() -> None:
+    prog, launch = _strided(32, ctas=8, n=8 * 32 - 5)  # guard depends on %ctaid: exact per lane
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic"
+    prog, launch = _strided(33, ctas=8, n=10_000)  # the last CTAs write past the buffer
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "out_of_bounds"
+
+
+def _suite(name: str, arch: str = "sm_80", **dims):
+    c = get(name)
+    if dims:
+        c = dataclasses.replace(c, instances={**c.instances, "verify": {**c.instances["verify"], **dims}})
+    comp = compile_contract(c, arch)
+    prog = load_program(ptx_parser.parse(comp.ptx, f"{name}.ptx"), comp.entry)
+    return prog, launch_for(c, comp, c.make_inputs("verify", "normal", 0), "verify")
+
+
+@pytest.mark.parametrize("name,dims", [("relu", {"N": 2500}), ("softmax", {"M": 6}), ("gemm_fp16", {}),
+                                        ("sigmoid", {})])
+def test_suite_kernels_agree_with_enumeration(name: str, dims: dict) -> None:
+    prog, launch = _suite(name, **dims)
+    assert launch.num_ctas > 1
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
+    assert r.verdict == "race_free"
+    assert check_kernel(prog, launch, grid="enumerate").verdict == "race_free"
+    assert check_kernel(prog, launch).stats["grid_method"].startswith("enumerate")  # auto, small grid
+
+
+def test_auto_uses_symbolic_on_large_grids() -> None:
+    prog, launch = _suite("relu", N=1024 * 70 - 3)
+    assert launch.num_ctas == 70
+    r = check_kernel(prog, launch)
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic"
+
+
+@triton.jit
+def grouped_gemm_kernel(a, b, c, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                        BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, BUG: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    if BUG:  # two programs of a group get the same tile (and store different values)
+        pid_n = (pid % num_pid_in_group) // (2 * group_size_m)
+    else:
+        pid_n = (pid % num_pid_in_group) // group_size_m
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        kk = k0 + rk
+        at = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
+        bt = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(at, bt, acc)
+    if BUG:
+        acc += pid
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def _grouped(bad_group: bool = False) -> Contract:
+    return Contract(
+        name="grouped_gemm_test", description="grouped-ordering GEMM (test only)", kernel=grouped_gemm_kernel,
+        args=[Tensor("a", "fp16", ("M", "K"), role="in"), Tensor("b", "fp16", ("K", "N"), role="in"),
+              Tensor("c", "fp16", ("M", "N"), role="out"), Scalar("M", "i32", value="M"),
+              Scalar("N", "i32", value="N"), Scalar("K", "i32", value="K")],
+        constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "GROUP_M": 2, "BUG": int(bad_group)},
+        grid=lambda d: (cdiv(d["M"], 16) * cdiv(d["N"], 16), 1, 1), num_warps=4, num_stages=1,
+        reference=lambda a, b, M, N, K: {"c": a.astype(np.float64) @ b.astype(np.float64)},
+        instances={"verify": {"M": 80, "N": 48, "K": 40}, "bench": {"M": 80, "N": 48, "K": 40}},
+        scale_by_abs_reference=True)
+
+
+@pytest.mark.parametrize("bug", [False, True])
+def test_grouped_ordering_matmul(bug: bool) -> None:
+    c = _grouped(bug)
+    comp = compile_contract(c, "sm_80", cache=False)
+    prog = load_program(ptx_parser.parse(comp.ptx, "grouped.ptx"), comp.entry)
+    launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0), "verify")
+    assert launch.num_ctas == 15
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.stats["grid_method"].startswith("symbolic"), r.stats["grid_method"]
+    if not bug:
+        assert r.verdict == "race_free", (r.verdict, r.findings)
+        assert r.stats["grid_method"] == "symbolic"
+        return
+    assert r.verdict == "race", r.verdict
+    f = next(f for f in r.findings if f.kind == "race")
+    assert f.sites[0].cta != f.sites[1].cta
+    assert check_kernel(prog, launch, grid="enumerate").verdict == "race"
+
+
+def test_enumerate_and_bad_option() -> None:
+    prog, launch = _strided(32)
+    assert check_kernel(prog, launch, grid="enumerate").stats["grid_method"] == "enumerate"
+    with pytest.raises(ValueError):
+        check_kernel(prog, launch, grid="everything")
+
+
+SAME_ADDRESS = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry same(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %tid.x;
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 st.global.u32 [%rd1+8], %r1;
+  ret;
+}
+"""
+
+BRANCH_ON_CTAID = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry branchy(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %tid.x;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  mul.wide.u32 %rd2, %r2, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+DONE:
+  ret;
+}
+"""
+
+
+def test_every_cta_writing_one_address_is_a_race() -> None:
+    prog = load_program(ptx_parser.parse(SAME_ADDRESS, "same.ptx"))
+    launch = Launch((5,), (32,), {"out": np.zeros(8, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race" and r.stats["grid_method"].startswith("symbolic")
+    f = next(f for f in r.findings if f.kind == "race")
+    assert f.sites[0].cta != f.sites[1].cta and f.sites[0].thread == f.sites[1].thread == (0, 0, 0)
+
+
+def test_branch_on_ctaid_falls_back_to_enumeration() -> None:
+    prog = load_program(ptx_parser.parse(BRANCH_ON_CTAID, "branchy.ptx"))
+    launch = Launch((4,), (32,), {"out": np.zeros(32, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free"
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra")
