@@ -178,6 +178,16 @@ def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
         return rep, ""
     if rep.verdict != "race_free" or sh.failed:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
+    try:
+        return _prove(prog, launch, m, rep, reps, t0)
+    except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
+        return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
+
+
+def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: list, t0: float):
+    from . import run_checked
+
+    sh = m.shadow
     classes: dict = {}
     for a in sh.accesses:
         key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])

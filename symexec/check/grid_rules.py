@@ -128,7 +128,11 @@ def transfer(sh, ins: A.Instruction):
             return Sv(prod.expr, _wrap((prod.off if prod.off is not None else 0) + v, rw))
         pe = prod.expr if prod.off is None else ("add", rw, prod.expr, sh.leaf(prod.off, rw))
         return Sv(("add", rw, pe, sh.expr(srcs[2], ct)))
-    if op == "shl":
+    if op in ("shl", "shr") and w < 32:  # the amount is .u32 and clamps at the width: shift in 32 bits
+        x = adapt(sh.expr(srcs[0], types[-1]), 32, signed)
+        f = "shl" if op == "shl" else "ashr" if signed else "lshr"
+        return Sv(("trunc", w, (f, 32, x, sh.expr(srcs[1], ".u32"))))
+    if op == "shl" and w >= 32:
         k = _uniform_const(sh, srcs[1], ".u32")
         if k is not None and k < w:
             a = sh.sv(srcs[0], types[-1])

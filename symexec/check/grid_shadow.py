@@ -175,6 +175,8 @@ class Shadow:
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
                 self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid: CTAs may follow different paths")
+            elif ".red" in ins.modifiers and any(self.state(o) is not None for o in ins.operands[1:]):
+                self.fail(f"{ins.name} at {ins.span} reduces values that depend on %ctaid")
             return [], None
         self._memory(g, ins, mask, guard)
         dests = self._dests(ins)
@@ -189,6 +191,9 @@ class Shadow:
             return dests, (None if sp in (".param", ".const") and addr_ind else TOP)
         if op == "mbarrier":
             return dests, None  # the emulator's schedule of CTA-local waits is the same in every CTA
+        if op == "mov" and len(ins.operands) == 2 and (isinstance(ins.operands[0], A.Vector)
+                                                         or isinstance(ins.operands[1], A.Vector)):
+            return self._pack(ins, dests)
         if op in self.m.ctl_ops or len(dests) > 1:
             srcs = [self.state(o) for o in ins.operands[1:]]
             return dests, (None if all(s is None for s in srcs) and op not in _MEMORY_RESULT else TOP)
@@ -198,10 +203,11 @@ class Shadow:
             return dests, TOP
 
     def after(self, ins: A.Instruction, mask: np.ndarray, pre: tuple) -> None:
-        dests, new = pre
+        dests, result = pre
         b = self.m.batch
-        for name, ty in dests:
+        for i, (name, ty) in enumerate(dests):
             rw = b.prog.reg(name).width
+            new = result[i] if isinstance(result, list) else result
             if new is TOP:
                 self.regs[name] = TOP
                 continue
@@ -223,6 +229,34 @@ class Shadow:
             oe = cur if old is None else (old if isinstance(old, tuple) else _full(self, old))
             sel = self.leaf(mask, 0)
             self.regs[name] = ("bite", 0, sel, ne, oe) if rw == 1 else Sv(("ite", rw, sel, ne, oe))
+
+    def _pack(self, ins: A.Instruction, dests: list) -> tuple:
+        """mov.bN {a, b, ..}, x (unpack, low element first) and mov.bN x, {a, b, ..} (pack), PTX 9.7.9.1."""
+        d, src = ins.operands
+        w = tinfo(ins.types[-1]).width
+        if isinstance(d, A.Vector) and not isinstance(src, A.Vector):
+            ew = w // len(d.elements)
+            if self.state(src) is None:
+                return dests, None
+            x = self.expr(src, ins.types[-1])
+            if x is TOP:
+                return dests, TOP
+            outs = [Sv(("trunc", ew, ("lshr", w, x, K(i * ew, w)))) for i, e in enumerate(d.elements)
+                    if isinstance(e, A.Sym) and self.m.prog.reg(e.name) is not None]
+            return [(n, f".b{ew}") for n, _ in dests], outs
+        if isinstance(src, A.Vector) and not isinstance(d, A.Vector):
+            ew = w // len(src.elements)
+            if all(self.state(e) is None for e in src.elements):
+                return dests, None
+            parts = [self.expr(e, f".b{ew}") for e in src.elements]
+            if any(p is TOP for p in parts):
+                return dests, TOP
+            acc = None
+            for i, p in enumerate(parts):
+                term = ("shl", w, ("zext", w, p), K(i * ew, w))
+                acc = term if acc is None else ("or", w, acc, term)
+            return dests, Sv(acc)
+        return dests, TOP
 
     def fail(self, why: str) -> None:
         if self.failed is None:
