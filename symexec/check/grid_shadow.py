@@ -305,6 +305,12 @@ class Shadow:
             self._record(g, ins, mask, guard, aop, kind, size, ".global", live)
             return
         else:
+            for o in ins.operands:  # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
+                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.m.batch.var_addr \
+                        and (self.state(o.base) is not None or guard is not None):
+                    self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            if op in ("wgmma", "tcgen05") and any(self.state(o) not in (None,) for o in ins.operands[1:]):
+                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (descriptor operands)"
             if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
                 if op not in ("prefetch", "prefetchu", "applypriority", "cvta", "isspacep", "createpolicy"):
                     self.fail(f"{ins.name} at {ins.span} accesses global memory in a way the symbolic grid "
