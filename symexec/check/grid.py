@@ -124,7 +124,7 @@ class _Class:
 
         Exact: the lane constants form one of the recorded rows. Relaxed (a superset, for a quick
         refutation): each constant anywhere in its column's [min, max], guard dropped."""
-        key = (tag, relaxed)
+        key = (tag, relaxed, str(cvars[0]))
         if key in self.cache:
             return self.cache[key]
         a = self.a
@@ -135,8 +135,9 @@ class _Class:
             env[("q", i)] = z3.BitVec(f"{tag}_q{i}", w)
         o = z3.BitVec(f"{tag}_o", 64)
         rows = self.all_rows()
-        ncol = rows.shape[1] - 1
-        cols = [env[("q", i)] for i in range(ncol)] + [o]
+        ncol = rows.shape[1] - 2
+        lane = z3.BitVec(f"{tag}_t", 32)
+        cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
         if relaxed:
             member = z3.And([z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
                              for k, v in enumerate(cols)])
@@ -145,7 +146,7 @@ class _Class:
             member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
-        out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0])
+        out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
         self.cache[key] = out
         return out
 
@@ -210,7 +211,7 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
         c, grid = _in_grid(launch, "b")
-        mem, off, guard, nrows = cl.side("b", c, buf.base)
+        mem, off, guard, nrows, _ = cl.side("b", c, buf.base)
         if nrows > MAX_ROWS:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         s = z3.Solver()
@@ -227,48 +228,44 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
                     return r2, ""
             return None, f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} not proven for every CTA"
     # ---- cross-CTA races
-    by_buf: dict = {}
-    for cl in classes.values():
-        by_buf.setdefault(cl.a.buffer, []).append(cl)
+    pairs = list(_pairs(classes, allocs))
     validations = 0
-    for bi, cls in by_buf.items():
-        base = allocs[bi].base
-        for i, w in enumerate(cls):
-            for j, a in enumerate(cls):
-                if w.a.kind == READ or (a.a.kind != READ and j < i) or (w.a.kind == ATOMIC and a.a.kind == ATOMIC):
-                    continue
-                c1, g1 = _in_grid(launch, "w")
-                c2, g2 = _in_grid(launch, "a")
-                distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
-                m1, o1, gd1, _ = w.side("w", c1, base, relaxed=True)
-                m2, o2, gd2, _ = a.side("a", c2, base, relaxed=True)
-                s = z3.Solver()
-                s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
-                stats["z3_queries"] += 1
-                if s.check() == z3.unsat:
-                    continue  # refuted on the relaxation (a superset of the lanes' accesses)
-                m1, o1, gd1, _ = w.side("w", c1, base)
-                m2, o2, gd2, _ = a.side("a", c2, base)
-                s = z3.Solver()
-                s.add(g1 + g2 + [distinct, m1, m2, gd1, gd2,
-                                 z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
-                while True:
-                    stats["z3_queries"] += 1
-                    res = s.check()
-                    if res == z3.unsat:
-                        break
-                    if res != z3.sat or validations >= MAX_VALIDATIONS:
-                        return None, "symbolic not applicable: possible cross-CTA overlap not refuted"
-                    x, y = _model_cta(s, c1), _model_cta(s, c2)
-                    validations += 1
-                    stats["validation_runs"] = validations
-                    r2 = run_checked(ShadowMachine(prog, launch, [x, y], shadow=False), prog, launch, [x, y])
-                    if r2.findings:
-                        r2.stats.update(stats)
-                        r2.stats["grid_method"] = "symbolic (Z3 overlap validated on two concrete CTAs)"
-                        return r2, ""
-                    s.add(z3.Not(z3.And([c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)])))
-                    s.add(z3.Not(z3.And([c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)])))
+    for base, w, a in pairs:
+        c1, g1 = _in_grid(launch, "w")
+        c2, g2 = _in_grid(launch, "a")
+        distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
+        m1, o1, gd1, _, _ = w.side("w", c1, base, relaxed=True)
+        m2, o2, gd2, _, _ = a.side("a", c2, base, relaxed=True)
+        s = z3.Solver()
+        s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+        stats["z3_queries"] += 1
+        if s.check() == z3.unsat:
+            continue  # refuted on the relaxation (a superset of the lanes' accesses)
+        m1, o1, gd1, _, _ = w.side("w", c1, base)
+        m2, o2, gd2, _, _ = a.side("a", c2, base)
+        s = z3.Solver()
+        s.add(g1 + g2 + [distinct, m1, m2, gd1, gd2,
+                         z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+        while True:
+            stats["z3_queries"] += 1
+            res = s.check()
+            if res == z3.unsat:
+                break
+            if res != z3.sat or validations >= MAX_VALIDATIONS:
+                return None, "symbolic not applicable: possible cross-CTA overlap not refuted"
+            x, y = _model_cta(s, c1), _model_cta(s, c2)
+            validations += 1
+            stats["validation_runs"] = validations
+            r2 = run_checked(ShadowMachine(prog, launch, [x, y], shadow=False), prog, launch, [x, y])
+            if r2.findings:
+                r2.stats.update(stats)
+                r2.stats["grid_method"] = "symbolic (Z3 overlap validated on two concrete CTAs)"
+                return r2, ""
+            s.add(z3.Not(z3.And([c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)])))
+            s.add(z3.Not(z3.And([c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)])))
+    intra, witness = _intra_cta(prog, launch, pairs, reps, stats)
+    if witness is not None:
+        return witness, ""
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     rep.stats.update(stats)
     rep.assumptions[0] = (f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
@@ -278,9 +275,67 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         "instruction sequence; proven for ALL CTAs: global accesses in bounds, no race between two different "
         "CTAs on global memory" + ("" if sh.shared_varies else ", shared-memory races/bounds and barrier use "
                                    "(shared addresses and guards do not depend on %ctaid)")
-        + "; checked on the executed CTAs only: intra-CTA races on global memory"
-        + (f", shared memory ({sh.shared_varies} depends on %ctaid)" if sh.shared_varies else ""))
+        + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "
+           "intra-CTA race on global memory" if intra is None else
+           f"; checked on the executed CTAs only: intra-CTA races on global memory ({intra})")
+        + (f"; checked on the executed CTAs only: shared memory ({sh.shared_varies} depends on %ctaid)"
+           if sh.shared_varies else ""))
     return rep, ""
+
+
+def _pairs(classes: dict, allocs):
+    """(buffer base, W, A): W writes or is atomic, A any access of the same buffer; not both atomic."""
+    by_buf: dict = {}
+    for cl in classes.values():
+        by_buf.setdefault(cl.a.buffer, []).append(cl)
+    for bi, cls in by_buf.items():
+        for i, w in enumerate(cls):
+            for j, a in enumerate(cls):
+                if w.a.kind == READ or (a.a.kind != READ and j < i) or (w.a.kind == ATOMIC and a.a.kind == ATOMIC):
+                    continue
+                yield allocs[bi].base, w, a
+
+
+def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict):
+    """Two different threads of one CTA c (any c) touching overlapping global bytes, W a write.
+
+    UNSAT for every pair: no intra-CTA race on global memory in any CTA (accesses of one thread are
+    ordered by program order). SAT: CTA c is run concretely (a race there is reported); conflicts
+    that synchronisation orders, or equal-value stores, leave the property checked on the executed
+    CTAs only. Returns (None or why not proven, witness report or None)."""
+    from . import run_checked
+
+    budget = MAX_VALIDATIONS
+    not_proven = None
+    for base, w, a in pairs:
+        c, g = _in_grid(launch, "i")
+        m1, o1, gd1, _, l1 = w.side("w", c, base)
+        m2, o2, gd2, _, l2 = a.side("a", c, base)
+        s = z3.Solver()
+        s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+        for r in reps:
+            s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)])))
+        while True:
+            stats["z3_queries"] += 1
+            res = s.check()
+            if res == z3.unsat:
+                break
+            if res != z3.sat or budget == 0:
+                not_proven = not_proven or (f"{prog.code[w.a.pc].name} at {prog.code[w.a.pc].span} and "
+                                            f"{prog.code[a.a.pc].name} at {prog.code[a.a.pc].span} may touch the "
+                                            "same bytes from two threads")
+                break
+            x = _model_cta(s, c)
+            budget -= 1
+            stats["validation_runs"] += 1
+            r2 = run_checked(ShadowMachine(prog, launch, [x], shadow=False), prog, launch, [x])
+            if r2.findings:
+                r2.stats.update(stats)
+                r2.stats["grid_method"] = "symbolic (Z3 intra-CTA overlap validated concretely)"
+                return None, r2
+            reps = reps + [x]
+            s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)])))
+    return not_proven, None
 
 
 def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:

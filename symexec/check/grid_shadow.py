@@ -75,7 +75,7 @@ class Access:
     size: int
     addr: tuple  # canonical expression (placeholders renamed ("q", w, i))
     guard: tuple | None  # canonical boolean expression, None: executes on every listed lane
-    rows: np.ndarray  # (k, n_placeholders + 1) uint64: placeholder values, address offset
+    rows: np.ndarray  # (k, n_placeholders + 2) uint64: placeholder values, thread index in the CTA, offset
 
 
 class Shadow:
@@ -376,7 +376,8 @@ class Shadow:
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
         offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))
-        rows = np.column_stack(cols + [offcol.astype(np.uint64)]) if cols else offcol.astype(np.uint64)[:, None]
+        thread = (lanes % self.m.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, offcol.astype(np.uint64)])
         self.accesses.append(Access(self.m.batch_pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
 
