@@ -56,7 +56,7 @@ def test_disjoint_ctas_proven_symbolically() -> None:
     assert r.verdict == "race_free", r.findings
     assert r.stats["grid_method"] == "symbolic"
     assert r.stats["z3_queries"] >= 2
-    assert any("proven for ALL CTAs" in a for a in r.assumptions)
+    assert any("proven for ALL CTAs" in a and "no intra-CTA race on global memory" in a for a in r.assumptions)
 
 
 def test_one_element_overlap_between_ctas_has_two_cta_witness() -> None:
@@ -345,3 +345,40 @@ def test_shadow_model_covers_concrete_accesses_of_other_ctas(name: str, dims: di
         seen = {(e.pc, int(s)) for e in conc.check.events if e.buffer[0] == "global" for s in e.flat[:, 0]}
         predicted = _model_offsets(m, c)
         assert seen and seen <= predicted, (c, sorted(seen - predicted)[:5])
+
+
+INTRA_IN_ONE_CTA = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry intra(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %tid.x;
+  setp.eq.u32 %p1, %r1, 3;
+  selp.b32 %r3, 30, 31, %p1;
+  and.b32 %r4, %r2, %r3;
+  shl.b32 %r5, %r1, 5;
+  add.s32 %r6, %r5, %r4;
+  mul.wide.u32 %rd2, %r6, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r2;
+  ret;
+}
+"""
+
+
+def test_intra_cta_race_in_one_middle_cta() -> None:
+    """Only CTA 3 (not a representative) has two threads storing to one element."""
+    prog = load_program(ptx_parser.parse(INTRA_IN_ONE_CTA, "intra.ptx"))
+    launch = Launch((7,), (32,), {"out": np.zeros(7 * 32, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race", (r.verdict, r.stats)
+    assert r.stats["grid_method"] == "symbolic (Z3 intra-CTA overlap validated concretely)"
+    f = next(f for f in r.findings if f.kind == "race")
+    assert f.sites[0].cta == f.sites[1].cta == (3, 0, 0)
+    assert check_kernel(prog, launch, grid="enumerate").verdict == "race"
