@@ -23,8 +23,10 @@ class ParseError(Exception):
         head = f"{self.location}: error: {self.message}"
         if self.source_line is None:
             return head
-        text = self.source_line.rstrip("\n").expandtabs(1)
-        return f"{head}\n{text}\n{' ' * (self.col - 1)}^"
+        text = self.source_line.rstrip("\n")
+        # the caret line repeats the source's tabs so the caret lines up however tabs render
+        pad = "".join(ch if ch == "\t" else " " for ch in text[: self.col - 1])
+        return f"{head}\n{text}\n{pad}^"
 
 
 def source_line(text: str, line: int) -> str | None:

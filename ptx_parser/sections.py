@@ -77,6 +77,7 @@ def _find_close(text: str, pos: int) -> int:
     return -1
 
 
+_VALUE = re.compile(r"^[A-Za-z0-9_$%.]+(\s*[-+*/]\s*[A-Za-z0-9_$%.()]+)*$")
 _TOKEN = re.compile(r"(?P<label>[A-Za-z_$%][A-Za-z0-9_$]*)\s*:|(?P<dir>\.[bsu](?:8|16|32|64))(?![A-Za-z0-9_])")
 
 
@@ -102,6 +103,13 @@ def _parse_entries(body: str, filename: str, text: str, base: int) -> list[Secti
         if any(not v for v in values):
             line, col = _pos(text, base + pending_at)
             raise ParseError(f"expected a value after ',' in {pending}", filename, line, col, source_line(text, line))
+        for v in values:  # one value is one token: a number, a label, or label arithmetic
+            if not _VALUE.match(v):
+                bad = v.split()[1] if len(v.split()) > 1 else v
+                off = body.find(bad, pending_at)
+                line, col = _pos(text, base + max(off, pending_at))
+                raise ParseError(f"expected ',' or the next data directive in section, got '{bad[:40]}'",
+                                 filename, line, col, source_line(text, line))
         entries.append(SectionEntry(directive=pending, values=values))
         pending = None
 
