@@ -16,10 +16,15 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
    both atomic, Z3 searches c1 != c2 in the grid and rows whose byte ranges overlap. SAT: the two
    CTAs are run concretely with the enumerating checker; a race found there is reported with its
    two-CTA witness, otherwise the pair is blocked and the query repeated (bounded), then fall back.
-4. Intra-CTA checks (races, shared bounds, barriers, uninitialised values) come from the concrete
-   run of the representatives. They hold for every CTA when shared-memory addresses and guards do
-   not depend on %ctaid (then every CTA's shared accesses and synchronisation are identical); intra-
-   CTA races on *global* memory are checked on the representatives only (stated in the report).
+4. Intra-CTA, global memory: for each pair of classes Z3 searches a CTA c (not yet executed) and
+   two different threads of c whose bytes overlap. UNSAT for every pair: no intra-CTA race on
+   global memory in any CTA (one thread's accesses are ordered by program order). SAT: CTA c is
+   run concretely (a race is reported); if the overlap is ordered there (barriers) or benign, the
+   property is stated as checked on the executed CTAs only.
+5. Intra-CTA, everything else (shared-memory races and bounds, barrier use, uninitialised values)
+   comes from the concrete run of the representatives; it holds for every CTA when no shared
+   address or guard depends on %ctaid (then every CTA's shared accesses and synchronisation are
+   the same), which the report's assumption line states either way.
 """
 
 from __future__ import annotations
@@ -217,8 +222,9 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         s = z3.Solver()
         s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, buf.data.size)])
         stats["z3_queries"] += 1
-        if s.check() != z3.unsat:
-            cta = _model_cta(s, c) if s.check() == z3.sat else None
+        res = s.check()
+        if res != z3.unsat:
+            cta = _model_cta(s, c) if res == z3.sat else None
             if cta is not None:
                 stats["validation_runs"] += 1
                 r2 = run_checked(ShadowMachine(prog, launch, [cta], shadow=False), prog, launch, [cta])
