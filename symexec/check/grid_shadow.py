@@ -85,6 +85,7 @@ class Shadow:
         self.ph: dict[int, np.ndarray] = {}
         self.failed: str | None = None
         self.accesses: list[Access] = []
+        self.poison: list[tuple[int, set, np.ndarray]] = []  # (reconvergence pc, registers, lanes)
         self.nonzero: list[tuple[tuple, str]] = []  # divisors that must not be 0 in any CTA
         self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
 
@@ -165,6 +166,10 @@ class Shadow:
     # ---------------------------------------------------------------- per instruction
     def before(self, g, ins: A.Instruction, mask: np.ndarray) -> tuple:
         op = ins.opcode
+        pc = self.m.batch_pc
+        if self.poison:  # a register-only region ends where all of its lanes reconverge
+            self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
+                           if not (r == pc and not (lanes & ~g.mask).any())]
         guard = None
         if ins.guard is not None:
             guard = self.state(A.Sym(ins.guard.pred))
@@ -172,6 +177,17 @@ class Shadow:
                 guard = self.expr(A.Sym(ins.guard.pred), ".pred")
                 if ins.guard.negated:
                     guard = ("not", 0, guard)
+        prog = self.m.prog
+        if op == "bra" and guard is not None and prog.reconverge.get(pc) is not None and prog.region_pure.get(pc) \
+                and not prog.region_exits.get(pc):
+            # a choice between register-only paths that may differ between CTAs: the instructions up to
+            # the reconvergence point have no memory or synchronisation effects, so every CTA's memory
+            # accesses stay the same instructions; what the region writes is unknown afterwards
+            regs = {r for r in prog.region_writes(pc) if prog.reg(r) is not None}
+            for r in regs:
+                self.regs[r] = TOP
+            self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
+            return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
                 self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid: CTAs may follow different paths")
@@ -205,9 +221,10 @@ class Shadow:
     def after(self, ins: A.Instruction, mask: np.ndarray, pre: tuple) -> None:
         dests, result = pre
         b = self.m.batch
+        poisoned = set().union(*(regs for _r, regs, _l in self.poison)) if self.poison else set()
         for i, (name, ty) in enumerate(dests):
             rw = b.prog.reg(name).width
-            new = result[i] if isinstance(result, list) else result
+            new = TOP if name in poisoned else result[i] if isinstance(result, list) else result
             if new is TOP:
                 self.regs[name] = TOP
                 continue

@@ -382,3 +382,41 @@ def test_intra_cta_race_in_one_middle_cta() -> None:
     f = next(f for f in r.findings if f.kind == "race")
     assert f.sites[0].cta == f.sites[1].cta == (3, 0, 0)
     assert check_kernel(prog, launch, grid="enumerate").verdict == "race"
+
+
+PURE_REGION = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry pure(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %tid.x;
+  shl.b32 %r4, %r1, 5;
+  add.s32 %r5, %r4, %r2;
+  mov.u32 %r3, 5;
+  setp.eq.u32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  add.u32 %r3, %r3, 1;
+  ADDRESS_EDIT
+SKIP:
+  mul.wide.u32 %rd2, %r5, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r3;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("edit,method", [("", "symbolic"), ("add.u32 %r5, %r5, 1;", "enumerate")])
+def test_register_only_region_chosen_by_ctaid(edit: str, method: str) -> None:
+    """A %ctaid-dependent choice between register-only paths keeps the symbolic mode; registers the
+    region writes are unknown afterwards, so an address computed there falls back to enumeration."""
+    prog = load_program(ptx_parser.parse(PURE_REGION.replace("ADDRESS_EDIT", edit), "pure.ptx"))
+    launch = Launch((6,), (32,), {"out": np.zeros(6 * 32 + 1, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free" and r.stats["grid_method"].split(" ")[0] == method, r.stats["grid_method"]
