@@ -190,7 +190,8 @@ class Shadow:
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
-                self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid: CTAs may follow different paths")
+                why = "%ctaid" if guard is not TOP else "data or values this check does not follow"
+                self.fail(f"the guard of {ins.name} at {ins.span} depends on {why}: CTAs may follow different paths")
             elif ".red" in ins.modifiers and any(self.state(o) is not None for o in ins.operands[1:]):
                 self.fail(f"{ins.name} at {ins.span} reduces values that depend on %ctaid")
             return [], None

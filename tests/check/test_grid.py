@@ -236,6 +236,7 @@ def test_branch_on_ctaid_falls_back_to_enumeration() -> None:
     r = check_kernel(prog, launch, grid="symbolic")
     assert r.verdict == "race_free"
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra")
+    assert "depends on %ctaid" in r.stats["grid_method"]
 
 
 PACKED = """
