@@ -49,7 +49,8 @@ def _launch_from(path: Path, spec_path: Path | None, hdr: dict[str, str]):
 
 
 def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
-               arch: str | None = None, instance: str = "verify", entry: str | None = None):
+               arch: str | None = None, instance: str = "verify", entry: str | None = None,
+               grid: str = "auto"):
     """Parse, build the launch, run the checker; returns a Report. Raises for bad input."""
     from symexec import load_program
     from symexec.check import check_kernel
@@ -63,7 +64,7 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
     else:
         launch = _launch_from(path, launch_path, hdr)
     prog = load_program(module, entry or hdr.get("entry") or launch.kernel)
-    report = check_kernel(prog, launch)
+    report = check_kernel(prog, launch, grid=grid)
     report.kernel = f"{path}:{prog.function.name}"
     return report
 
@@ -91,11 +92,14 @@ def _print_report(report, out) -> None:
 @click.option("--arch", default=None, help="Target to compile the contract's reference for (default: the PTX's).")
 @click.option("--instance", default="verify", show_default=True, type=click.Choice(["verify", "bench"]))
 @click.option("--entry", default=None, help="Kernel to check when the module has several.")
+@click.option("--grid", type=click.Choice(["auto", "enumerate", "symbolic"]), default="auto", show_default=True,
+              help="How CTAs are covered: run every CTA, or prove cross-CTA global races and bounds for a "
+                   "symbolic pair of CTAs with Z3 (auto: symbolic above 64 CTAs where it applies).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a SARIF 2.1.0 log here (for code-scanning tools); never overwrites.")
 def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch: str | None, instance: str,
-              entry: str | None, as_json: bool, sarif_path: Path | None) -> None:
+              entry: str | None, grid: str, as_json: bool, sarif_path: Path | None) -> None:
     """Prove KERNEL.ptx free of data races, barrier divergence, deadlocks and out-of-bounds accesses
     for a launch, or show a witness; or say what could not be decided."""
     from symexec import LaunchError
@@ -104,7 +108,7 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
         click.echo(f"error: {sarif_path} exists; not overwriting it", err=True)
         sys.exit(EXIT_BAD_INPUT)
     try:
-        report = check_file(kernel, contract, launch_path, arch, instance, entry)
+        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid)
     except ParseError as e:
         click.echo(str(e), err=True)
         sys.exit(EXIT_BAD_INPUT)

@@ -4,9 +4,10 @@ at least one a write, not ordered by happens-before and not morally strong).
 Every byte's accesses are ordered by time. It is enough to test each access against the latest
 earlier write of the byte, and each read against the next write: if every such pair is ordered,
 so is every conflicting pair (happens-before is transitive); if one is not, that pair is a race.
-Several lanes writing the same byte in one instruction are a race unless the values are provably
-equal (their term numbers agree, see shadow.py): Triton stores replicated values this way, from
-every lane of a warp after a butterfly reduction and from every warp of a replicated layout.
+Several lanes of one CTA writing the same byte in one instruction are a race unless the values
+are provably equal (their term numbers agree, see shadow.py): Triton stores replicated values this
+way, from every lane of a warp after a butterfly reduction and from every warp of a replicated
+layout. Two CTAs writing the same bytes always race (nothing orders them).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         c = _entries(events, idx)
         order = np.lexsort((c["lane"], c["time"], c["byte"]))
         c = {k: v[order] for k, v in c.items()}
-        races += _same_instruction_writes(buf, c, limit)
+        races += _same_instruction_writes(buf, c, limit, threads)
         c = _collapse_same_event_writes(c)
         races += _ordered_pairs(buf, c, clocks, threads, limit)
         races += _atomic_vs_plain(buf, c, clocks, threads, limit)
@@ -76,7 +77,7 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
     return races[:limit]
 
 
-def _same_instruction_writes(buf, c, limit: int) -> list[RacePair]:
+def _same_instruction_writes(buf, c, limit: int, threads: int) -> list[RacePair]:
     """Lanes of one instruction writing one byte: allowed only within a warp with equal values."""
     w = c["kind"] != READ
     same = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
@@ -86,13 +87,15 @@ def _same_instruction_writes(buf, c, limit: int) -> list[RacePair]:
         if c["kind"][a] == ATOMIC and c["kind"][b] == ATOMIC:
             continue
         same_warp = c["lane"][a] // 32 == c["lane"][b] // 32
-        if c["hash"][a] == c["hash"][b]:
+        same_cta = c["row"][a] // threads == c["row"][b] // threads
+        if same_cta and c["hash"][a] == c["hash"][b]:
             continue  # provably the same value: the store's outcome does not depend on the order
-        benign = bool(c["real"][a] == c["real"][b])
-        reason = ("lanes of one warp write values that are equal in real arithmetic but may differ by "
+        benign = bool(same_cta and c["real"][a] == c["real"][b])
+        reason = ("lanes write values that are equal in real arithmetic but may differ by "
                   "rounding; which lane's value lands is unspecified" if benign else
                   "lanes of one warp write values that are not provably equal" if same_warp
-                  else "two warps write the same bytes in one instruction without synchronisation")
+                  else "two warps write the same bytes in one instruction without synchronisation" if same_cta
+                  else "two CTAs write the same bytes without inter-CTA synchronisation")
         out.append(RacePair(buf, int(c["byte"][a]), int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
                             int(c["lane"][b]), reason, benign))
     return out
