@@ -50,7 +50,8 @@ def _volta_one(name: str, arch: str, scale: int) -> dict:
     report = check_kernel(load_program(module, compiled.entry), launch)
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"verdict": report.verdict, "seconds": dt, "peak_rss_mib": rss, "ctas": launch.num_ctas}
+    return {"verdict": report.verdict, "seconds": dt, "peak_rss_mib": rss, "ctas": launch.num_ctas,
+            "grid_method": str(report.stats.get("grid_method", "enumerate"))}
 
 
 def _scaled(c, compiled, target_ctas: int):
@@ -62,7 +63,7 @@ def _scaled(c, compiled, target_ctas: int):
     n0 = base.grid[0] * base.grid[1] * base.grid[2]
     best = None
     for dim, v in base.dims.items():
-        for value in sorted({max(1, (v * m) // 16) for m in range(1, 16 * 64)}):
+        for value in sorted({max(1, (v * m) // 16) for m in range(1, 16 * 64)} | {v * m for m in range(64, 4097, 64)}):
             dims = dict(base.dims, **{dim: value})
             c.instances["_scaled"] = dims
             try:
@@ -173,17 +174,20 @@ def main() -> int:
     if ratios:
         gm = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         console.print(f"GEOMEAN time volta/SentryWard = {gm:.2f}x over {len(ratios)} kernels")
-    t2 = Table(title="Grid scaling: volta check time (s) and peak MiB at 1, 4, 16 CTAs")
-    for col in ("kernel", "1 CTA", "4 CTAs", "16 CTAs", "16/1 time"):
+    sizes = (1, 4, 16, 256, 1024)
+    t2 = Table(title="Grid scaling: volta check (grid=auto: every CTA up to 64, a symbolic CTA pair above) "
+                     "time and peak MiB")
+    for col in ("kernel", *[f"{k} CTAs" for k in sizes], "1024/16 time"):
         t2.add_column(col, justify="right")
     for name in args.scaling:
         cells = []
         times = []
-        for k in (1, 4, 16):
+        for k in sizes:
             v = _child(name, args.arch, k)
             times.append(v["seconds"])
-            cells.append(f"{v['seconds']:.2f}s {v['peak_rss_mib']:.0f}MiB ({v['ctas']})")
-        growth = f"{times[2] / times[0]:.1f}x" if times[0] and math.isfinite(times[0]) else "-"
+            method = "sym" if str(v.get("grid_method", "")).startswith("symbolic") else "enum"
+            cells.append(f"{v['seconds']:.2f}s {v['peak_rss_mib']:.0f}MiB ({v['ctas']}, {method})")
+        growth = f"{times[-1] / times[2]:.1f}x" if times[2] and math.isfinite(times[2]) else "-"
         t2.add_row(name, *cells, growth)
     console.print(t2)
     return 0
