@@ -35,7 +35,7 @@ from tests.corpus import HANDWRITTEN_DIR
 
 SEED_NAMES = ("predicates.ptx", "addresses.ptx", "branches.ptx", "literals_constexpr.ptx",
               "calls.ptx", "pragmas_scopes.ptx", "lexical.ptx", "tensor_coords.ptx",
-              "debug_info.ptx")
+              "debug_info.ptx", "section_comments.ptx")
 SEEDS: tuple[str, ...] = tuple((HANDWRITTEN_DIR / n).read_text() for n in SEED_NAMES)
 
 MAX_EXAMPLES = int(os.environ.get("VOLTA_FUZZ_EXAMPLES", "200"))
