@@ -19,12 +19,7 @@ HERE = Path(__file__).parent / "regression"
 CASES = sorted(p for p in HERE.glob("*.ptx") if "expect" in header(p))
 
 # Known checker gaps (file stem -> why the expectation is right and the checker is not).
-KNOWN_GAPS: dict[str, str] = {
-    "message_passing_release_acquire": (
-        "checker says race: a release store observed by an acquire load creates no happens-before "
-        "edge between CTAs in the model (8.8 release/acquire patterns, 8.9.4 synchronizes-with); "
-        "vector clocks are kept per CTA"),
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("path", [

@@ -54,10 +54,13 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
             return "wgmma.mma_async operand reads through the async proxy", ins
         if ins.opcode == "tcgen05":
             return "tcgen05 tensor-memory and async-proxy ordering", ins
-        if ins.opcode in ("cp", "cp.reduce") and ".bulk" in ins.modifiers:
-            return "cp.async.bulk copies through the async proxy", ins
-        if ins.opcode == "cp" and ".reduce" in ins.modifiers:
-            return "cp.reduce.async.bulk through the async proxy", ins
+        if ins.opcode == "cp" and ".bulk" in ins.modifiers and ".prefetch" not in ins.modifiers:
+            spaces = [sp for sp in ins.spaces]
+            if ".reduce" in ins.modifiers or ".tensor" in ins.modifiers or (spaces and spaces[0] == ".global"):
+                # the async proxy reads shared memory that generic stores wrote: that needs
+                # fence.proxy.async, which the checker does not track yet. Global -> shared bulk
+                # loads completing on an mbarrier need no proxy fence and are modelled.
+                return "cp.async.bulk reading shared memory through the async proxy (fence.proxy.async not tracked)", ins
     return None
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hb import Clocks
-from .state import ATOMIC, READ, WRITE, Event
+from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
 
 
 @dataclass
@@ -57,7 +57,66 @@ def _entries(events: list[Event], idx: list[int]):
     return {k: np.concatenate(v) for k, v in cols.items()}
 
 
+@dataclass
+class SyncEdge:
+    """A release write W by one CTA read by an acquire R of another (PTX 8.9.4 synchronizes-with)."""
+
+    w_row: int
+    w_epoch: int
+    w_base: int
+    w_time: int
+    r_row: int
+    r_epoch: int
+    r_base: int
+    r_time: int
+
+
+def sync_edges(events: list[Event], threads: int) -> list[SyncEdge]:
+    """Cross-CTA release -> acquire edges: an acquire read's value comes from the latest write of
+    its bytes in this execution; when that write is a release by another CTA, they synchronise."""
+    if not any(e.sem & RELEASE for e in events) or not any(e.sem & ACQUIRE for e in events):
+        return []
+    edges: list[SyncEdge] = []
+    last: dict = {}
+    for i, e in enumerate(events):
+        if e.sem & ACQUIRE and e.kind in (READ, ATOMIC):
+            for j in range(e.lanes.size):
+                src = last.get((e.buffer, int(e.flat[j][0])))
+                if src is None:
+                    continue
+                W = events[src[0]]
+                wj = src[1]
+                if W.sem & RELEASE and W.rows[wj] // threads != e.rows[j] // threads:
+                    edges.append(SyncEdge(int(W.rows[wj]), int(W.epochs[wj]), int(W.bases[wj]), W.time,
+                                          int(e.rows[j]), int(e.epochs[j]), int(e.bases[j]), e.time))
+        if e.kind != READ:
+            for j in range(e.lanes.size):
+                for byte in e.flat[j]:
+                    last[(e.buffer, int(byte))] = (i, j)
+    return edges
+
+
+def _cross_ordered(clocks: Clocks, threads: int, edges: list[SyncEdge], x, y) -> bool:
+    """Is access x (row, epoch, base, time) of one CTA ordered before y of another through an edge:
+    x before the release in its CTA, the acquire before y in its CTA."""
+    xr, xe, xb, xt = x
+    yr, ye, yb, yt = y
+    for ed in edges:
+        if ed.w_row // threads != xr // threads or ed.r_row // threads != yr // threads:
+            continue
+        if not (xt <= ed.w_time < ed.r_time <= yt):
+            continue
+        before_w = (xr == ed.w_row) or bool(clocks.ordered(np.array([xr]), np.array([xe]), np.array([ed.w_row]),
+                                                            np.array([ed.w_base]))[0])
+        after_r = (yr == ed.r_row) or bool(clocks.ordered(np.array([ed.r_row]), np.array([ed.r_epoch]),
+                                                           np.array([yr]), np.array([yb]))[0])
+        if before_w and after_r:
+            return True
+    return False
+
+
 def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 20) -> list[RacePair]:
+    edges = sync_edges(events, threads)
     by_buffer: dict[object, list[int]] = {}
     for i, e in enumerate(events):
         by_buffer.setdefault(e.buffer, []).append(i)
@@ -70,8 +129,8 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         c = {k: v[order] for k, v in c.items()}
         races += _same_instruction_writes(buf, c, limit, threads)
         c = _collapse_same_event_writes(c)
-        races += _ordered_pairs(buf, c, clocks, threads, limit)
-        races += _atomic_vs_plain(buf, c, clocks, threads, limit)
+        races += _ordered_pairs(buf, c, clocks, threads, limit, edges)
+        races += _atomic_vs_plain(buf, c, clocks, threads, limit, edges)
         if len(races) >= limit:
             break
     return races[:limit]
@@ -109,7 +168,8 @@ def _collapse_same_event_writes(c):
     return {k: v[keep] for k, v in c.items()}
 
 
-def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, cap: int = 64) -> list[RacePair]:
+def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge],
+                     cap: int = 64) -> list[RacePair]:
     """Bytes touched by atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
     the nearest-write argument, so every (atomic, plain) pair of such a byte is tested."""
     atomic = c["kind"] == ATOMIC
@@ -138,6 +198,9 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, cap: int 
             s_ = np.nonzero(same_cta)[0]
             ordered[s_] = clocks.ordered(c["row"][first][s_], c["epoch"][first][s_], c["row"][second][s_],
                                          c["base"][second][s_])
+        if edges:
+            for j in np.nonzero(~ordered & ~same_cta)[0]:
+                ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, first[j]), _site(c, second[j]))
         for j in np.nonzero(~ordered)[0][:1]:
             ia, ib = first[j], second[j]
             out.append(RacePair(buf, int(byte), int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
@@ -147,7 +210,11 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, cap: int 
     return out
 
 
-def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[RacePair]:
+def _site(c, i) -> tuple[int, int, int, int]:
+    return int(c["row"][i]), int(c["epoch"][i]), int(c["base"][i]), int(c["time"][i])
+
+
+def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge]) -> list[RacePair]:
     n = c["byte"].size
     if n < 2:
         return []
@@ -191,6 +258,9 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int) -> list[Rac
     if same_cta.any():
         s = np.nonzero(same_cta)[0]
         ordered[s] = clocks.ordered(c["row"][a][s], c["epoch"][a][s], c["row"][b][s], c["base"][b][s])
+    if edges:
+        for j in np.nonzero(~ordered & ~same_cta)[0]:
+            ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, a[j]), _site(c, b[j]))
     bad = np.nonzero(~ordered)[0]
     out = []
     seen: dict = {}

@@ -75,6 +75,7 @@ class MemShadow:
     taint."""
 
     def __init__(self, size: int, taint: int, key: int, salt: int) -> None:
+        self.cta = np.full(size, -1, dtype=np.int64)  # CTA that last wrote each byte (-1: none)
         self.hash = mix(key, np.uint64(salt), np.arange(size, dtype=np.uint64)) if size else np.zeros(0, np.uint64)
         self.pos = np.full(size, 0xFF, dtype=np.uint8)
         self.taint = np.full(size, taint, dtype=np.uint8)
@@ -269,12 +270,22 @@ class Tracker:
             s = self.mem[key] = MemShadow(size, taint, init_key, salt)
         return s
 
-    def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int) -> None:
-        """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes`."""
+    def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
+                ctas: np.ndarray | None = None, volatile: bool = False) -> None:
+        """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes` (of CTAs `ctas`).
+
+        What another CTA wrote, and what an atomic returns, depend on the schedule: such values
+        count as data (another schedule could read something else)."""
         bh = np.zeros((self.n, nbytes), np.uint64)
         bp = np.zeros((self.n, nbytes), np.uint8)
         bt = np.zeros((self.n, nbytes), np.uint8)
-        bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], shadow.taint[flat]
+        taint = shadow.taint[flat]
+        if ctas is not None:
+            writer = shadow.cta[flat]
+            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), DATA, np.uint8(0)).astype(np.uint8)
+        if volatile:
+            taint = taint | DATA
+        bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
         if self.loaded is None:
             self.loaded = (bh, bp, bt)
         else:  # several windows (generic addresses): merge row-wise
@@ -283,8 +294,11 @@ class Tracker:
             m[lanes] = True
             self.loaded = (np.where(m[:, None], bh, oh), np.where(m[:, None], bp, op), np.where(m[:, None], bt, ot))
 
-    def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int) -> np.ndarray:
+    def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
+                 ctas: np.ndarray | None = None) -> np.ndarray:
         """Write shadows for bytes `flat` (k, nbytes); returns the stored values' hashes (k,)."""
+        if ctas is not None:
+            shadow.cta[flat] = ctas[:, None]
         widths = self.in_width
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
             hs, ps = [], []

@@ -22,6 +22,18 @@ _SCOPES = {".cta": 1, ".cluster": 2, ".gpu": 3, ".sys": 4}
 _STRONG = re.compile(r"^\.(relaxed|acquire|release|acq_rel|volatile|mmio)$")
 
 
+RELEASE, ACQUIRE = 1, 2
+
+
+def semantics(ins: A.Instruction | None) -> int:
+    """Release/acquire bits of a strong access (PTX 8.4: .release, .acquire, .acq_rel)."""
+    if ins is None:
+        return 0
+    m = ins.modifiers
+    return (RELEASE if (".release" in m or ".acq_rel" in m) else 0) | \
+        (ACQUIRE if (".acquire" in m or ".acq_rel" in m) else 0)
+
+
 def strength(ins: A.Instruction) -> int:
     """0 for a weak access; otherwise the scope of a strong one (PTX 8.4: morally strong)."""
     if ins.opcode in ("atom", "red"):
@@ -47,6 +59,7 @@ class Event:
     epochs: np.ndarray
     hashes: np.ndarray | None = None  # stored values' numbers (writes)
     real: np.ndarray | None = None  # stored values' real-arithmetic numbers (writes)
+    sem: int = 0  # RELEASE / ACQUIRE bits
 
 
 @dataclass
@@ -113,22 +126,22 @@ class CheckState:
         is_write = kind == "write"
         k = ATOMIC if self.atomic else (WRITE if is_write else READ)
         hashes = real = None
+        rows = self.rows(lanes)
+        ctas = rows // self.lanes_per_cta
         if is_write:
-            hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1])
+            hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
             if output_buffer:
                 bad = (self.tracker.in_taint[lanes] & UNINIT) != 0
                 if bad.any() and len(self.uninit_outputs) < 8:
                     self.uninit_outputs.append((ins, int(lanes[np.argmax(bad)]), self.pc))
         else:
-            self.tracker.on_load(shadow, flat, lanes, flat.shape[1])
-            if self.atomic:  # the old value read by an atomic is data the kernel did not choose
-                pass
-        rows = self.rows(lanes)
+            # the old value an atomic returns depends on the order of the atomics
+            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=self.atomic)
         bases, epochs = self.clocks.stamp(rows)
         if self.atomic and not is_write:
             return  # an atomic is logged once, as its write
         self.events.append(Event(self.time, self.pc, k, strength(ins) if ins is not None else 0, buffer_key,
-                                 lanes, flat, rows, bases, epochs, hashes, real))
+                                 lanes, flat, rows, bases, epochs, hashes, real, semantics(ins)))
 
     # -------------------------------------------------------------- synchronisation
     def arrive(self, lanes: np.ndarray, key: object) -> None:

@@ -527,7 +527,9 @@ def test_check_mode_sees_the_late_source_read_of_an_unwaited_bulk_store():
         return check_kernel(prog, Launch((1,), (32,), {"inp": X.copy(), "out": np.zeros(32, np.uint32)},
                                          ["inp", "out", 0]))
 
-    assert verdict("@%p1 cp.async.bulk.wait_group.read 0;").verdict == "race_free"
-    r = verdict("")
-    assert r.verdict == "race"
-    assert any("cp.async.bulk" in s.describe() for f in r.findings for s in f.sites)
+    # The checker does not track fence.proxy.async yet, which a bulk store's source needs, so it
+    # refuses to decide rather than miss a missing fence; the emulator still shows the stale
+    # source (test_bulk_store_reads_its_source_at_the_covering_wait).
+    for wait in ("@%p1 cp.async.bulk.wait_group.read 0;", ""):
+        r = verdict(wait)
+        assert r.verdict.startswith("unsupported: cp.async.bulk reading shared memory through the async proxy")
