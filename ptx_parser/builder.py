@@ -279,6 +279,13 @@ class Builder(Transformer):
             else:
                 operands = x[1]
         modset, types, positional = split_modifiers(mods)
+        if len(modset) + len(types) - len(set(types)) != len(mods):  # a non-type modifier repeats
+            seen: set[str] = set()
+            for m in mods:
+                if m in seen and m not in types:
+                    raise _Located(f"expected each modifier once, got '{m}' twice in '{opcode}{''.join(mods)}'",
+                                   op_tok.line, op_tok.column)
+                seen.add(m)
         if opcode == "call":
             operands = tuple(_call_operand(o) for o in operands)
         return A.Instruction(opcode, modset, types, positional, operands, guard, tuple(mods),
