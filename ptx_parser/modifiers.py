@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-_INT_TYPES = {f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64)} | {".b128", ".s4", ".u4", ".s2", ".u2"}
+_INT_TYPES = {f".{k}{w}" for k in "bsu" for w in (8, 16, 32, 64)} | {".b128", ".s4", ".u4", ".s2", ".u2", ".b1"}
 _FLOAT_TYPES = {
     ".f16", ".f16x2", ".bf16", ".bf16x2", ".tf32", ".f32", ".f64",
     ".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2", ".e4m3x4", ".e5m2x4",
