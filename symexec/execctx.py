@@ -103,7 +103,10 @@ class GroupExec(Exec):
             if op.name.startswith("%") and op.name != _CC and self.b.prog.reg(op.name) is None:
                 v = self.special(op.name, op.component).astype(tinfo(ty).dtype)
                 if self.check is not None:
-                    self.check.tracker.on_read_const(v, tinfo(ty).width)
+                    if op.name in _SCHEDULE_DEPENDENT:  # timers, physical ids: another run differs
+                        self.check.tracker.on_read_volatile(v, tinfo(ty).width)
+                    else:
+                        self.check.tracker.on_read_const(v, tinfo(ty).width)
                 return v
             if op.component is not None:
                 raise Unsupported(f"vector register component {op.name}{op.component}", self.ins)
@@ -315,6 +318,10 @@ class GroupExec(Exec):
 
 
 _SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+# Special registers whose values depend on timing or placement (PTX 10: %warpid is the physical
+# warp, %smid the multiprocessor): the checker treats them like input data.
+_SCHEDULE_DEPENDENT = frozenset({"%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo",
+                                 "%globaltimer_hi", "%smid", "%warpid", "%nwarpid", "%nsmid", "%gridid"})
 
 
 def _mem_space(space: str | None) -> str:

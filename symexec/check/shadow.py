@@ -130,6 +130,12 @@ class Tracker:
         h = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
         self._input(h, np.zeros((), np.uint8), width, h)
 
+    def on_read_volatile(self, value: np.ndarray, width: int) -> None:
+        """A value that another execution could see differently (a timer): data, numbered freshly."""
+        self.counter += 1
+        h = mix(key_of("volatile"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
+        self._input(h, np.full(self.n, DATA, np.uint8), width, h)
+
     def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray) -> None:
         if self.address_mode:
             self.addr_taint |= np.broadcast_to(t, (self.n,))
