@@ -138,11 +138,18 @@ def _var_size(decl: A.VarDecl, item: A.VarItem) -> tuple[int, bool]:
     return size, extern
 
 
+_RANGE = "<range>"  # key prefix in a renaming map for a respelled register range prefix
+
+
 def _rename_operand(op, names: dict[str, str]):
     if not names:
         return op
     if isinstance(op, A.Sym):
         new = names.get(op.name)
+        if new is None:
+            m = _NUMBERED.match(op.name)
+            if m is not None and _RANGE + m.group(1) in names:  # %r5 of a respelled %r<N>
+                new = names[_RANGE + m.group(1)] + m.group(2)
         return A.Sym(new, op.component) if new else op
     if isinstance(op, A.Address):
         return A.Address(_rename_operand(op.base, names) if op.base else None, op.offset)
@@ -170,13 +177,52 @@ class _Flattener:
     def __init__(self, prog: Program) -> None:
         self.p = prog
         self.counter = 0
+        self.inlining: list[str] = []  # functions being inlined (recursion is left as a call)
+
+    def inline_call(self, ins: A.Instruction) -> bool:
+        """Replace a direct `call` of a defined .func by its body (PTX 9.7.12.3): the callee's
+        parameters are renamed to the caller's argument .param variables, its registers and labels
+        are respelled, and `ret` jumps to the end. Indirect, recursive, guarded or extern calls, and
+        functions with .reg parameters, stay calls (unsupported when executed)."""
+        ops = list(ins.operands)
+        rets: tuple = ()
+        if ops and isinstance(ops[0], A.ParenList):
+            rets = ops.pop(0).elements
+        if not ops or not isinstance(ops[0], A.Sym) or ins.guard is not None:
+            return False
+        callee_name = ops.pop(0).name
+        args = ops.pop(0).elements if ops and isinstance(ops[0], A.ParenList) else ()
+        try:
+            fn = self.p.module.function(callee_name)
+        except KeyError:
+            return False
+        if fn.kind != ".func" or fn.body is None or callee_name in self.inlining or len(self.inlining) >= 8:
+            return False
+        params, returns = fn.params or (), fn.returns or ()
+        if any(p.space != ".param" for p in params + returns) or len(params) != len(args) or len(returns) != len(rets):
+            return False
+        if not all(isinstance(a, A.Sym) for a in tuple(args) + tuple(rets)):
+            return False
+        names: dict[str, str] = {}
+        for p, a in zip(params + returns, tuple(args) + tuple(rets)):
+            names[p.name] = a.name
+        self.counter += 1
+        end = f"$ret#{callee_name}#{self.counter}"
+        body = A.Block(tuple(_ret_to_branch(st, end) for st in fn.body.statements))
+        self.inlining.append(callee_name)
+        try:
+            self.block(body, names, False)
+        finally:
+            self.inlining.pop()
+        self.p.labels[end] = len(self.p.code)
+        return True
 
     def unique(self, name: str) -> str:
         if name not in self.p.regs and name not in self.p.variables and name not in self.p.labels \
                 and name not in self.p.reg_ranges:
             return name
         self.counter += 1
-        return f"{name}#{self.counter}"
+        return f"{name}#{self.counter}_"  # no trailing digit: %r<N> respelled keeps %rI parseable
 
     def block(self, block: A.Block, outer: dict[str, str], top: bool) -> None:
         """Flatten one scope. `names` maps only the names this scope (or an outer one) respelled."""
@@ -193,7 +239,10 @@ class _Flattener:
                 self.p.labels[label] = len(self.p.code)
                 pending_label = label
             elif isinstance(s, A.Instruction):
-                self.p.code.append(self.rename(s, names) if names else s)
+                ins = self.rename(s, names) if names else s
+                if ins.opcode == "call" and self.inline_call(ins):
+                    continue
+                self.p.code.append(ins)
             elif isinstance(s, A.Block):
                 self.block(s, names, False)
             elif isinstance(s, A.TargetList):
@@ -210,8 +259,10 @@ class _Flattener:
 
     def rename(self, ins: A.Instruction, names: dict[str, str]) -> A.Instruction:
         guard = ins.guard
-        if guard is not None and guard.pred in names:
-            guard = A.Guard(names[guard.pred], guard.negated)
+        if guard is not None:
+            renamed = _rename_operand(A.Sym(guard.pred), names)
+            if renamed.name != guard.pred:
+                guard = A.Guard(renamed.name, guard.negated)
         ops = tuple(_rename_operand(o, names) for o in ins.operands)
         return replace(ins, operands=ops, guard=guard)
 
@@ -224,6 +275,10 @@ class _Flattener:
                 rd = RegDecl(ty, type_width(ty), decl.vector)
                 if item.range is not None:
                     self.p.reg_ranges[name] = (rd, item.range)
+                    if name != item.name:
+                        names[_RANGE + item.name] = name
+                    else:
+                        names.pop(_RANGE + item.name, None)
                 else:
                     self.p.regs[name] = rd
             elif decl.space in (".shared", ".local", ".global", ".const"):
@@ -232,7 +287,9 @@ class _Flattener:
                 self.p.variables[name] = Variable(name, decl.space, size, align, decl, item,
                                                   extern=extern or ".extern" in decl.linkage)
             elif decl.space == ".param":
-                self.p.variables[name] = Variable(name, ".param", _var_size(decl, item)[0],
+                # .param variables declared in a body are the call-argument area of each thread
+                # (PTX 5.1.6.2): local memory
+                self.p.variables[name] = Variable(name, ".local", _var_size(decl, item)[0],
                                                   decl.align or _elem_size(decl), decl, item)
 
 
@@ -293,6 +350,16 @@ _EFFECTFUL = frozenset({"ld", "st", "atom", "red", "cp", "bar", "barrier", "mbar
                         "call", "brx", "wgmma", "tcgen05", "stmatrix", "ldmatrix", "fence", "membar",
                         "shfl", "vote", "redux", "match", "elect", "activemask", "mma", "cvta", "prefetch",
                         "griddepcontrol", "setmaxnreg", "nanosleep", "ldu", "tex", "suld", "sust"})
+
+
+def _ret_to_branch(st, end: str):
+    """`ret` of an inlined function continues after the call site."""
+    if isinstance(st, A.Instruction) and st.opcode == "ret":
+        return A.Instruction("bra", frozenset({".uni"}) if ".uni" in st.modifiers else frozenset(), (), (),
+                             (A.Sym(end),), st.guard, (".uni",) if ".uni" in st.modifiers else (), st.span, st.loc)
+    if isinstance(st, A.Block):
+        return A.Block(tuple(_ret_to_branch(x, end) for x in st.statements), st.span)
+    return st
 
 
 def _dest_names(op) -> set[str]:

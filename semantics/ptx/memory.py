@@ -37,6 +37,12 @@ def space_of(ins: A.Instruction) -> str:
     return ".generic"
 
 
+def _param_space(space: str, hint: str | None) -> str:
+    """ld/st.param on a call's argument or return variable: those live in each thread's local
+    memory; on a kernel parameter: the kernel's parameter buffer (PTX 5.1.6)."""
+    return ".local" if space == ".param" and hint == ".local" else space
+
+
 def _check(ins: A.Instruction, extra: set[str] = frozenset()) -> None:
     bad = [m for m in ins.modifiers if not (_HINT.match(m) or _SPACE.match(m) or m in _VEC or m in extra)
            and m not in ins.types]
@@ -66,9 +72,9 @@ def ld(ins: A.Instruction, x: Exec) -> None:
         raise Unsupported(f"{ins.name}: {len(dsts)} destinations for .v{n}", ins)
     if len(ins.operands) > 2:
         pass  # cache-policy operand: a hint
-    _, addrs = x.address(ins.operands[1])
+    hint, addrs = x.address(ins.operands[1])
     eb = _elem_bytes(t)
-    data = x.load(space_of(ins), addrs, eb * n, ins)
+    data = x.load(_param_space(space_of(ins), hint), addrs, eb * n, ins)
     vals = np.ascontiguousarray(data).view(tinfo(f"b{8 * eb}").dtype).reshape(x.n, n)
     for i, d in enumerate(dsts):
         if not isinstance(d, A.Sink):
@@ -83,11 +89,11 @@ def st(ins: A.Instruction, x: Exec) -> None:
     srcs = _regs(ins.operands[1])
     if len(srcs) != n:
         raise Unsupported(f"{ins.name}: {len(srcs)} sources for .v{n}", ins)
-    _, addrs = x.address(ins.operands[0])
+    hint, addrs = x.address(ins.operands[0])
     eb = _elem_bytes(t)
     cols = [np.broadcast_to(x.read(s, f".b{8 * eb}"), (x.n,)) for s in srcs]
     vals = np.stack(cols, axis=1).astype(tinfo(f"b{8 * eb}").dtype)
-    x.store(space_of(ins), addrs, np.ascontiguousarray(vals).view(np.uint8).reshape(x.n, eb * n), ins)
+    x.store(_param_space(space_of(ins), hint), addrs, np.ascontiguousarray(vals).view(np.uint8).reshape(x.n, eb * n), ins)
 
 
 _ATOM_OPS = {".add", ".and", ".or", ".xor", ".exch", ".cas", ".inc", ".dec", ".min", ".max"}
