@@ -21,9 +21,20 @@ def tiles(d: dict) -> tuple[int, int, int]:
     return 128, 128, 64
 
 
+def tile_constexprs(tiles_of) -> dict:
+    """The BLOCK_M/N/K constexprs of a contract whose tiles come from `tiles_of(dims)`."""
+    return {"BLOCK_M": lambda d: tiles_of(d)[0], "BLOCK_N": lambda d: tiles_of(d)[1],
+            "BLOCK_K": lambda d: tiles_of(d)[2]}
+
+
+def tile_grid(tiles_of):
+    """One program per (BLOCK_M, BLOCK_N) tile of C."""
+    return lambda d: (cdiv(d["M"], tiles_of(d)[0]), cdiv(d["N"], tiles_of(d)[1]), 1)
+
+
 @triton.jit
-def gemm_kernel(a, b, c, M, N, K,
-                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def matmul_tile(a, b, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    """This program's fp32 tile of A[M,K] @ B[K,N] (row-major), with its row and column indices."""
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
@@ -33,6 +44,13 @@ def gemm_kernel(a, b, c, M, N, K,
         at = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
         bt = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc = tl.dot(at, bt, acc)
+    return acc, rm, rn
+
+
+@triton.jit
+def gemm_kernel(a, b, c, M, N, K,
+                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    acc, rm, rn = matmul_tile(a, b, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K)
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
     tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=cmask)
 
@@ -53,9 +71,8 @@ CONTRACT = Contract(
         Scalar("N", "i32", value="N"),
         Scalar("K", "i32", value="K"),
     ],
-    constexprs={"BLOCK_M": lambda d: tiles(d)[0], "BLOCK_N": lambda d: tiles(d)[1],
-                "BLOCK_K": lambda d: tiles(d)[2]},
-    grid=lambda d: (cdiv(d["M"], tiles(d)[0]), cdiv(d["N"], tiles(d)[1]), 1),
+    constexprs=tile_constexprs(tiles),
+    grid=tile_grid(tiles),
     num_warps=4, num_stages=3,
     reference=reference,
     instances={"verify": {"M": 40, "N": 48, "K": 72}, "bench": {"M": 8192, "N": 8192, "K": 8192}},

@@ -12,7 +12,8 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from harness.contract import Contract, Scalar, Tensor, cdiv
+from harness.contract import Contract, Scalar, Tensor
+from harness.suite.kernels.gemm_fp16 import tile_constexprs, tile_grid
 
 
 def tiles(d: dict) -> tuple[int, int, int]:
@@ -54,9 +55,8 @@ CONTRACT = Contract(
         Scalar("K", "i32", value="K"),
         Scalar("scale", "fp32", value=0.25),
     ],
-    constexprs={"BLOCK_M": lambda d: tiles(d)[0], "BLOCK_N": lambda d: tiles(d)[1],
-                "BLOCK_K": lambda d: tiles(d)[2]},
-    grid=lambda d: (cdiv(d["M"], tiles(d)[0]), cdiv(d["N"], tiles(d)[1]), 1),
+    constexprs=tile_constexprs(tiles),
+    grid=tile_grid(tiles),
     num_warps=8, num_stages=4,
     min_arch=89,
     reference=reference,

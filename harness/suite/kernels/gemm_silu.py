@@ -11,27 +11,14 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from harness.contract import Contract, Scalar, Tensor, cdiv
-
-
-def tiles(d: dict) -> tuple[int, int, int]:
-    if d["M"] * d["N"] < 1 << 16:
-        return 32, 32, 32
-    return 128, 128, 64
+from harness.contract import Contract, Scalar, Tensor
+from harness.suite.kernels.gemm_fp16 import matmul_tile, tile_constexprs, tile_grid, tiles
 
 
 @triton.jit
 def gemm_silu_kernel(a, b, c, M, N, K,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        kk = k0 + rk
-        at = tl.load(a + rm[:, None] * K + kk[None, :], mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)
-        bt = tl.load(b + kk[:, None] * N + rn[None, :], mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(at, bt, acc)
+    acc, rm, rn = matmul_tile(a, b, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K)
     act = acc / (1.0 + tl.exp(-acc))
     cmask = (rm[:, None] < M) & (rn[None, :] < N)
     tl.store(c + rm[:, None] * N + rn[None, :], act.to(tl.float16), mask=cmask)
@@ -55,9 +42,8 @@ CONTRACT = Contract(
         Scalar("N", "i32", value="N"),
         Scalar("K", "i32", value="K"),
     ],
-    constexprs={"BLOCK_M": lambda d: tiles(d)[0], "BLOCK_N": lambda d: tiles(d)[1],
-                "BLOCK_K": lambda d: tiles(d)[2]},
-    grid=lambda d: (cdiv(d["M"], tiles(d)[0]), cdiv(d["N"], tiles(d)[1]), 1),
+    constexprs=tile_constexprs(tiles),
+    grid=tile_grid(tiles),
     num_warps=4, num_stages=3,
     reference=reference,
     instances={"verify": {"M": 50, "N": 40, "K": 48}, "bench": {"M": 8192, "N": 14336, "K": 4096}},
