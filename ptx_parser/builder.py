@@ -11,7 +11,6 @@ import struct
 from lark import Token, Transformer
 
 from . import ast as A
-from .errors import ParseError
 from .modifiers import split_modifiers
 
 

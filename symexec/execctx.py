@@ -13,7 +13,7 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.constexpr import ConstExprError, evaluate
 from semantics.errors import Unsupported
-from semantics.formats import F16, F32, F64, round_f64
+from semantics.formats import round_f64
 from semantics.ptx.core import UINT, Exec, tinfo
 
 from .memory import LOCAL_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes

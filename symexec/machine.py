@@ -210,11 +210,16 @@ class Machine:
                           self.param_offsets, self.var_addr, self.check, bi, i)
             self.stats.batches += 1
             self._run_batch(batch)
-            for unit in batch.units.values():  # end-of-kernel obligations (e.g. tcgen05.dealloc)
-                finish = getattr(unit, "finish", None)
-                if finish is not None:
-                    finish(batch)
+            self._finish_units(batch)
         return self.glob
+
+    @staticmethod
+    def _finish_units(batch: Batch) -> None:
+        """End-of-kernel obligations of the units (e.g. tcgen05.dealloc, pending bulk stores)."""
+        for unit in batch.units.values():
+            finish = getattr(unit, "finish", None)
+            if finish is not None:
+                finish(batch)
 
     def _run_batch(self, b: Batch) -> None:
         steps = 0
@@ -326,20 +331,27 @@ class Machine:
                 if not ctl(b, g, ins, mask):
                     return steps
                 continue
-            if fn is None:
-                raise Unsupported(f"{ins.name} (no semantics for opcode '{ins.opcode}')", ins)
-            if mask.any():
-                ctx.begin(mask, ins)
-                try:
-                    fn(ins, ctx)
-                except (ExecError, ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
-                    if isinstance(e, ExecError):
-                        if e.ins is None:
-                            e.ins = ins
-                        raise
-                    raise Unsupported(f"{ins.name}: {type(e).__name__}: {e}", ins) from e
+            self._run_data(ctx, ins, fn, mask)
             g.pc += 1
         return steps
+
+    @staticmethod
+    def _run_data(ctx, ins: A.Instruction, fn, mask: np.ndarray) -> None:
+        """Run a data handler on the executing lanes; a Python error inside a handler means a form
+        it does not model, reported as unsupported (never as a value)."""
+        if fn is None:
+            raise Unsupported(f"{ins.name} (no semantics for opcode '{ins.opcode}')", ins)
+        if not mask.any():
+            return
+        ctx.begin(mask, ins)
+        try:
+            fn(ins, ctx)
+        except (ExecError, ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
+            if isinstance(e, ExecError):
+                if e.ins is None:
+                    e.ins = ins
+                raise
+            raise Unsupported(f"{ins.name}: {type(e).__name__}: {e}", ins) from e
 
     # ------------------------------------------------------------------ reconvergence
     def _park(self, b: Batch, g: Group) -> None:

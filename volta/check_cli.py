@@ -31,7 +31,7 @@ def header(path: Path) -> dict[str, str]:
 
 
 def _launch_from(path: Path, spec_path: Path | None, hdr: dict[str, str]):
-    from symexec.launch import Launch, LaunchError, load_launch_spec, spec_to_launch
+    from symexec.launch import LaunchError, load_launch_spec, spec_to_launch
 
     if spec_path is not None:
         return load_launch_spec(spec_path)

@@ -459,16 +459,10 @@ class ShadowMachine(Machine):
         self.batch = batch
         self.stats.batches += 1
         self._run_batch(batch)
-        for unit in batch.units.values():
-            finish = getattr(unit, "finish", None)
-            if finish is not None:
-                finish(batch)
+        self._finish_units(batch)
         return self.glob
 
     def _wrap(self, ctl, fn):
-        from ..errors import ExecError
-        from semantics.errors import Unsupported
-
         def hook(b, g, ins, mask):
             sh = self.shadow
             self.batch_pc = g.pc
@@ -481,18 +475,7 @@ class ShadowMachine(Machine):
             if ctl is not None:
                 ok = ctl(b, g, ins, mask)
             else:
-                if fn is None:
-                    raise Unsupported(f"{ins.name} (no semantics for opcode '{ins.opcode}')", ins)
-                if mask.any():
-                    b.ctx.begin(mask, ins)
-                    try:
-                        fn(ins, b.ctx)
-                    except (ExecError, ArithmeticError, ValueError, KeyError, IndexError, TypeError) as e:
-                        if isinstance(e, ExecError):
-                            if e.ins is None:
-                                e.ins = ins
-                            raise
-                        raise Unsupported(f"{ins.name}: {type(e).__name__}: {e}", ins) from e
+                self._run_data(b.ctx, ins, fn, mask)
                 g.pc += 1
                 ok = True
             if sh.failed is None:
