@@ -69,19 +69,26 @@ def ce_zloss_kernel(logits, labels, loss, lse, V, zc, gscale, BLOCK_V: tl.conste
 
 
 def reference(logits: np.ndarray, labels: np.ndarray, zc: float, gscale: float) -> dict[str, np.ndarray]:
-    z = logits.astype(np.float64)
-    t, v = z.shape
-    mx = z.max(axis=1, keepdims=True)
-    lse = mx[:, 0] + np.log(np.exp(z - mx).sum(axis=1))
-    y = labels.astype(np.int64)
-    valid = (y >= 0) & (y < v)
-    z_y = z[np.arange(t), np.where(valid, y, 0)]
-    loss = np.where(valid, lse - z_y + zc * lse * lse, 0.0)
-    p = np.exp(z - lse[:, None])
-    onehot = np.zeros_like(z)
-    onehot[np.arange(t)[valid], y[valid]] = 1.0
-    grad = (p * (1.0 + 2.0 * zc * lse)[:, None] - onehot) * gscale
-    grad[~valid] = 0.0
+    t, v = logits.shape
+    grad = np.empty((t, v), dtype=np.float64)
+    loss = np.empty(t, dtype=np.float64)
+    lse = np.empty(t, dtype=np.float64)
+    rows = max(1, (1 << 25) // max(v, 1))         # row blocks of ~32M elements bound the temporaries
+    for r0 in range(0, t, rows):
+        r1 = min(t, r0 + rows)
+        z = logits[r0:r1].astype(np.float64)
+        idx = np.arange(r1 - r0)
+        mx = z.max(axis=1, keepdims=True)
+        blk_lse = mx[:, 0] + np.log(np.exp(z - mx).sum(axis=1))
+        y = labels[r0:r1].astype(np.int64)
+        valid = (y >= 0) & (y < v)
+        z_y = z[idx, np.where(valid, y, 0)]
+        loss[r0:r1] = np.where(valid, blk_lse - z_y + zc * blk_lse * blk_lse, 0.0)
+        g = np.exp(z - blk_lse[:, None]) * (1.0 + 2.0 * zc * blk_lse)[:, None]
+        g[idx[valid], y[valid]] -= 1.0
+        g *= gscale
+        g[~valid] = 0.0
+        grad[r0:r1], lse[r0:r1] = g, blk_lse
     return {"logits": grad, "loss": loss, "lse": lse}
 
 

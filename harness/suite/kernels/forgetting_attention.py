@@ -81,17 +81,17 @@ def forgetting_attn_kernel(q, k, v, fgate, o, N, sm_scale,
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, fgate: np.ndarray,
               sm_scale: float) -> dict[str, np.ndarray]:
-    q64, k64, v64, g = (a.astype(np.float64) for a in (q, k, v, fgate))
-    log_f = np.minimum(g, 0.0) - np.log1p(np.exp(-np.abs(g)))          # log sigmoid
-    F = np.cumsum(log_f, axis=-1)                                       # [BH, N]
-    s = np.einsum("bid,bjd->bij", q64, k64) * sm_scale + F[:, :, None] - F[:, None, :]
     n = q.shape[1]
     causal = np.tril(np.ones((n, n), dtype=bool))
-    s = np.where(causal[None], s, -np.inf)
-    s -= s.max(axis=-1, keepdims=True)
-    p = np.exp(s)
-    p /= p.sum(axis=-1, keepdims=True)
-    return {"o": np.einsum("bij,bjd->bid", p, v64)}
+    out = np.empty(q.shape, dtype=np.float64)
+    for b in range(q.shape[0]):                   # one slice at a time bounds memory; BLAS matmul
+        q64, k64, v64, g = (a[b].astype(np.float64) for a in (q, k, v, fgate))
+        log_f = np.minimum(g, 0.0) - np.log1p(np.exp(-np.abs(g)))      # log sigmoid
+        F = np.cumsum(log_f)                                            # [N]
+        s = np.where(causal, (q64 @ k64.T) * sm_scale + F[:, None] - F[None, :], -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        out[b] = (p / p.sum(axis=-1, keepdims=True)) @ v64
+    return {"o": out}
 
 
 def _blocks(d: dict[str, int]) -> tuple[int, int]:

@@ -87,24 +87,25 @@ def chunk_scan(x: np.ndarray, cmat: np.ndarray, bmat: np.ndarray, dt: np.ndarray
     """float64 ``[B, L, H, P]`` outputs from the definition, one chunk at a time."""
     bsz, L, H, P = x.shape
     G = cmat.shape[2]
-    x64 = x.astype(np.float64)
-    c64 = np.repeat(cmat.astype(np.float64), H // G, axis=2)           # [B, L, H, N]
-    b64 = np.repeat(bmat.astype(np.float64), H // G, axis=2)
+    # Head-major copies [B, H, L, *] so every product below is a batched BLAS matmul.
+    x64 = x.astype(np.float64).transpose(0, 2, 1, 3)                                   # [B, H, L, P]
+    c64 = np.repeat(cmat.astype(np.float64), H // G, axis=2).transpose(0, 2, 1, 3)    # [B, H, L, N]
+    b64 = np.repeat(bmat.astype(np.float64), H // G, axis=2).transpose(0, 2, 1, 3)
     dt64, cs64, prev64 = dt.astype(np.float64), dA_cs.astype(np.float64), prev.astype(np.float64)
-    y = np.zeros((bsz, L, H, P))
+    y = np.zeros((bsz, H, L, P))
     for c in range(-(-L // Q)):
         s, e = c * Q, min(L, (c + 1) * Q)
         T = e - s
-        cs = cs64[:, :, s:e]                                              # [B, H, T]
-        y_state = np.einsum("bihn,bhpn->bihp", c64[:, s:e], prev64[:, c]) * np.exp(cs).transpose(0, 2, 1)[..., None]
-        cb = np.einsum("bihn,bjhn->bhij", c64[:, s:e], b64[:, s:e])      # [B, H, T, T]
+        cs = cs64[:, :, s:e]                                                           # [B, H, T]
+        ci = c64[:, :, s:e]
+        y_state = (ci @ prev64[:, c].transpose(0, 1, 3, 2)) * np.exp(cs)[..., None]     # [B, H, T, P]
+        cb = ci @ b64[:, :, s:e].transpose(0, 1, 3, 2)                                 # [B, H, T, T]
         diff = cs[:, :, :, None] - cs[:, :, None, :]
         causal = np.tril(np.ones((T, T), dtype=bool))
         decay = np.where(causal, np.exp(np.where(causal, diff, 0.0)), 0.0)
         w = cb * decay * dt64[:, :, None, s:e]
-        y_intra = np.einsum("bhij,bjhp->bihp", w, x64[:, s:e])
-        y[:, s:e] = y_state + y_intra + Dskip.astype(np.float64)[None, None, :, None] * x64[:, s:e]
-    return y
+        y[:, :, s:e] = y_state + w @ x64[:, :, s:e] + Dskip.astype(np.float64)[None, :, None, None] * x64[:, :, s:e]
+    return y.transpose(0, 2, 1, 3)
 
 
 def reference(x: np.ndarray, cmat: np.ndarray, bmat: np.ndarray, dt: np.ndarray, dA_cs: np.ndarray,

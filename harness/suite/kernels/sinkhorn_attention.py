@@ -64,13 +64,16 @@ def sinkhorn_row_attn_kernel(q, k, v, g, o, f, N, M, inv_eps,
 
 def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, g: np.ndarray,
               inv_eps: float) -> dict[str, np.ndarray]:
-    s = np.einsum("bid,bjd->bij", q.astype(np.float64), k.astype(np.float64)) * inv_eps
-    s = s + g.astype(np.float64)[:, None, :]
-    mx = s.max(axis=-1, keepdims=True)
-    lse = mx[..., 0] + np.log(np.exp(s - mx).sum(axis=-1))
-    f = -lse
-    plan = np.exp(s + f[:, :, None])
-    return {"o": np.einsum("bij,bjd->bid", plan, v.astype(np.float64)), "f": f}
+    o = np.empty(q.shape, dtype=np.float64)
+    f = np.empty(q.shape[:2], dtype=np.float64)
+    for b in range(q.shape[0]):                   # one slice at a time bounds memory; BLAS matmul
+        q64, k64, v64 = (t[b].astype(np.float64) for t in (q, k, v))
+        s = (q64 @ k64.T) * inv_eps + g[b].astype(np.float64)[None, :]
+        mx = s.max(axis=-1, keepdims=True)
+        lse = mx[:, 0] + np.log(np.exp(s - mx).sum(axis=-1))
+        f[b] = -lse
+        o[b] = np.exp(s - lse[:, None]) @ v64
+    return {"o": o, "f": f}
 
 
 def _blocks(d: dict[str, int]) -> tuple[int, int]:
