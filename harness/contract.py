@@ -159,6 +159,9 @@ class Contract:
     distributions: tuple[str, ...] | None = None
     #: bound errors by the reference applied to |inputs| too (sums/products with cancellation).
     scale_by_abs_reference: bool = False
+    #: inputs given unchanged (not |x|) to that reference: those entering only through functions
+    #: that are positive anyway, e.g. log-decays under exp (|log-decay| would invert the decay).
+    abs_reference_keeps: tuple[str, ...] = ()
     #: extra Triton compile options (e.g. {"maxnreg": 128}).
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -221,6 +224,11 @@ class Contract:
             msg = _inputs.check_domain(v)
             if msg:
                 raise self._err("input_domain", f"{k}: {msg}")
+        for k in self.abs_reference_keeps:
+            if k not in inputs:
+                raise self._err("abs_reference_keeps", f"'{k}' is not an input tensor")
+            if not self.scale_by_abs_reference:
+                raise self._err("abs_reference_keeps", "only meaningful with scale_by_abs_reference=True")
         if self.distributions is not None:
             known = _inputs.FLOAT_DISTRIBUTIONS + _inputs.INT_DISTRIBUTIONS
             for d in self.distributions:
@@ -382,8 +390,9 @@ class Contract:
         """Reference applied to |inputs| when ``scale_by_abs_reference`` is set (else None)."""
         if not self.scale_by_abs_reference:
             return None
-        absed = {k: (np.abs(v) if _dt.dtype(t.dtype).is_float else v)
-                 for t in self.tensors if t.is_input for k, v in [(t.name, arrays[t.name])]}
+        absed = {t.name: (np.abs(arrays[t.name]) if _dt.dtype(t.dtype).is_float
+                          and t.name not in self.abs_reference_keeps else arrays[t.name])
+                 for t in self.tensors if t.is_input}
         return {k: np.abs(v) for k, v in self.run_reference(absed, instance).items()}
 
     # ------------------------------------------------------------------ comparison

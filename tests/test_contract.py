@@ -20,6 +20,13 @@ def _copy_kernel(x, y, n, BLOCK: tl.constexpr):
     tl.store(y + offs, tl.load(x + offs, mask=offs < n), mask=offs < n)
 
 
+@triton.jit
+def _scale_kernel(x, g, y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + offs, mask=offs < n) * tl.exp(tl.load(g + offs, mask=offs < n))
+    tl.store(y + offs, v, mask=offs < n)
+
+
 def _ref(x, n):
     return {"y": x.astype(np.float64)}
 
@@ -66,12 +73,30 @@ def test_valid_contract_resolves():
     (dict(tolerance={"fp99": (1e-3, 0.0)}), "tolerance"),
     (dict(input_domain={"y": "positive"}), "input_domain"),
     (dict(input_domain={"x": "sometimes"}), "input_domain"),
+    (dict(scale_by_abs_reference=True, abs_reference_keeps=("y",)), "abs_reference_keeps"),
+    (dict(abs_reference_keeps=("x",)), "abs_reference_keeps"),
 ])
 def test_validation_names_the_field(over, field):
     with pytest.raises(ContractError) as ei:
         _make(**over)
     assert ei.value.field == field
     assert f"field '{field}'" in str(ei.value)
+
+
+def test_abs_scale_keeps_the_named_inputs():
+    """The |inputs| reference takes |x| except for inputs named in abs_reference_keeps, which
+    enter unchanged (a log-decay under exp must keep its sign)."""
+    def ref(x, g, n):
+        return {"y": x.astype(np.float64) * np.exp(g.astype(np.float64))}
+    kw = dict(kernel=_scale_kernel, args=[Tensor("x", "fp32", ("N",)), Tensor("g", "fp32", ("N",)), Tensor("y", "fp32", ("N",), role="out"),
+                    Scalar("n", "i32", value="N")], reference=ref, scale_by_abs_reference=True,
+              instances={"verify": {"N": 2}, "bench": {"N": 4096}})
+    arrays = {"x": np.array([-2.0, 3.0], np.float32), "g": np.array([-1.0, 0.5], np.float32)}
+    kept = _make(abs_reference_keeps=("g",), **kw).abs_scale(arrays)["y"]
+    assert np.allclose(kept, [2.0 * np.exp(-1.0), 3.0 * np.exp(0.5)])
+    absed = _make(**kw).abs_scale(arrays)["y"]
+    assert np.allclose(absed, [2.0 * np.exp(1.0), 3.0 * np.exp(0.5)])
+    assert _make(**{**kw, "scale_by_abs_reference": False}).abs_scale(arrays) is None
 
 
 def test_scalar_that_does_not_fit_is_rejected():

@@ -65,6 +65,8 @@ def test_broken_kernels_are_caught():
     assert by_dist["broken_softmax_no_max"]["normal"] and not by_dist["broken_softmax_no_max"]["large"]
     # fp16 accumulation is outside the fp32 tolerance even on ordinary inputs.
     assert not by_dist["broken_rowsum_fp16_acc"]["normal"]
+    # Mamba-2 weights cut to bf16 precision exceed the contract's rounding bound (2^-11 per term).
+    assert not by_dist["broken_mamba2_scan_bf16"]["normal"] and not by_dist["broken_mamba2_scan_bf16"]["cancel"]
 
 
 def test_gpu_check_dry_run_on_cpu(tmp_path):

@@ -152,12 +152,19 @@ CONTRACT = Contract(
     instances={"verify": {"B": 1, "L": 75, "H": 4, "G": 2, "P": 24, "N": 24, "Q": 32, "C": 3},
                "bench": {"B": 4, "L": 4096, "H": 32, "G": 1, "P": 64, "N": 128, "Q": 256, "C": 16}},
     min_arch=80,
-    # prev and the weights (C.B) * decay * dt are rounded to fp16 before their dots (2^-12
-    # relative per term), y to fp16: the error is ~2^-12 * sqrt(#terms) * typical |term| (O(10)
-    # for N(0, 1) data, dt <= 1, decays <= e), not relative to a possibly cancelling y.
-    # Observed: at most 0.3 of this tolerance over 6 seeds x 3 distributions.  "large" is left out for
-    # the same reason as in mamba2_chunk_state.
-    tolerance={"fp16": (4e-3, 1e-1)},
+    # Error model (a bound, independent of the sizes): prev and the weights (C.B) * decay * dt are
+    # rounded to fp16 before their fp32-accumulated dots, each term off by <= 2^-11 of its
+    # magnitude, so the sum is off by <= 2^-11 * (the reference on |inputs|, decays kept: dA_cs
+    # enters only through exp and keeps its sign), plus 2^-11 |y| for the fp16 output: 2^-10 in all,
+    # rtol 1.5e-3 leaves room for fp32 accumulation and ex2.approx.  atol covers fp16 subnormal
+    # outputs (spacing 2^-24).  Observed: <= 4.6e-4 of the scale (verify, 4 seeds; 1024 tokens in
+    # chunks of 256 with the bench tiles; the H200 at the bench size).  A fixed atol (the first
+    # model) grew with the chunk and state sizes and failed at the bench size.  "large" is left
+    # out: near-overflow inputs overflow the fp16 weights in the kernel (inf, then NaN) where the
+    # float64 reference stays finite; x, B and C are bounded activations in the model.
+    tolerance={"fp16": (1.5e-3, 1e-7)},
+    scale_by_abs_reference=True,
+    abs_reference_keeps=("dA_cs",),
     input_domain={"dt": (1e-3, 1.0), "dA_cs": (-1.0, 0.0)},
     distributions=("normal", "tiny", "special", "cancel"),
 )

@@ -115,14 +115,17 @@ CONTRACT = Contract(
     instances={"verify": {"B": 1, "L": 75, "H": 4, "G": 2, "P": 24, "N": 16, "Q": 32, "C": 3},
                "bench": {"B": 4, "L": 4096, "H": 32, "G": 1, "P": 64, "N": 128, "Q": 256, "C": 16}},
     min_arch=80,
-    # The weighted B operand is rounded to fp16 (<= 2^-12 relative per term) before the fp32-
-    # accumulated dot, so the error is ~2^-12 * sqrt(T) * (typical |term|), not relative to the
-    # (possibly cancelling) state.  With x, B ~ N(0, 1), dt in (0, 1] (softplus outputs are
-    # small) and decays <= e (dA_cs in [-1, 0]), terms are O(10) and the observed error over
-    # seeds is <= 0.006; atol 0.02 leaves 3x.  The "large" distribution is left out: every term
-    # near the magnitude cap turns the same per-term rounding into an absolute error no fixed
-    # tolerance separates from a bug; x and B are bounded activations in the model anyway.
-    tolerance={"fp32": (4e-3, 2e-2)},
+    # Error model (a bound, independent of the sizes): the weighted B operand exp(cs_end - cs_t)
+    # dt_t B_t is rounded to fp16 before the fp32-accumulated dot, each term off by <= 2^-11 of
+    # its magnitude, so a state is off by <= 2^-11 * (the reference on |inputs|, dA_cs kept: it
+    # enters only through exp); rtol 1e-3 leaves room for fp32 accumulation and ex2.approx.  atol
+    # covers weights that fall into fp16 subnormals (absolute spacing 2^-24 times sum_t |x_t|,
+    # ~3e-10 observed with "tiny" inputs).  Observed: <= 4.4e-4 of the scale.  The first model (a
+    # fixed atol) did not scale with the chunk.  "large" is left out: near-overflow inputs overflow
+    # the fp16 weights in the kernel (inf/NaN) where the float64 reference stays finite.
+    tolerance={"fp32": (1e-3, 1e-8)},
+    scale_by_abs_reference=True,
+    abs_reference_keeps=("dA_cs",),
     input_domain={"dt": (1e-3, 1.0), "dA_cs": (-1.0, 0.0)},
     distributions=("normal", "tiny", "special", "cancel"),
 )
