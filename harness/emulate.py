@@ -76,6 +76,66 @@ def launch_for(contract: Contract, compiled: CompiledPTX, arrays: dict[str, np.n
                   dynamic_shared_bytes=compiled.shared, kernel=compiled.entry)
 
 
+#: Triton appends up to two hidden pointer parameters (global and profile scratch); a candidate
+#: kernel may keep them or not.  They are passed as null.
+MAX_HIDDEN_PARAMS = 2
+_INT_KINDS = {"b", "s", "u"}
+
+
+def _decl_type(param: Any) -> tuple[str, int] | None:
+    """(kind letter, width in bits) of a ``.param`` declaration; arrays count as their bytes."""
+    for a in param.attrs:
+        t = a.lstrip(".")
+        if t == "pred" or len(t) < 2 or t[0] not in "bsuf" or not t[1:].isdigit():
+            continue
+        width = int(t[1:])
+        for d in param.dims or ():
+            width *= int(d) if isinstance(d, int) or str(d).isdigit() else 0
+        return t[0], width
+    return None
+
+
+def _compatible(have: tuple[str, int], want: str) -> bool:
+    """Same width; integers of any signedness; floats only where the contract passes a float,
+    untyped ``.bN`` anywhere (its bytes are what the launch writes, PTX ISA 5.1.6)."""
+    kind, width = have
+    wkind, wwidth = want[0], int(want[1:])
+    if width != wwidth:
+        return False
+    if kind == "b" or wkind == "b":
+        return True
+    return (kind in _INT_KINDS) == (wkind in _INT_KINDS)
+
+
+def check_signature(contract: Contract, compiled: CompiledPTX, kernel: Any) -> None:
+    """Raise ValueError unless ``kernel``'s parameters can carry ``contract``'s arguments: the
+    contract's parameters in order (pointers as 64-bit integers, scalars of the same width and
+    kind), then at most MAX_HIDDEN_PARAMS trailing 64-bit parameters for Triton's scratch pointers."""
+    named = [p for p in compiled.params if p.arg is not None]
+    params = list(kernel.params or ())
+
+    def expected() -> str:
+        return ", ".join(f"{p.arg} ({'pointer, .u64' if p.is_pointer else '.' + p.ptx_type})" for p in named)
+
+    if len(params) < len(named):
+        raise ValueError(f"kernel {kernel.name} has {len(params)} parameters; contract {contract.name} passes "
+                         f"{len(named)}: {expected()}")
+    for i, (have, want) in enumerate(zip(params, named)):
+        decl = _decl_type(have)
+        if decl is None or not _compatible(decl, want.ptx_type):
+            got = f".{decl[0]}{decl[1]}" if decl else "of no scalar type"
+            what = "a pointer (.u64)" if want.is_pointer else f"a .{want.ptx_type} scalar"
+            raise ValueError(f"kernel {kernel.name}: parameter {i} ({have.name}) is {got}, but contract "
+                             f"{contract.name} passes argument '{want.arg}' there, {what}; the contract's "
+                             f"parameters: {expected()}")
+    extra = params[len(named):]
+    if len(extra) > MAX_HIDDEN_PARAMS or any(_decl_type(p) not in (("u", 64), ("b", 64), ("s", 64)) for p in extra):
+        names = ", ".join(p.name for p in extra)
+        raise ValueError(f"kernel {kernel.name} has {len(extra)} parameter(s) after contract {contract.name}'s "
+                         f"{len(named)} ({names}); only up to {MAX_HIDDEN_PARAMS} trailing 64-bit scratch "
+                         f"pointers (passed as null) are allowed; the contract's parameters: {expected()}")
+
+
 def emulate(contract: Contract, arch: str = "sm_90a", instance: str = "verify", *,
             arrays: dict[str, np.ndarray] | None = None, distribution: str = "normal", seed: int = 0,
             compare: bool = True) -> Emulation:

@@ -57,6 +57,9 @@ class Launch:
         for name, arr in self.buffers.items():
             if not isinstance(arr, np.ndarray):
                 raise LaunchError(f"buffer {name!r} must be a numpy array")
+        if not 0 <= self.dynamic_shared_bytes <= MAX_DYNAMIC_SHARED:
+            raise LaunchError(f"dynamic_shared_bytes = {self.dynamic_shared_bytes}: must be 0 to "
+                              f"{MAX_DYNAMIC_SHARED} (227 KiB, the most a CTA can have)")
 
     @property
     def threads_per_block(self) -> int:
@@ -67,12 +70,26 @@ class Launch:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
 
+#: CUDA's launch limits (compute capability 8.0 and later): grid x < 2^31, y and z <= 65535;
+#: block x, y <= 1024, z <= 64; dynamic shared memory per block at most 227 KiB (sm_90, sm_100).
+_DIM_LIMITS = {"grid": (2**31 - 1, 65535, 65535), "block": (1024, 1024, 64)}
+MAX_DYNAMIC_SHARED = 227 * 1024
+#: Buffers the emulator holds in host memory: beyond this a spec is refused, not attempted.
+MAX_BUFFER_BYTES = 1 << 34
+
+
 def _dim3(v, what: str) -> tuple[int, int, int]:
-    if isinstance(v, int):
+    if isinstance(v, int) and not isinstance(v, bool):
         v = (v,)
+    if not isinstance(v, (tuple, list)) or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+                                                   for x in v):
+        raise LaunchError(f"{what} must be 1 to 3 positive integers, got {v!r}")
     v = tuple(int(x) for x in v)
     if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
         raise LaunchError(f"{what} must be 1 to 3 positive integers, got {v}")
+    for axis, (x, limit) in enumerate(zip(v, _DIM_LIMITS[what])):
+        if x > limit:
+            raise LaunchError(f"{what} {'xyz'[axis]} = {x} exceeds CUDA's limit of {limit}")
     return v + (1,) * (3 - len(v))  # type: ignore[return-value]
 
 
@@ -155,10 +172,21 @@ def spec_to_launch(spec, where: str) -> Launch:
     if unknown:
         raise LaunchError(f"{where}: unknown field(s) {sorted(unknown)}")
     buffers: dict[str, np.ndarray] = {}
-    for name, b in spec.get("buffers", {}).items():
+    specs = spec.get("buffers", {})
+    if not isinstance(specs, dict):
+        raise LaunchError(f"{where}: 'buffers' must be an object of name -> buffer, got {specs!r}")
+    for name, b in specs.items():
+        if not isinstance(b, dict):
+            raise LaunchError(f"{where}: buffers.{name} must be an object (dtype, shape or data, init)")
         buffers[name] = _make_buffer(name, b)
-    return Launch(tuple(spec["grid"]), tuple(spec["block"]), buffers, list(spec["params"]),
-                  int(spec.get("dynamic_shared_bytes", 0)), spec.get("kernel"))
+    if not isinstance(spec["params"], list):
+        raise LaunchError(f"{where}: 'params' must be a list, got {spec['params']!r}")
+    dyn = spec.get("dynamic_shared_bytes", 0)
+    if not isinstance(dyn, int) or isinstance(dyn, bool):
+        raise LaunchError(f"{where}: 'dynamic_shared_bytes' must be an integer, got {dyn!r}")
+    grid, block = spec["grid"], spec["block"]
+    return Launch(tuple(grid) if isinstance(grid, list) else grid, tuple(block) if isinstance(block, list) else block,
+                  buffers, spec["params"], dyn, spec.get("kernel"))
 
 
 def _make_buffer(name: str, b: dict) -> np.ndarray:
@@ -170,7 +198,13 @@ def _make_buffer(name: str, b: dict) -> np.ndarray:
         return np.asarray(b["data"], dtype=dt)
     if "shape" not in b:
         raise LaunchError(f"buffers.{name}: give 'data' or 'shape'")
-    shape = tuple(int(s) for s in b["shape"])
+    raw_shape = b["shape"] if isinstance(b["shape"], list) else [b["shape"]]
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in raw_shape):
+        raise LaunchError(f"buffers.{name}.shape: expected non-negative integers, got {b['shape']!r}")
+    shape = tuple(raw_shape)
+    nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dt).itemsize
+    if nbytes > MAX_BUFFER_BYTES:
+        raise LaunchError(f"buffers.{name}: {nbytes} bytes; the emulator holds at most {MAX_BUFFER_BYTES} per buffer")
     init = b.get("init", "zeros")
     rng = np.random.default_rng(int(b.get("seed", 0)))
     if init == "zeros":

@@ -143,7 +143,8 @@ class Machine:
     """Runs one program for one launch. `run()` returns the global memory afterwards."""
 
     def __init__(self, prog: Program, launch: Launch, batch_ctas: int = 64, max_steps: int = MAX_STEPS,
-                 check: bool = False) -> None:
+                 check: bool = False, check_ctas: int | None = None) -> None:
+        """check: record accesses for the race checker, for ``check_ctas`` CTAs (default: the grid)."""
         self.prog = prog
         self.launch = launch
         self.glob = GlobalMemory()
@@ -165,7 +166,7 @@ class Machine:
             from .check.state import CheckState
 
             lpc = -(-launch.threads_per_block // 32) * 32
-            self.check = CheckState(lpc, launch.num_ctas)
+            self.check = CheckState(lpc, check_ctas or launch.num_ctas)
             self.check.input_buffers = set(range(len(launch.buffers)))
         self._dispatch = self._decode()
 

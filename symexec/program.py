@@ -115,8 +115,11 @@ class Program:
 
 def _elem_size(decl: A.VarDecl) -> int:
     ty = decl.type
-    if ty is None:
-        raise Unsupported(f"variable declaration without a type: {decl.attrs}")
+    if ty is None:  # .texref/.samplerref/.surfref (PTX 5.3): opaque handles, not modelled
+        names = ", ".join(i.name for i in decl.items)
+        where = f" at {decl.span}" if decl.span is not None else ""
+        raise Unsupported(f"{' '.join(decl.attrs) or 'untyped'} variable {names} (textures, samplers and "
+                          f"surfaces are not modelled){where}")
     w = max(8, type_width(ty))
     return (w // 8) * (decl.vector or 1)
 

@@ -52,20 +52,31 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
                arch: str | None = None, instance: str = "verify", entry: str | None = None,
                grid: str = "auto"):
     """Parse, build the launch, run the checker; returns a Report. Raises for bad input."""
-    from symexec import load_program
+    from symexec import Unsupported, load_program
     from symexec.check import check_kernel
+    from symexec.check.findings import Report
 
     module = parse_file(path)
     hdr = header(path)
     if contract is not None:
         from .run_cli import _contract_launch
 
-        _, launch, _ = _contract_launch(contract, module, instance, 0, "normal", entry)
+        _, launch, _ = _contract_launch(contract, module, instance, 0, "normal", entry, arch)
     else:
         launch = _launch_from(path, launch_path, hdr)
-    prog = load_program(module, entry or hdr.get("entry") or launch.kernel)
-    report = check_kernel(prog, launch, grid=grid)
-    report.kernel = f"{path}:{prog.function.name}"
+    name = entry or hdr.get("entry") or launch.kernel or (module.kernels[0].name if len(module.kernels) == 1 else None)
+    try:
+        prog = load_program(module, name)
+        report = check_kernel(prog, launch, grid=grid)
+    except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
+        report = Report(str(e), name or "?")
+        report.notes.append("the kernel could not be loaded for checking: no property was checked")
+        return _named(report, path, name)
+    return _named(report, path, prog.function.name)
+
+
+def _named(report, path: Path, kernel: str | None):
+    report.kernel = f"{path}:{kernel}" if kernel else str(path)
     return report
 
 
@@ -118,6 +129,10 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
     except (LaunchError, ValueError, KeyError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(EXIT_BAD_INPUT)
+    except MemoryError:
+        click.echo(f"{kernel}: inconclusive: out of memory while checking (a smaller launch, or --grid symbolic, "
+                   "may fit)", err=True)
+        sys.exit(3)
     if sarif_path is not None:
         sarif_path.write_text(json.dumps(to_sarif([report]), indent=2))
     if as_json:

@@ -64,6 +64,8 @@ def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, i
         _fail(EXIT_BAD_INPUT, f"error: {e}")
     except Unsupported as e:
         _fail(EXIT_UNDECIDED, str(e))
+    except MemoryError:
+        _fail(EXIT_UNDECIDED, f"{kernel}: out of memory while emulating this launch")
     except ExecError as e:
         where = f" at {e.ins.span}" if getattr(e, "ins", None) is not None and e.ins.span else ""
         _fail(EXIT_BUG, f"error: {e.message if hasattr(e, 'message') else e}{where}")
@@ -102,26 +104,30 @@ def _digest(arr: np.ndarray) -> str:
     return hashlib.sha1(arr.tobytes()).hexdigest()[:12]
 
 
-def _contract_launch(name: str, module, instance: str, seed: int, distribution: str, entry: str | None):
+def _contract_launch(name: str, module, instance: str, seed: int, distribution: str, entry: str | None,
+                     arch: str | None = None):
+    """The contract's launch for the one kernel of ``module`` (or ``entry``): buffers from its input
+    generators, parameters checked against the kernel's, threads and shared memory from Triton's
+    build for ``arch`` (default: the suite target nearest the PTX's own ``.target``)."""
     from harness import suite
-    from harness.emulate import launch_for
+    from harness.emulate import check_signature, launch_for
     from harness.compile import compile_contract
 
     try:
         contract = suite.get(name)
     except suite.SuiteError as e:
         _fail(EXIT_BAD_INPUT, f"error: {e}")
-    arch = module.arch or "sm_90a"
-    cap = int("".join(ch for ch in arch[3:] if ch.isdigit()))
-    compiled = compile_contract(contract, _nearest_arch(cap, contract.min_arch), instance)
+    if arch is None:
+        target = module.arch or "sm_90a"
+        cap = int("".join(ch for ch in target[3:] if ch.isdigit()) or 90)
+        arch = _nearest_arch(cap, contract.min_arch)
+    compiled = compile_contract(contract, arch, instance)
     kernels = module.kernels if entry is None else [module.function(entry)]
     if len(kernels) != 1:
         raise ValueError(f"the module has {len(kernels)} kernels; choose one with --entry")
     k = kernels[0]
+    check_signature(contract, compiled, k)
     nparams = len(k.params or ())
-    if nparams < len([p for p in compiled.params if p.arg is not None]):
-        raise ValueError(f"kernel {k.name} has {nparams} parameters; contract {name} needs at least "
-                         f"{len([p for p in compiled.params if p.arg is not None])}")
     arrays = contract.make_inputs(instance, distribution, seed)
     launch = launch_for(contract, compiled, arrays, instance)
     launch.params = (launch.params + [0] * nparams)[:nparams]

@@ -64,6 +64,11 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
     return None
 
 
+#: Enumerating a grid keeps per-thread clocks for every CTA: beyond this many threads (about 1.5 GB
+#: of clocks, and hours of emulation) the checker answers inconclusive instead of trying.
+MAX_ENUMERATED_THREADS = 1 << 27
+
+
 def check_kernel(prog: Program, launch: Launch, grid: str = "auto") -> Report:
     """grid: "enumerate" runs every CTA; "symbolic" proves cross-CTA global races and global bounds
     with Z3 for a symbolic pair of CTAs (grid.py) and falls back to enumerating when it cannot;
@@ -84,6 +89,14 @@ def check_kernel(prog: Program, launch: Launch, grid: str = "auto") -> Report:
         done, why = check_symbolic(prog, launch)
         if done is not None:
             return done
+    threads = launch.num_ctas * (-(-launch.threads_per_block // 32) * 32)
+    if threads > MAX_ENUMERATED_THREADS:
+        report = Report(f"inconclusive: enumerating {launch.num_ctas} CTAs ({threads} threads) is beyond the "
+                        f"checker's limit of {MAX_ENUMERATED_THREADS} threads", prog.function.name)
+        report.notes.append(f"the symbolic grid could not be used: {why}" if grid != "enumerate" else
+                            "use --grid symbolic (or auto) to cover the grid with a symbolic pair of CTAs")
+        report.stats["grid_method"] = "none (grid too large to enumerate)"
+        return report
     report = run_checked(Machine(prog, launch, check=True), prog, launch)
     report.stats["grid_method"] = "enumerate" + ("" if grid == "enumerate" else f" ({why})")
     return report

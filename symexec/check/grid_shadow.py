@@ -25,7 +25,7 @@ from semantics.ptx.memory import space_of
 
 from ..machine import Batch, Machine
 from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
-from .state import ATOMIC, READ, WRITE, CheckState, strength
+from .state import ATOMIC, READ, WRITE, strength
 
 TOP = "top"
 _INT = ("s", "u", "b")
@@ -440,12 +440,8 @@ class ShadowMachine(Machine):
     """Runs the given CTAs as one batch in check mode; with `shadow`, follows %ctaid symbolically."""
 
     def __init__(self, prog, launch, ctas: list[tuple[int, int, int]], shadow: bool = True) -> None:
-        super().__init__(prog, launch, check=True)
+        super().__init__(prog, launch, check=True, check_ctas=len(ctas))
         self.ctas = ctas
-        lpc = -(-launch.threads_per_block // 32) * 32
-        inputs = self.check.input_buffers
-        self.check = CheckState(lpc, len(ctas))
-        self.check.input_buffers = inputs
         self.shadow = Shadow(self) if shadow else None
         self.batch: Batch | None = None
         self.batch_pc = -1
