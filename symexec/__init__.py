@@ -5,10 +5,10 @@
     >>> glob, addrs, stats = run_kernel(prog, Launch(grid=(4,), block=(128,), buffers=..., params=[...]))
 """
 
-from .errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
+from .errors import Deadlock, ExecError, MemoryFault, TimeLimit, UndefinedBehavior, Unsupported
 from .launch import Launch, LaunchError, load_launch_spec
-from .machine import Machine, run_kernel
+from .machine import Machine, run_kernel, time_limit
 from .program import Program, load_program
 
-__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "Program", "load_program",
-           "ExecError", "Unsupported", "MemoryFault", "Deadlock", "UndefinedBehavior"]
+__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "Program", "load_program",
+           "ExecError", "TimeLimit", "Unsupported", "MemoryFault", "Deadlock", "UndefinedBehavior"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ptx_parser import ast as A
 from semantics.errors import ExecError, UndefinedBehavior, Unsupported, where
 
-__all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "where"]
+__all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "TimeLimit", "where"]
 
 
 class MemoryFault(ExecError):
@@ -22,3 +22,7 @@ class MemoryFault(ExecError):
 
 class Deadlock(ExecError):
     """No thread group can make progress while some still wait."""
+
+
+class TimeLimit(ExecError):
+    """The emulation ran past its time limit (symexec.machine.time_limit): nothing decided."""

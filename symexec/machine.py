@@ -10,6 +10,11 @@ the scheduler runs other groups meanwhile; no runnable group while some wait is 
 
 from __future__ import annotations
 
+import hashlib
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -21,7 +26,7 @@ from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.ptx import HANDLERS
 from semantics.ptx.core import UINT, tinfo
 
-from .errors import Deadlock, ExecError
+from .errors import Deadlock, ExecError, TimeLimit
 from .execctx import GroupExec
 from .launch import Launch, pack_params
 from .memory import GlobalMemory, Memory
@@ -139,6 +144,20 @@ class Batch:
         return u
 
 
+#: (deadline on time.monotonic(), the limit in seconds) for machines created under time_limit().
+_DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("volta_deadline", default=None)
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Machines created inside stop with an ExecError once ``seconds`` have passed (None: no limit)."""
+    token = _DEADLINE.set((time.monotonic() + seconds, seconds) if seconds else None)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
 class Machine:
     """Runs one program for one launch. `run()` returns the global memory afterwards."""
 
@@ -159,6 +178,7 @@ class Machine:
             self.var_addr[p.name] = (".param", offsets[p.name])
         self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
         self.max_steps = max_steps
+        self.deadline = _DEADLINE.get()
         self.stats = RunStats()
         self.findings: list[tuple[str, str, A.Instruction | None, dict]] = []  # (kind, message, ins, details)
         self.check = None
@@ -191,6 +211,7 @@ class Machine:
         """Per pc: (machine-level handler or None, data handler or None)."""
         _load_units()
         table = []
+        self._purity = [_purity(ins) for ins in self.prog.code]
         for ins in self.prog.code:
             ctl = _CONTROL.get(ins.opcode)
             if ctl is not None:
@@ -239,6 +260,9 @@ class Machine:
             self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
             steps += self._step_group(b, ready[0])
             self.stats.steps = steps
+            if self.deadline is not None and time.monotonic() > self.deadline[0]:
+                raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached", self.prog.code[
+                    min(ready[0].pc, len(self.prog.code) - 1)])
             if steps > self.max_steps:
                 raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
                                 self.prog.code[min(ready[0].pc, len(self.prog.code) - 1)])
@@ -301,10 +325,22 @@ class Machine:
         """Run `g` until it blocks, splits, parks, or finishes. Returns instructions executed."""
         code = self.prog.code
         dispatch = self._dispatch
+        purity = self._purity
         ctx = b.ctx
         steps = 0
         n_code = len(code)
+        # Non-termination: while this group runs alone, a backward jump that finds the group's
+        # registers as they were at an earlier jump to the same place, with no instruction in
+        # between that touched memory or synchronised, repeats forever (the machine is deterministic).
+        seen: set[bytes] = set()
+        window = _PURE  # the most effectful instruction since the last reset
         while g.status == "ready":
+            if steps > self.max_steps:
+                raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
+                                code[min(g.pc, n_code - 1)])
+            if not steps & 1023 and self.deadline is not None and time.monotonic() > self.deadline[0]:
+                raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached (a loop that does not end?)",
+                                code[min(g.pc, n_code - 1)])
             while g.ctl and g.pc == g.ctl[-1]:
                 g.ctl = g.ctl[:-1]
             if b.check is not None:
@@ -328,13 +364,57 @@ class Machine:
                     taint = b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8))
                     b.check.note_dependence(f"guard of {ins.name}", taint, g.mask)
             ctl, fn = dispatch[g.pc]
+            window = max(window, purity[g.pc])
             if ctl is not None:
+                pc = g.pc
                 if not ctl(b, g, ins, mask):
                     return steps
+                if g.pc <= pc and g.status == "ready" and steps > _WATCH_AFTER:  # a backward jump
+                    if window == _EFFECT:
+                        seen.clear()
+                    else:
+                        key = self._fingerprint(b, g)
+                        if key in seen:
+                            raise self._endless(b, g, ins, window)
+                        if len(seen) > 4096:
+                            seen.clear()
+                        seen.add(key)
+                    window = _PURE
                 continue
             self._run_data(ctx, ins, fn, mask)
             g.pc += 1
         return steps
+
+    @staticmethod
+    def _fingerprint(b: Batch, g: Group) -> bytes:
+        """The state a group's future depends on when nothing else runs: pc, lanes, registers."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(g.pc.to_bytes(8, "little"))
+        h.update(np.packbits(g.mask).tobytes())
+        h.update(repr((len(g.joins), g.ctl, g.explore)).encode())
+        for name in sorted(b.regs):
+            v = b.regs[name]
+            h.update(name.encode())
+            lanes = np.ndim(v) and np.shape(v)[0] == b.n
+            h.update(np.ascontiguousarray(v[g.mask] if lanes else v).tobytes())
+        return h.digest()
+
+    def _endless(self, b: Batch, g: Group, ins: A.Instruction, window: int) -> ExecError:
+        lane = int(np.flatnonzero(g.mask)[0])
+        cta, t = b.ctas[int(b.cta_of_lane[lane])], lane % b.lanes_per_cta
+        where = f"the loop closed by {ins.name} at {ins.span}" if ins.span else f"the loop closed by {ins.name}"
+        if g.explore:
+            # on a path explored for both outcomes of a data-dependent branch, the registers may
+            # hold a combination no input produces
+            return ExecError(f"{where} repeats its state on a path explored for a data-dependent branch "
+                             "(it may be one no input takes)", ins)
+        if window == _READS:
+            # only reads in the loop: another thread or CTA could still change what it reads
+            return ExecError(f"{where} repeats its state with no store in between ({int(g.mask.sum())} "
+                             f"thread(s) of CTA {cta}, the first: thread {t}): it ends only if another thread "
+                             "or CTA changes memory it reads, which the emulator does not interleave here", ins)
+        return Deadlock(f"{where} never terminates: {int(g.mask.sum())} thread(s) of CTA {cta} (the first: thread "
+                        f"{t}) return to its head with the same registers and no memory access in between", ins)
 
     @staticmethod
     def _run_data(ctx, ins: A.Instruction, fn, mask: np.ndarray) -> None:
@@ -642,6 +722,32 @@ class Machine:
 
     def _unsupported(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         raise Unsupported(f"{ins.name}", ins)
+
+
+# Non-termination is watched for once one group has run this many instructions without a break
+# (ordinary loops finish sooner and pay nothing for the fingerprints).
+_WATCH_AFTER = 20_000
+# How an instruction bears on the non-termination check in Machine._step_group.
+_PURE, _READS, _EFFECT = 0, 1, 2
+_PURE_OPCODES = frozenset({
+    "add", "addc", "sub", "subc", "mul", "mul24", "mad", "mad24", "madc", "fma", "div", "rem", "abs", "neg",
+    "min", "max", "sad", "popc", "clz", "bfind", "fns", "brev", "bfe", "bfi", "bmsk", "szext", "dp4a", "dp2a",
+    "and", "or", "xor", "not", "cnot", "lop3", "shf", "shl", "shr", "prmt", "mov", "cvt", "cvta", "setp",
+    "selp", "slct", "set", "testp", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
+    "bra", "isspacep"})
+_TIMING = ("%clock", "%globaltimer", "%smid", "%warpid", "%nwarpid", "%nsmid", "%gridid")
+
+
+def _purity(ins: A.Instruction) -> int:
+    """_PURE: registers in, registers out; _READS: also reads memory another thread may change;
+    _EFFECT: anything else (stores, atomics, synchronisation, asynchronous units, timers)."""
+    if any(t in repr(ins.operands) for t in _TIMING):
+        return _EFFECT
+    if ins.opcode in _PURE_OPCODES:
+        return _PURE
+    if ins.opcode in ("ld", "ldu"):
+        return _PURE if {".param", ".const"} & set(ins.modifiers) else _READS
+    return _EFFECT
 
 
 _EFFECTS = frozenset({"bra", "ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret",

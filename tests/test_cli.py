@@ -215,3 +215,47 @@ def test_regress_reports_mismatches(tmp_path):
     wrong.write_text(wrong.read_text().replace("// expect: race", "// expect: race_free", 1))
     r = volta("regress", tmp_path)
     assert r.exit_code == 1 and "MISMATCH" in r.output and "1 passed, 1 failed" in r.output
+
+
+ENDLESS_SUM = """// launch: {"grid": [1], "block": [32], "buffers": {"x": {"dtype": "int32", "shape": [1], "init": "ones"}}, "params": ["x"]}
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 x)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<2>;
+	ld.param.u64 %rd1, [x];
+	cvta.to.global.u64 %rd1, %rd1;
+	mov.u32 %r1, 0;
+LOOP:
+	ld.global.u32 %r2, [%rd1];
+	add.s32 %r1, %r1, %r2;
+	bra LOOP;
+}
+"""
+
+
+def test_an_endless_loop_ends_at_the_time_limit(tmp_path):
+    """A loop whose registers never repeat (a running sum) cannot be recognised as endless; the
+    time limit turns it into an undecided answer naming the instruction, not a hang."""
+    ptx = tmp_path / "endless.ptx"
+    ptx.write_text(ENDLESS_SUM)
+    r = volta("check", ptx, "--timeout", "1")
+    assert r.exit_code == 3
+    assert "inconclusive: time limit of 1 s reached" in r.output and f"{ptx}:" in r.output
+    spec = tmp_path / "launch.json"
+    spec.write_text(ENDLESS_SUM.splitlines()[0].removeprefix("// launch: "))
+    r = volta("run", ptx, "--launch", spec, "--timeout", "1")
+    assert r.exit_code == 3 and "undecided: time limit of 1 s reached" in r.output
+    assert volta("check", ptx, "--timeout", "0").exit_code == 2          # not a positive number
+
+
+def test_run_reports_a_loop_that_never_terminates(tmp_path):
+    case = REGRESSION / "loop_never_terminates.ptx"
+    spec = tmp_path / "launch.json"
+    spec.write_text(next(line for line in case.read_text().splitlines()
+                         if line.startswith("// launch:")).removeprefix("// launch: "))
+    r = volta("run", case, "--launch", spec)
+    assert r.exit_code == 1 and "never terminates" in r.output and "loop_never_terminates.ptx:20:" in r.output

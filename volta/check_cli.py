@@ -48,11 +48,15 @@ def _launch_from(path: Path, spec_path: Path | None, hdr: dict[str, str]):
                       f"header or {sidecar.name})")
 
 
+DEFAULT_TIMEOUT = 600.0
+
+
 def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
                arch: str | None = None, instance: str = "verify", entry: str | None = None,
-               grid: str = "auto"):
-    """Parse, build the launch, run the checker; returns a Report. Raises for bad input."""
-    from symexec import Unsupported, load_program
+               grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT):
+    """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation, then
+    inconclusive); returns a Report. Raises for bad input."""
+    from symexec import Unsupported, load_program, time_limit
     from symexec.check import check_kernel
     from symexec.check.findings import Report
 
@@ -67,7 +71,8 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
     name = entry or hdr.get("entry") or launch.kernel or (module.kernels[0].name if len(module.kernels) == 1 else None)
     try:
         prog = load_program(module, name)
-        report = check_kernel(prog, launch, grid=grid)
+        with time_limit(timeout):
+            report = check_kernel(prog, launch, grid=grid)
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
         report = Report(str(e), name or "?")
         report.notes.append("the kernel could not be loaded for checking: no property was checked")
@@ -106,11 +111,13 @@ def _print_report(report, out) -> None:
 @click.option("--grid", type=click.Choice(["auto", "enumerate", "symbolic"]), default="auto", show_default=True,
               help="How CTAs are covered: run every CTA, or prove cross-CTA global races and bounds for a "
                    "symbolic pair of CTAs with Z3 (auto: symbolic above 64 CTAs where it applies).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds of emulation before the verdict is inconclusive (a loop that does not end?).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a SARIF 2.1.0 log here (for code-scanning tools); never overwrites.")
 def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch: str | None, instance: str,
-              entry: str | None, grid: str, as_json: bool, sarif_path: Path | None) -> None:
+              entry: str | None, grid: str, timeout: float, as_json: bool, sarif_path: Path | None) -> None:
     """Prove KERNEL.ptx free of data races, barrier divergence, deadlocks and out-of-bounds accesses
     for a launch, or show a witness; or say what could not be decided."""
     from symexec import LaunchError
@@ -119,7 +126,7 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
         click.echo(f"error: {sarif_path} exists; not overwriting it", err=True)
         sys.exit(EXIT_BAD_INPUT)
     try:
-        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid)
+        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid, timeout)
     except ParseError as e:
         click.echo(str(e), err=True)
         sys.exit(EXIT_BAD_INPUT)
@@ -146,7 +153,9 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
 @click.argument("directory", type=click.Path(file_okay=False, exists=True, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("-k", "pattern", default=None, help="Only files whose name contains this text.")
-def regress_cmd(directory: Path, as_json: bool, pattern: str | None) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
+              help="Seconds of emulation per file before its verdict is inconclusive.")
+def regress_cmd(directory: Path, as_json: bool, pattern: str | None, timeout: float) -> None:
     """Check every .ptx in DIRECTORY whose header states `// expect: VERDICT`; table of expected vs
     actual; exit 1 on any mismatch."""
     from rich.console import Console
@@ -162,7 +171,7 @@ def regress_cmd(directory: Path, as_json: bool, pattern: str | None) -> None:
         if expected is None:
             continue
         try:
-            report = check_file(path)
+            report = check_file(path, timeout=timeout)
             actual = report.verdict
             detail = report.findings[0].message if report.findings else (report.notes[0] if report.notes else "")
         except ParseError as e:

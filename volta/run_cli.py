@@ -29,16 +29,19 @@ def _fail(code: int, message: str) -> None:
 @click.option("--distribution", default="normal", show_default=True,
               help="Input distribution (normal, large, tiny, zeros_ones, cancel, ...).")
 @click.option("--entry", default=None, help="Kernel to run when the module has several.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              help="Seconds of emulation before giving up (a loop that does not end?).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable result.")
 @click.option("--dump", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the output buffers to this .npz file (never overwrites).")
 @click.option("--dynamic-shared", type=int, default=None,
               help="Dynamic shared memory bytes (default: what Triton's kernel for the contract requests).")
 def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, instance: str, seed: int,
-            distribution: str, entry: str | None, as_json: bool, dump: Path | None,
+            distribution: str, entry: str | None, timeout: float, as_json: bool, dump: Path | None,
             dynamic_shared: int | None) -> None:
     """Run KERNEL.ptx on the CPU emulator and compare with the contract's reference."""
-    from symexec import ExecError, LaunchError, Unsupported, load_program, load_launch_spec, run_kernel
+    from symexec import (ExecError, LaunchError, TimeLimit, Unsupported, load_launch_spec, load_program, run_kernel,
+                         time_limit)
 
     if (contract_name is None) == (launch_path is None):
         _fail(EXIT_BAD_INPUT, "error: give exactly one of --contract NAME or --launch spec.json")
@@ -59,11 +62,14 @@ def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, i
         if dynamic_shared is not None:
             launch.dynamic_shared_bytes = dynamic_shared
         prog = load_program(module, entry or launch.kernel)
-        glob, _, stats = run_kernel(prog, launch)
+        with time_limit(timeout):
+            glob, _, stats = run_kernel(prog, launch)
     except (LaunchError, ValueError, KeyError) as e:
         _fail(EXIT_BAD_INPUT, f"error: {e}")
     except Unsupported as e:
         _fail(EXIT_UNDECIDED, str(e))
+    except TimeLimit as e:
+        _fail(EXIT_UNDECIDED, f"undecided: {e.message}" + (f" at {e.ins.span}" if e.ins is not None and e.ins.span else ""))
     except MemoryError:
         _fail(EXIT_UNDECIDED, f"{kernel}: out of memory while emulating this launch")
     except ExecError as e:

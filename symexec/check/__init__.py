@@ -127,8 +127,9 @@ def run_checked(m: Machine, prog: Program, launch: Launch, ctas: list | None = N
     except UndefinedBehavior as e:
         fatal = Finding("undefined_behavior", e.message, [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
     except ExecError as e:
-        report.verdict = f"inconclusive: {e.message}"
-        report.notes.append(str(e))
+        at = f" at {e.ins.span}" if e.ins is not None and e.ins.span is not None and str(e.ins.span) not in e.message else ""
+        report.verdict = f"inconclusive: {e.message}{at}"
+        report.notes.append("the emulation stopped there: nothing after it was checked")
     state = m.check
     assert state is not None
     findings: list[Finding] = []
