@@ -166,6 +166,16 @@ def _in_grid(launch: Launch, tag: str):
     return c, [z3.ULT(c[i], launch.grid[i]) for i in range(3)]
 
 
+#: Per-query Z3 limit: an "unknown" answer counts as not proven (the grid is then enumerated).
+Z3_QUERY_MS = 30_000
+
+
+def _solver() -> z3.Solver:
+    s = z3.Solver()
+    s.set("timeout", Z3_QUERY_MS)
+    return s
+
+
 def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
     """(report, "") when the symbolic grid check applies, else (None, why not)."""
     from . import run_checked
@@ -207,7 +217,7 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         if _has_leaf(d, ("p", "q")):
             return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
         c, grid = _in_grid(launch, "d")
-        s = z3.Solver()
+        s = _solver()
         s.add(grid + [_z3(canon, {("c", i): c[i] for i in range(3)}) == 0])
         if s.check() != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
@@ -219,7 +229,7 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         mem, off, guard, nrows, _ = cl.side("b", c, buf.base)
         if nrows > MAX_ROWS:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
-        s = z3.Solver()
+        s = _solver()
         s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, buf.data.size)])
         stats["z3_queries"] += 1
         res = s.check()
@@ -242,14 +252,14 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
         m1, o1, gd1, _, _ = w.side("w", c1, base, relaxed=True)
         m2, o2, gd2, _, _ = a.side("a", c2, base, relaxed=True)
-        s = z3.Solver()
+        s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         stats["z3_queries"] += 1
         if s.check() == z3.unsat:
             continue  # refuted on the relaxation (a superset of the lanes' accesses)
         m1, o1, gd1, _, _ = w.side("w", c1, base)
         m2, o2, gd2, _, _ = a.side("a", c2, base)
-        s = z3.Solver()
+        s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, gd1, gd2,
                          z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         while True:
@@ -317,7 +327,7 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
         c, g = _in_grid(launch, "i")
         m1, o1, gd1, _, l1 = w.side("w", c, base)
         m2, o2, gd2, _, l2 = a.side("a", c, base)
-        s = z3.Solver()
+        s = _solver()
         s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         for r in reps:
             s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)])))
