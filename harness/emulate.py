@@ -15,6 +15,7 @@ import numpy as np
 import ptx_parser
 from semantics.formats import BF16, E4M3, E5M2, decode, round_f64
 from symexec import Launch, load_program, run_kernel
+from symexec.launch import param_layout
 
 from . import dtypes as _dt
 from .compile import CompiledPTX, compile_contract
@@ -84,15 +85,10 @@ _INT_KINDS = {"b", "s", "u"}
 
 def _decl_type(param: Any) -> tuple[str, int] | None:
     """(kind letter, width in bits) of a ``.param`` declaration; arrays count as their bytes."""
-    for a in param.attrs:
-        t = a.lstrip(".")
-        if t == "pred" or len(t) < 2 or t[0] not in "bsuf" or not t[1:].isdigit():
-            continue
-        width = int(t[1:])
-        for d in param.dims or ():
-            width *= int(d) if isinstance(d, int) or str(d).isdigit() else 0
-        return t[0], width
-    return None
+    layout = param_layout(param)
+    if layout is None or layout[0] == ".pred":
+        return None
+    return layout[0][1], layout[2] * 8
 
 
 def _compatible(have: tuple[str, int], want: str) -> bool:

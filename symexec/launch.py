@@ -93,25 +93,34 @@ def _dim3(v, what: str) -> tuple[int, int, int]:
     return v + (1,) * (3 - len(v))  # type: ignore[return-value]
 
 
-def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[bytes, dict[str, int]]:
-    """Lay out kernel parameters as the .param space: each at its alignment (PTX 5.1.6)."""
+def param_layout(p) -> tuple[str, int, int] | None:
+    """(type such as ".u32", element bytes, total bytes) of a ``.param`` declaration; None when
+    it names no scalar type."""
+    from semantics.constexpr import evaluate
     from symexec.program import type_width  # local: keeps launch importable alone
 
+    ty = next((a for a in p.attrs if a.lstrip(".") in _PARAM_TYPES), None)
+    if ty is None:
+        return None
+    width = max(8, type_width(ty)) // 8
+    size = width
+    for d in p.dims:
+        size *= int(evaluate(d)) if d is not None else 0
+    return ty, width, size
+
+
+def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[bytes, dict[str, int]]:
+    """Lay out kernel parameters as the .param space: each at its alignment (PTX 5.1.6)."""
     if len(values) != len(param_decls):
         names = ", ".join(p.name for p in param_decls)
         raise LaunchError(f"the kernel has {len(param_decls)} parameters ({names}); the launch gives {len(values)}")
     buf = bytearray()
     offsets: dict[str, int] = {}
     for p, v in zip(param_decls, values):
-        ty = next((a for a in p.attrs if a.lstrip(".") in _PARAM_TYPES), None)
-        if ty is None:
+        layout = param_layout(p)
+        if layout is None:
             raise LaunchError(f"parameter {p.name}: no scalar type in {p.attrs}")
-        width = max(8, type_width(ty)) // 8
-        size = width
-        for d in p.dims:
-            from semantics.constexpr import evaluate
-
-            size *= int(evaluate(d)) if d is not None else 0
+        ty, width, size = layout
         # `.ptr .align N` describes the pointee; the parameter itself is naturally aligned
         align = width if ".ptr" in p.attrs else (p.align or width)
         while len(buf) % align:
