@@ -150,7 +150,7 @@ _DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("volta_deadline",
 
 @contextmanager
 def time_limit(seconds: float | None):
-    """Machines created inside stop with an ExecError once ``seconds`` have passed (None: no limit)."""
+    """Machines created inside raise TimeLimit once ``seconds`` have passed (None: no limit)."""
     token = _DEADLINE.set((time.monotonic() + seconds, seconds) if seconds else None)
     try:
         yield
@@ -260,12 +260,7 @@ class Machine:
             self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
             steps += self._step_group(b, ready[0])
             self.stats.steps = steps
-            if self.deadline is not None and time.monotonic() > self.deadline[0]:
-                raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached", self.prog.code[
-                    min(ready[0].pc, len(self.prog.code) - 1)])
-            if steps > self.max_steps:
-                raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
-                                self.prog.code[min(ready[0].pc, len(self.prog.code) - 1)])
+            self._check_limits(steps, ready[0].pc, clock=True)
             b.groups = [g for g in b.groups if g.status != "done"]
         # not reached
 
@@ -335,12 +330,8 @@ class Machine:
         seen: set[bytes] = set()
         window = _PURE  # the most effectful instruction since the last reset
         while g.status == "ready":
-            if steps > self.max_steps:
-                raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
-                                code[min(g.pc, n_code - 1)])
-            if not steps & 1023 and self.deadline is not None and time.monotonic() > self.deadline[0]:
-                raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached (a loop that does not end?)",
-                                code[min(g.pc, n_code - 1)])
+            if not steps & 1023 or steps > self.max_steps:  # cheap test on the hot path
+                self._check_limits(steps, g.pc, clock=True)
             while g.ctl and g.pc == g.ctl[-1]:
                 g.ctl = g.ctl[:-1]
             if b.check is not None:
@@ -384,6 +375,16 @@ class Machine:
             self._run_data(ctx, ins, fn, mask)
             g.pc += 1
         return steps
+
+    def _check_limits(self, steps: int, pc: int, clock: bool) -> None:
+        """Stop past max_steps, or (when ``clock``) past the time_limit() deadline."""
+        code = self.prog.code
+        if steps > self.max_steps:
+            raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
+                            code[min(pc, len(code) - 1)])
+        if clock and self.deadline is not None and time.monotonic() > self.deadline[0]:
+            raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached (a loop that does not end?)",
+                            code[min(pc, len(code) - 1)])
 
     @staticmethod
     def _fingerprint(b: Batch, g: Group) -> bytes:
