@@ -20,9 +20,8 @@ complete then and are recorded. `cp.async.bulk.tensor` needs the contents of a C
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -128,25 +127,13 @@ class AsyncCopyUnit:
         self._alive_seen = alive
 
 
-@contextmanager
-def performing(batch: "Batch", ins: A.Instruction, pc: int, lanes: np.ndarray) -> Iterator[None]:
+def performing(batch: "Batch", ins: A.Instruction, pc: int, lanes: np.ndarray):
     """Memory effects of an asynchronous operation made later than its issue: in check mode they are
     logged as a separate access of the issuing instruction (its line in witnesses), then the current
     instruction's context is restored."""
-    ctx = batch.ctx
-    chk = getattr(ctx, "check", None)
-    saved = (ctx.mask, ctx.full, ctx.ins, getattr(ctx, "pc", -1))
-    saved_chk = (chk.ins, chk.pc, chk.atomic) if chk is not None else None
     mask = np.zeros(batch.n, dtype=bool)
     mask[lanes] = True
-    ctx.pc = pc
-    ctx.begin(mask, ins)
-    try:
-        yield
-    finally:
-        ctx.mask, ctx.full, ctx.ins, ctx.pc = saved
-        if chk is not None:
-            chk.ins, chk.pc, chk.atomic = saved_chk
+    return batch.ctx.nested(mask, ins, pc)
 
 
 def unit(batch: "Batch") -> AsyncCopyUnit:

@@ -6,7 +6,8 @@ that is the same on every lane is kept as a 0-d array until a masked write makes
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -43,6 +44,25 @@ class GroupExec(Exec):
         if self.check is not None:
             self.check.begin(ins, self.pc)
 
+    @contextmanager
+    def nested(self, mask: np.ndarray, ins: A.Instruction, pc: int | None = None) -> Iterator[None]:
+        """Effects of another instruction made in the middle of the current one (an asynchronous
+        operation completing when a register is read, a copy landing at a wait): run them as `ins`
+        on `mask`, then restore the current instruction's context, check-mode state included."""
+        saved = (self.mask, self.full, self.ins, self.pc)
+        chk = self.check
+        saved_chk = (chk.ins, chk.pc, chk.atomic, chk.tracker.save()) if chk is not None else None
+        if pc is not None:
+            self.pc = pc
+        self.begin(mask, ins)
+        try:
+            yield
+        finally:
+            self.mask, self.full, self.ins, self.pc = saved
+            if chk is not None:
+                chk.ins, chk.pc, chk.atomic, tracked = saved_chk
+                chk.tracker.restore(tracked)
+
     # ------------------------------------------------------------------ registers
     def _reg_width(self, name: str) -> int:
         if name == _CC:
@@ -54,13 +74,13 @@ class GroupExec(Exec):
 
     def read_reg(self, name: str, ty: str) -> np.ndarray:
         width = self._reg_width(name)
+        if self.b.reg_watch and name in self.b.reg_watch:  # first: a pending result may land now
+            self.b.reg_watch[name](self.mask, name, self.ins, "read")
         v = self.b.regs.get(name)
         if v is None:
             v = np.zeros((), dtype=UINT[width])
         if self.check is not None:
             self.check.tracker.on_read_reg(name, v, width)
-        if self.b.reg_watch and name in self.b.reg_watch:
-            self.b.reg_watch[name](self.mask, name, self.ins, "read")
         t = tinfo(ty)
         if t.kind == "pred" or width == 1:
             return v.astype(bool) if width != 1 else v

@@ -7,7 +7,11 @@ and each thread's queue of issued `tcgen05.mma` operations.
 Completion is modelled at the LATEST legal point (9.7.16.6), so a missing wait shows up as
 wrong values instead of being hidden:
 - `tcgen05.ld`: tensor memory is read and the destination registers are written when the issuing
-  warp executes `tcgen05.wait::ld`; until then the registers keep their old values.
+  thread executes `tcgen05.wait::ld`, or earlier when an instruction of that thread reads one of
+  the destination registers: a true register dependency on a `tcgen05.ld` is respected without
+  any wait (9.7.16.6.4.5; Triton converts the loaded values before its `wait::ld`). Writing a
+  destination register before the load completes is an anti-dependency hazard the manual requires
+  `wait::ld` for: undefined behaviour.
 - `tcgen05.st`: source registers are read at issue; the cells are written at `tcgen05.wait::st`.
 - `tcgen05.mma`: queued per issuing thread. `tcgen05.commit ... mbarrier::arrive::one` hands the
   thread's queue (everything issued before it, in issue order, so same-accumulator MMAs stay
@@ -102,6 +106,7 @@ class Tcgen05Unit:
         self.cta_group: str | None = None
         self.warnings: list[str] = []  # undocumented descriptor bits and similar (never rejected)
         self.mmas_performed = 0
+        self.ld_regs: set[str] = set()  # registers watched for pending tcgen05.ld (batch.reg_watch)
 
     def smem(self, cta: int) -> np.ndarray:
         sb = self.batch.memory.shared_bytes
@@ -362,30 +367,69 @@ def _ld_st(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit, is_
     if pack:
         u.tmem.check_access(cta[:, None], tlane, tcol + 1, what, ins)
     if is_ld:
+        for r in regs:
+            if isinstance(r, A.Sym) and r.name in b.reg_watch and r.name not in u.ld_regs:
+                raise Unsupported(f"{ins.name}: destination {r.name} is watched by another unit", ins)
         u.pending_ld.append(PendingLd(ins, lanes, cta, tlane, tcol, tuple(regs), pack))
+        _watch_ld_registers(b, u, regs)
     else:
         vals = np.stack([_lane_vals(b, r, ".b32", lanes).astype(np.uint32) for r in regs], axis=1)
         u.pending_st.append(PendingSt(lanes, cta, tlane, tcol, vals, pack))
 
 
-def _complete_ld(b: "Batch", mask: np.ndarray, u: Tcgen05Unit) -> None:
-    """tcgen05.wait::ld: the executing warps' loads read tensor memory and write their registers."""
+def _complete_ld(b: "Batch", mask: np.ndarray, u: Tcgen05Unit, only=None) -> None:
+    """The loads of the threads in `mask` (all of them: tcgen05.wait::ld; `only`: those writing
+    register `only`) read tensor memory and write their destination registers."""
     keep = []
+    done = []
     for e in u.pending_ld:
         sel = mask[e.lanes]
+        if only is not None and not any(isinstance(r, A.Sym) and r.name == only for r in e.regs):
+            sel = np.zeros_like(sel)
         if sel.any():
-            lanes = e.lanes[sel]
-            vals = ops.gather_cells(u.tmem, e.cta[sel], e.tlane[sel], e.tcol[sel], e.pack)
-            lane_mask = np.zeros(b.n, dtype=bool)
-            lane_mask[lanes] = True
-            b.ctx.begin(lane_mask, e.ins)
+            done.append((e, sel))
+        if (~sel).any():
+            keep.append(PendingLd(e.ins, e.lanes[~sel], e.cta[~sel], e.tlane[~sel], e.tcol[~sel], e.regs, e.pack))
+    u.pending_ld = keep
+    _watch_ld_registers(b, u, None)
+    for e, sel in done:  # in issue order: a later load of the same register wins
+        lanes = e.lanes[sel]
+        vals = ops.gather_cells(u.tmem, e.cta[sel], e.tlane[sel], e.tcol[sel], e.pack)
+        lane_mask = np.zeros(b.n, dtype=bool)
+        lane_mask[lanes] = True
+        with b.ctx.nested(lane_mask, e.ins):
             for j, r in enumerate(e.regs):
                 full = np.zeros(b.n, dtype=np.uint32)  # a fresh array: registers keep what they are given
                 full[lanes] = vals[:, j]
                 b.ctx.write(r, full, ".b32")
-        if (~sel).any():
-            keep.append(PendingLd(e.ins, e.lanes[~sel], e.cta[~sel], e.tlane[~sel], e.tcol[~sel], e.regs, e.pack))
-    u.pending_ld = keep
+
+
+def _watch_ld_registers(b: "Batch", u: Tcgen05Unit, regs) -> None:
+    """Keep `batch.reg_watch` on exactly the destination registers of pending loads (`regs`: newly
+    added ones; None: recompute after completions)."""
+    want = {r.name for e in u.pending_ld for r in e.regs if isinstance(r, A.Sym)}
+    for name in u.ld_regs - want:
+        b.reg_watch.pop(name, None)
+    for name in want - u.ld_regs:
+        b.reg_watch[name] = lambda mask, name, ins, kind, u=u, b=b: _ld_register_touched(b, u, mask, name, ins, kind)
+    u.ld_regs = want
+
+
+def _ld_register_touched(b: "Batch", u: Tcgen05Unit, mask: np.ndarray, name: str, ins, kind: str) -> None:
+    """An instruction reads or writes a destination register of a pending tcgen05.ld."""
+    pending = np.zeros(b.n, dtype=bool)
+    for e in u.pending_ld:
+        if any(isinstance(r, A.Sym) and r.name == name for r in e.regs):
+            pending[e.lanes] = True
+    hit = pending & np.broadcast_to(mask, (b.n,))
+    if not hit.any():
+        return
+    if kind == "write":
+        lane = int(np.nonzero(hit)[0][0])
+        raise UndefinedBehavior(f"{ins.name if ins is not None else 'an instruction'} writes {name}, a destination "
+                                f"of a tcgen05.ld not yet completed by tcgen05.wait::ld (thread slot {lane}; "
+                                "anti-dependency hazard, PTX 9.7.16.6.4.5)", ins)
+    _complete_ld(b, hit, u, only=name)  # a true register dependency: the value must be there
 
 
 def _complete_st(mask: np.ndarray, u: Tcgen05Unit) -> None:

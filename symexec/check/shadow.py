@@ -116,6 +116,17 @@ class Tracker:
             elif ins.opcode in OPAQUE:
                 self.collective = "opaque"
 
+    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "addr_taint", "loaded", "load_cursor",
+                        "write_index", "permute", "collective", "warp_key", "address_mode")
+
+    def save(self) -> tuple:
+        """The per-instruction state (restore() puts it back after a nested instruction)."""
+        return tuple(getattr(self, k) for k in self._PER_INSTRUCTION)
+
+    def restore(self, saved: tuple) -> None:
+        for k, v in zip(self._PER_INSTRUCTION, saved):
+            setattr(self, k, v)
+
     # -------------------------------------------------------------- registers
     def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
         h = self.reg_hash.get(name)

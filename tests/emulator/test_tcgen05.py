@@ -202,9 +202,19 @@ def test_st_then_ld_round_trip(tmp_path):
     assert (r[:, 0] == 10 * t + 2).all() and (r[:, 1] == 10 * t + 3).all()
 
 
-def test_ld_registers_before_wait_ld_keep_old_values():
+def test_ld_register_read_before_wait_ld_is_a_true_dependency():
+    # 9.7.16.6.4.5: a true register dependency on tcgen05.ld is respected without wait::ld (Triton
+    # converts loaded accumulators before its wait::ld): the store sees the loaded values
     r = _ldst(wait_ld=False)
-    assert (r == 7).all()
+    t = np.arange(128)
+    assert (r[:, 0] == 10 * t + 2).all() and (r[:, 1] == 10 * t + 3).all()
+
+
+def test_ld_destination_written_before_wait_ld_is_undefined():
+    # anti-dependency hazard: only wait::ld orders a later write of a destination register
+    src = _ldst_kernel(wait_ld=False).replace("  ld.param.u64 %rd1, [out];", "  mov.u32 %r11, 5;\n  ld.param.u64 %rd1, [out];")
+    with pytest.raises(UndefinedBehavior, match="anti-dependency"):
+        _run(src, {"out": np.zeros(256, np.uint32)}, ["out"])
 
 
 def test_st_without_wait_st_has_not_landed():
@@ -526,6 +536,24 @@ def test_triton_gemm_sm100(dt, bm, bn, bk, shape):
     ref = a64 @ b64
     # one f32 rounding per MMA (K/16..K/32 of them) in the model: a few ulps of the row scale
     assert np.abs(got - ref).max() <= 1e-6 * np.abs(ref).max() * (K // 8)
+
+
+def test_suite_gemm_fp16_bench_tiles_sm100_matches_reference():
+    """gemm_fp16's sm_100a build at its bench tiles (128x128x64, tcgen05.mma) on one 128^3 CTA: the
+    fp16 epilogue converts the tcgen05.ld results before its wait::ld (it used to read zeros)."""
+    import dataclasses
+
+    from harness.emulate import emulate
+    from harness.suite.kernels import gemm_fp16 as G
+
+    def bench_tiles(d):
+        return 128, 128, 64
+
+    c = dataclasses.replace(G.CONTRACT, constexprs=G.tile_constexprs(bench_tiles), grid=G.tile_grid(bench_tiles),
+                            instances={"verify": {"M": 128, "N": 128, "K": 128}, "bench": {"M": 128, "N": 128, "K": 128}})
+    r = emulate(c, "sm_100a", "verify")
+    assert r.ok, [str(x) for x in r.comparisons]
+    assert np.abs(r.outputs["c"]).max() > 1
 
 
 def _shape_kernel(shape: str, num: int, regs: int, pack: bool) -> str:
