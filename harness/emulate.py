@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 import ptx_parser
+import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 from semantics.formats import BF16, E4M3, E5M2, decode, round_f64
 from symexec import Launch, load_program, run_kernel
 from symexec.launch import param_layout

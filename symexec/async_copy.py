@@ -31,8 +31,9 @@ from semantics.ptx.core import tinfo
 
 from . import mbarrier as MB
 from .errors import MemoryFault
-from .machine import Group, machine_handler
+from .machine import Group
 from .memory import from_bytes, to_bytes
+from .units import Unit, UnitState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .machine import Batch, Machine
@@ -63,7 +64,7 @@ class BulkOp:
 
 
 @dataclass(eq=False)
-class AsyncCopyUnit:
+class AsyncCopyUnit(UnitState):
     """Per-batch state of the non-bulk and bulk async-group mechanisms."""
 
     n: int
@@ -143,7 +144,6 @@ def unit(batch: "Batch") -> AsyncCopyUnit:
 # ---------------------------------------------------------------------- dispatch
 
 
-@machine_handler("cp")
 def cp(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
     mods = ins.modifiers
     if ".async" not in mods:
@@ -511,3 +511,6 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
                 batch.memory.write(".global", li, di, to_bytes(new, eb).reshape(1, n), ins)
 
         u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), reduce, batch.ctx.pc))
+
+
+UNIT = Unit("async_copy", {"cp": cp}, "cp.async and its groups, bulk copies and reductions (PTX 9.7.9.25)")

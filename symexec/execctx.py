@@ -2,6 +2,9 @@
 
 Registers hold raw bits in numpy arrays of their declared width (bool for predicates); a value
 that is the same on every lane is kept as a 0-d array until a masked write makes it vary.
+
+Check mode subclasses it (symexec.check.exec.CheckedExec) to follow what each value depends on;
+the `_on_*` methods are its hooks (no-ops here).
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from semantics.errors import Unsupported
 from semantics.formats import round_f64
 from semantics.ptx.core import UINT, Exec, tinfo
 
+from .events import AsyncOp, Proxy
 from .memory import LOCAL_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
+from .opcodes import SCHEDULE_DEPENDENT
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .machine import Batch
+    from .machine import Batch, Group
 
 _CC = "%%cc"
 
@@ -34,34 +39,54 @@ class GroupExec(Exec):
         self.ins: A.Instruction | None = None
         self._imm: dict = {}
         self.undefined: list[tuple[str, A.Instruction, int]] = []
-        self.check = batch.memory.check  # CheckState in check mode, else None
         self.pc = -1
+        self.group: "Group | None" = None  # the group being run
+        self.proxy = Proxy.GENERIC  # the proxy of the memory accesses being made
+        self.async_op: AsyncOp | None = None  # the asynchronous operation they are made for
 
     def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
         self.mask = mask
         self.full = bool(mask.all())
         self.ins = ins
-        if self.check is not None:
-            self.check.begin(ins, self.pc)
 
     @contextmanager
-    def nested(self, mask: np.ndarray, ins: A.Instruction, pc: int | None = None) -> Iterator[None]:
+    def nested(self, mask: np.ndarray, ins: A.Instruction, pc: int | None = None, proxy: Proxy = Proxy.GENERIC,
+               op: AsyncOp | None = None) -> Iterator[None]:
         """Effects of another instruction made in the middle of the current one (an asynchronous
         operation completing when a register is read, a copy landing at a wait): run them as `ins`
-        on `mask`, then restore the current instruction's context, check-mode state included."""
-        saved = (self.mask, self.full, self.ins, self.pc)
-        chk = self.check
-        saved_chk = (chk.ins, chk.pc, chk.atomic, chk.tracker.save()) if chk is not None else None
+        on `mask` (through `proxy`, for `op`), then restore the current instruction's context."""
+        saved = self._save()
         if pc is not None:
             self.pc = pc
+        self.proxy, self.async_op = proxy, op
         self.begin(mask, ins)
         try:
             yield
         finally:
-            self.mask, self.full, self.ins, self.pc = saved
-            if chk is not None:
-                chk.ins, chk.pc, chk.atomic, tracked = saved_chk
-                chk.tracker.restore(tracked)
+            self._restore(saved)
+
+    def _save(self) -> tuple:
+        return self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op
+
+    def _restore(self, saved: tuple) -> None:
+        self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op = saved
+
+    # ------------------------------------------------------------------ hooks (check mode)
+    def _on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        """Register `name` (of `width` bits) was read; `value` its bits."""
+
+    def _on_write_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        """Register `name` is about to be written with `value` on the executing lanes."""
+
+    def _on_read_const(self, value: np.ndarray, width: int) -> None:
+        """An operand that is the same in every run of the launch was read (immediate, address, %tid)."""
+
+    def _on_read_volatile(self, value: np.ndarray, width: int) -> None:
+        """A value another run could see differently was read (a timer, a physical id)."""
+
+    def _read_base(self, op: A.Sym) -> np.ndarray:
+        """The base register of an address operand."""
+        return self.read(op, ".u64")
 
     # ------------------------------------------------------------------ registers
     def _reg_width(self, name: str) -> int:
@@ -79,8 +104,7 @@ class GroupExec(Exec):
         v = self.b.regs.get(name)
         if v is None:
             v = np.zeros((), dtype=UINT[width])
-        if self.check is not None:
-            self.check.tracker.on_read_reg(name, v, width)
+        self._on_read_reg(name, v, width)
         t = tinfo(ty)
         if t.kind == "pred" or width == 1:
             return v.astype(bool) if width != 1 else v
@@ -100,8 +124,7 @@ class GroupExec(Exec):
             v = v.astype(UINT[t.width]).view(_SIGNED[t.width]).astype(_SIGNED[width]).view(UINT[width])
         elif v.dtype != UINT[width]:
             v = v.astype(UINT[width])
-        if self.check is not None:
-            self.check.tracker.on_write_reg(name, v, width, self.mask, self.full)
+        self._on_write_reg(name, v, width)
         if self.b.reg_watch and name in self.b.reg_watch:
             self.b.reg_watch[name](self.mask, name, self.ins, "write")
         if self.full:
@@ -117,16 +140,14 @@ class GroupExec(Exec):
         if isinstance(op, A.Sym):
             if op.component is None and op.name in self.b.var_addr:
                 v = self._address_value(op.name, ty)
-                if self.check is not None:
-                    self.check.tracker.on_read_const(v, tinfo(ty).width)
+                self._on_read_const(v, tinfo(ty).width)
                 return v
             if op.name.startswith("%") and op.name != _CC and self.b.prog.reg(op.name) is None:
                 v = self.special(op.name, op.component).astype(tinfo(ty).dtype)
-                if self.check is not None:
-                    if op.name in _SCHEDULE_DEPENDENT:  # timers, physical ids: another run differs
-                        self.check.tracker.on_read_volatile(v, tinfo(ty).width)
-                    else:
-                        self.check.tracker.on_read_const(v, tinfo(ty).width)
+                if op.name in SCHEDULE_DEPENDENT:  # timers, physical ids: another run differs
+                    self._on_read_volatile(v, tinfo(ty).width)
+                else:
+                    self._on_read_const(v, tinfo(ty).width)
                 return v
             if op.component is not None:
                 raise Unsupported(f"vector register component {op.name}{op.component}", self.ins)
@@ -143,8 +164,7 @@ class GroupExec(Exec):
         if v is None:
             v = self._immediate(op, ty)
             self._imm[key] = v
-        if self.check is not None:
-            self.check.tracker.on_read_const(v, tinfo(ty).width)
+        self._on_read_const(v, tinfo(ty).width)
         return v
 
     def _immediate(self, op, ty: str) -> np.ndarray:
@@ -206,14 +226,7 @@ class GroupExec(Exec):
             if op.base.name in self.b.var_addr:
                 space, base = self.b.var_addr[op.base.name]
                 return space, np.asarray(np.uint64((base + off) & (2**64 - 1)))
-            if self.check is not None:
-                tr = self.check.tracker
-                tr.address_mode = True
-                base_v = self.read(op.base, ".u64")
-                tr.address_mode = False
-                self.check.note_dependence(f"address of {self.ins.name if self.ins else '?'}", tr.addr_taint, self.mask)
-            else:
-                base_v = self.read(op.base, ".u64")
+            base_v = self._read_base(op.base)
             return None, (base_v.astype(np.uint64) + np.uint64(off & (2**64 - 1))).astype(np.uint64)
         if isinstance(op, A.Indexed):
             space, base = self.b.var_addr.get(op.base, (None, None))
@@ -327,10 +340,6 @@ class GroupExec(Exec):
             return np.asarray(b.memory.shared_bytes, dtype=np.uint32)
         raise Unsupported(f"special register {name}{component or ''}", self.ins)
 
-    def lane_source(self, src: np.ndarray) -> None:
-        if self.check is not None:
-            self.check.tracker.permute = src
-
     def note_undefined(self, lanes: np.ndarray, what: str, ins: A.Instruction) -> None:
         hit = np.broadcast_to(lanes, (self.n,)) & self.mask
         if hit.any():
@@ -338,10 +347,6 @@ class GroupExec(Exec):
 
 
 _SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-# Special registers whose values depend on timing or placement (PTX 10: %warpid is the physical
-# warp, %smid the multiprocessor): the checker treats them like input data.
-_SCHEDULE_DEPENDENT = frozenset({"%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo",
-                                 "%globaltimer_hi", "%smid", "%warpid", "%nwarpid", "%nsmid", "%gridid"})
 
 
 def _mem_space(space: str | None) -> str:

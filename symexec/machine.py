@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from enum import Enum
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -26,30 +27,69 @@ from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.ptx import HANDLERS
 from semantics.ptx.core import UINT, tinfo
 
+from . import units as _units
 from .errors import Deadlock, ExecError, TimeLimit
+from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Proxy, Reconverged, Release,
+                     SplitReason, SyncKind, SyncPoint, hook_name)
 from .execctx import GroupExec
 from .launch import Launch, pack_params
 from .memory import GlobalMemory, Memory
+from .opcodes import Purity, purity, touches_memory_or_sync
 from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
 
-# Machine-level instruction handlers: control flow, synchronisation and asynchronous units, which
-# need the scheduler (blocking, splitting groups) or per-batch unit state. A handler is called as
-# fn(machine, batch, group, ins, mask) with `mask` the group's lanes with the guard applied, and
-# returns True when the group goes on (it must then have advanced group.pc) or False when the group
-# blocked, split or finished. Units register theirs with @machine_handler("opcode").
-MachineHandler = Callable[["Machine", "Batch", "Group", A.Instruction, np.ndarray], bool]
-MACHINE_HANDLERS: dict[str, MachineHandler] = {}
+MachineHandler = _units.MachineHandler
 
 
-def machine_handler(*opcodes: str) -> Callable[[MachineHandler], MachineHandler]:
-    def deco(fn: MachineHandler) -> MachineHandler:
-        for op in opcodes:
-            MACHINE_HANDLERS[op] = fn
-        return fn
+class FindingKind(str, Enum):
+    """What a verdict reports (most severe first in symexec.check's ordering)."""
 
-    return deco
+    OUT_OF_BOUNDS = "out_of_bounds"
+    RACE = "race"
+    DEADLOCK = "deadlock"
+    DIVERGENCE = "divergence"
+    UNINITIALIZED = "uninitialized"
+    UNDEFINED_BEHAVIOR = "undefined_behavior"
+
+
+@dataclass
+class MachineFinding:
+    """A bug the machine itself sees while running (a barrier reached by part of a warp, ...)."""
+
+    kind: FindingKind
+    message: str
+    ins: A.Instruction | None
+    lane: int | None = None  # a thread slot of the batch that shows it
+    cta: tuple[int, int, int] | None = None
+    thread: tuple[int, int, int] | None = None
+
+
+class BranchDecision(Enum):
+    FOLLOW = "follow"  # take the branch as the values say
+    REGISTER_REGION = "register_region"  # values written until reconvergence depend on the choice
+    BOTH_PATHS = "both_paths"  # explore both outcomes with every lane (a superset of what inputs do)
+
+
+class Policy:
+    """How the machine treats guards and branches whose outcome the values alone should not decide
+    (angr's exploration techniques, in small): a plain run follows the values. Check mode supplies
+    one that explores data-dependent branches both ways (symexec.check.policy)."""
+
+    def on_guard(self, b: "Batch", g: "Group", ins: A.Instruction) -> None:
+        """A guarded instruction with memory or synchronisation effects is about to run."""
+
+    def on_branch(self, b: "Batch", g: "Group", ins: A.Instruction, dest: int) -> BranchDecision:
+        return BranchDecision.FOLLOW
+
+
+class InstructionObserver(Observer):
+    """An observer that also sees every instruction before and after it runs (the symbolic grid's
+    %ctaid shadow): the machine wraps its dispatch only when one is present."""
+
+    def before_instruction(self, b: "Batch", g: "Group", ins: A.Instruction, mask: np.ndarray) -> Any: ...
+
+    def after_instruction(self, b: "Batch", g: "Group", ins: A.Instruction, mask: np.ndarray, token: Any) -> None: ...
 
 
 @dataclass(eq=False)
@@ -78,6 +118,11 @@ class Group:
     waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
     red: A.Instruction | None = None  # a bar.red waiting for its result
 
+    def fork(self, mask: np.ndarray, pc: int) -> "Group":
+        """A group of `mask` at `pc` with this group's control-dependence state (joins, enclosing
+        data-dependent regions, exploration depth)."""
+        return Group(mask, pc, self.joins, ctl=self.ctl, explore=self.explore)
+
 
 @dataclass
 class RunStats:
@@ -91,7 +136,8 @@ class Batch:
 
     def __init__(self, prog: Program, launch: Launch, glob: GlobalMemory, ctas: list[tuple[int, int, int]],
                  params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]],
-                 check=None, batch_id: int = 0, cta_base: int = 0) -> None:
+                 observers: Sequence[Observer] = (), batch_id: int = 0, cta_base: int = 0,
+                 exec_factory: Callable[["Batch"], GroupExec] = GroupExec) -> None:
         self.prog = prog
         self.launch = launch
         T = launch.threads_per_block
@@ -109,15 +155,14 @@ class Batch:
         self.ctaid = tuple(c[self.cta_of_lane, k] for k in range(3))
         self.alive = self.valid.copy()
         shared = prog.shared_size() + launch.dynamic_shared_bytes
+        self.observers = list(observers)
         self.memory = Memory(glob, self.n, self.cta_of_lane, self.n_ctas, shared, prog.local_size(),
-                             params, param_offsets)
-        self.memory.check = check
-        self.memory.batch_id = batch_id
-        self.check = check
+                             params, param_offsets, batch_id, self.observers)
+        self.batch_id = batch_id
         self.cta_base = cta_base
         self.ctas = ctas
-        if check is not None:
-            check.new_batch(self.n, cta_base)
+        for o in self.observers:
+            o.on_batch(self)
         self.bar_instance = np.zeros((self.n_ctas, 16), dtype=np.int64)  # completions per barrier
         self.var_addr = var_addr
         self.regs: dict[str, np.ndarray] = {}
@@ -134,7 +179,8 @@ class Batch:
         # (e.g. accumulators of a pending wgmma, which ordinary instructions must not touch)
         self.reg_watch: dict[str, Callable] = {}
         self.timer_reads = 0
-        self.ctx = GroupExec(self)
+        self.ctx = exec_factory(self)
+        self.memory.source = self.ctx
 
     def unit(self, name: str, factory: Callable[[], Any]) -> Any:
         """The batch's state for unit `name`, created on first use."""
@@ -142,6 +188,22 @@ class Batch:
         if u is None:
             u = self.units[name] = factory()
         return u
+
+    def emit(self, ev) -> None:
+        """Tell every observer (symexec.events); a plain run has none and builds no events."""
+        name = hook_name(type(ev))
+        for o in self.observers:
+            getattr(o, name)(ev)
+
+    def split(self, g: Group, lanes: np.ndarray, pc: int, ins: A.Instruction | None = None) -> Group:
+        """Lanes `lanes` of `g` go on alone at `pc` (e.g. those whose guard was false while the others
+        block), keeping g's control-dependence state; `g` keeps the rest."""
+        new = g.fork(lanes.copy(), pc)
+        g.mask = g.mask & ~lanes
+        self.groups.append(new)
+        if self.observers:
+            self.emit(GroupSplit(g, (g, new), SplitReason.GUARD, ins))
+        return new
 
 
 #: (deadline on time.monotonic(), the limit in seconds) for machines created under time_limit().
@@ -162,8 +224,12 @@ class Machine:
     """Runs one program for one launch. `run()` returns the global memory afterwards."""
 
     def __init__(self, prog: Program, launch: Launch, batch_ctas: int = 64, max_steps: int = MAX_STEPS,
-                 check: bool = False, check_ctas: int | None = None) -> None:
-        """check: record accesses for the race checker, for ``check_ctas`` CTAs (default: the grid)."""
+                 observers: Sequence[Observer] = (), policy: Policy | None = None,
+                 ctas: list[tuple[int, int, int]] | None = None,
+                 exec_factory: Callable[[Batch], GroupExec] = GroupExec) -> None:
+        """observers: hear the run's events (symexec.events); policy: how guards and branches are
+        treated (default: follow the values); ctas: run exactly these CTAs, as one batch (default:
+        the whole grid, batch by batch); exec_factory: the instruction context of each batch."""
         self.prog = prog
         self.launch = launch
         self.glob = GlobalMemory()
@@ -180,14 +246,11 @@ class Machine:
         self.max_steps = max_steps
         self.deadline = _DEADLINE.get()
         self.stats = RunStats()
-        self.findings: list[tuple[str, str, A.Instruction | None, dict]] = []  # (kind, message, ins, details)
-        self.check = None
-        if check:
-            from .check.state import CheckState
-
-            lpc = -(-launch.threads_per_block // 32) * 32
-            self.check = CheckState(lpc, check_ctas or launch.num_ctas)
-            self.check.input_buffers = set(range(len(launch.buffers)))
+        self.findings: list[MachineFinding] = []
+        self.observers = list(observers)
+        self.policy = policy or Policy()
+        self.ctas = ctas
+        self.exec_factory = exec_factory
         self._dispatch = self._decode()
 
     # ------------------------------------------------------------------ set-up
@@ -209,27 +272,53 @@ class Machine:
 
     def _decode(self) -> list:
         """Per pc: (machine-level handler or None, data handler or None)."""
-        _load_units()
         table = []
-        self._purity = [_purity(ins) for ins in self.prog.code]
+        self._purity = [purity(ins) for ins in self.prog.code]
+        self._guard_matters = [ins.guard is not None and ins.opcode != "bra" and touches_memory_or_sync(ins.opcode)
+                               for ins in self.prog.code]
         for ins in self.prog.code:
             ctl = _CONTROL.get(ins.opcode)
+            unit = _units.handler(ins.opcode)
             if ctl is not None:
                 table.append((getattr(self, ctl), None))
-            elif ins.opcode in MACHINE_HANDLERS:
-                fn = MACHINE_HANDLERS[ins.opcode]
-                table.append((lambda b, g, i, m, fn=fn: fn(self, b, g, i, m), None))
+            elif unit is not None:
+                table.append((lambda b, g, i, m, fn=unit: fn(self, b, g, i, m), None))
             else:
                 table.append((None, HANDLERS.get(ins.opcode)))
+        watchers = [o for o in self.observers if isinstance(o, InstructionObserver)]
+        if watchers:
+            table = [(self._watched(watchers, c, f), None) for c, f in table]
         return table
+
+    def _watched(self, watchers: list[InstructionObserver], ctl, fn):
+        """A dispatch entry that shows the instruction to `watchers` before and after it runs."""
+        def run(b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+            tokens = [w.before_instruction(b, g, ins, mask) for w in watchers]
+            if ctl is not None:
+                ok = ctl(b, g, ins, mask)
+            else:
+                self._run_data(b.ctx, ins, fn, mask)
+                g.pc += 1
+                ok = True
+            for w, t in zip(watchers, tokens):
+                w.after_instruction(b, g, ins, mask, t)
+            return ok
+
+        return run
 
     # ------------------------------------------------------------------ run
     def run(self) -> GlobalMemory:
-        gx, gy, gz = self.launch.grid
-        ctas = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
-        for bi, i in enumerate(range(0, len(ctas), self.batch_ctas)):
-            batch = Batch(self.prog, self.launch, self.glob, ctas[i:i + self.batch_ctas], self.params,
-                          self.param_offsets, self.var_addr, self.check, bi, i)
+        if self.ctas is not None:
+            batches = [self.ctas]
+        else:
+            gx, gy, gz = self.launch.grid
+            ctas = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+            batches = [ctas[i:i + self.batch_ctas] for i in range(0, len(ctas), self.batch_ctas)]
+        base = 0
+        for bi, these in enumerate(batches):
+            batch = Batch(self.prog, self.launch, self.glob, these, self.params, self.param_offsets, self.var_addr,
+                          self.observers, bi, base, self.exec_factory)
+            base += len(these)
             self.stats.batches += 1
             self._run_batch(batch)
             self._finish_units(batch)
@@ -239,9 +328,7 @@ class Machine:
     def _finish_units(batch: Batch) -> None:
         """End-of-kernel obligations of the units (e.g. tcgen05.dealloc, pending bulk stores)."""
         for unit in batch.units.values():
-            finish = getattr(unit, "finish", None)
-            if finish is not None:
-                finish(batch)
+            unit.finish(batch)
 
     def _run_batch(self, b: Batch) -> None:
         steps = 0
@@ -282,7 +369,7 @@ class Machine:
                 continue
             lanes = np.repeat(complete, 32) & j.arrived
             base = j.parked[0]
-            g = Group(lanes.copy(), j.pc, base.joins[:-1], ctl=base.ctl, explore=base.explore)
+            g = Group(lanes.copy(), j.pc, base.joins[:-1], ctl=base.ctl, explore=base.explore)  # per-warp release
             j.expected &= ~lanes
             j.arrived &= ~lanes
             for p in j.parked:
@@ -328,15 +415,14 @@ class Machine:
         # registers as they were at an earlier jump to the same place, with no instruction in
         # between that touched memory or synchronised, repeats forever (the machine is deterministic).
         seen: set[bytes] = set()
-        window = _PURE  # the most effectful instruction since the last reset
+        window = Purity.PURE  # the most effectful instruction since the last reset
+        ctx.group = g
+        policy = self.policy
         while g.status == "ready":
             if not steps & 1023 or steps > self.max_steps:  # cheap test on the hot path
                 self._check_limits(steps, g.pc, clock=True)
             while g.ctl and g.pc == g.ctl[-1]:
                 g.ctl = g.ctl[:-1]
-            if b.check is not None:
-                b.check.tracker.control = bool(g.ctl)
-                b.check.tracker.explore = g.explore > 0
             if g.joins and g.pc == g.joins[-1].pc:
                 self._park(b, g)
                 return steps
@@ -350,10 +436,8 @@ class Machine:
             if ins.guard is not None:
                 pred = np.broadcast_to(ctx.read_reg(ins.guard.pred, ".pred"), (b.n,))
                 mask = mask & (~pred if ins.guard.negated else pred)
-                if b.check is not None and ins.opcode in _EFFECTS and ins.opcode != "bra":
-                    b.check.ins = ins
-                    taint = b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8))
-                    b.check.note_dependence(f"guard of {ins.name}", taint, g.mask)
+                if self._guard_matters[g.pc]:
+                    policy.on_guard(b, g, ins)
             ctl, fn = dispatch[g.pc]
             window = max(window, purity[g.pc])
             if ctl is not None:
@@ -361,7 +445,7 @@ class Machine:
                 if not ctl(b, g, ins, mask):
                     return steps
                 if g.pc <= pc and g.status == "ready" and steps > _WATCH_AFTER:  # a backward jump
-                    if window == _EFFECT:
+                    if window == Purity.EFFECT:
                         seen.clear()
                     else:
                         key = self._fingerprint(b, g)
@@ -370,7 +454,7 @@ class Machine:
                         if len(seen) > 4096:
                             seen.clear()
                         seen.add(key)
-                    window = _PURE
+                    window = Purity.PURE
                 continue
             self._run_data(ctx, ins, fn, mask)
             g.pc += 1
@@ -409,7 +493,7 @@ class Machine:
             # hold a combination no input produces
             return ExecError(f"{where} repeats its state on a path explored for a data-dependent branch "
                              "(it may be one no input takes)", ins)
-        if window == _READS:
+        if window == Purity.READS:
             # only reads in the loop: another thread or CTA could still change what it reads
             return ExecError(f"{where} repeats its state with no store in between ({int(g.mask.sum())} "
                              f"thread(s) of CTA {cta}, the first: thread {t}): it ends only if another thread "
@@ -453,11 +537,11 @@ class Machine:
         base = j.parked[0]
         merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1], ctl=base.ctl,
                        explore=max(0, base.explore - (1 if j.paths else 0)))
-        if j.taint_regs and b.check is not None:
-            b.check.tracker.taint_registers(j.taint_regs)
         for p in j.parked:
             p.status = "done"
         j.parked = []
+        if b.observers:
+            b.emit(Reconverged(j, merged, j.taint_regs))
         if merged.mask.any():
             b.groups.append(merged)
 
@@ -469,31 +553,25 @@ class Machine:
             raise Unsupported(f"{ins.name} to a non-label target", ins)
         dest = self.prog.labels[target.name]
         taken = mask
-        if b.check is not None and ins.guard is not None:
-            from .check.shadow import DATA
-
-            taint = np.broadcast_to(b.check.tracker.reg_taint.get(ins.guard.pred, np.zeros((), np.uint8)), (b.n,))
-            if ((taint & DATA) != 0)[g.mask].any():
-                r = self.prog.reconverge.get(g.pc)
-                if self.prog.region_pure.get(g.pc):
-                    # a data-dependent choice between register-only paths: values written until the
-                    # reconvergence point depend on data through control flow
-                    g.ctl = g.ctl + (r,)
-                elif r is not None and dest > g.pc and not self.prog.region_exits.get(g.pc):
-                    # memory effects on a data-dependent path: explore both paths with every lane
-                    # (a superset of what any input does); their values are marked data-dependent
-                    j = Join(r, g.mask.copy(), np.zeros_like(g.mask), paths=2,
-                             taint_regs=frozenset(self.prog.region_writes(g.pc)))
-                    g.status = "done"
-                    e = g.explore + 1
-                    b.groups.extend([Group(g.mask.copy(), g.pc + 1, g.joins + (j,), ctl=g.ctl, explore=e),
-                                     Group(g.mask.copy(), dest, g.joins + (j,), ctl=g.ctl, explore=e)])
-                    b.check.both_paths += 1
-                    return False
-                else:
-                    b.check.ins = ins
-                    why = "loop exit condition" if dest <= g.pc else "branch condition"
-                    b.check.note_dependence(f"{why} of {ins.name}", taint, g.mask)
+        if ins.guard is not None:
+            decision = self.policy.on_branch(b, g, ins, dest)
+            if decision is BranchDecision.REGISTER_REGION:
+                # a choice between register-only paths: values written until the reconvergence
+                # point depend on the choice
+                g.ctl = g.ctl + (self.prog.reconverge.get(g.pc),)
+            elif decision is BranchDecision.BOTH_PATHS:
+                # explore both paths with every lane (a superset of what any input does); the
+                # registers they write depend on the choice after they merge
+                j = Join(self.prog.reconverge[g.pc], g.mask.copy(), np.zeros_like(g.mask), paths=2,
+                         taint_regs=frozenset(self.prog.region_writes(g.pc)))
+                g.status = "done"
+                e = g.explore + 1
+                paths = (Group(g.mask.copy(), g.pc + 1, g.joins + (j,), ctl=g.ctl, explore=e),
+                         Group(g.mask.copy(), dest, g.joins + (j,), ctl=g.ctl, explore=e))
+                b.groups.extend(paths)
+                if b.observers:
+                    b.emit(GroupSplit(g, paths, SplitReason.BOTH_PATHS, ins))
+                return False
         if not taken.any():
             g.pc += 1
             return True
@@ -516,13 +594,15 @@ class Machine:
         jump = Group(taken.copy(), dest, joins, ctl=g.ctl, explore=g.explore)
         g.status = "done"
         b.groups.extend([fall, jump])
+        if b.observers:
+            b.emit(GroupSplit(g, (fall, jump), SplitReason.DIVERGENCE, ins))
         return False
 
     def _exit(self, b: Batch, g: Group, mask: np.ndarray) -> bool:
         for unit in list(b.units.values()):  # e.g. a thread's pending cp.async copies land at its exit
-            on_exit = getattr(unit, "on_exit", None)
-            if on_exit is not None:
-                on_exit(b, mask)
+            unit.on_exit(b, mask)
+        if b.observers and mask.any():
+            b.emit(Exited(np.nonzero(mask)[0]))
         b.alive &= ~mask
         g.mask = g.mask & ~mask
         for j in g.joins:
@@ -584,7 +664,7 @@ class Machine:
             partial = (shaped != b.alive.reshape(b.n_ctas, b.warps_per_cta, 32)) & warps[:, :, None]
             if partial.any():
                 c, w, lane = (int(v[0]) for v in np.nonzero(partial))
-                self._finding(b, "divergence", f"{ins.name} executed by only part of warp {w} (lane {lane} is on "
+                self._finding(b, FindingKind.DIVERGENCE, f"{ins.name} executed by only part of warp {w} (lane {lane} is on "
                               "another path); an .aligned barrier needs the whole warp", ins,
                               lane=c * b.lanes_per_cta + w * 32 + lane)
             arriving = np.repeat(warps, 32, axis=1).reshape(-1) & b.valid  # whole warps arrive
@@ -597,11 +677,11 @@ class Machine:
                 raise UndefinedBehavior(f"barrier {bar_id} used with thread count {count} while another warp "
                                         f"arrived with {prev}: all arrivals must use the same count", ins)
             b.bar_count_of[(c, bar_id)] = count
-        if b.check is not None:
+        if b.observers:
             lanes = np.nonzero(mask)[0]
             inst = b.bar_instance[b.cta_of_lane[lanes], bar_id]
             for k in np.unique(inst):
-                b.check.arrive(lanes[inst == k], ("bar", bar_id, int(k)))
+                b.emit(Release(lanes[inst == k], SyncPoint(SyncKind.BARRIER, (bar_id, int(k))), ins))
         b.bar_arrived[:, bar_id, :] |= arriving.reshape(b.n_ctas, -1)
         if kind == "red":
             src = ins.operands[-1]
@@ -618,8 +698,7 @@ class Machine:
         # the executing lanes wait; lanes of the group that did not execute (guard false) go on
         rest = g.mask & ~mask
         if rest.any():
-            b.groups.append(Group(rest, g.pc + 1, g.joins, ctl=g.ctl, explore=g.explore))
-            g.mask = mask.copy()
+            b.split(g, rest, g.pc + 1, ins)
         g.status = "barrier"
         g.barrier = bar_id
         g.pending = set(ctas)
@@ -643,22 +722,22 @@ class Machine:
                 continue
             b.bar_arrived[done, bar_id, :] = False
             done_ctas = set(np.nonzero(done)[0].tolist())
-            if b.check is not None:
-                exited = b.valid.reshape(b.n_ctas, -1) & ~alive
-                for c in done_ctas:
-                    if counts[c] is None and exited[c].any():
-                        self._finding(b, "divergence", f"barrier {bar_id} completed after thread(s) "
-                                      f"{np.nonzero(exited[c])[0][:8].tolist()} of the CTA exited; a CTA-wide "
-                                      "barrier must be reached by every thread", None, lane=c * b.lanes_per_cta)
+            exited = b.valid.reshape(b.n_ctas, -1) & ~alive
+            for c in done_ctas:
+                if counts[c] is None and exited[c].any():
+                    self._finding(b, FindingKind.DIVERGENCE, f"barrier {bar_id} completed after thread(s) "
+                                  f"{np.nonzero(exited[c])[0][:8].tolist()} of the CTA exited; a CTA-wide "
+                                  "barrier must be reached by every thread", None, lane=c * b.lanes_per_cta)
             red_result = None
             if int(bar_id) in b.bar_red:
                 red_result = (b.bar_red.pop(int(bar_id)), b.bar_red_seen.pop(int(bar_id)))
             for w in b.bar_waiting:
                 if w.barrier == bar_id:
-                    if b.check is not None:
+                    if b.observers:
                         for c in done_ctas & w.pending:
                             lanes = np.nonzero(w.mask & (b.cta_of_lane == c))[0]
-                            b.check.acquire(lanes, ("bar", bar_id, int(b.bar_instance[c, bar_id])), consume=False)
+                            point = SyncPoint(SyncKind.BARRIER, (int(bar_id), int(b.bar_instance[c, bar_id])))
+                            b.emit(Acquire(lanes, point))
                     if w.red is not None and red_result is not None and done_ctas & w.pending:
                         self._deliver_red(b, w, red_result)
                     w.pending -= done_ctas
@@ -697,25 +776,34 @@ class Machine:
         want = members.reshape(-1, 32)[np.arange(executing.shape[0]), np.argmax(executing, axis=1)]
         if (executing.any(axis=1) & ((want.astype(np.uint64) & ~bits) != 0)).any():
             raise Unsupported("bar.warp.sync whose membermask names lanes on another divergent path", ins)
-        if b.check is not None:  # the member lanes synchronise: memory before it is ordered after it
+        if b.observers:  # the member lanes synchronise: memory before it is ordered after it
             lanes = np.nonzero(mask)[0]
             b.warp_syncs += 1
             for w in np.unique(lanes // 32):
                 sel = lanes[lanes // 32 == w]
-                key = ("warpsync", int(w % b.warps_per_cta), b.warp_syncs)
-                b.check.arrive(sel, key)
-                b.check.acquire(sel, key)
+                point = SyncPoint(SyncKind.WARP_SYNC, (int(w % b.warps_per_cta), b.warp_syncs))
+                b.emit(Release(sel, point, ins))
+                b.emit(Acquire(sel, point, ins, consume=True))
         g.pc += 1
         return True
 
-    def _finding(self, b: Batch, kind: str, message: str, ins: A.Instruction | None, **details) -> None:
+    def _fence(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        """fence / membar (PTX 9.7.13.4): no effect on values in this emulation; observers hear of
+        them (proxy fences order the generic proxy against the async and tensormap proxies, 8.6)."""
+        if b.observers and mask.any():
+            b.emit(fence_event(ins, np.nonzero(mask)[0]))
+        g.pc += 1
+        return True
+
+    def _finding(self, b: Batch, kind: FindingKind, message: str, ins: A.Instruction | None,
+                 lane: int | None = None) -> None:
         if len(self.findings) < 64:
-            lane = details.get("lane")
+            f = MachineFinding(kind, message, ins, lane)
             if lane is not None:
                 c = int(b.cta_of_lane[lane])
-                details["cta"] = b.ctas[c]
-                details["thread"] = (int(b.tid[0][lane]), int(b.tid[1][lane]), int(b.tid[2][lane]))
-            self.findings.append((kind, message, ins, details))
+                f.cta = b.ctas[c]
+                f.thread = (int(b.tid[0][lane]), int(b.tid[1][lane]), int(b.tid[2][lane]))
+            self.findings.append(f)
 
     def _nop(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         g.pc += 1
@@ -728,31 +816,6 @@ class Machine:
 # Non-termination is watched for once one group has run this many instructions without a break
 # (ordinary loops finish sooner and pay nothing for the fingerprints).
 _WATCH_AFTER = 20_000
-# How an instruction bears on the non-termination check in Machine._step_group.
-_PURE, _READS, _EFFECT = 0, 1, 2
-_PURE_OPCODES = frozenset({
-    "add", "addc", "sub", "subc", "mul", "mul24", "mad", "mad24", "madc", "fma", "div", "rem", "abs", "neg",
-    "min", "max", "sad", "popc", "clz", "bfind", "fns", "brev", "bfe", "bfi", "bmsk", "szext", "dp4a", "dp2a",
-    "and", "or", "xor", "not", "cnot", "lop3", "shf", "shl", "shr", "prmt", "mov", "cvt", "cvta", "setp",
-    "selp", "slct", "set", "testp", "copysign", "rcp", "sqrt", "rsqrt", "sin", "cos", "lg2", "ex2", "tanh",
-    "bra", "isspacep"})
-_TIMING = ("%clock", "%globaltimer", "%smid", "%warpid", "%nwarpid", "%nsmid", "%gridid")
-
-
-def _purity(ins: A.Instruction) -> int:
-    """_PURE: registers in, registers out; _READS: also reads memory another thread may change;
-    _EFFECT: anything else (stores, atomics, synchronisation, asynchronous units, timers)."""
-    if any(t in repr(ins.operands) for t in _TIMING):
-        return _EFFECT
-    if ins.opcode in _PURE_OPCODES:
-        return _PURE
-    if ins.opcode in ("ld", "ldu"):
-        return _PURE if {".param", ".const"} & set(ins.modifiers) else _READS
-    return _EFFECT
-
-
-_EFFECTS = frozenset({"bra", "ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret",
-                      "wgmma", "tcgen05", "stmatrix", "ldmatrix"})
 
 _CONTROL = {
     "bra": "_bra",
@@ -763,9 +826,31 @@ _CONTROL = {
     "barrier": "_bar",
     "nanosleep": "_nop",
     "pmevent": "_nop",
+    "fence": "_fence",
+    "membar": "_fence",
     "call": "_unsupported",
     "brx": "_unsupported",
 }
+
+
+def is_machine_level(opcode: str) -> bool:
+    """Run by the machine itself (control flow, barriers, fences) or by a unit, not by a data handler."""
+    return opcode in _CONTROL or _units.handler(opcode) is not None
+
+
+def fence_event(ins: A.Instruction, lanes: np.ndarray) -> Fence:
+    """What a fence/membar orders (PTX 9.7.13.4): fence.proxy.async{.space} and
+    fence.proxy.tensormap::generic order the generic proxy against another proxy (8.6);
+    fence.mbarrier_init makes initialisations visible; the rest are memory fences."""
+    mods = ins.modifiers
+    if ".proxy" in mods:
+        other = Proxy.TENSORMAP if any(m.startswith(".tensormap") for m in mods) else \
+            Proxy.ASYNC if any(m.startswith(".async") for m in mods) else None
+        space = next((m for m in mods if m.startswith((".shared", ".global"))), None)
+        return Fence(lanes, FenceKind.PROXY, ins, other, space)
+    if ".mbarrier_init" in mods:
+        return Fence(lanes, FenceKind.MBARRIER_INIT, ins)
+    return Fence(lanes, FenceKind.MEMORY, ins)
 
 
 def check_control_mods(ins: A.Instruction, allowed: set[str]) -> None:
@@ -803,21 +888,6 @@ def _initialise(v, data: np.ndarray, symbols: dict[str, int]) -> None:
             out[i] = int(val) & ((1 << (8 * width)) - 1)
     raw = out.view(np.uint8)
     data[: raw.size] = raw[: data.size]
-
-
-def _load_units() -> None:
-    """Import the modules that register machine handlers (asynchronous units)."""
-    import importlib
-
-    for mod in _UNIT_MODULES:
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-
-
-_UNIT_MODULES = ("symexec.async_copy", "symexec.mbarrier", "symexec.wgmma", "tcgen05.unit")
 
 
 def run_kernel(prog: Program, launch: Launch, **kw) -> tuple[GlobalMemory, dict[str, int], RunStats]:

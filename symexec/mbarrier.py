@@ -29,8 +29,10 @@ from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 
 from .errors import MemoryFault
-from .machine import Group, machine_handler
+from .events import Acquire, Release, SyncKind, SyncPoint
+from .machine import Group
 from .memory import SHARED_BASE, WINDOW
+from .units import Unit, UnitState
 
 if TYPE_CHECKING:  # pragma: no cover
     from .machine import Batch, Machine
@@ -62,12 +64,12 @@ class Barrier:
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
 
 
-class MbarrierUnit:
-    """All mbarrier objects of one batch. `check` (symexec.check's state, in check mode) hears of the
-    synchronisation: release arrivals publish into the phase, acquiring waits that return True join it."""
+class MbarrierUnit(UnitState):
+    """All mbarrier objects of one batch. The batch's observers hear of the synchronisation:
+    release arrivals publish into the phase, acquiring waits that return True join it."""
 
-    def __init__(self, check=None) -> None:
-        self.check = check
+    def __init__(self, batch: "Batch") -> None:
+        self.batch = batch
         self.bars: dict[tuple[int, int], Barrier] = {}
         self.inits: dict[tuple[int, int], int] = {}
         # (instruction, barrier key, phase) of arrive-ons made before any wait observed the previous
@@ -208,15 +210,24 @@ class MbarrierUnit:
             bar.observed = True  # once per phase
 
     # ------------------------------------------------------------------ happens-before (check mode)
-    def release(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
-        """`lanes` publish what they did so far into `phase` of `bar` (a release arrive-on)."""
-        if self.check is not None and lanes.size:
-            self.check.arrive(lanes, ("mbarrier", bar.key[1], bar.generation, phase & 0xFFFFFFFF))
+    @property
+    def observed(self) -> bool:
+        """Someone listens for synchronisation (check mode)."""
+        return bool(self.batch.observers)
 
-    def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int) -> None:
+    @staticmethod
+    def point(bar: Barrier, phase: int) -> SyncPoint:
+        return SyncPoint(SyncKind.MBARRIER, (bar.key[1], bar.generation, phase & 0xFFFFFFFF))
+
+    def release(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None) -> None:
+        """`lanes` publish what they did so far into `phase` of `bar` (a release arrive-on)."""
+        if self.batch.observers and lanes.size:
+            self.batch.emit(Release(lanes, self.point(bar, phase), ins))
+
+    def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None) -> None:
         """`lanes` observed `phase` of `bar` complete with acquire semantics (9.7.13.15.16)."""
-        if self.check is not None and lanes.size:
-            self.check.acquire(lanes, ("mbarrier", bar.key[1], bar.generation, phase & 0xFFFFFFFF), consume=False)
+        if self.batch.observers and lanes.size:
+            self.batch.emit(Acquire(lanes, self.point(bar, phase), ins))
 
     @staticmethod
     def _check_tx(bar: Barrier, ins: A.Instruction) -> None:
@@ -226,7 +237,7 @@ class MbarrierUnit:
 
 
 def unit(batch: "Batch") -> MbarrierUnit:
-    return batch.unit("mbarrier", lambda: MbarrierUnit(getattr(batch, "check", None)))
+    return batch.unit("mbarrier", lambda: MbarrierUnit(batch))
 
 
 # ---------------------------------------------------------------------- addressing
@@ -288,7 +299,6 @@ _OPS = (".init", ".inval", ".test_wait", ".try_wait", ".pending_count", ".arrive
         ".expect_tx", ".complete_tx")
 
 
-@machine_handler("mbarrier")
 def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
     op = next((o for o in _OPS if o in ins.modifiers), None)
     allowed = _SEM | _SCOPE | _SPACES | {".b64", op or ""}
@@ -368,11 +378,11 @@ def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.nd
             if tx is not None:
                 u.expect_tx(key, int(tx[i]), ins)
             states[i] = u.arrive(key, int(counts[i]), ins, no_complete, drop)
-    if u.check is not None and ".relaxed" not in ins.modifiers:  # .release is the default (9.7.13.15.13)
+    if u.observed and ".relaxed" not in ins.modifiers:  # .release is the default (9.7.13.15.13)
         phases = (states & np.uint64(0xFFFFFFFF)).astype(np.int64)
         for key, idx in by_barrier(keys):
             for ph in np.unique(phases[idx]):
-                u.release(lanes[idx[phases[idx] == ph]], u.bars[key], int(ph))
+                u.release(lanes[idx[phases[idx] == ph]], u.bars[key], int(ph), ins)
     if not isinstance(dest, A.Sink):
         full = np.zeros(batch.n, dtype=np.uint64)
         full[lanes] = states
@@ -423,12 +433,12 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
     for key, idx in by_barrier(keys):
         if done[idx].any():
             u.bars[key].observed = True
-    if done.any() and u.check is not None and ".relaxed" not in ins.modifiers:  # .acquire is the default
+    if done.any() and u.observed and ".relaxed" not in ins.modifiers:  # .acquire is the default
         for key, idx in by_barrier(keys):
             hit = idx[done[idx]]
             if hit.size:
                 bar = u.bars[key]
-                u.acquire(lanes[hit], bar, bar.phase - 1)
+                u.acquire(lanes[hit], bar, bar.phase - 1, ins)
     if not done.any():
         site = (g.pc, mask.tobytes())
         if site in u.tokens:  # let go once with False: nothing else could run
@@ -448,8 +458,7 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
            keys: np.ndarray) -> None:
     rest = g.mask & ~mask
     if rest.any():  # lanes whose guard was false go on
-        batch.groups.append(Group(rest, g.pc + 1, g.joins))
-        g.mask = mask.copy()
+        batch.split(g, rest, g.pc + 1, ins)
         site = (g.pc, g.mask.tobytes())
     stamp = u.stamp
     slot, off = int(keys[0, 0]), int(keys[0, 1])
@@ -474,3 +483,6 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
     g.status = "wait"
     g.wake = wake
     g.waiting_for = describe()
+
+
+UNIT = Unit("mbarrier", {"mbarrier": mbarrier}, "mbarrier objects (PTX 9.7.13.15)")

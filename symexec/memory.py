@@ -16,6 +16,8 @@ import numpy as np
 from ptx_parser import ast as A
 
 from .errors import MemoryFault
+from .events import Buffer, MemoryAccess, MemSpace, Proxy
+from .opcodes import is_atomic, order, strength
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
@@ -79,10 +81,15 @@ class GlobalMemory:
 
 
 class Memory:
-    """All spaces of one batch of CTAs. `cta_of_lane[l]` is the batch slot of lane l's CTA."""
+    """All spaces of one batch of CTAs. `cta_of_lane[l]` is the batch slot of lane l's CTA.
+
+    Every access is told to the batch's observers as a MemoryAccess event (none in a plain run);
+    the instruction, pc and proxy of the access come from `source`, the batch's instruction
+    context (an asynchronous operation completing later runs in a nested context naming it)."""
 
     def __init__(self, glob: GlobalMemory, n_lanes: int, cta_of_lane: np.ndarray, n_ctas: int,
-                 shared_bytes: int, local_bytes: int, params: bytes, param_offsets: dict[str, int]) -> None:
+                 shared_bytes: int, local_bytes: int, params: bytes, param_offsets: dict[str, int],
+                 batch_id: int = 0, observers: list | None = None) -> None:
         self.glob = glob
         self.cta_of_lane = cta_of_lane
         self.shared_bytes = shared_bytes
@@ -91,8 +98,20 @@ class Memory:
         self.local = np.zeros(max(1, n_lanes * local_bytes), dtype=np.uint8)
         self.params = np.frombuffer(params, dtype=np.uint8).copy()
         self.param_offsets = param_offsets
-        self.check = None  # check.state.CheckState in check mode: sees every access
-        self.batch_id = 0
+        self.batch_id = batch_id
+        self.observers = observers if observers is not None else []
+        self.source = None  # the batch's GroupExec (ins, pc, proxy, async op of the current access)
+        self._buffers = {MemSpace.SHARED: Buffer(MemSpace.SHARED, batch_id),
+                         MemSpace.LOCAL: Buffer(MemSpace.LOCAL, batch_id), MemSpace.PARAM: Buffer(MemSpace.PARAM)}
+
+    def _tell(self, write: bool, buffer: Buffer, size: int, lanes: np.ndarray, flat: np.ndarray) -> None:
+        src = self.source
+        ins = src.ins if src is not None else None
+        ev = MemoryAccess(write, buffer, size, lanes, flat, ins, src.pc if src is not None else -1, strength(ins),
+                          order(ins), is_atomic(ins), getattr(src, "proxy", Proxy.GENERIC),
+                          getattr(src, "async_op", None))
+        for o in self.observers:
+            o.on_access(ev)
 
     # ------------------------------------------------------------------ address resolution
     def _flat(self, space: str, lanes: np.ndarray, addrs: np.ndarray, nbytes: int,
@@ -105,20 +124,20 @@ class Memory:
             bad = (a < 0) | (a + nbytes > self.shared_bytes)
             if bad.any():
                 self._fault("shared memory access out of bounds", ins, lanes, addrs, bad, space)
-            return ("shared", self.batch_id), self.shared, self.cta_of_lane[lanes].astype(np.int64) * self.shared_bytes + a
+            return self._buffers[MemSpace.SHARED], self.shared, self.cta_of_lane[lanes].astype(np.int64) * self.shared_bytes + a
         if space == ".local":
             a = addrs.astype(np.int64)
             bad = (a < 0) | (a + nbytes > self.local_bytes)
             if bad.any():
                 self._fault("local memory access out of bounds", ins, lanes, addrs, bad, space)
-            return ("local", self.batch_id), self.local, lanes.astype(np.int64) * self.local_bytes + a
+            return self._buffers[MemSpace.LOCAL], self.local, lanes.astype(np.int64) * self.local_bytes + a
         if space == ".param":
             a = addrs.astype(np.int64)
             bad = (a < 0) | (a + nbytes > self.params.size)
             if bad.any() or write:
                 self._fault("parameter access out of bounds" if not write else "store to kernel parameter",
                             ins, lanes, addrs, bad | write, space)
-            return ("param",), self.params, a
+            return self._buffers[MemSpace.PARAM], self.params, a
         # .global / .const
         idx, off = self.glob.locate(addrs, nbytes)
         bad = idx < 0
@@ -129,7 +148,7 @@ class Memory:
             alloc = self.glob.allocations[first]
             if write and alloc.readonly:
                 self._fault("store to read-only memory", ins, lanes, addrs, np.ones_like(bad), space)
-            return ("global", first), alloc.data, off
+            return Buffer(MemSpace.GLOBAL, first), alloc.data, off
         return None, None, idx  # type: ignore[return-value]  # several allocations: handled by caller
 
     @staticmethod
@@ -166,12 +185,12 @@ class Memory:
                 data = self.glob.allocations[int(i)].data
                 flat = o[sel, None] + np.arange(nbytes)
                 out[sel] = data[flat]
-                if self.check is not None:
-                    self.check.access("read", ("global", int(i)), data.size, lanes[sel], flat)
+                if self.observers:
+                    self._tell(False, Buffer(MemSpace.GLOBAL, int(i)), data.size, lanes[sel], flat)
             return out
         flat = off[:, None] + np.arange(nbytes)
-        if self.check is not None:
-            self.check.access("read", key, buf.size, lanes, flat)
+        if self.observers:
+            self._tell(False, key, buf.size, lanes, flat)
         return buf[flat]
 
     def write(self, space: str, lanes: np.ndarray, addrs: np.ndarray, data: np.ndarray,
@@ -191,13 +210,13 @@ class Memory:
                 if alloc.readonly:
                     self._fault("store to read-only memory", ins, lanes, addrs, sel, space)
                 flat = o[sel, None] + np.arange(nbytes)
-                if self.check is not None:
-                    self.check.access("write", ("global", int(i)), alloc.data.size, lanes[sel], flat, True)
+                if self.observers:
+                    self._tell(True, Buffer(MemSpace.GLOBAL, int(i)), alloc.data.size, lanes[sel], flat)
                 alloc.data[flat] = data[sel]
             return
         flat = off[:, None] + np.arange(nbytes)
-        if self.check is not None:
-            self.check.access("write", key, buf.size, lanes, flat, key[0] == "global")
+        if self.observers:
+            self._tell(True, key, buf.size, lanes, flat)
         buf[flat] = data
 
 

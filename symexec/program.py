@@ -15,6 +15,7 @@ import networkx as nx
 from ptx_parser import ast as A
 
 from .errors import Unsupported
+from .opcodes import EXITS, region_neutral
 
 EXIT = -1  # virtual exit node of the CFG
 
@@ -341,18 +342,13 @@ def _cfg(prog: Program) -> None:
         ipdom = nx.immediate_dominators(rev, EXIT)
     except nx.NetworkXError:  # pragma: no cover - EXIT always present
         ipdom = {}
+    effectful = {ins.opcode for ins in code if not region_neutral(ins.opcode)}
     for pc, ins in enumerate(code):
         if ins.opcode in ("bra", "brx") and (ins.guard is not None or ins.opcode == "brx"):
             d = ipdom.get(pc)
             prog.reconverge[pc] = None if d is None or d == EXIT else d
-            prog.region_pure[pc] = _pure_region(g, code, pc, prog.reconverge[pc])
-            prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], {"exit", "ret", "trap"})
-
-
-_EFFECTFUL = frozenset({"ld", "st", "atom", "red", "cp", "bar", "barrier", "mbarrier", "exit", "ret", "trap",
-                        "call", "brx", "wgmma", "tcgen05", "stmatrix", "ldmatrix", "fence", "membar",
-                        "shfl", "vote", "redux", "match", "elect", "activemask", "mma", "cvta", "prefetch",
-                        "griddepcontrol", "setmaxnreg", "nanosleep", "ldu", "tex", "suld", "sust"})
+            prog.region_pure[pc] = _pure_region(g, code, pc, prog.reconverge[pc], effectful)
+            prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], EXITS)
 
 
 def _ret_to_branch(st, end: str):
@@ -391,11 +387,13 @@ def _region_has(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | N
     return False
 
 
-def _pure_region(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | None) -> bool:
+def _pure_region(g: nx.DiGraph, code: list[A.Instruction], pc: int, stop: int | None,
+                 effectful: set[str]) -> bool:
     """Do the instructions reachable from branch `pc` before `stop` only compute registers?
 
-    Warp-collective instructions count as effects too: with divergent lanes they change meaning."""
-    return stop is not None and not _region_has(g, code, pc, stop, _EFFECTFUL)
+    Warp-collective instructions count as effects too: with divergent lanes they change meaning
+    (symexec.opcodes.region_neutral; an opcode the table does not know is an effect)."""
+    return stop is not None and not _region_has(g, code, pc, stop, effectful)
 
 
 

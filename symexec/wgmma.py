@@ -42,8 +42,9 @@ from semantics.constexpr import evaluate
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode
 
-from .machine import Batch, Group, Machine, machine_handler
+from .machine import Batch, Group, Machine
 from .memory import from_bytes
+from .units import Unit, UnitState
 from .wgmma_numerics import MODES, accumulate
 from .wgmma_layout import (K_BYTES, LayoutError, MatrixDescriptor, a_fragment, d_fragment, decode_descriptor,
                            matrix_addresses)
@@ -176,7 +177,7 @@ class WarpgroupState:
     wgmma_written: dict = field(default_factory=dict)  # registers last written by a performed mma
 
 
-class WgmmaUnit:
+class WgmmaUnit(UnitState):
     def __init__(self) -> None:
         self.wgs: dict[int, WarpgroupState] = {}
         self.specs: dict[int, Spec] = {}
@@ -197,7 +198,6 @@ class WgmmaUnit:
 # ---------------------------------------------------------------------------- handlers
 
 
-@machine_handler("wgmma")
 def wgmma(machine: Machine, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
     mods = ins.modifiers
     kinds = [m for m in (".fence", ".commit_group", ".wait_group", ".mma_async") if m in mods]
@@ -409,3 +409,6 @@ def _a_from_regs(ctx, spec: Spec, lanes: np.ndarray) -> np.ndarray:
     out = np.zeros((64, k), dtype=np.int64 if spec.atype in (".s8", ".u8") else np.float64)
     out[rows, cols] = _values(elems, spec.atype)
     return out
+
+
+UNIT = Unit("wgmma", {"wgmma": wgmma}, "Hopper warpgroup MMA (PTX 9.7.15)")

@@ -39,8 +39,9 @@ import numpy as np
 
 from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
-from symexec.machine import Group, machine_handler
+from symexec.machine import Group
 from symexec.memory import to_bytes
+from symexec.units import Unit, UnitState
 
 from . import ops
 from .descriptors import InstrDescriptor, check_smem_desc, decode_instr_desc, decode_smem_desc
@@ -96,7 +97,7 @@ class ThreadQueue:
     done: int = 0  # ops[:done] have been performed
 
 
-class Tcgen05Unit:
+class Tcgen05Unit(UnitState):
     def __init__(self, batch: "Batch") -> None:
         self.batch = batch
         self.tmem = TensorMemory(batch.n_ctas)
@@ -216,7 +217,6 @@ def _advance(g: Group) -> bool:
 # ---------------------------------------------------------------------- the handler
 
 
-@machine_handler("tcgen05")
 def tcgen05(machine: "Machine", b: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
     sub = _subop(ins)
     u = unit(b)
@@ -294,8 +294,7 @@ def _alloc(b: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Tcgen0
     # not enough free columns: these warps wait until a dealloc frees them (9.7.16.7.1: alloc blocks)
     go = g.mask & ~blocked
     if go.any():
-        b.groups.append(Group(go, g.pc + 1, g.joins))
-    g.mask = blocked
+        b.split(g, go, g.pc + 1, ins)
     g.status = "wait"
     ctas = sorted(set(b.cta_of_lane[np.nonzero(blocked)[0]].tolist()))
     ncols_all = int(_lane_vals(b, ins.operands[1], ".u32", np.nonzero(blocked)[0][:1])[0])
@@ -509,3 +508,6 @@ def _arrive_when_done(machine: "Machine", b: "Batch", ins: A.Instruction, lane: 
     key = (int(keys[0, 0]), int(keys[0, 1]))
     mu.get(key, ins).on_complete.append(work)
     mu.arrive(key, 1, ins)
+
+
+UNIT = Unit("tcgen05", {"tcgen05": tcgen05}, "Blackwell tensor cores and tensor memory (PTX 9.7.16)")

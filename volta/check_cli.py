@@ -58,7 +58,9 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
     inconclusive); returns a Report. Raises for bad input."""
     from symexec import Unsupported, load_program, time_limit
     from symexec.check import check_kernel
-    from symexec.check.findings import Report
+    from symexec.check.findings import Report, Verdict
+
+    import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 
     module = parse_file(path)
     hdr = header(path)
@@ -74,7 +76,7 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
         with time_limit(timeout):
             report = check_kernel(prog, launch, grid=grid)
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
-        report = Report(str(e), name or "?")
+        report = Report(Verdict.UNSUPPORTED, name or "?", str(e).removeprefix("unsupported: "))
         report.notes.append("the kernel could not be loaded for checking: no property was checked")
         return _named(report, path, name)
     return _named(report, path, prog.function.name)
@@ -89,7 +91,7 @@ def _print_report(report, out) -> None:
     color = "green" if report.exit_code == 0 else "red" if report.exit_code == 1 else "yellow"
     out(click.style(f"{report.kernel}: {report.verdict}", fg=color, bold=True))
     for f in report.findings:
-        out(f"  {f.kind}: {f.message}")
+        out(f"  {f.kind.value}: {f.message}")
         for s in f.sites:
             out(f"    {s.describe()}")
     for n in report.notes:

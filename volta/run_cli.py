@@ -43,6 +43,8 @@ def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, i
     from symexec import (ExecError, LaunchError, TimeLimit, Unsupported, load_launch_spec, load_program, run_kernel,
                          time_limit)
 
+    import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
+
     if (contract_name is None) == (launch_path is None):
         _fail(EXIT_BAD_INPUT, "error: give exactly one of --contract NAME or --launch spec.json")
     if dump is not None and dump.exists():

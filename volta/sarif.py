@@ -35,7 +35,7 @@ def to_sarif(reports) -> dict:
         for f in r.findings:
             locs = [_location(s.ptx) for s in f.sites] or [_location(r.kernel)]
             results.append({
-                "ruleId": f.kind,
+                "ruleId": f.kind.value,
                 "level": "error",
                 "message": {"text": f.message + "".join(f"\n{s.describe()}" for s in f.sites)},
                 "locations": locs[:1],

@@ -176,8 +176,8 @@ def isspacep(ins: A.Instruction, x: Exec) -> None:
     x.write(ins.operands[0], x.in_space(sp, a), ".pred")
 
 
-@handler("prefetch", "prefetchu", "applypriority", "createpolicy", "fence", "membar")
+@handler("prefetch", "prefetchu", "applypriority", "createpolicy")
 def no_value_effect(ins: A.Instruction, x: Exec) -> None:
-    """Hints and ordering: no effect on values in a sequentially consistent emulation."""
+    """Hints: no effect on values (fence/membar are the machine's: they order, symexec.machine)."""
     if ins.opcode == "createpolicy":  # an opaque cache policy: any value is a valid one
         x.write(ins.operands[0], np.uint64(0), ".b64")

@@ -1,15 +1,66 @@
-"""Findings and verdicts of `volta check`, with witnesses a person can read."""
+"""Verdicts and findings of `volta check`, with witnesses a person can read.
+
+The verdict names, their exit codes and the JSON shape are part of the public contract:
+`race_free`/`verified` exit 0, a bug exits 1, bad input 2 (decided by the CLI), `unsupported: <what>`
+and `inconclusive: <why>` exit 3.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import Enum, IntEnum
 
 from ptx_parser import ast as A
 
-# Verdicts, most severe first; exit codes are part of the public contract.
-VERDICT_EXIT = {"race_free": 0, "verified": 0, "race": 1, "deadlock": 1, "divergence": 1,
-                "out_of_bounds": 1, "uninitialized": 1, "undefined_behavior": 1,
-                "unsupported": 3, "inconclusive": 3}
+from ..machine import FindingKind
+
+
+class ExitCode(IntEnum):
+    OK = 0  # proved
+    BUG = 1  # a bug was found
+    BAD_INPUT = 2  # a parse error, an unknown kernel, a bad option
+    UNDECIDED = 3  # unsupported or inconclusive
+
+
+class Verdict(str, Enum):
+    RACE_FREE = "race_free"
+    VERIFIED = "verified"
+    OUT_OF_BOUNDS = "out_of_bounds"
+    RACE = "race"
+    DEADLOCK = "deadlock"
+    DIVERGENCE = "divergence"
+    UNINITIALIZED = "uninitialized"
+    UNDEFINED_BEHAVIOR = "undefined_behavior"
+    UNSUPPORTED = "unsupported"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self in (Verdict.RACE_FREE, Verdict.VERIFIED):
+            return ExitCode.OK
+        if self in (Verdict.UNSUPPORTED, Verdict.INCONCLUSIVE):
+            return ExitCode.UNDECIDED
+        return ExitCode.BUG
+
+    @staticmethod
+    def of(kind: FindingKind) -> "Verdict":
+        return Verdict(kind.value)
+
+
+#: Findings, most severe first: the verdict of a report with findings is the most severe one's.
+SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.RACE, FindingKind.DEADLOCK, FindingKind.DIVERGENCE,
+            FindingKind.UNINITIALIZED, FindingKind.UNDEFINED_BEHAVIOR]
+
+
+class GridMethod(Enum):
+    """How the CTAs of the grid were covered."""
+
+    ENUMERATE = "enumerate"  # every CTA executed
+    SYMBOLIC = "symbolic"  # two representative CTAs executed, the rest covered by Z3 (grid.py)
+    NONE = "none"  # neither could be used
+
+    def describe(self, detail: str = "") -> str:
+        return self.value + (f" ({detail})" if detail else "")
 
 
 @dataclass
@@ -35,27 +86,41 @@ class Site:
 
 @dataclass
 class Finding:
-    kind: str  # race | deadlock | divergence | out_of_bounds | uninitialized | undefined_behavior
+    kind: FindingKind
     message: str
     sites: list[Site] = field(default_factory=list)
     details: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        return d
 
 
 @dataclass
 class Report:
-    verdict: str
+    """A verdict (`outcome`, with `reason` for unsupported/inconclusive), its findings, the
+    assumptions it relies on and how it was reached."""
+
+    outcome: Verdict
     kernel: str
+    reason: str = ""
     findings: list[Finding] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # inconclusive/unsupported reasons
     stats: dict = field(default_factory=dict)
 
     @property
+    def verdict(self) -> str:
+        """The verdict as printed: `race`, `unsupported: <what>`, ..."""
+        return f"{self.outcome.value}: {self.reason}" if self.reason else self.outcome.value
+
+    def decide(self, outcome: Verdict, reason: str = "") -> None:
+        self.outcome, self.reason = outcome, reason
+
+    @property
     def exit_code(self) -> int:
-        return VERDICT_EXIT.get(self.verdict.split(":")[0], 3)
+        return int(self.outcome.exit_code)
 
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "kernel": self.kernel, "exit_code": self.exit_code,

@@ -36,9 +36,15 @@ import z3
 
 from ..launch import Launch
 from ..program import Program
-from .findings import Report
-from .grid_shadow import Access, ShadowMachine
+from .findings import GridMethod, Report, Verdict
+from .grid_shadow import Access, Shadow
+from .run import new_run, run_checked
 from .state import ATOMIC, READ
+
+
+def _concrete(prog: Program, launch: Launch, ctas: list) -> Report:
+    """Check exactly `ctas` (as one batch), concretely."""
+    return run_checked(new_run(prog, launch, ctas), prog, launch)
 
 MAX_ROWS = 4096
 MAX_VALIDATIONS = 4
@@ -178,32 +184,28 @@ def _solver() -> z3.Solver:
 
 def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
     """(report, "") when the symbolic grid check applies, else (None, why not)."""
-    from . import run_checked
-
     t0 = time.perf_counter()
     gx, gy, gz = launch.grid
     if launch.num_ctas == 1:
         return None, "one CTA"
     last = (gx - 1, gy - 1, gz - 1)
     reps = [(0, 0, 0), last]
-    m = ShadowMachine(prog, launch, reps)
-    rep = run_checked(m, prog, launch, reps)
-    sh = m.shadow
+    sh = Shadow(prog)
+    run = new_run(prog, launch, reps, (sh,))
+    rep = run_checked(run, prog, launch)
+    m = run.machine
     if rep.findings:  # real: these CTAs were executed concretely
-        rep.stats["grid_method"] = "symbolic (finding in a representative CTA)"
+        rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
         return rep, ""
-    if rep.verdict != "race_free" or sh.failed:
+    if rep.outcome is not Verdict.RACE_FREE or sh.failed:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
     try:
-        return _prove(prog, launch, m, rep, reps, t0)
+        return _prove(prog, launch, m, sh, rep, reps, t0)
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
 
 
-def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: list, t0: float):
-    from . import run_checked
-
-    sh = m.shadow
+def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float):
     classes: dict = {}
     for a in sh.accesses:
         key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
@@ -221,7 +223,7 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
         s.add(grid + [_z3(canon, {("c", i): c[i] for i in range(3)}) == 0])
         if s.check() != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
-    stats = {"grid_method": "symbolic", "access_classes": len(classes), "z3_queries": 0, "validation_runs": 0}
+    stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0, "validation_runs": 0}
     # ---- bounds: every CTA, every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
@@ -237,10 +239,10 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
             cta = _model_cta(s, c) if res == z3.sat else None
             if cta is not None:
                 stats["validation_runs"] += 1
-                r2 = run_checked(ShadowMachine(prog, launch, [cta], shadow=False), prog, launch, [cta])
+                r2 = _concrete(prog, launch, [cta])
                 if r2.findings:
                     r2.stats.update(stats)
-                    r2.stats["grid_method"] = "symbolic (bounds witness validated concretely)"
+                    r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("bounds witness validated concretely")
                     return r2, ""
             return None, f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} not proven for every CTA"
     # ---- cross-CTA races
@@ -272,10 +274,10 @@ def _prove(prog: Program, launch: Launch, m: ShadowMachine, rep: Report, reps: l
             x, y = _model_cta(s, c1), _model_cta(s, c2)
             validations += 1
             stats["validation_runs"] = validations
-            r2 = run_checked(ShadowMachine(prog, launch, [x, y], shadow=False), prog, launch, [x, y])
+            r2 = _concrete(prog, launch, [x, y])
             if r2.findings:
                 r2.stats.update(stats)
-                r2.stats["grid_method"] = "symbolic (Z3 overlap validated on two concrete CTAs)"
+                r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("Z3 overlap validated on two concrete CTAs")
                 return r2, ""
             s.add(z3.Not(z3.And([c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)])))
             s.add(z3.Not(z3.And([c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)])))
@@ -319,8 +321,6 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
     ordered by program order). SAT: CTA c is run concretely (a race there is reported); conflicts
     that synchronisation orders, or equal-value stores, leave the property checked on the executed
     CTAs only. Returns (None or why not proven, witness report or None)."""
-    from . import run_checked
-
     budget = MAX_VALIDATIONS
     not_proven = None
     for base, w, a in pairs:
@@ -344,10 +344,10 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
             x = _model_cta(s, c)
             budget -= 1
             stats["validation_runs"] += 1
-            r2 = run_checked(ShadowMachine(prog, launch, [x], shadow=False), prog, launch, [x])
+            r2 = _concrete(prog, launch, [x])
             if r2.findings:
                 r2.stats.update(stats)
-                r2.stats["grid_method"] = "symbolic (Z3 intra-CTA overlap validated concretely)"
+                r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("Z3 intra-CTA overlap validated concretely")
                 return None, r2
             reps = reps + [x]
             s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)])))

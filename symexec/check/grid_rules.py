@@ -9,7 +9,7 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.ptx.core import tinfo
 
-from .grid_shadow import TOP, K, Sv, adapt, width
+from .grid_expr import CMP, TOP, K, Sv, adapt, width
 
 _PLAIN = {"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max", "div", "rem",
           "mov", "cvt", "cvta", "selp", "setp"}
@@ -60,7 +60,7 @@ def transfer(sh, ins: A.Instruction):
         e = sh.expr(srcs[0], types[1])
         return Sv(adapt(e, tinfo(types[0]).width, st.kind == "s"))
     if op == "cvta":
-        base = sh.m.batch.ctx.generic_base(next((m for m in ins.positional), ".global")) if ins.positional else 0
+        base = sh.batch.ctx.generic_base(next((m for m in ins.positional), ".global")) if ins.positional else 0
         a = sh.sv(srcs[0], types[-1])
         sign = -1 if ".to" in mods else 1
         return Sv(("add", w, a.expr, K(sign * base, w)), a.off)
@@ -74,9 +74,7 @@ def transfer(sh, ins: A.Instruction):
         cmp = next((m[1:] for m in mods if m[1:] in ("eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs")), None)
         if cmp is None or isinstance(ins.operands[0], A.Pair):
             return TOP
-        from .grid_shadow import _CMP
-
-        c = _CMP[cmp]
+        c = CMP[cmp]
         uns = cmp in ("lo", "ls", "hi", "hs") or not signed
         e = ("cmp", 0, (c if c in ("eq", "ne") else ("u" if uns else "s") + c), sh.expr(srcs[0], types[-1]),
              sh.expr(srcs[1], types[-1]))

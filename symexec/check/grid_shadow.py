@@ -23,48 +23,12 @@ from ptx_parser import ast as A
 from semantics.ptx.core import tinfo
 from semantics.ptx.memory import space_of
 
-from ..machine import Batch, Machine
+from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
-from .state import ATOMIC, READ, WRITE, strength
-
-TOP = "top"
-_INT = ("s", "u", "b")
-_TIMERS = ("%clock", "%clock64", "%clock_hi", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi", "%smid",
-           "%gridid")
-_CMP = {"eq": "eq", "ne": "ne", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "lo": "lt", "ls": "le",
-        "hi": "gt", "hs": "ge"}
-
-
-def K(v: int, w: int) -> tuple:
-    return ("k", w, int(v) & ((1 << w) - 1)) if w else ("b", 0, bool(v))
-
-
-def width(e: tuple) -> int:
-    return e[1]
-
-
-def adapt(e: tuple, w: int, signed: bool = False) -> tuple:
-    """Resize a bit-vector expression (zero/sign extension or truncation to the low bits)."""
-    ew = e[1]
-    if ew == w:
-        return e
-    if e[0] == "k":
-        v = e[2]
-        if signed and ew < w and v >> (ew - 1):
-            v -= 1 << ew
-        return K(v, w)
-    if ew > w:
-        return ("trunc", w, e)
-    return ("sext" if signed else "zext", w, e)
-
-
-@dataclass
-class Sv:
-    """expr + off (off: concrete per-lane array at the expression's width, or None)."""
-
-    expr: tuple
-    off: np.ndarray | None = None
-
+from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
+from .grid_expr import TOP, K, Sv, adapt, width
+from .grid_rules import transfer
+from .state import ATOMIC, READ, WRITE
 
 @dataclass
 class Access:
@@ -78,9 +42,15 @@ class Access:
     rows: np.ndarray  # (k, n_placeholders + 2) uint64: placeholder values, thread index in the CTA, offset
 
 
-class Shadow:
-    def __init__(self, machine: "ShadowMachine") -> None:
-        self.m = machine
+class Shadow(InstructionObserver):
+    """Follows the representative run (an observer of its machine) with exact %ctaid expressions."""
+
+    def __init__(self, prog) -> None:
+        self.prog = prog
+        self.batch: Batch | None = None
+        self.glob = None
+        self.pc = -1
+        self.ctl_ops = {ins.opcode for ins in prog.code if is_machine_level(ins.opcode)}
         self.regs: dict[str, object] = {}
         self.ph: dict[int, np.ndarray] = {}
         self.failed: str | None = None
@@ -88,6 +58,28 @@ class Shadow:
         self.poison: list[tuple[int, set, np.ndarray]] = []  # (reconvergence pc, registers, lanes)
         self.nonzero: list[tuple[tuple, str]] = []  # divisors that must not be 0 in any CTA
         self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
+
+    # ---------------------------------------------------------------- observer hooks
+    def on_batch(self, batch: Batch) -> None:
+        self.batch = batch
+        self.glob = batch.memory.glob
+
+    def before_instruction(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray):
+        self.pc = g.pc
+        if self.failed is not None:
+            return [], None
+        try:
+            return self.before(g, ins, mask)
+        except Exception as e:  # a gap in the shadow must not break the concrete check
+            self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
+            return [], None
+
+    def after_instruction(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray, token) -> None:
+        if self.failed is None:
+            try:
+                self.after(ins, mask, token)
+            except Exception as e:
+                self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
 
     # ---------------------------------------------------------------- leaves and operands
     def leaf(self, arr, w: int, lanes: np.ndarray | None = None) -> tuple:
@@ -103,12 +95,12 @@ class Shadow:
         if a.ndim == 0 or (a == a.reshape(-1)[0]).all():
             return ("k", w, int(a.reshape(-1)[0]))
         pid = len(self.ph)
-        self.ph[pid] = np.broadcast_to(a, (self.m.batch.n,)).copy()
+        self.ph[pid] = np.broadcast_to(a, (self.batch.n,)).copy()
         return ("p", w, pid)
 
     def concrete(self, op, ty: str) -> np.ndarray:
         """An operand's current bits (without touching the checker's taint tracking)."""
-        b, ctx = self.m.batch, self.m.batch.ctx
+        b, ctx = self.batch, self.batch.ctx
         t = tinfo(ty)
         if isinstance(op, A.Sym) and op.component is None and b.prog.reg(op.name) is not None:
             v = b.regs.get(op.name)
@@ -131,7 +123,7 @@ class Shadow:
         if isinstance(op, A.Sym):
             if op.name in ("%ctaid", "%clusterid"):
                 return Sv(("c", 32, {".x": 0, ".y": 1, ".z": 2, None: 0}[op.component]))
-            if op.name in _TIMERS:
+            if op.name in SCHEDULE_DEPENDENT:
                 return TOP
             return self.regs.get(op.name)
         if isinstance(op, (A.Vector,)):
@@ -166,7 +158,7 @@ class Shadow:
     # ---------------------------------------------------------------- per instruction
     def before(self, g, ins: A.Instruction, mask: np.ndarray) -> tuple:
         op = ins.opcode
-        pc = self.m.batch_pc
+        pc = self.pc
         if self.poison:  # a register-only region ends where all of its lanes reconverge
             self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
                            if not (r == pc and not (lanes & ~g.mask).any())]
@@ -177,7 +169,7 @@ class Shadow:
                 guard = self.expr(A.Sym(ins.guard.pred), ".pred")
                 if ins.guard.negated:
                     guard = ("not", 0, guard)
-        prog = self.m.prog
+        prog = self.prog
         if op == "bra" and guard is not None and prog.reconverge.get(pc) is not None and prog.region_pure.get(pc) \
                 and not prog.region_exits.get(pc):
             # a choice between register-only paths that may differ between CTAs: the instructions up to
@@ -211,9 +203,9 @@ class Shadow:
         if op == "mov" and len(ins.operands) == 2 and (isinstance(ins.operands[0], A.Vector)
                                                          or isinstance(ins.operands[1], A.Vector)):
             return self._pack(ins, dests)
-        if op in self.m.ctl_ops or len(dests) > 1:
+        if op in self.ctl_ops or len(dests) > 1:
             srcs = [self.state(o) for o in ins.operands[1:]]
-            return dests, (None if all(s is None for s in srcs) and op not in _MEMORY_RESULT else TOP)
+            return dests, (None if all(s is None for s in srcs) and not facts(op).memory_result else TOP)
         try:
             return dests, transfer(self, ins)
         except (KeyError, ValueError, IndexError):
@@ -221,7 +213,7 @@ class Shadow:
 
     def after(self, ins: A.Instruction, mask: np.ndarray, pre: tuple) -> None:
         dests, result = pre
-        b = self.m.batch
+        b = self.batch
         poisoned = set().union(*(regs for _r, regs, _l in self.poison)) if self.poison else set()
         for i, (name, ty) in enumerate(dests):
             rw = b.prog.reg(name).width
@@ -260,7 +252,7 @@ class Shadow:
             if x is TOP:
                 return dests, TOP
             outs = [Sv(("trunc", ew, ("lshr", w, x, K(i * ew, w)))) for i, e in enumerate(d.elements)
-                    if isinstance(e, A.Sym) and self.m.prog.reg(e.name) is not None]
+                    if isinstance(e, A.Sym) and self.prog.reg(e.name) is not None]
             return [(n, f".b{ew}") for n, _ in dests], outs
         if isinstance(src, A.Vector) and not isinstance(d, A.Vector):
             ew = w // len(src.elements)
@@ -288,8 +280,8 @@ class Shadow:
         names = []
         items = d.elements if isinstance(d, A.Vector) else (d.first, d.second) if isinstance(d, A.Pair) else (d,)
         for e in items:
-            if isinstance(e, A.Sym) and self.m.prog.reg(e.name) is not None:
-                names.append((e.name, ".pred" if self.m.prog.reg(e.name).width == 1 else ty))
+            if isinstance(e, A.Sym) and self.prog.reg(e.name) is not None:
+                names.append((e.name, ".pred" if self.prog.reg(e.name).width == 1 else ty))
         return names
 
     # ---------------------------------------------------------------- memory accesses
@@ -304,7 +296,7 @@ class Shadow:
             # cp.async dst, src, cp-size{, src-size} (PTX 9.7.9.25.3): reads src-size bytes of global
             # memory (cp-size when absent); src-size 0 reads nothing, modelled as a guard
             d = ins.operands[0]
-            if isinstance(d, A.Address) and d.base is not None and d.base.name not in self.m.batch.var_addr \
+            if isinstance(d, A.Address) and d.base is not None and d.base.name not in self.batch.var_addr \
                     and (self.state(d.base) is not None or guard is not None):
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
             aop, kind = ins.operands[1], READ
@@ -324,7 +316,7 @@ class Shadow:
             return
         else:
             for o in ins.operands:  # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
-                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.m.batch.var_addr \
+                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
                         and (self.state(o.base) is not None or guard is not None):
                     self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
             if op in ("wgmma", "tcgen05") and any(self.state(o) not in (None,) for o in ins.operands[1:]):
@@ -343,7 +335,7 @@ class Shadow:
 
     def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str,
                 live: np.ndarray | None = None) -> None:
-        if not isinstance(aop, A.Address) or aop.base is None or aop.base.name in self.m.batch.var_addr:
+        if not isinstance(aop, A.Address) or aop.base is None or aop.base.name in self.batch.var_addr:
             a_state = None
         else:
             a_state = self.state(aop.base)
@@ -357,12 +349,12 @@ class Shadow:
         lanes = np.nonzero(g.mask if guard is not None else mask)[0]
         if lanes.size == 0:
             return
-        ctx = self.m.batch.ctx
+        ctx = self.batch.ctx
         base_c = (self.concrete(aop.base, ".u64") if aop.base is not None else np.uint64(0)) \
             if a_state is None else None
         off = int(ctx._immediate(aop.offset, ".s64").astype(np.int64)) if aop.offset is not None else 0
         if a_state is None:
-            conc = np.broadcast_to(np.asarray(base_c, np.uint64), (self.m.batch.n,))
+            conc = np.broadcast_to(np.asarray(base_c, np.uint64), (self.batch.n,))
             e, o = self.leaf(conc, 64), None
         else:
             sv = self.sv(aop.base, ".u64")
@@ -370,7 +362,7 @@ class Shadow:
         addr = e  # the displacement goes into the offset column (more accesses share one shape)
         # concrete addresses in this run: which buffer, and the generic windows
         conc = np.broadcast_to(np.asarray(self.concrete(aop.base, ".u64") if aop.base is not None else 0,
-                                          np.uint64), (self.m.batch.n,))[lanes] \
+                                          np.uint64), (self.batch.n,))[lanes] \
             + np.uint64(off & (2**64 - 1))
         act = mask[lanes] if live is None else (mask & live)[lanes]  # lanes that access memory in this run
         win = ((conc >= SHARED_BASE) & (conc < SHARED_BASE + WINDOW)) | ((conc >= LOCAL_BASE) & (conc < LOCAL_BASE + WINDOW))
@@ -379,10 +371,10 @@ class Shadow:
                 self.fail(f"generic access {ins.name} at {ins.span} reaches shared/local memory with a %ctaid-"
                           "dependent address or guard")
             return
-        idx, _ = self.m.glob.locate(conc[act] if act.any() else conc, size)
+        idx, _ = self.glob.locate(conc[act] if act.any() else conc, size)
         found, counts = np.unique(idx[idx >= 0], return_counts=True)
         if found.size == 0:  # no lane accesses memory here: the allocation at or below the address
-            bases = np.array([al.base for al in self.m.glob.allocations], dtype=np.uint64)
+            bases = np.array([al.base for al in self.glob.allocations], dtype=np.uint64)
             below = np.searchsorted(bases, conc[:1], side="right") - 1
             if below[0] < 0:
                 self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses")
@@ -394,13 +386,10 @@ class Shadow:
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
         offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))
-        thread = (lanes % self.m.batch.lanes_per_cta).astype(np.uint64)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
         rows = np.column_stack(cols + [thread, offcol.astype(np.uint64)])
-        self.accesses.append(Access(self.m.batch_pc, kind, strength(ins), int(found[0]), size, canon[0],
+        self.accesses.append(Access(self.pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
-
-
-_MEMORY_RESULT = frozenset({"ld", "ldu", "atom", "cp", "wgmma", "tcgen05", "ldmatrix", "tex", "tld4", "suld"})
 
 
 def _full(sh: Shadow, v: Sv) -> tuple:
@@ -434,54 +423,3 @@ def _canonical(exprs: list[tuple], ph: dict, lanes: np.ndarray) -> tuple[list[tu
         return tuple(walk(x) if isinstance(x, tuple) else x for x in e)
 
     return [walk(e) for e in exprs], cols
-
-
-class ShadowMachine(Machine):
-    """Runs the given CTAs as one batch in check mode; with `shadow`, follows %ctaid symbolically."""
-
-    def __init__(self, prog, launch, ctas: list[tuple[int, int, int]], shadow: bool = True) -> None:
-        super().__init__(prog, launch, check=True, check_ctas=len(ctas))
-        self.ctas = ctas
-        self.shadow = Shadow(self) if shadow else None
-        self.batch: Batch | None = None
-        self.batch_pc = -1
-        self.ctl_ops = {ins.opcode for ins, (c, _f) in zip(prog.code, self._dispatch) if c is not None}
-        if shadow:
-            self._dispatch = [(self._wrap(c, f), None) for c, f in self._dispatch]
-
-    def run(self):
-        batch = Batch(self.prog, self.launch, self.glob, self.ctas, self.params, self.param_offsets,
-                      self.var_addr, self.check, 0, 0)
-        self.batch = batch
-        self.stats.batches += 1
-        self._run_batch(batch)
-        self._finish_units(batch)
-        return self.glob
-
-    def _wrap(self, ctl, fn):
-        def hook(b, g, ins, mask):
-            sh = self.shadow
-            self.batch_pc = g.pc
-            pre = ([], None)
-            if sh.failed is None:
-                try:
-                    pre = sh.before(g, ins, mask)
-                except Exception as e:  # a gap in the shadow must not break the concrete check
-                    sh.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
-            if ctl is not None:
-                ok = ctl(b, g, ins, mask)
-            else:
-                self._run_data(b.ctx, ins, fn, mask)
-                g.pc += 1
-                ok = True
-            if sh.failed is None:
-                try:
-                    sh.after(ins, mask, pre)
-                except Exception as e:
-                    sh.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
-            return ok
-
-        return hook
-
-
-from .grid_rules import transfer  # noqa: E402  (the per-opcode rules)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..opcodes import LaneScope, facts
+
 DATA = np.uint8(1)
 UNINIT = np.uint8(2)
 
@@ -30,16 +32,12 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
-# Operations whose operands commute (fma/mad: the two factors).
-COMMUTATIVE = frozenset({"add", "mul", "and", "or", "xor", "min", "max", "fma", "mad", "addc"})
-# Warp-collective instructions: a lane's result is a function of the whole warp's operands (and of
-# the memory they name), so it is numbered from all of them, the lane and the destination index:
-# two warps doing the same thing on the same values get the same numbers, no two lanes do.
-WARP_COLLECTIVE = frozenset({"vote", "redux", "match", "elect", "activemask", "mma", "ldmatrix", "movmatrix"})
-# Of those, the ones whose result is the same on every lane of the warp (PTX 9.7.13.9-11).
-WARP_UNIFORM = frozenset({"vote", "redux", "activemask"})
-# Results that depend on several warps' registers: fresh numbers, no equality is ever claimed.
-OPAQUE = frozenset({"wgmma", "tcgen05"})
+# Which instructions commute their first two operands, which are warp-collective (a lane's result
+# is a function of the whole warp's operands and of the memory they name: numbered from all of
+# them, the lane and the destination index, so that two warps doing the same thing on the same
+# values get the same numbers and no two lanes do), which of those give every lane the same value,
+# and which depend on several warps' registers (fresh numbers, no equality ever claimed): the
+# opcode table, symexec.opcodes.
 
 
 def splitmix(x: np.ndarray) -> np.ndarray:
@@ -111,9 +109,10 @@ class Tracker:
         self.warp_key: np.ndarray | None = None
         self.address_mode = False
         if ins is not None:
-            if ins.opcode in WARP_COLLECTIVE:
+            lanes = facts(ins.opcode).lanes
+            if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM):
                 self.collective = "warp"
-            elif ins.opcode in OPAQUE:
+            elif lanes is LaneScope.MULTI_WARP:
                 self.collective = "opaque"
 
     _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "addr_taint", "loaded", "load_cursor",
@@ -227,7 +226,7 @@ class Tracker:
             return mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)), taint
         ins = self.ins
         parts = list(self.in_hash)
-        if ins is not None and ins.opcode in COMMUTATIVE and len(parts) >= 2:
+        if ins is not None and facts(ins.opcode).commutative and len(parts) >= 2:
             a, b = parts[0], parts[1]
             parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
         key = key_of(ins.name if ins is not None else "?")
@@ -236,7 +235,7 @@ class Tracker:
         return h, taint
 
     def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Numbers for warp-collective (or opaque multi-warp) results; see WARP_COLLECTIVE."""
+        """Numbers for warp-collective (or opaque multi-warp) results (LaneScope in symexec.opcodes)."""
         taint = self.in_taint.copy()
         if self.loaded is not None:
             taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
@@ -256,7 +255,7 @@ class Tracker:
             w = per_lane.reshape(-1, 32)
             warp = mix(key_of("warp"), *[w[:, i] for i in range(32)])
             self.warp_key = np.repeat(warp, 32)
-        uniform = self.ins is not None and self.ins.opcode in WARP_UNIFORM
+        uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
         lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
         h = mix(key_of("collective"), self.warp_key, lane, np.uint64(k))
         return np.where(taint != 0, h, const), taint

@@ -1,48 +1,28 @@
-"""Check-mode state of one CTA batch: the access log, vector clocks and shadow values.
+"""Check-mode state of a run: the access log, vector clocks and shadow values.
 
-The executor calls `access()` for every memory access (with the buffer and flat byte offsets it
-touched), `arrive()`/`complete()` at barriers and other synchronisation, and `begin()` before each
-instruction. `races()` then finds conflicting accesses that happens-before does not order.
+`CheckState` is an observer of the machine (symexec.events): every memory access event updates
+the memory shadows and is logged with its thread's clock stamp; release/acquire events advance the
+vector clocks (hb.py); reconvergence after a both-ways exploration marks the registers the two
+paths wrote as data-dependent. The instruction context (symexec.check.exec.CheckedExec) feeds
+the register shadows. `races.find_races` then finds conflicting accesses that happens-before does
+not order.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ptx_parser import ast as A
 
+from ..events import Acquire, Buffer, MemoryAccess, MemSpace, Observer, Reconverged, Release
+from ..opcodes import Order
 from .hb import Clocks
 from .shadow import DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker
 
 READ, WRITE, ATOMIC = 0, 1, 2
-_SCOPES = {".cta": 1, ".cluster": 2, ".gpu": 3, ".sys": 4}
-_STRONG = re.compile(r"^\.(relaxed|acquire|release|acq_rel|volatile|mmio)$")
-
-
-RELEASE, ACQUIRE = 1, 2
-
-
-def semantics(ins: A.Instruction | None) -> int:
-    """Release/acquire bits of a strong access (PTX 8.4: .release, .acquire, .acq_rel)."""
-    if ins is None:
-        return 0
-    m = ins.modifiers
-    return (RELEASE if (".release" in m or ".acq_rel" in m) else 0) | \
-        (ACQUIRE if (".acquire" in m or ".acq_rel" in m) else 0)
-
-
-def strength(ins: A.Instruction) -> int:
-    """0 for a weak access; otherwise the scope of a strong one (PTX 8.4: morally strong)."""
-    if ins.opcode in ("atom", "red"):
-        return max((_SCOPES.get(m, 0) for m in ins.modifiers), default=0) or 3  # default .gpu
-    if any(_STRONG.match(m) for m in ins.modifiers):
-        if ".volatile" in ins.modifiers:
-            return 4
-        return max((_SCOPES.get(m, 0) for m in ins.modifiers), default=0) or 4
-    return 0
+RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
 
 
 @dataclass
@@ -51,7 +31,7 @@ class Event:
     pc: int
     kind: int
     strong: int
-    buffer: object
+    buffer: Buffer
     lanes: np.ndarray
     flat: np.ndarray  # (k, nbytes) byte offsets in the buffer
     rows: np.ndarray
@@ -63,8 +43,8 @@ class Event:
 
 
 @dataclass
-class CheckState:
-    """One per run; `new_batch()` before each CTA batch (CTA slots map to global CTA indices)."""
+class CheckState(Observer):
+    """One per run; each CTA batch starts with `on_batch` (CTA slots map to global CTA indices)."""
 
     lanes_per_cta: int
     n_ctas: int
@@ -77,7 +57,6 @@ class CheckState:
     time: int = 0
     pc: int = -1
     ins: A.Instruction | None = None
-    atomic: bool = False
     cta_base: int = 0
     n: int = 0
     both_paths: int = 0  # data-dependent branches explored both ways
@@ -87,11 +66,25 @@ class CheckState:
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
 
-    def new_batch(self, n_lanes: int, cta_base: int) -> None:
-        self.n = n_lanes
-        self.cta_base = cta_base
-        self.tracker = Tracker(n_lanes)
+    # -------------------------------------------------------------- observer
+    def on_batch(self, batch) -> None:
+        self.n = batch.n
+        self.cta_base = batch.cta_base
+        self.tracker = Tracker(batch.n)
         self.tracker.mem = self.mem  # memory shadows outlive batches (global memory)
+
+    def on_access(self, ev: MemoryAccess) -> None:
+        self.access(ev)
+
+    def on_release(self, ev: Release) -> None:
+        self.clocks.release(self.rows(ev.lanes), ev.point)
+
+    def on_acquire(self, ev: Acquire) -> None:
+        self.clocks.acquire(self.rows(ev.lanes), ev.point, ev.consume)
+
+    def on_reconverge(self, ev: Reconverged) -> None:
+        if ev.data_registers:
+            self.tracker.taint_registers(ev.data_registers)
 
     def rows(self, lanes: np.ndarray) -> np.ndarray:
         return self.clocks.rows_of(lanes + self.cta_base * self.lanes_per_cta, self.lanes_per_cta)
@@ -101,7 +94,6 @@ class CheckState:
         self.time += 1
         self.pc = pc
         self.ins = ins
-        self.atomic = ins.opcode in ("atom", "red")
         self.tracker.begin(ins)
 
     def note_dependence(self, what: str, taint: np.ndarray, mask: np.ndarray) -> None:
@@ -111,41 +103,32 @@ class CheckState:
                 self.data_dependent.append((what, self.ins))
 
     # -------------------------------------------------------------- memory
-    def shadow_for(self, buffer_key, size: int):
-        kind = buffer_key[0]
-        if kind == "shared":
-            return self.tracker.shadow(buffer_key, size, int(UNINIT), UNINIT_KEY, 1)
-        if kind == "global" and buffer_key[1] in self.input_buffers:
-            return self.tracker.shadow(buffer_key, size, int(DATA), INPUT_KEY, hash(buffer_key) & 0xFFFFFFFF)
-        return self.tracker.shadow(buffer_key, size, 0, INPUT_KEY, hash(buffer_key) & 0xFFFFFFFF)
+    def shadow_for(self, buffer: Buffer, size: int):
+        if buffer.space is MemSpace.SHARED:
+            return self.tracker.shadow(buffer, size, int(UNINIT), UNINIT_KEY, 1)
+        if buffer.space is MemSpace.GLOBAL and buffer.index in self.input_buffers:
+            return self.tracker.shadow(buffer, size, int(DATA), INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
+        return self.tracker.shadow(buffer, size, 0, INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
 
-    def access(self, kind: str, buffer_key, size: int, lanes: np.ndarray, flat: np.ndarray,
-               output_buffer: bool = False) -> None:
-        shadow = self.shadow_for(buffer_key, size)
-        ins = self.ins
-        is_write = kind == "write"
-        k = ATOMIC if self.atomic else (WRITE if is_write else READ)
+    def access(self, ev: MemoryAccess) -> None:
+        lanes, flat = ev.lanes, ev.flat
+        shadow = self.shadow_for(ev.buffer, ev.size)
+        is_write = ev.write
+        k = ATOMIC if ev.atomic else (WRITE if is_write else READ)
         hashes = real = None
         rows = self.rows(lanes)
         ctas = rows // self.lanes_per_cta
         if is_write:
             hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
-            if output_buffer:
+            if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
                 bad = (self.tracker.in_taint[lanes] & UNINIT) != 0
                 if bad.any() and len(self.uninit_outputs) < 8:
-                    self.uninit_outputs.append((ins, int(lanes[np.argmax(bad)]), self.pc))
+                    self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
         else:
             # the old value an atomic returns depends on the order of the atomics
-            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=self.atomic)
+            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
         bases, epochs = self.clocks.stamp(rows)
-        if self.atomic and not is_write:
+        if ev.atomic and not is_write:
             return  # an atomic is logged once, as its write
-        self.events.append(Event(self.time, self.pc, k, strength(ins) if ins is not None else 0, buffer_key,
-                                 lanes, flat, rows, bases, epochs, hashes, real, semantics(ins)))
-
-    # -------------------------------------------------------------- synchronisation
-    def arrive(self, lanes: np.ndarray, key: object) -> None:
-        self.clocks.release(self.rows(lanes), key)
-
-    def acquire(self, lanes: np.ndarray, key: object, consume: bool = True) -> None:
-        self.clocks.acquire(self.rows(lanes), key, consume)
+        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, epochs,
+                                 hashes, real, int(ev.order)))

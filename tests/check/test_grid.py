@@ -306,7 +306,7 @@ def test_out_of_bounds_in_a_middle_cta_found_by_z3() -> None:
     assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic"
 
 
-def _model_offsets(m, c: tuple[int, int, int]) -> set[tuple[int, int]]:
+def _model_offsets(shadow, glob, c: tuple[int, int, int]) -> set[tuple[int, int]]:
     """(pc, first byte offset) of every global access the shadow's model gives CTA `c` (guards true)."""
     import z3
 
@@ -314,9 +314,9 @@ def _model_offsets(m, c: tuple[int, int, int]) -> set[tuple[int, int]]:
 
     out = set()
     env = {("c", i): z3.BitVecVal(c[i], 32) for i in range(3)}
-    for a in m.shadow.accesses:
+    for a in shadow.accesses:
         qs = {**_n_q(a.addr), **(_n_q(a.guard) if a.guard is not None else {})}
-        base = m.glob.allocations[a.buffer].base
+        base = glob.allocations[a.buffer].base
         for row in a.rows:
             e = dict(env)
             for i, w in qs.items():
@@ -332,19 +332,21 @@ def _model_offsets(m, c: tuple[int, int, int]) -> set[tuple[int, int]]:
 def test_shadow_model_covers_concrete_accesses_of_other_ctas(name: str, dims: dict) -> None:
     """Soundness of the shadow: for CTAs that were not executed with it, every global access the
     concrete run makes is predicted (same pc, same bytes) by the expressions at that CTA id."""
-    from symexec.check import run_checked
-    from symexec.check.grid_shadow import ShadowMachine
+    from symexec.check import new_run, run_checked
+    from symexec.check.grid_shadow import Shadow
+    from symexec.events import MemSpace
 
     prog, launch = _suite(name, **dims)
     last = tuple(g - 1 for g in launch.grid)
-    m = ShadowMachine(prog, launch, [(0, 0, 0), last])
-    assert run_checked(m, prog, launch, [(0, 0, 0), last]).verdict == "race_free" and m.shadow.failed is None
+    sh = Shadow(prog)
+    run = new_run(prog, launch, [(0, 0, 0), last], (sh,))
+    assert run_checked(run, prog, launch).verdict == "race_free" and sh.failed is None
     ctas = [(x, y, 0) for x in range(launch.grid[0]) for y in range(launch.grid[1])]
     for c in ctas[1:4] + ctas[-2:-1]:
-        conc = ShadowMachine(prog, launch, [c], shadow=False)
-        run_checked(conc, prog, launch, [c])
-        seen = {(e.pc, int(s)) for e in conc.check.events if e.buffer[0] == "global" for s in e.flat[:, 0]}
-        predicted = _model_offsets(m, c)
+        conc = new_run(prog, launch, [c])
+        run_checked(conc, prog, launch)
+        seen = {(e.pc, int(s)) for e in conc.state.events if e.buffer.space is MemSpace.GLOBAL for s in e.flat[:, 0]}
+        predicted = _model_offsets(sh, run.machine.glob, c)
         assert seen and seen <= predicted, (c, sorted(seen - predicted)[:5])
 
 

@@ -1,0 +1,72 @@
+"""The instruction context of check mode: a GroupExec that feeds the value shadows (shadow.py).
+
+Every operand read and register write is shown to the batch's `Tracker`, so each value carries
+its taint (does it depend on input data?) and its term numbers beside its bits (the idea of
+Alive2's StateValue: a value and what is known about it travel together). Addresses computed from
+data are noted as data dependences of the verdict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptx_parser import ast as A
+
+from ..execctx import GroupExec
+from .state import CheckState
+
+
+class CheckedExec(GroupExec):
+    def __init__(self, batch, state: CheckState) -> None:
+        super().__init__(batch)
+        self.state = state
+
+    @property
+    def tracker(self):
+        return self.state.tracker
+
+    def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
+        super().begin(mask, ins)
+        tr = self.state.tracker
+        g = self.group
+        if g is not None:
+            tr.control = bool(g.ctl)  # inside a data-dependent register-only region
+            tr.explore = g.explore > 0  # on one of two explored paths
+        self.state.begin(ins, self.pc)
+
+    def _save(self) -> tuple:
+        st = self.state
+        return super()._save(), (st.ins, st.pc, st.tracker.save())
+
+    def _restore(self, saved: tuple) -> None:
+        mine, (ins, pc, tracked) = saved
+        super()._restore(mine)
+        st = self.state
+        st.ins, st.pc = ins, pc
+        st.tracker.restore(tracked)
+
+    # ------------------------------------------------------------------ hooks
+    def _on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        self.state.tracker.on_read_reg(name, value, width)
+
+    def _on_write_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        self.state.tracker.on_write_reg(name, value, width, self.mask, self.full)
+
+    def _on_read_const(self, value: np.ndarray, width: int) -> None:
+        self.state.tracker.on_read_const(value, width)
+
+    def _on_read_volatile(self, value: np.ndarray, width: int) -> None:
+        self.state.tracker.on_read_volatile(value, width)
+
+    def _read_base(self, op: A.Sym) -> np.ndarray:
+        tr = self.state.tracker
+        tr.address_mode = True
+        try:
+            base = super()._read_base(op)
+        finally:
+            tr.address_mode = False
+        self.state.note_dependence(f"address of {self.ins.name if self.ins else '?'}", tr.addr_taint, self.mask)
+        return base
+
+    def lane_source(self, src: np.ndarray) -> None:
+        self.state.tracker.permute = src

@@ -1,0 +1,84 @@
+"""`check_kernel`: the checker's entry point. It refuses what the checker does not model, picks how
+the CTAs of the grid are covered (every CTA executed, or a symbolic pair of CTAs with Z3: grid.py)
+and returns the report of that run (run.py)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ptx_parser import ast as A
+
+from ..launch import Launch
+from ..program import Program
+from .findings import GridMethod, Report, Verdict
+from .grid import check_symbolic
+from .run import new_run, run_checked
+
+AUTO_MIN_CTAS = 64  # grid="auto": up to this many CTAs, enumerating (one vectorised batch) is cheaper
+
+#: Enumerating a grid keeps per-thread clocks for every CTA: beyond this many threads (about 1.5 GB
+#: of clocks, and hours of emulation) the checker answers inconclusive instead of trying.
+MAX_ENUMERATED_THREADS = 1 << 27
+
+
+class GridMode(Enum):
+    AUTO = "auto"  # symbolic where it applies and the grid has more than AUTO_MIN_CTAS CTAs
+    ENUMERATE = "enumerate"
+    SYMBOLIC = "symbolic"
+
+
+def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
+    """Features the emulator runs but whose ordering the checker does not model yet: operations
+    of the async proxy (PTX 8.x proxies; fence.proxy.async) and tensor memory. A verdict that
+    ignored them could call a racy kernel race-free, so they make the verdict `unsupported`."""
+    for ins in prog.code:
+        if ins.opcode == "wgmma" and ".mma_async" in ins.modifiers:
+            return "wgmma.mma_async operand reads through the async proxy", ins
+        if ins.opcode == "tcgen05":
+            return "tcgen05 tensor-memory and async-proxy ordering", ins
+        if ins.opcode == "cp" and ".bulk" in ins.modifiers and ".prefetch" not in ins.modifiers:
+            spaces = [sp for sp in ins.spaces]
+            if ".reduce" in ins.modifiers or ".tensor" in ins.modifiers or (spaces and spaces[0] == ".global"):
+                # the async proxy reads shared memory that generic stores wrote: that needs
+                # fence.proxy.async, which the checker does not track yet. Global -> shared bulk
+                # loads completing on an mbarrier need no proxy fence and are modelled.
+                return "cp.async.bulk reading shared memory through the async proxy (fence.proxy.async not tracked)", ins
+    return None
+
+
+def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.AUTO) -> Report:
+    """grid: ENUMERATE runs every CTA; SYMBOLIC proves cross-CTA global races and global bounds
+    with Z3 for a symbolic pair of CTAs (grid.py) and falls back to enumerating when it cannot;
+    AUTO (default) = symbolic where it applies and the grid has more than AUTO_MIN_CTAS CTAs."""
+    try:
+        mode = GridMode(grid)
+    except ValueError:
+        raise ValueError(f"grid must be auto, enumerate or symbolic, not {grid!r}") from None
+    gap = _unmodelled(prog)
+    if gap is not None:
+        what, ins = gap
+        report = Report(Verdict.UNSUPPORTED, prog.function.name, f"{what} (checker) at {ins.span}")
+        report.notes.append(f"{ins.name} at {ins.span}: the emulator runs it (volta run) but the race "
+                            "checker does not model its ordering yet")
+        return report
+    why = "requested" if mode is GridMode.ENUMERATE else f"grid of at most {AUTO_MIN_CTAS} CTAs"
+    if mode is GridMode.SYMBOLIC or (mode is GridMode.AUTO and launch.num_ctas > AUTO_MIN_CTAS):
+        done, why = check_symbolic(prog, launch)
+        if done is not None:
+            return done
+    threads = launch.num_ctas * (-(-launch.threads_per_block // 32) * 32)
+    if threads > MAX_ENUMERATED_THREADS:
+        report = Report(Verdict.INCONCLUSIVE, prog.function.name,
+                        f"enumerating {launch.num_ctas} CTAs ({threads} threads) is beyond the checker's limit of "
+                        f"{MAX_ENUMERATED_THREADS} threads")
+        report.notes.append(f"the symbolic grid could not be used: {why}" if mode is not GridMode.ENUMERATE else
+                            "use --grid symbolic (or auto) to cover the grid with a symbolic pair of CTAs")
+        report.stats["grid_method"] = GridMethod.NONE.describe("grid too large to enumerate")
+        return report
+    report = run_checked(new_run(prog, launch), prog, launch)
+    report.stats["grid_method"] = GridMethod.ENUMERATE.describe("" if mode is GridMode.ENUMERATE else why)
+    return report
+
+
+
+__all__ = ["check_kernel", "GridMode", "AUTO_MIN_CTAS", "MAX_ENUMERATED_THREADS"]
