@@ -14,8 +14,8 @@ shared -> global copies (`.bulk_group`) and `cp.reduce.async.bulk` to global are
 (source read and destination written) when the issuing thread's `cp.async.bulk.wait_group{.read}`
 covers their bulk async-group, or at the end of the kernel: a kernel that overwrites the source
 before its `.read` wait sends the new bytes. Copies still pending when the batch ends (`finish`)
-complete then and are recorded. `cp.async.bulk.tensor` needs the contents of a CUtensorMap, a
-128-byte object whose binary layout is not publicly documented: it is unsupported, not guessed.
+complete then and are recorded. Tensor copies (`cp{.reduce}.async.bulk{.prefetch}.tensor`,
+9.7.9.25.5) go through their tensor maps in symexec.tma.
 """
 
 from __future__ import annotations
@@ -29,13 +29,16 @@ from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.ptx.core import tinfo
 
+from . import asyncops
 from . import mbarrier as MB
+from .events import Completion, Proxy, Stream
 from .errors import MemoryFault
 from .machine import Group
 from .memory import from_bytes, to_bytes
 from .units import Unit, UnitState
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .events import AsyncOp
     from .machine import Batch, Machine
 
 
@@ -50,17 +53,24 @@ class CopyRecord:
     data: np.ndarray  # (k, nbytes) bytes to write (source snapshot, zero-filled)
     done: np.ndarray  # (k,) written already
     pc: int = -1  # where it was issued (check mode attributes the late write to it)
+    op: "AsyncOp | None" = None  # for observers: each lane's part is its thread's operation
 
 
 @dataclass(eq=False)
 class BulkOp:
-    """One thread's bulk copy or reduction to global memory, performed when a wait covers it."""
+    """One thread's bulk copy or reduction to global memory, performed when a wait covers it.
+    For observers it is two operations: its source reads, which `cp.async.bulk.wait_group.read`
+    completes, and its destination writes, which only a wait without .read observes
+    (9.7.9.25.6.2)."""
 
     ins: A.Instruction
     lane: int
     group: int  # index of the issuing thread's bulk async-group
     perform: Callable[[], None]
     pc: int = -1
+    reads: "AsyncOp | None" = None
+    writes: "AsyncOp | None" = None
+    performed: bool = False
 
 
 @dataclass(eq=False)
@@ -82,14 +92,18 @@ class AsyncCopyUnit(UnitState):
         self.committed = np.zeros(self.n, dtype=np.int64)
         self.bulk_committed = np.zeros(self.n, dtype=np.int64)
 
-    def complete(self, batch: "Batch", which) -> None:
+    def complete(self, batch: "Batch", which, point=None, observed: bool = False) -> None:
         """Write the copies selected by which(record) -> bool (k,), oldest first (groups complete in
-        commit order, 9.7.9.25.1.1)."""
+        commit order, 9.7.9.25.1.1). For observers: they release into `point` (an mbarrier phase)
+        and, if `observed`, their issuing threads observe them now (their wait)."""
         for rec in self.records:
             sel = which(rec) & ~rec.done
             if sel.any():
-                with performing(batch, rec.ins, rec.pc, rec.lanes[sel]):
-                    batch.memory.write(".shared", rec.lanes[sel], rec.dst[sel], rec.data[sel], rec.ins)
+                lanes = rec.lanes[sel]
+                with asyncops.performing(batch, rec.op, rec.ins, lanes, rec.pc):
+                    batch.memory.write(".shared", lanes, rec.dst[sel], rec.data[sel], rec.ins)
+                asyncops.complete(batch, rec.op, point, lanes if observed else None, implies_proxy_fence=False,
+                                  lanes=lanes)
                 rec.done |= sel
         self.records = [r for r in self.records if not r.done.all()]
 
@@ -101,22 +115,32 @@ class AsyncCopyUnit(UnitState):
                 self.exited_pending.append((rec.ins, rec.lanes[hit].copy()))
         self.complete(batch, lambda r: exiting[r.lanes])
 
-    def perform_bulk(self, batch: "Batch", which: Callable[[BulkOp], bool]) -> None:
-        """Perform the selected bulk operations in issue order (bulk groups complete in order)."""
+    def perform_bulk(self, batch: "Batch", which: Callable[[BulkOp], bool], reads_only: bool = False,
+                     observed: bool = True) -> None:
+        """Perform the selected bulk operations in issue order (bulk groups complete in order). Their
+        issuing threads observe the completion of the source reads and, unless `reads_only` (a
+        `.read` wait), of the writes (`observed`: a wait, not the end of the kernel)."""
         keep = []
         for op in self.bulk_ops:
-            if which(op):
-                with performing(batch, op.ins, op.pc, np.array([op.lane])):
-                    op.perform()
-            else:
+            if not which(op):
                 keep.append(op)
+                continue
+            lane = np.array([op.lane])
+            if not op.performed:
+                op.perform()
+                op.performed = True
+                asyncops.complete(batch, op.reads, observers=lane if observed else None)
+            if reads_only:
+                keep.append(op)  # its writes are not known to be complete to the thread yet
+            else:
+                asyncops.complete(batch, op.writes, observers=lane if observed else None)
         self.bulk_ops = keep
 
     def finish(self, batch: "Batch") -> None:
         """End of the batch (machine hook): whatever is still in flight completes now."""
         self.on_exit(batch, np.ones(self.n, dtype=bool))
-        self.unwaited_bulk += [(op.ins, op.lane) for op in self.bulk_ops]
-        self.perform_bulk(batch, lambda op: True)
+        self.unwaited_bulk += [(op.ins, op.lane) for op in self.bulk_ops if not op.performed]
+        self.perform_bulk(batch, lambda op: True, observed=False)
 
     def reap(self, batch: "Batch") -> None:
         """Complete the copies of threads that have exited since the last look."""
@@ -126,15 +150,6 @@ class AsyncCopyUnit(UnitState):
             if any((gone[r.lanes] & ~r.done).any() for r in self.records):
                 self.on_exit(batch, gone)
         self._alive_seen = alive
-
-
-def performing(batch: "Batch", ins: A.Instruction, pc: int, lanes: np.ndarray):
-    """Memory effects of an asynchronous operation made later than its issue: in check mode they are
-    logged as a separate access of the issuing instruction (its line in witnesses), then the current
-    instruction's context is restored."""
-    mask = np.zeros(batch.n, dtype=bool)
-    mask[lanes] = True
-    return batch.ctx.nested(mask, ins, pc)
 
 
 def unit(batch: "Batch") -> AsyncCopyUnit:
@@ -261,16 +276,21 @@ def _cp_async(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instr
     data = np.zeros((lanes.size, size), dtype=np.uint8)
     full = src_size == size
     mem = batch.memory
-    if full.any():
-        data[full] = mem.read(".global", lanes[full], src[full], size, ins)
-    part = np.nonzero(reads & ~full)[0]
-    for j in range(size):  # partial copies: only the first src-size bytes are read, the rest is zero
-        sel = part[src_size[part] > j]
-        if sel.size:
-            data[sel, j] = mem.read(".global", lanes[sel], src[sel] + np.uint64(j), 1, ins)[:, 0]
+    # each thread's copy is its own asynchronous operation in the generic proxy (9.7.9.25.3); the
+    # copies of one open async-group of a thread complete together (9.7.9.25.1.1)
+    op = asyncops.issue(batch, "cp.async", ins, lanes, Completion.CP_ASYNC_GROUP, proxy=Proxy.GENERIC,
+                        stream=Stream.CP_ASYNC)
+    with asyncops.performing(batch, op, ins, lanes):  # the source may be read any time until completion
+        if full.any():
+            data[full] = mem.read(".global", lanes[full], src[full], size, ins)
+        part = np.nonzero(reads & ~full)[0]
+        for j in range(size):  # partial copies: only the first src-size bytes are read, the rest is zero
+            sel = part[src_size[part] > j]
+            if sel.size:
+                data[sel, j] = mem.read(".global", lanes[sel], src[sel] + np.uint64(j), 1, ins)[:, 0]
     _same_group_overlap(u, ins, lanes, dst, size)
     u.records.append(CopyRecord(ins, lanes, u.committed[lanes].copy(), dst, data,
-                                np.zeros(lanes.size, dtype=bool), batch.ctx.pc))
+                                np.zeros(lanes.size, dtype=bool), batch.ctx.pc, op))
 
 
 def _same_group_overlap(u: AsyncCopyUnit, ins: A.Instruction, lanes: np.ndarray, dst: np.ndarray, size: int) -> None:
@@ -308,7 +328,7 @@ def _wait(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instructi
         _check(ins, {".async", ".wait_group"})
         keep = _immediate(ins, ins.operands[0])
     limit = u.committed - keep
-    u.complete(batch, lambda r: mask[r.lanes] & (r.group < limit[r.lanes]))
+    u.complete(batch, lambda r: mask[r.lanes] & (r.group < limit[r.lanes]), observed=True)
 
 
 def _mbarrier_arrive(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction,
@@ -331,13 +351,14 @@ def _mbarrier_arrive(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: 
         prior = {id(r): (r, mine[r.lanes] & ~r.done) for r in u.records}
         bar = mu.get(key, ins)
 
-        def flush(prior=prior, bar=bar, who=lanes[idx]) -> None:
+        def flush(prior=prior, bar=bar) -> None:
             def which(r: CopyRecord) -> np.ndarray:
                 hit = prior.get(id(r))
                 return hit[1] if hit is not None and hit[0] is r else np.zeros(r.lanes.size, dtype=bool)
 
-            u.complete(batch, which)
-            mu.release(who, bar, bar.phase)  # the asynchronous arrive-on follows the copies
+            # the asynchronous arrive-on is ordered after the thread's prior cp.async only, not after
+            # its other instructions (8.9.1.1): the copies release into the phase
+            u.complete(batch, which, point=mu.point(bar, bar.phase))
 
 
         if not noinc:
@@ -370,16 +391,18 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
         mu = MB.unit(batch)
         for i in range(lanes.size):
             n = _bulk_size(ins, int(size[i]), int(dst[i]), int(src[i]))
-            _in_shared(batch, ins, lanes[i:i + 1], dst[i:i + 1], n)
-            data = batch.memory.read(".global", lanes[i:i + 1], src[i:i + 1], n, ins) if n else None
             li, di = lanes[i:i + 1], dst[i:i + 1]
+            _in_shared(batch, ins, li, di, n)
+            op = asyncops.issue(batch, "async_copy", ins, li, Completion.MBARRIER)
+            with asyncops.performing(batch, op, ins, li):  # the source is read at issue (latest: any time)
+                data = batch.memory.read(".global", li, src[i:i + 1], n, ins) if n else None
 
-            def land(li=li, di=di, data=data, pc=batch.ctx.pc) -> None:
+            def land(li=li, di=di, data=data, op=op, pc=batch.ctx.pc) -> None:
                 if data is not None:
-                    with performing(batch, ins, pc, li):
+                    with asyncops.performing(batch, op, ins, li, pc):
                         batch.memory.write(".shared", li, di, data, ins)
 
-            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, li)
+            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, op)
         return
     if pos == (".global", ".shared::cta"):
         _check(ins, _BULK_HINTS | set(pos) | {".bulk_group"})
@@ -394,21 +417,28 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
             _in_shared(batch, ins, li, si, n)
             _in_global(batch, ins, li, di, n)
 
-            def store(li=li, si=si, di=di, n=n) -> None:
-                if n:
-                    batch.memory.write(".global", li, di, batch.memory.read(".shared", li, si, n, ins), ins)
+            reads = asyncops.issue(batch, "bulk", ins, li, Completion.BULK_GROUP, stream=Stream.BULK_READS)
+            writes = asyncops.issue(batch, "bulk", ins, li, Completion.BULK_GROUP, stream=Stream.BULK_WRITES)
 
-            u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), store, batch.ctx.pc))
+            def store(li=li, si=si, di=di, n=n, reads=reads, writes=writes, pc=batch.ctx.pc) -> None:
+                if n:
+                    with asyncops.performing(batch, reads, ins, li, pc):
+                        data = batch.memory.read(".shared", li, si, n, ins)
+                    with asyncops.performing(batch, writes, ins, li, pc):
+                        batch.memory.write(".global", li, di, data, ins)
+
+            u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), store, batch.ctx.pc,
+                                     reads, writes))
         return
     raise Unsupported(f"{ins.name}: direction {' '.join(pos)} (shared::cta -> shared::cluster copies go to another "
                       "CTA of the cluster; clusters of several CTAs are not modelled)", ins)
 
 
 def _tensor(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
-    """cp.async.bulk.tensor (9.7.9.25.5.1): the box it copies is described by a CUtensorMap, which
-    the CUDA driver documents as an opaque object; its binary layout is not public, so no copy."""
-    raise Unsupported("cp.async.bulk.tensor: CUtensorMap contents are opaque (no public description of "
-                      "the 128-byte tensor-map layout), so the copied box cannot be computed", ins)
+    """cp.async.bulk.tensor (9.7.9.25.5.2): symexec.tma."""
+    from . import tma
+
+    tma.tensor_copy(machine, batch, u, ins, mask)
 
 
 def _bulk_size(ins: A.Instruction, n: int, dst: int, src: int) -> int:
@@ -440,11 +470,16 @@ def _bulk_wait(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
     operation then is a legal completion of both)."""
     _check(ins, {".async", ".bulk", ".wait_group", ".read"})
     limit = u.bulk_committed - _immediate(ins, ins.operands[0])
-    u.perform_bulk(batch, lambda op: bool(mask[op.lane]) and op.group < limit[op.lane])
+    u.perform_bulk(batch, lambda op: bool(mask[op.lane]) and op.group < limit[op.lane],
+                   reads_only=".read" in ins.modifiers)
 
 
 def _prefetch(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
-    """cp.async.bulk.prefetch{.tensor}.L2 (9.7.9.25.4.3, 9.7.9.25.5.3): a cache hint, no values."""
+    """cp.async.bulk.prefetch{.tensor}.L2 (9.7.9.25.4.3, 9.7.9.25.5.4): a cache hint, no values."""
+    if ".tensor" in ins.modifiers:
+        from . import tma
+
+        return tma.tensor_prefetch(machine, batch, ins, mask)
     if ".L2" not in ins.modifiers:
         raise Unsupported(f"{ins.name}", ins)
 
@@ -477,7 +512,9 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
     from semantics.ptx.memory import _update
 
     if ".tensor" in ins.modifiers:
-        raise Unsupported("cp.reduce.async.bulk.tensor: CUtensorMap contents are opaque", ins)
+        from . import tma
+
+        return tma.tensor_reduce(machine, batch, u, ins, mask)
     pos = tuple(p for p in ins.positional if p.startswith((".shared", ".global")))
     red = [m for m in ins.modifiers if m in _RED_TYPES]
     if pos != (".global", ".shared::cta") or len(red) != 1 or len(ins.types) != 1:
@@ -503,14 +540,20 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
         _in_shared(batch, ins, li, si, n)
         _in_global(batch, ins, li, di, n)
 
-        def reduce(li=li, si=si, di=di, n=n) -> None:
-            if n:
-                s_ = from_bytes(batch.memory.read(".shared", li, si, n, ins).reshape(-1, eb))
-                d_ = from_bytes(batch.memory.read(".global", li, di, n, ins).reshape(-1, eb))
-                new = np.asarray(fn(d_, s_)).astype(t.dtype)
-                batch.memory.write(".global", li, di, to_bytes(new, eb).reshape(1, n), ins)
+        reads = asyncops.issue(batch, "bulk", ins, li, Completion.BULK_GROUP, stream=Stream.BULK_READS)
+        writes = asyncops.issue(batch, "bulk", ins, li, Completion.BULK_GROUP, stream=Stream.BULK_WRITES)
 
-        u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), reduce, batch.ctx.pc))
+        def reduce(li=li, si=si, di=di, n=n, reads=reads, writes=writes, pc=batch.ctx.pc) -> None:
+            if n:
+                with asyncops.performing(batch, reads, ins, li, pc):
+                    s_ = from_bytes(batch.memory.read(".shared", li, si, n, ins).reshape(-1, eb))
+                with asyncops.performing(batch, writes, ins, li, pc):  # read-modify-write of the destination
+                    d_ = from_bytes(batch.memory.read(".global", li, di, n, ins).reshape(-1, eb))
+                    new = np.asarray(fn(d_, s_)).astype(t.dtype)
+                    batch.memory.write(".global", li, di, to_bytes(new, eb).reshape(1, n), ins)
+
+        u.bulk_ops.append(BulkOp(ins, int(lanes[i]), int(u.bulk_committed[lanes[i]]), reduce, batch.ctx.pc,
+                                 reads, writes))
 
 
 UNIT = Unit("async_copy", {"cp": cp}, "cp.async and its groups, bulk copies and reductions (PTX 9.7.9.25)")

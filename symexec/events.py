@@ -10,8 +10,8 @@ the questions a GPU verifier asks:
 - synchronisation: a release into a synchronisation point (barrier arrival, mbarrier arrive-on,
   warp sync) and an acquire of one (barrier completion, a wait that observed an mbarrier phase);
 - fences (kind and proxy);
-- asynchronous operations issued and completed, with their read and write footprints and the
-  mechanism that completes them;
+- asynchronous operations issued and completed (the mechanism that completes them); their read
+  and write footprints are the memory accesses that name them;
 - thread groups split (divergence, both paths of a data-dependent branch) and reconverged.
 
 Observers subclass `Observer` and override the hooks they need (all default to no-ops).
@@ -19,7 +19,7 @@ Observers subclass `Observer` and override the hooks they need (all default to n
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
@@ -107,6 +107,7 @@ class Release:
     lanes: np.ndarray
     point: SyncPoint
     ins: A.Instruction | None = None
+    relaxed: bool = False  # no release semantics (mbarrier .relaxed): orders only through tcgen05 fences
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,6 +119,7 @@ class Acquire:
     point: SyncPoint
     ins: A.Instruction | None = None
     consume: bool = False
+    relaxed: bool = False  # no acquire semantics (mbarrier .relaxed wait)
 
 
 class FenceKind(Enum):
@@ -140,6 +142,15 @@ class Fence:
 # ---------------------------------------------------------------------- asynchronous operations
 
 
+class Stream(IntEnum):
+    """Per-thread sequences of asynchronous operations that complete in issue order and that the
+    issuing thread's own waits observe: each issuing lane's part is that thread's operation."""
+
+    CP_ASYNC = 1  # cp.async (9.7.9.25.3): cp.async.wait_group / wait_all, or an mbarrier hand-over
+    BULK_READS = 2  # source reads of bulk stores/reductions: cp.async.bulk.wait_group{.read} (9.7.9.25.6)
+    BULK_WRITES = 3  # their destination writes: cp.async.bulk.wait_group without .read
+
+
 class Completion(Enum):
     """How the issuing thread (or others) learns that an asynchronous operation is complete."""
 
@@ -152,21 +163,10 @@ class Completion(Enum):
     TCGEN05_WAIT_ST = "tcgen05.wait::st"
 
 
-@dataclass(frozen=True, eq=False)
-class Footprint:
-    """Bytes of one buffer an asynchronous operation reads or writes, per issuing lane: `flat`
-    (k, nbytes) offsets for `lanes` (k,)."""
-
-    buffer: Buffer
-    size: int
-    lanes: np.ndarray
-    flat: np.ndarray
-    proxy: Proxy
-
-
 @dataclass(eq=False)
 class AsyncOp:
-    """An asynchronous operation from issue to completion."""
+    """An asynchronous operation from issue to completion (symexec.asyncops). Its memory accesses
+    name it (MemoryAccess.op); they may happen anywhere between its issue and its completion."""
 
     ident: int
     unit: str
@@ -174,8 +174,10 @@ class AsyncOp:
     pc: int
     lanes: np.ndarray  # issuing thread slots
     completion: Completion
-    reads: list[Footprint] = field(default_factory=list)
-    writes: list[Footprint] = field(default_factory=list)
+    proxy: Proxy = Proxy.ASYNC
+    tensor_core: bool = False  # a tcgen05 asynchronous operation (9.7.16.6.1)
+    after: tuple["AsyncOp", ...] = ()  # operations it is pipelined behind (9.7.16.6.2)
+    stream: "Stream | None" = None  # per-thread operations completing in issue order (one per lane)
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,10 +187,15 @@ class AsyncIssued:
 
 @dataclass(frozen=True, eq=False)
 class AsyncCompleted:
-    """The operation's effects are performed (its footprint is no longer live for the machine;
-    who may rely on that is a happens-before question: an Acquire of its completion point)."""
+    """The operation is performed: it releases into `point` (an mbarrier phase) and the thread
+    slots `observers` observe its completion now (a wait of the issuing thread). Who else may rely
+    on it is a happens-before question: an Acquire of `point`."""
 
     op: AsyncOp
+    point: SyncPoint | None = None
+    observers: np.ndarray | None = None
+    implies_proxy_fence: bool = True
+    lanes: np.ndarray | None = None  # stream operations: the lanes whose part completed (None: all)
 
 
 # ---------------------------------------------------------------------- thread groups

@@ -795,6 +795,11 @@ class Machine:
         g.pc += 1
         return True
 
+    def report(self, b: Batch, kind: FindingKind, message: str, ins: A.Instruction | None,
+               lane: int | None = None) -> None:
+        """A bug seen while running that does not stop the run (units report theirs here)."""
+        self._finding(b, kind, message, ins, lane)
+
     def _finding(self, b: Batch, kind: FindingKind, message: str, ins: A.Instruction | None,
                  lane: int | None = None) -> None:
         if len(self.findings) < 64:

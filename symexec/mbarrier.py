@@ -28,6 +28,7 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 
+from . import asyncops
 from .errors import MemoryFault
 from .events import Acquire, Release, SyncKind, SyncPoint
 from .machine import Group
@@ -35,6 +36,7 @@ from .memory import SHARED_BASE, WINDOW
 from .units import Unit, UnitState
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .events import AsyncOp
     from .machine import Batch, Machine
 
 MAX_COUNT = (1 << 20) - 1  # range of expected/pending arrivals and |tx-count| (9.7.13.15.2)
@@ -59,8 +61,8 @@ class Barrier:
     tx: int = 0  # expected minus completed transaction bytes
     generation: int = 0  # how many objects were initialised at this address before (check-mode keys)
     observed: bool = True  # a wait returned True for the last completed phase (9.7.13.15.4)
-    landing: list[tuple[int, Callable[[], None], np.ndarray]] = field(default_factory=list)  # deferred bulk
-    # copies: (bytes, write them, issuing thread slots)
+    landing: list[tuple[int, Callable[[], None], "AsyncOp | None"]] = field(default_factory=list)  # deferred
+    # bulk copies: (bytes, write them, the asynchronous operation for observers)
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
 
 
@@ -157,11 +159,13 @@ class MbarrierUnit(UnitState):
         return bar
 
     def track(self, key: tuple[int, int], nbytes: int, land: Callable[[], None], ins: A.Instruction,
-              lanes: np.ndarray) -> None:
-        """An asynchronous copy issued by `lanes` that performs complete-tx(nbytes) on this barrier once
-        its bytes land."""
+              op: "AsyncOp | None") -> None:
+        """An asynchronous copy (`op`, for observers) that performs complete-tx(nbytes) on this barrier
+        once its bytes land; `land()` writes them. Its completion releases into the phase it
+        completes: the complete-tx is ordered only after the copy's own accesses, not after the
+        issuing thread's earlier instructions (PTX 8.9.1.1)."""
         bar = self.get(key, ins)
-        bar.landing.append((nbytes, land, lanes))
+        bar.landing.append((nbytes, land, op))
         self.stamp += 1
 
     # ------------------------------------------------------------------ phases (9.7.13.15.6)
@@ -189,10 +193,10 @@ class MbarrierUnit(UnitState):
         landed, bar.landing = bar.landing[:k], bar.landing[k:]
         self.settling = bar  # writes made now belong to this phase (for a happens-before checker)
         try:
-            for nbytes, land, lanes in landed:
+            for nbytes, land, op in landed:
                 land()
                 bar.tx -= nbytes
-                self.release(lanes, bar, bar.phase)  # the bytes landed before the phase completes
+                asyncops.complete(self.batch, op, self.point(bar, bar.phase))  # landed before the phase completes
             done, bar.on_complete = bar.on_complete, []
             for fn in done:
                 fn()

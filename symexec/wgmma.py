@@ -42,7 +42,9 @@ from semantics.constexpr import evaluate
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode
 
-from .machine import Batch, Group, Machine
+from . import asyncops
+from .events import AsyncOp, Completion
+from .machine import Batch, FindingKind, Group, Machine
 from .memory import from_bytes
 from .units import Unit, UnitState
 from .wgmma_numerics import MODES, accumulate
@@ -166,6 +168,7 @@ class Op:
     desc_a: MatrixDescriptor | None
     desc_b: MatrixDescriptor
     scale_d: bool
+    async_op: "AsyncOp | None" = None  # for observers (symexec.asyncops)
 
 
 @dataclass
@@ -174,6 +177,8 @@ class WarpgroupState:
     groups: deque = field(default_factory=deque)  # committed wgmma-groups, oldest first
     fence_regs: dict | None = None  # register objects at the last wgmma.fence (None: never fenced)
     pending_regs: dict = field(default_factory=dict)  # D/A registers of pending ops -> expected object
+    watchers: dict = field(default_factory=dict)  # register -> its batch.reg_watch callback
+    reported: set = field(default_factory=set)  # (reading instruction, operation) pairs reported
     wgmma_written: dict = field(default_factory=dict)  # registers last written by a performed mma
 
 
@@ -227,14 +232,20 @@ def wgmma(machine: Machine, b: Batch, g: Group, ins: A.Instruction, mask: np.nda
             while len(st.groups) > max(keep, 0):
                 for op in st.groups.popleft():
                     _perform(b, st, op)
+                    # completion is followed by an implicit generic-async proxy fence (9.7.15.4)
+                    asyncops.complete(b, op.async_op, observers=op.lanes[mask[op.lanes]])
             if not st.groups and not st.uncommitted:
+                for name in st.pending_regs:
+                    if b.reg_watch.get(name) is st.watchers.get(name):
+                        b.reg_watch.pop(name, None)
                 st.pending_regs.clear()
+                st.watchers.clear()
         if wgs:
             b.ctx.begin(mask, ins)
     else:
         assert spec is not None
         for wg, lanes in wgs:
-            _issue(b, unit.state(wg), spec, ins, lanes)
+            _issue(machine, b, unit.state(wg), spec, ins, lanes)
     g.pc += 1
     return True
 
@@ -278,7 +289,33 @@ def _uniform(values: np.ndarray, lanes: np.ndarray, what: str, ins: A.Instructio
     return int(u[0])
 
 
-def _issue(b: Batch, st: WarpgroupState, spec: Spec, ins: A.Instruction, lanes: np.ndarray) -> None:
+def _watch(machine: Machine, b: Batch, st: WarpgroupState, name: str) -> None:
+    """Report a read of a pending operation's D or A register by another instruction: its value is
+    undefined until the wgmma.wait_group that covers the operation (9.7.15.7.3)."""
+    if name in st.watchers:
+        return
+    seen = st.reported
+
+    def touched(mask: np.ndarray, reg: str, ins: A.Instruction, kind: str) -> None:
+        if kind != "read" or ins is None or ins.opcode == "wgmma":
+            return
+        for op in list(st.uncommitted) + [op for grp in st.groups for op in grp]:
+            if any(r.name == reg for r in op.spec.d_regs + (op.spec.a_regs or ())) and mask[op.lanes].any():
+                if (id(ins), id(op.ins)) in seen:
+                    return  # one finding per reading instruction and operation
+                seen.add((id(ins), id(op.ins)))
+                machine.report(b, FindingKind.UNINITIALIZED,
+                               f"{ins.name} reads {reg}, a register of the wgmma.mma_async at {op.ins.span} before "
+                               "the wgmma.wait_group that covers it: its value is undefined until then (9.7.15.7.3)",
+                               ins, lane=int(op.lanes[np.argmax(mask[op.lanes])]))
+                return
+
+    st.watchers[name] = touched
+    b.reg_watch[name] = touched
+
+
+def _issue(machine: Machine, b: Batch, st: WarpgroupState, spec: Spec, ins: A.Instruction,
+           lanes: np.ndarray) -> None:
     ctx = b.ctx
     try:
         desc_b = decode_descriptor(_uniform(ctx.read(spec.b_desc, ".b64"), lanes, "matrix descriptor b-desc", ins))
@@ -307,7 +344,11 @@ def _issue(b: Batch, st: WarpgroupState, spec: Spec, ins: A.Instruction, lanes: 
             raise UndefinedBehavior(f"{ins.name}: register {r.name} was written after the last wgmma.fence and "
                                     "before this wgmma.mma_async (9.7.15.7.1)", ins)
         st.pending_regs[r.name] = cur
-    st.uncommitted.append(Op(spec, ins, lanes, desc_a, desc_b, scale_d))
+        _watch(machine, b, st, r.name)
+    # the shared-memory operands are read through the async proxy, at any moment until the covering
+    # wgmma.wait_group (9.7.15.4, 9.7.15.7.3)
+    op = asyncops.issue(b, "wgmma", ins, lanes, Completion.WGMMA_GROUP)
+    st.uncommitted.append(Op(spec, ins, lanes, desc_a, desc_b, scale_d, op))
 
 
 def _same(x, y, lanes: np.ndarray) -> bool:
@@ -337,11 +378,12 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
     elem_a, elem_b = _ELEM_BITS[spec.atype] // 8, _ELEM_BITS[spec.btype] // 8
     k = K_BYTES // elem_a
     try:
-        if op.desc_a is not None:
-            a = _values(_smem(b, lanes[0], op.desc_a, 64, k, elem_a, spec.trans_a, ins), spec.atype)
-        else:
+        with asyncops.performing(b, op.async_op, ins, lanes[:1]):
+            if op.desc_a is not None:
+                a = _values(_smem(b, lanes[0], op.desc_a, 64, k, elem_a, spec.trans_a, ins), spec.atype)
+            bm = _values(_smem(b, lanes[0], op.desc_b, spec.n, k, elem_b, spec.trans_b, ins), spec.btype)
+        if op.desc_a is None:
             a = _a_from_regs(ctx, spec, lanes)
-        bm = _values(_smem(b, lanes[0], op.desc_b, spec.n, k, elem_b, spec.trans_b, ins), spec.btype)
     except LayoutError as e:
         raise Unsupported(f"{ins.name}: {e}", ins) from None
     rows, cols = d_fragment(spec.n)

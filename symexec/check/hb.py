@@ -1,72 +1,398 @@
-"""Happens-before between the threads of a CTA: vector clocks advanced by synchronisation.
+"""Happens-before between the threads of a CTA and its asynchronous operations: vector clocks.
 
-Each thread's clock has one entry per thread of its CTA; its own entry is its epoch, starting at
-1. Arriving at a barrier (bar.sync/bar.arrive, PTX 9.7.13.1) or releasing on an mbarrier publishes
-a snapshot and then advances the epoch, so the arriving thread's later accesses are not ordered
-before the waiters'. When the barrier completes, each thread that waits on it joins (element-wise
-max) the snapshots of all arrivals. An access by thread a at epoch e is ordered before a later
-access of thread b iff b's clock at that time has entry a >= e.
+Each thread has one clock entry per column of its CTA; its own entry is its epoch, starting at 1.
+Releasing (arriving at a barrier, bar.sync/bar.arrive PTX 9.7.13.1; a release arrive-on an
+mbarrier 9.7.13.15) publishes a snapshot and then advances the epoch; a thread that acquires (the
+barrier completes, a wait observes the phase) joins the snapshot (element-wise max). An access by
+thread a at epoch e is ordered before a later access of thread b iff b's clock at that time has
+a's column >= e.
 
-Clocks are stored compactly: a thread's clock is a shared *base* vector (one per CTA per
-synchronisation, shared by all threads that joined the same things) plus its own epoch. An access
-records (base id, epoch) of its thread, which is all a later ordering question needs.
+Asynchronous operations (PTX 8.9.1.1: cp.async, bulk and tensor copies, wgmma, tcgen05) are
+performed apart from their thread, at any moment between issue and completion. Two shapes:
+- A *stream* of one thread (cp.async, the source reads of its bulk stores and their writes):
+  operations complete in issue order and the issuing thread's own waits observe them
+  (wait_group). Each thread has a column per stream; its k-th operation is access epoch k of that
+  column, its clock is the thread's at issue, and a wait that completes operations up to k sets
+  the thread's own entry of the column to k (no new vector). An mbarrier hand-over
+  (cp.async.mbarrier.arrive) publishes the column into the phase instead.
+- An *agent* (bulk/TMA loads on an mbarrier, wgmma, tcgen05): a virtual thread with a column of
+  its own, whose clock is its issuers' at issue, released once at completion into the point that
+  completes it (an mbarrier phase) and/or to the threads that observe it. Agents are pooled per
+  CTA and unit: a column is reused only when the new issuer has observed the completion of its
+  previous operation, so reuse adds no ordering that did not exist.
+The issuer's epoch advances at every issue, so its later accesses are not ordered before it.
+
+Beside the base clock C every thread carries derived clocks, one table per kind of fact (Kind):
+- P_SHARED / P_GLOBAL / P_TENSORMAP: what is ordered before the thread *through a proxy fence*
+  (8.6, 8.9.5 proxy-preserved base causality): `fence.proxy.async{.space}` copies C into P (and
+  advances the epoch, so later accesses are not covered); completions that imply a generic-async
+  proxy fence (bulk copies 9.7.9.25.2, wgmma 9.7.15.4) release into P as well. An access
+  through one proxy is ordered before an access through another iff the later one's P covers it.
+- B, K_PENDING, K: tcgen05 ordering through tcgen05.fence::before/after_thread_sync (9.7.16.6.3).
+  B is C at the thread's last before_thread_sync (tcgen05.commit implies one); every release
+  publishes B, relaxed ones (mbarrier .relaxed) only B; acquires join it into K_PENDING, and
+  after_thread_sync moves K_PENDING into K; a wait::ld/st of the issuing thread joins K directly
+  (9.7.16.6.4.2). A tcgen05 agent's tensor-memory clock T is its issuers' C joined with K and with
+  the clocks of the operations it is pipelined behind (9.7.16.6.2).
+
+Clocks are stored compactly: a thread's clock of each kind is a shared *base* vector (one per CTA
+per synchronisation, shared by all threads that joined the same things) plus its own entries (its
+epoch and its streams' observed counts: `owns`). An access records (base ids, own entries, epoch)
+of its thread or agent, which is all a later ordering question needs (`ordered`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from enum import IntEnum
+
 import numpy as np
+
+from ..events import Stream
+
+
+class Kind(IntEnum):
+    """The clock tables of a thread (see the module docstring)."""
+
+    C = 0
+    P_SHARED = 1
+    P_GLOBAL = 2
+    P_TENSORMAP = 3
+    B = 4
+    K_PENDING = 5
+    K = 6
+
+
+PROXY_KINDS = (Kind.P_SHARED, Kind.P_GLOBAL, Kind.P_TENSORMAP)
+STAMPED = (Kind.C, *PROXY_KINDS)  # the tables an access records
+_OWNED = (Kind.C, *PROXY_KINDS, Kind.B)  # tables with own entries
+
+
+SLOTS = 1 + len(Stream)
+
+
+@dataclass
+class Agent:
+    row: int
+    cta: int
+    col: int
+    unit: str
+    epoch: int
+    completed: bool = False
+    bases: dict = field(default_factory=dict)  # Kind (STAMPED) and "T" -> base id (frozen at issue)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What an access records of its thread or agent, for k lanes: base ids (len(STAMPED), k), own
+    entries (len(STAMPED), SLOTS, k; -1 for an agent), the tcgen05 base ids (k,) and epochs (k,)."""
+
+    bases: np.ndarray
+    owns: np.ndarray
+    tbases: np.ndarray
+    epochs: np.ndarray
 
 
 class Clocks:
     def __init__(self, n_ctas: int, threads: int) -> None:
         self.T = threads
-        self.bases: list[np.ndarray] = [np.zeros(threads, dtype=np.int32)]
-        self.base_id = np.zeros(n_ctas * threads, dtype=np.int64)
-        self.own = np.ones(n_ctas * threads, dtype=np.int32)
-        self.pending: dict[tuple[int, object], np.ndarray] = {}  # (CTA slot, sync object) -> snapshot
+        self.n_ctas = n_ctas
+        self.n_threads = n_ctas * threads
+        self._table = np.zeros((64, threads), dtype=np.int32)
+        self.n_bases = 1  # base 0: all zeros
+        self._cols = threads  # columns in use (threads first, then streams' and agents')
+        self._stream_col = {}  # Stream -> first of its T columns
+        n = self.n_threads
+        self.base = np.zeros((len(Kind), n), dtype=np.int64)
+        self.owns = np.zeros((len(Kind), SLOTS, n), dtype=np.int32)
+        self.owns[Kind.C, 0] = 1  # epochs start at 1
+        self.next_op = np.zeros((SLOTS, n), dtype=np.int32)  # operations issued per stream
+        # (CTA slot, sync object) -> {Kind or "T": snapshot}
+        self.pending: dict[tuple[int, object], dict] = {}
+        self.agents: list[Agent] = []
+        self._free: dict[tuple[int, str], list[Agent]] = {}
 
+    # ------------------------------------------------------------------ table
+    def _grow(self, cols: int) -> None:
+        if cols > self._table.shape[1]:
+            new = np.zeros((self._table.shape[0], max(cols, 2 * self._table.shape[1])), dtype=np.int32)
+            new[:, :self._table.shape[1]] = self._table
+            self._table = new
+        self._cols = max(self._cols, cols)
+
+    def _add(self, vec: np.ndarray) -> int:
+        if self.n_bases == self._table.shape[0]:
+            new = np.zeros((2 * self._table.shape[0], self._table.shape[1]), dtype=np.int32)
+            new[:self.n_bases] = self._table[:self.n_bases]
+            self._table = new
+        self._table[self.n_bases, :vec.size] = vec[:self._table.shape[1]]
+        self._table[self.n_bases, vec.size:] = 0
+        self.n_bases += 1
+        return self.n_bases - 1
+
+    @property
+    def table(self) -> np.ndarray:
+        return self._table[:self.n_bases]
+
+    def _full(self, v: np.ndarray) -> np.ndarray:
+        out = np.zeros(self._table.shape[1], np.int32)
+        out[:min(v.size, out.size)] = v[:out.size]
+        return out
+
+    # ------------------------------------------------------------------ rows and columns
     def rows_of(self, lanes: np.ndarray, lanes_per_cta: int) -> np.ndarray:
-        """Batch lanes -> clock rows (CTA slot * T + thread index)."""
+        """Batch lanes -> thread rows (CTA slot * T + thread index)."""
         return (lanes // lanes_per_cta) * self.T + (lanes % lanes_per_cta)
 
-    def release(self, rows: np.ndarray, key: object) -> None:
-        """Threads `rows` publish their clocks into `key` (per CTA) and advance their epochs."""
+    def stream_col(self, stream: Stream) -> int:
+        c = self._stream_col.get(stream)
+        if c is None:
+            c = self._stream_col[stream] = self._cols
+            self._grow(self._cols + self.T)
+        return c
+
+    def stream_rows(self, stream: Stream, rows: np.ndarray) -> np.ndarray:
+        """Happens-before rows of threads `rows`' stream (rows n_threads * stream + row)."""
+        self.stream_col(stream)
+        return self.n_threads * int(stream) + rows
+
+    def _decode(self, rows: np.ndarray):
+        """(CTA, column, owning thread row or -1, own slot or -1) of happens-before rows."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = self.n_threads
+        slot = np.where(rows < n * SLOTS, rows // n, -1)
+        thread = np.where(slot >= 0, rows % n, -1)
+        cta = np.where(slot >= 0, thread // self.T, 0)
+        scol = np.array([0] + [self._stream_col.get(s, 0) for s in Stream], dtype=np.int64)
+        col = np.where(slot == 0, thread % self.T, np.where(slot > 0, scol[np.maximum(slot, 0)] + thread % self.T, 0))
+        ag = slot < 0
+        if ag.any():
+            idx = rows[ag] - n * SLOTS
+            cta[ag] = np.array([self.agents[i].cta for i in idx.tolist()])
+            col[ag] = np.array([self.agents[i].col for i in idx.tolist()])
+        return cta, col, thread, slot
+
+    def cta_of(self, rows: np.ndarray) -> np.ndarray:
+        return self._decode(rows)[0]
+
+    def _set_owns(self, snap: np.ndarray, kind: Kind, rows: np.ndarray) -> None:
+        cols = rows % self.T
+        np.maximum.at(snap, cols, self.owns[kind, 0, rows])
+        for s, c in self._stream_col.items():
+            np.maximum.at(snap, c + cols, self.owns[kind, int(s), rows])
+
+    def _clock(self, kind: Kind, rows: np.ndarray) -> np.ndarray:
+        """The join of thread rows' (one CTA) clocks of `kind`, own entries included."""
+        snap = self.table[np.unique(self.base[kind, rows])].max(axis=0)
+        if kind in _OWNED:
+            self._set_owns(snap, kind, rows)
+        return snap
+
+    # ------------------------------------------------------------------ synchronisation
+    def release(self, rows: np.ndarray, key: object, relaxed: bool = False) -> None:
+        """Threads `rows` publish their clocks into `key` (per CTA) and advance their epochs. A
+        relaxed release (mbarrier .relaxed) publishes only the tcgen05-fenced part (B)."""
         ctas = rows // self.T
         for c in np.unique(ctas):
             sel = rows[ctas == c]
-            snap = np.max(np.stack([self.bases[b] for b in np.unique(self.base_id[sel])]), axis=0).copy()
-            np.maximum.at(snap, sel % self.T, self.own[sel])
-            k = (int(c), key)
-            prev = self.pending.get(k)
-            self.pending[k] = snap if prev is None else np.maximum(prev, snap)
-        self.own[rows] += 1
+            snaps = {"T": self._clock(Kind.B, sel)}
+            if not relaxed:
+                for k in STAMPED:
+                    snaps[k] = self._clock(k, sel)
+            self._publish(int(c), key, snaps)
+        self.owns[Kind.C, 0, rows] += 1
 
-    def acquire(self, rows: np.ndarray, key: object, consume: bool = True) -> None:
-        """Threads `rows` join what was released into `key` (a completed barrier or phase)."""
+    def _publish(self, cta: int, key: object, snaps: dict) -> None:
+        prev = self.pending.get((cta, key))
+        if prev is None:
+            self.pending[(cta, key)] = {k: self._full(v) for k, v in snaps.items()}
+            return
+        for k, v in snaps.items():
+            v = self._full(v)
+            old = prev.get(k)
+            prev[k] = v if old is None else np.maximum(self._full(old), v)
+
+    def acquire(self, rows: np.ndarray, key: object, consume: bool = True, relaxed: bool = False,
+                direct: bool = False) -> None:
+        """Threads `rows` join what was released into `key` (a completed barrier or phase). A relaxed
+        acquire joins only the tcgen05 part (into K_PENDING); `direct`: an observation of the
+        issuing thread's own operations (tcgen05.wait::ld/st), whose tcgen05 part is usable at once."""
         ctas = rows // self.T
         for c in np.unique(ctas):
-            snap = self.pending.get((int(c), key))
-            if snap is None:
+            snaps = self.pending.get((int(c), key))
+            if snaps is None:
                 continue
             sel = rows[ctas == c]
-            for b in np.unique(self.base_id[sel]):
-                joined = np.maximum(self.bases[int(b)], snap)
-                self.bases.append(joined)
-                self.base_id[sel[self.base_id[sel] == b]] = len(self.bases) - 1
+            if not relaxed:
+                for k in STAMPED:
+                    if k in snaps:
+                        self._join(k, sel, snaps[k])
+            if "T" in snaps:
+                self._join(Kind.K_PENDING, sel, snaps["T"])
+                if direct:
+                    self._join(Kind.K, sel, snaps["T"])
             if consume:
                 self.pending.pop((int(c), key), None)
 
-    def stamp(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(base id, epoch) of each row now: what an access records."""
-        return self.base_id[rows].copy(), self.own[rows].copy()
+    def _join(self, kind: Kind, rows: np.ndarray, snap: np.ndarray) -> None:
+        full = self._full(snap)
+        ids = self.base[kind, rows]
+        for b in np.unique(ids):
+            cur = self._table[int(b)]
+            if (full <= cur).all():
+                continue  # nothing new
+            self.base[kind, rows[ids == b]] = self._add(np.maximum(cur, full))
 
-    def ordered(self, a_rows: np.ndarray, a_epochs: np.ndarray, b_rows: np.ndarray,
-                b_bases: np.ndarray) -> np.ndarray:
-        """For pairs (a, b) with a earlier: is a ordered before b? The same thread always is."""
-        out = a_rows == b_rows
-        idx = np.nonzero(~out)[0]
-        if idx.size:
-            table = np.stack(self.bases)
-            seen = table[b_bases[idx], a_rows[idx] % self.T]
-            out[idx] = seen >= a_epochs[idx]
-        return out
+    def fence(self, rows: np.ndarray, kind: Kind) -> None:
+        """A proxy fence (kind = P_*) or tcgen05.fence::before_thread_sync (kind = B) by `rows`:
+        everything ordered before them so far is now fenced; later accesses are not."""
+        self.base[kind, rows] = self.base[Kind.C, rows]
+        self.owns[kind, :, rows] = self.owns[Kind.C, :, rows]
+        self.owns[Kind.C, 0, rows] += 1
+
+    def after_thread_sync(self, rows: np.ndarray) -> None:
+        """tcgen05.fence::after_thread_sync: what the thread acquired for tcgen05 becomes usable."""
+        ids = np.stack([self.base[Kind.K, rows], self.base[Kind.K_PENDING, rows]], axis=1)
+        for pair in np.unique(ids, axis=0):
+            sel = rows[(ids == pair).all(axis=1)]
+            self.base[Kind.K, sel] = self._add(np.maximum(self._table[pair[0]], self._table[pair[1]]))
+
+    # ------------------------------------------------------------------ streams
+    def stream_issue(self, stream: Stream, rows: np.ndarray) -> Stamp:
+        """Operations of `stream` issued by thread rows `rows` (one each): their stamps (their clock
+        is the thread's now); the threads' epochs advance."""
+        s = int(stream)
+        self.stream_col(stream)
+        self.next_op[s, rows] += 1
+        st = self.stamp(rows)
+        st = Stamp(st.bases, st.owns, st.tbases, self.next_op[s, rows].copy())
+        self.owns[Kind.C, 0, rows] += 1
+        return st
+
+    def stream_observe(self, stream: Stream, rows: np.ndarray, upto: np.ndarray, implies_proxy_fence: bool) -> None:
+        """Threads `rows` observe their own stream's operations up to index `upto` complete."""
+        s = int(stream)
+        np.maximum.at(self.owns[Kind.C, s], rows, upto.astype(np.int32))
+        if implies_proxy_fence:
+            for k in PROXY_KINDS:
+                np.maximum.at(self.owns[k, s], rows, upto.astype(np.int32))
+
+    def stream_publish(self, stream: Stream, row: int, upto: int, at_issue: Stamp, key: object,
+                       implies_proxy_fence: bool) -> None:
+        """Thread `row`'s stream operations up to `upto` release into `key` (an mbarrier hand-over:
+        ordered after those operations only, not after the thread's other instructions, 8.9.1.1);
+        `at_issue`: the stamp of the last of them."""
+        col = self.stream_col(stream) + row % self.T
+        snaps = {}
+        for i, k in enumerate(STAMPED):
+            v = self._full(self._table[int(at_issue.bases[i, 0])])
+            self._set_own_entries(v, row, at_issue.owns[i, :, 0])
+            if k is Kind.C or implies_proxy_fence:
+                v[col] = max(int(v[col]), upto)
+            snaps[k] = v
+        self._publish(row // self.T, key, snaps)
+
+    def _set_own_entries(self, v: np.ndarray, row: int, owns: np.ndarray) -> None:
+        t = row % self.T
+        v[t] = max(int(v[t]), int(owns[0]))
+        for s, c in self._stream_col.items():
+            v[c + t] = max(int(v[c + t]), int(owns[int(s)]))
+
+    # ------------------------------------------------------------------ agents
+    def issue(self, rows: np.ndarray, unit: str, tensor_core: bool = False,
+              after: tuple[tuple[int, int, int], ...] = ()) -> Agent:
+        """An asynchronous operation issued by thread rows `rows` (one CTA): an agent ordered after
+        what they did so far; their epochs advance. `after`: (column, epoch, T base) of operations
+        it is pipelined behind (9.7.16.6.2)."""
+        cta = int(rows[0] // self.T)
+        agent = self._reusable(cta, unit, rows)
+        if agent is None:
+            col = self._cols
+            self._grow(col + 1)
+            agent = Agent(self.n_threads * SLOTS + len(self.agents), cta, col, unit, 1)
+            self.agents.append(agent)
+        else:
+            agent.epoch += 1
+            agent.completed = False
+        bases = {k: self._add(self._clock(k, rows)) for k in STAMPED}
+        if tensor_core:
+            t = np.maximum(self._table[bases[Kind.C]], self._clock(Kind.K, rows))
+            for col, epoch, tbase in after:
+                t = np.maximum(t, self._table[tbase])
+                t[col] = max(int(t[col]), epoch)
+            bases["T"] = self._add(t)
+        else:
+            bases["T"] = bases[Kind.C]
+        agent.bases = bases
+        self.owns[Kind.C, 0, rows] += 1
+        return agent
+
+    def _reusable(self, cta: int, unit: str, rows: np.ndarray) -> Agent | None:
+        """A completed agent of this CTA and unit whose completion every issuing thread observed."""
+        pool = self._free.get((cta, unit))
+        if not pool:
+            return None
+        seen = self.table[np.unique(self.base[Kind.C, rows])].min(axis=0)
+        for i, a in enumerate(pool):
+            if seen[a.col] >= a.epoch:
+                return pool.pop(i)
+        return None
+
+    def complete(self, agent: Agent, key: object | None, observers: np.ndarray | None,
+                 implies_proxy_fence: bool, tensor_core: bool) -> None:
+        """The agent's operation is performed: it releases into `key` (an mbarrier phase) and/or
+        thread rows `observers` (its own CTA) observe it now."""
+        if agent.completed:
+            return
+        agent.completed = True
+        col = agent.col
+        snaps = {}
+        c = self._full(self._table[agent.bases[Kind.C]])
+        c[col] = agent.epoch
+        snaps[Kind.C] = c
+        for k in PROXY_KINDS:
+            p = self._full(self._table[agent.bases[k]])
+            if implies_proxy_fence:
+                p[col] = agent.epoch
+            snaps[k] = p
+        if tensor_core:  # tcgen05.commit implies before_thread_sync (9.7.16.6.4.2)
+            t = self._full(self._table[agent.bases["T"]])
+            t[col] = agent.epoch
+            snaps["T"] = np.maximum(t, c)
+        if key is not None:
+            self._publish(agent.cta, key, snaps)
+        if observers is not None and observers.size:
+            once = ("observed", agent.row, agent.epoch)
+            self._publish(agent.cta, once, snaps)
+            self.acquire(observers, once, consume=True, direct=True)
+        self._free.setdefault((agent.cta, agent.unit), []).append(agent)
+
+    # ------------------------------------------------------------------ queries
+    def stamp(self, rows: np.ndarray) -> Stamp:
+        """What an access of thread rows `rows` records now."""
+        kinds = list(STAMPED)
+        return Stamp(self.base[kinds][:, rows].copy(), self.owns[kinds][:, :, rows].copy(),
+                     np.zeros(rows.size, np.int64), self.owns[Kind.C, 0, rows].copy())
+
+    def agent_stamp(self, agent: Agent, k: int) -> Stamp:
+        """What the agent's accesses (k lanes) record."""
+        b = np.array([agent.bases[kd] for kd in STAMPED], dtype=np.int64)
+        return Stamp(np.repeat(b[:, None], k, axis=1), np.full((len(STAMPED), SLOTS, k), -1, np.int32),
+                     np.full(k, agent.bases["T"], np.int64), np.full(k, agent.epoch, np.int32))
+
+    def ordered(self, a_rows: np.ndarray, a_epochs: np.ndarray, b_rows: np.ndarray, b_bases: np.ndarray,
+                b_owns: np.ndarray) -> np.ndarray:
+        """For pairs (a, b) with a earlier: is a ordered before b? b's clock is base `b_bases` plus,
+        for a thread's access, its own entries `b_owns` (SLOTS, k): a's column is then b's own
+        (the same thread, or one of its streams) when a belongs to b's thread."""
+        if a_rows.size == 0:
+            return np.zeros(0, bool)
+        _, a_col, a_thread, a_slot = self._decode(a_rows)
+        _, _, b_thread, b_slot = self._decode(b_rows)
+        seen = self.table[b_bases, np.minimum(a_col, self._table.shape[1] - 1)].astype(np.int64)
+        mine = (a_slot >= 0) & (a_thread == b_thread)
+        if mine.any():
+            idx = np.nonzero(mine)[0]
+            own = b_owns[a_slot[idx], idx]
+            seen[idx] = np.maximum(seen[idx], own)
+        return seen >= a_epochs

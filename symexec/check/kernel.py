@@ -28,22 +28,16 @@ class GridMode(Enum):
 
 
 def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
-    """Features the emulator runs but whose ordering the checker does not model yet: operations
-    of the async proxy (PTX 8.x proxies; fence.proxy.async) and tensor memory. A verdict that
+    """Features the emulator runs but whose ordering the checker does not model yet. A verdict that
     ignored them could call a racy kernel race-free, so they make the verdict `unsupported`."""
     for ins in prog.code:
-        if ins.opcode == "wgmma" and ".mma_async" in ins.modifiers:
-            return "wgmma.mma_async operand reads through the async proxy", ins
-        if ins.opcode == "tcgen05":
+        if ins.opcode == "tcgen05" and not TCGEN05_EVENTS:
             return "tcgen05 tensor-memory and async-proxy ordering", ins
-        if ins.opcode == "cp" and ".bulk" in ins.modifiers and ".prefetch" not in ins.modifiers:
-            spaces = [sp for sp in ins.spaces]
-            if ".reduce" in ins.modifiers or ".tensor" in ins.modifiers or (spaces and spaces[0] == ".global"):
-                # the async proxy reads shared memory that generic stores wrote: that needs
-                # fence.proxy.async, which the checker does not track yet. Global -> shared bulk
-                # loads completing on an mbarrier need no proxy fence and are modelled.
-                return "cp.async.bulk reading shared memory through the async proxy (fence.proxy.async not tracked)", ins
     return None
+
+
+#: The tcgen05 unit reports its asynchronous operations (symexec.asyncops) to the checker.
+TCGEN05_EVENTS = False
 
 
 def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.AUTO) -> Report:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .hb import Clocks
+from ..events import MemSpace
+from .hb import SLOTS, STAMPED, Clocks, Kind
 from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
 
 
@@ -33,9 +34,29 @@ class RacePair:
     count: int = 1  # conflicting byte pairs between the same two instructions
 
 
+def _proxy_table(buffer) -> int:
+    """Row of Event.bases holding the proxy-fenced clock for accesses of `buffer` (hb.Kind)."""
+    return int(Kind.P_SHARED) if buffer.space is MemSpace.SHARED else int(Kind.P_GLOBAL)
+
+
+def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: bool) -> np.ndarray:
+    """Is access a ordered before the later access b? The clock of b that decides: the tcgen05
+    clock in tensor memory (9.7.16.6); across proxies the proxy-fenced clock (8.9.5: base causality
+    with a proxy fence on the path; the tensormap proxy has its own); otherwise the base clock."""
+    if tensor_memory:
+        bases, owns = c["tbase"][b], np.full((SLOTS, b.size), -1, np.int32)
+    else:
+        cross = c["proxy"][a] != c["proxy"][b]
+        bases = np.where(cross, c["pbase"][b], c["base"][b])
+        owns = np.where(cross[:, None], c["pown"][b], c["cown"][b]).T
+    return clocks.ordered(c["hbrow"][a], c["epoch"][a], c["hbrow"][b], bases, owns)
+
+
 def _entries(events: list[Event], idx: list[int]):
-    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash",
-                            "real", "start", "size")}
+    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "hbrow", "base", "pbase",
+                            "tbase", "proxy", "epoch", "hash", "real", "start", "size")}
+    owns_c: list[np.ndarray] = []
+    owns_p: list[np.ndarray] = []
     for e_i in idx:
         e = events[e_i]
         k, nb = e.flat.shape
@@ -50,11 +71,21 @@ def _entries(events: list[Event], idx: list[int]):
         cols["kind"].append(np.full(k * nb, e.kind, np.int8))
         cols["strong"].append(np.full(k * nb, e.strong, np.int8))
         cols["row"].append(rep(e.rows))
-        cols["base"].append(rep(e.bases))
+        cols["hbrow"].append(rep(e.hb))
+        cols["base"].append(rep(e.bases[0]))
+        cols["pbase"].append(rep(e.bases[_proxy_table(e.buffer)]))
+        cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int64))
+        cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
+        ow = e.owns if e.owns is not None else np.full((len(STAMPED), SLOTS, k), -1, np.int32)
+        owns_c.append(np.repeat(ow[0], nb, axis=1))
+        owns_p.append(np.repeat(ow[_proxy_table(e.buffer)], nb, axis=1))
         cols["epoch"].append(rep(e.epochs))
         cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
         cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
-    return {k: np.concatenate(v) for k, v in cols.items()}
+    out = {k: np.concatenate(v) for k, v in cols.items()}
+    out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
+    out["pown"] = np.concatenate(owns_p, axis=1).T
+    return out
 
 
 @dataclass
@@ -87,8 +118,8 @@ def sync_edges(events: list[Event], threads: int) -> list[SyncEdge]:
                 W = events[src[0]]
                 wj = src[1]
                 if W.sem & RELEASE and W.rows[wj] // threads != e.rows[j] // threads:
-                    edges.append(SyncEdge(int(W.rows[wj]), int(W.epochs[wj]), int(W.bases[wj]), W.time,
-                                          int(e.rows[j]), int(e.epochs[j]), int(e.bases[j]), e.time))
+                    edges.append(SyncEdge(int(W.hb[wj]), int(W.epochs[wj]), int(W.bases[0][wj]), W.time,
+                                          int(e.hb[j]), int(e.epochs[j]), int(e.bases[0][j]), e.time))
         if e.kind != READ:
             for j in range(e.lanes.size):
                 for byte in e.flat[j]:
@@ -101,15 +132,17 @@ def _cross_ordered(clocks: Clocks, threads: int, edges: list[SyncEdge], x, y) ->
     x before the release in its CTA, the acquire before y in its CTA."""
     xr, xe, xb, xt = x
     yr, ye, yb, yt = y
+    cta = lambda r: int(clocks.cta_of(np.array([r]))[0])  # noqa: E731
     for ed in edges:
-        if ed.w_row // threads != xr // threads or ed.r_row // threads != yr // threads:
+        if cta(ed.w_row) != cta(xr) or cta(ed.r_row) != cta(yr):
             continue
         if not (xt <= ed.w_time < ed.r_time <= yt):
             continue
+        none = np.full((SLOTS, 1), -1, np.int32)  # own entries unknown here: only the same row counts
         before_w = (xr == ed.w_row) or bool(clocks.ordered(np.array([xr]), np.array([xe]), np.array([ed.w_row]),
-                                                            np.array([ed.w_base]))[0])
+                                                            np.array([ed.w_base]), none)[0])
         after_r = (yr == ed.r_row) or bool(clocks.ordered(np.array([ed.r_row]), np.array([ed.r_epoch]),
-                                                           np.array([yr]), np.array([yb]))[0])
+                                                           np.array([yr]), np.array([yb]), none)[0])
         if before_w and after_r:
             return True
     return False
@@ -186,7 +219,7 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
         aa, pp = aa.reshape(-1), pp.reshape(-1)
         first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
         second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
-        keep = (c["time"][first] != c["time"][second]) & (c["row"][first] != c["row"][second])
+        keep = (c["time"][first] != c["time"][second]) & (c["hbrow"][first] != c["hbrow"][second])
         strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
             & (c["size"][first] == c["size"][second])
         first, second = first[keep & ~strong], second[keep & ~strong]
@@ -196,8 +229,7 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
         ordered = np.zeros(first.size, bool)
         if same_cta.any():
             s_ = np.nonzero(same_cta)[0]
-            ordered[s_] = clocks.ordered(c["row"][first][s_], c["epoch"][first][s_], c["row"][second][s_],
-                                         c["base"][second][s_])
+            ordered[s_] = _ordered(clocks, c, first[s_], second[s_], buf.space is MemSpace.TMEM)
         if edges:
             for j in np.nonzero(~ordered & ~same_cta)[0]:
                 ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, first[j]), _site(c, second[j]))
@@ -211,7 +243,7 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
 
 
 def _site(c, i) -> tuple[int, int, int, int]:
-    return int(c["row"][i]), int(c["epoch"][i]), int(c["base"][i]), int(c["time"][i])
+    return int(c["hbrow"][i]), int(c["epoch"][i]), int(c["base"][i]), int(c["time"][i])
 
 
 def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge]) -> list[RacePair]:
@@ -257,7 +289,7 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
     ordered = np.zeros(a.size, bool)
     if same_cta.any():
         s = np.nonzero(same_cta)[0]
-        ordered[s] = clocks.ordered(c["row"][a][s], c["epoch"][a][s], c["row"][b][s], c["base"][b][s])
+        ordered[s] = _ordered(clocks, c, a[s], b[s], buf.space is MemSpace.TMEM)
     if edges:
         for j in np.nonzero(~ordered & ~same_cta)[0]:
             ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, a[j]), _site(c, b[j]))

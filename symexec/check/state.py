@@ -16,10 +16,11 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..events import Acquire, Buffer, MemoryAccess, MemSpace, Observer, Reconverged, Release
+from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
+                      MemSpace, Observer, Proxy, Reconverged, Release)
 from ..opcodes import Order
-from .hb import Clocks
-from .shadow import DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker
+from .hb import Clocks, Kind, Stamp
+from .shadow import CONST_KEY, DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker, key_of, mix
 
 READ, WRITE, ATOMIC = 0, 1, 2
 RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
@@ -34,12 +35,24 @@ class Event:
     buffer: Buffer
     lanes: np.ndarray
     flat: np.ndarray  # (k, nbytes) byte offsets in the buffer
-    rows: np.ndarray
-    bases: np.ndarray
+    rows: np.ndarray  # the threads' clock rows (issuing threads of an asynchronous operation)
+    bases: np.ndarray  # (4, k) clock base ids: C, P_SHARED, P_GLOBAL, P_TENSORMAP (hb.STAMPED)
     epochs: np.ndarray
     hashes: np.ndarray | None = None  # stored values' numbers (writes)
     real: np.ndarray | None = None  # stored values' real-arithmetic numbers (writes)
     sem: int = 0  # RELEASE / ACQUIRE bits
+    hbrows: np.ndarray | None = None  # happens-before rows of an asynchronous operation (hb.Clocks)
+    tbases: np.ndarray | None = None  # tensor-memory clock base ids of tcgen05 agents
+    owns: np.ndarray | None = None  # (4, hb.SLOTS, k) own clock entries of the accessing threads
+    proxy: int = 0  # PROXY_CODE of the access
+    op: AsyncOp | None = None
+
+    @property
+    def hb(self) -> np.ndarray:
+        return self.rows if self.hbrows is None else self.hbrows
+
+
+PROXY_CODE = {Proxy.GENERIC: 0, Proxy.ASYNC: 1, Proxy.TENSORMAP: 2}
 
 
 @dataclass
@@ -60,9 +73,12 @@ class CheckState(Observer):
     cta_base: int = 0
     n: int = 0
     both_paths: int = 0  # data-dependent branches explored both ways
+    async_ops: int = 0
 
     def __post_init__(self) -> None:
         self.mem: dict = {}
+        self._ops: dict[int, tuple] = {}  # op ident -> (agent, epoch) or (lanes, rows, Stamp) of a stream
+        self._read_bytes: dict[tuple[int, int], list] = {}  # (op, lane) -> shadows of the bytes it read
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
 
@@ -77,10 +93,73 @@ class CheckState(Observer):
         self.access(ev)
 
     def on_release(self, ev: Release) -> None:
-        self.clocks.release(self.rows(ev.lanes), ev.point)
+        self.clocks.release(self.rows(ev.lanes), ev.point, relaxed=ev.relaxed)
 
     def on_acquire(self, ev: Acquire) -> None:
-        self.clocks.acquire(self.rows(ev.lanes), ev.point, ev.consume)
+        self.clocks.acquire(self.rows(ev.lanes), ev.point, ev.consume, relaxed=ev.relaxed)
+
+    def on_fence(self, ev: Fence) -> None:
+        rows = self.rows(ev.lanes)
+        if ev.kind is FenceKind.PROXY:
+            for k in _proxy_kinds(ev):
+                self.clocks.fence(rows, k)
+        elif ev.kind is FenceKind.TCGEN05_BEFORE:
+            self.clocks.fence(rows, Kind.B)
+        elif ev.kind is FenceKind.TCGEN05_AFTER:
+            self.clocks.after_thread_sync(rows)
+
+    # -------------------------------------------------------------- asynchronous operations
+    def on_async_issued(self, ev: AsyncIssued) -> None:
+        op = ev.op
+        self.async_ops += 1
+        rows = self.rows(op.lanes)
+        if op.stream is not None:  # one operation per lane, of that thread's stream
+            self._ops[op.ident] = (op.lanes, rows, self.clocks.stream_issue(op.stream, rows))
+            return
+        after = tuple(x for prev in op.after for x in self._agent_refs(prev))
+        agent = self.clocks.issue(rows, op.unit, op.tensor_core, after)
+        self._ops[op.ident] = (agent, agent.epoch)
+
+    def _agent_refs(self, op: AsyncOp) -> list[tuple[int, int, int]]:
+        got = self._ops.get(op.ident)
+        if got is None or op.stream is not None or got[0].epoch != got[1]:
+            return []
+        return [(got[0].col, got[1], got[0].bases["T"])]
+
+    def _stamp_of(self, op: AsyncOp, lanes: np.ndarray) -> tuple[Stamp, np.ndarray]:
+        """What the accesses of `op` by lanes `lanes` record, and their happens-before rows."""
+        got = self._ops.get(op.ident)
+        if got is None:
+            raise AssertionError(f"access of an asynchronous operation never issued ({op.ins.name})")
+        if op.stream is None:
+            agent, _ = got
+            return self.clocks.agent_stamp(agent, lanes.size), np.full(lanes.size, agent.row, np.int64)
+        issued, rows, st = got
+        idx = np.searchsorted(issued, lanes)  # issuing lanes are ascending
+        sub = Stamp(st.bases[:, idx], st.owns[:, :, idx], st.tbases[idx], st.epochs[idx])
+        return sub, self.clocks.stream_rows(op.stream, rows[idx])
+
+    def on_async_completed(self, ev: AsyncCompleted) -> None:
+        op = ev.op
+        got = self._ops.get(op.ident)
+        if got is None:
+            return
+        if op.stream is None:
+            agent, epoch = got
+            if agent.epoch == epoch:
+                self.clocks.complete(agent, ev.point, None if ev.observers is None else self.rows(ev.observers),
+                                     ev.implies_proxy_fence, op.tensor_core)
+            return
+        issued, rows, st = got
+        lanes = issued if ev.lanes is None else ev.lanes
+        idx = np.searchsorted(issued, lanes)
+        if ev.observers is not None:  # the issuing threads' own waits
+            self.clocks.stream_observe(op.stream, rows[idx], st.epochs[idx], ev.implies_proxy_fence)
+        if ev.point is not None:
+            for i in idx.tolist():
+                one = Stamp(st.bases[:, i:i + 1], st.owns[:, :, i:i + 1], st.tbases[i:i + 1], st.epochs[i:i + 1])
+                self.clocks.stream_publish(op.stream, int(rows[i]), int(st.epochs[i]), one, ev.point,
+                                           ev.implies_proxy_fence)
 
     def on_reconverge(self, ev: Reconverged) -> None:
         if ev.data_registers:
@@ -110,6 +189,51 @@ class CheckState(Observer):
             return self.tracker.shadow(buffer, size, int(DATA), INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
         return self.tracker.shadow(buffer, size, 0, INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
 
+    def _copied(self, ev: MemoryAccess, shadow, flat: np.ndarray, lanes: np.ndarray, ctas: np.ndarray):
+        """Shadows of an asynchronous operation's bytes: what it reads is kept per lane (a copy's
+        source, read at issue); what it writes is those bytes in order, the rest of the destination
+        zero-filled (cp.async src-size), so values and their data dependence travel with the copy.
+        An operation that writes more than it read the other way round (a reduction, a gather with
+        another byte order) gets opaque values carrying the taint of everything it read.
+        Returns (value numbers, real numbers, taint) of a write, None for a read or a plain write."""
+        op = ev.op
+        if not ev.write:
+            taint = shadow.taint[flat]
+            writer = shadow.cta[flat]
+            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), DATA, np.uint8(0)).astype(np.uint8)
+            for i, lane in enumerate(lanes.tolist()):
+                self._read_bytes.setdefault((op.ident, lane), []).append(
+                    (shadow.hash[flat[i]], shadow.pos[flat[i]], taint[i]))
+            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
+            return None
+        k, nb = flat.shape
+        H = np.empty((k, nb), np.uint64)
+        P = np.empty((k, nb), np.uint8)
+        T = np.empty((k, nb), np.uint8)
+        any_read = False
+        for i, lane in enumerate(lanes.tolist()):
+            parts = self._read_bytes.pop((op.ident, lane), None)
+            if parts is None:
+                h, p, t = _const_bytes(nb)
+            else:
+                any_read = True
+                h, p, t = (np.concatenate([x[j] for x in parts]) for j in range(3))
+                if h.size < nb:  # zero fill
+                    ch, cp, ct = _const_bytes(nb - h.size)
+                    h, p, t = np.r_[h, ch], np.r_[p, cp], np.r_[t, ct]
+                elif h.size > nb or ev.atomic:
+                    opaque = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane), np.arange(nb, dtype=np.uint64))
+                    h, p, t = opaque, np.full(nb, 0xFF, np.uint8), np.full(nb, np.bitwise_or.reduce(t), np.uint8)
+            H[i], P[i], T[i] = h, p, t
+        if not any_read:
+            return None  # written from registers (tcgen05.st, wgmma results): the register shadows say
+        if self.tracker.control or self.tracker.explore:
+            T |= DATA
+        shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
+        shadow.cta[flat] = ctas[:, None]
+        exact = mix(key_of("value"), *[H[:, j] for j in range(nb)])
+        return exact, exact, np.bitwise_or.reduce(T, axis=1)
+
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
         shadow = self.shadow_for(ev.buffer, ev.size)
@@ -118,17 +242,41 @@ class CheckState(Observer):
         hashes = real = None
         rows = self.rows(lanes)
         ctas = rows // self.lanes_per_cta
+        copied = self._copied(ev, shadow, flat, lanes, ctas) if ev.op is not None else None
         if is_write:
-            hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
+            if copied is not None:  # an asynchronous copy: the bytes it read, moved
+                hashes, real, taint = copied
+            else:
+                hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
+                taint = self.tracker.in_taint[lanes]
             if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
-                bad = (self.tracker.in_taint[lanes] & UNINIT) != 0
+                bad = (taint & UNINIT) != 0
                 if bad.any() and len(self.uninit_outputs) < 8:
                     self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
-        else:
+        elif copied is None:
             # the old value an atomic returns depends on the order of the atomics
             self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
-        bases, epochs = self.clocks.stamp(rows)
         if ev.atomic and not is_write:
             return  # an atomic is logged once, as its write
-        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, epochs,
-                                 hashes, real, int(ev.order)))
+        proxy = PROXY_CODE[ev.proxy]
+        if ev.op is None:
+            st, hb = self.clocks.stamp(rows), None
+        else:
+            st, hb = self._stamp_of(ev.op, lanes)
+        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, st.bases, st.epochs,
+                                 hashes, real, int(ev.order), hbrows=hb, tbases=st.tbases, owns=st.owns,
+                                 proxy=proxy, op=ev.op))
+
+
+def _const_bytes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return mix(CONST_KEY, np.zeros(n, np.uint64)), np.full(n, 0xFF, np.uint8), np.zeros(n, np.uint8)
+
+
+def _proxy_kinds(ev: Fence) -> tuple[Kind, ...]:
+    """The clock tables a proxy fence updates (PTX 9.7.13.4: fence.proxy.async{.space};
+    fence.proxy.tensormap::generic). A fence naming one state space orders only that space."""
+    if ev.proxy is Proxy.TENSORMAP:
+        return (Kind.P_TENSORMAP,)
+    if ev.space is None:
+        return (Kind.P_SHARED, Kind.P_GLOBAL)
+    return (Kind.P_SHARED,) if ev.space.startswith(".shared") else (Kind.P_GLOBAL,)

@@ -527,9 +527,11 @@ def test_check_mode_sees_the_late_source_read_of_an_unwaited_bulk_store():
         return check_kernel(prog, Launch((1,), (32,), {"inp": X.copy(), "out": np.zeros(32, np.uint32)},
                                          ["inp", "out", 0]))
 
-    # The checker does not track fence.proxy.async yet, which a bulk store's source needs, so it
-    # refuses to decide rather than miss a missing fence; the emulator still shows the stale
-    # source (test_bulk_store_reads_its_source_at_the_covering_wait).
-    for wait in ("@%p1 cp.async.bulk.wait_group.read 0;", ""):
-        r = verdict(wait)
-        assert r.verdict.startswith("unsupported: cp.async.bulk reading shared memory through the async proxy")
+    # The bulk store's source reads are live until cp.async.bulk.wait_group.read covers them
+    # (9.7.9.25.6.2): reusing the staging buffer before that wait races with them; after it, and
+    # with the fence.proxy.async before the hand-over, the kernel is race-free.
+    assert verdict("@%p1 cp.async.bulk.wait_group.read 0;").verdict == "race_free"
+    r = verdict("")
+    assert r.verdict == "race", r.notes
+    sites = {s.access + " " + s.instruction.split(".")[0] for s in r.findings[0].sites}
+    assert sites == {"read cp", "write st"}, sites
