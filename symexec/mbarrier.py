@@ -223,15 +223,19 @@ class MbarrierUnit(UnitState):
     def point(bar: Barrier, phase: int) -> SyncPoint:
         return SyncPoint(SyncKind.MBARRIER, (bar.key[1], bar.generation, phase & 0xFFFFFFFF))
 
-    def release(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None) -> None:
-        """`lanes` publish what they did so far into `phase` of `bar` (a release arrive-on)."""
+    def release(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None,
+                relaxed: bool = False) -> None:
+        """`lanes` publish what they did so far into `phase` of `bar` (an arrive-on; `relaxed`: without
+        release semantics)."""
         if self.batch.observers and lanes.size:
-            self.batch.emit(Release(lanes, self.point(bar, phase), ins))
+            self.batch.emit(Release(lanes, self.point(bar, phase), ins, relaxed))
 
-    def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None) -> None:
-        """`lanes` observed `phase` of `bar` complete with acquire semantics (9.7.13.15.16)."""
+    def acquire(self, lanes: np.ndarray, bar: Barrier, phase: int, ins: A.Instruction | None = None,
+                relaxed: bool = False) -> None:
+        """`lanes` observed `phase` of `bar` complete (with acquire semantics unless `relaxed`,
+        9.7.13.15.16)."""
         if self.batch.observers and lanes.size:
-            self.batch.emit(Acquire(lanes, self.point(bar, phase), ins))
+            self.batch.emit(Acquire(lanes, self.point(bar, phase), ins, relaxed=relaxed))
 
     @staticmethod
     def _check_tx(bar: Barrier, ins: A.Instruction) -> None:
@@ -382,11 +386,12 @@ def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.nd
             if tx is not None:
                 u.expect_tx(key, int(tx[i]), ins)
             states[i] = u.arrive(key, int(counts[i]), ins, no_complete, drop)
-    if u.observed and ".relaxed" not in ins.modifiers:  # .release is the default (9.7.13.15.13)
+    if u.observed:  # .release is the default (9.7.13.15.13); a .relaxed arrive orders only through
+        # tcgen05 fences (9.7.16.6.3), which the observer decides
         phases = (states & np.uint64(0xFFFFFFFF)).astype(np.int64)
         for key, idx in by_barrier(keys):
             for ph in np.unique(phases[idx]):
-                u.release(lanes[idx[phases[idx] == ph]], u.bars[key], int(ph), ins)
+                u.release(lanes[idx[phases[idx] == ph]], u.bars[key], int(ph), ins, ".relaxed" in ins.modifiers)
     if not isinstance(dest, A.Sink):
         full = np.zeros(batch.n, dtype=np.uint64)
         full[lanes] = states
@@ -437,12 +442,12 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
     for key, idx in by_barrier(keys):
         if done[idx].any():
             u.bars[key].observed = True
-    if done.any() and u.observed and ".relaxed" not in ins.modifiers:  # .acquire is the default
+    if done.any() and u.observed:  # .acquire is the default; .relaxed: see _arrive
         for key, idx in by_barrier(keys):
             hit = idx[done[idx]]
             if hit.size:
                 bar = u.bars[key]
-                u.acquire(lanes[hit], bar, bar.phase - 1, ins)
+                u.acquire(lanes[hit], bar, bar.phase - 1, ins, ".relaxed" in ins.modifiers)
     if not done.any():
         site = (g.pc, mask.tobytes())
         if site in u.tokens:  # let go once with False: nothing else could run

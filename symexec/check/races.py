@@ -52,6 +52,22 @@ def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: boo
     return clocks.ordered(c["hbrow"][a], c["epoch"][a], c["hbrow"][b], bases, owns)
 
 
+def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
+    """Why same-CTA accesses a (earlier) and b are not ordered, in words."""
+    ai, bi = np.array([a]), np.array([b])
+    if buf.space is MemSpace.TMEM:
+        return ("tensor-memory accesses of tcgen05 operations not ordered by a completion the threads observe "
+                "(tcgen05.commit -> mbarrier wait, tcgen05.wait::ld/st) or by tcgen05.fence::before/after_thread_sync "
+                "around a thread synchronisation (PTX 9.7.16.6)")
+    if c["proxy"][a] != c["proxy"][b]:
+        base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi], c["cown"][bi].T)[0]
+        if base_ordered:
+            return ("ordered by synchronisation, but the accesses use different proxies (generic and async) and no "
+                    "fence.proxy.async lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
+        return "not ordered by any barrier or synchronisation, and of different proxies (generic and async)"
+    return "not ordered by any barrier or synchronisation"
+
+
 def _entries(events: list[Event], idx: list[int]):
     cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "hbrow", "base", "pbase",
                             "tbase", "proxy", "epoch", "hash", "real", "start", "size")}
@@ -302,8 +318,7 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
         if key in seen:
             seen[key].count += 1
             continue
-        reason = "not ordered by any barrier or synchronisation" if same_cta[j] else \
-            "different CTAs, no inter-CTA synchronisation"
+        reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
         pair = RacePair(buf, int(c["byte"][ia]), int(c["ev"][ia]), int(c["lane"][ia]),
                         int(c["ev"][ib]), int(c["lane"][ib]), reason)
         seen[key] = pair

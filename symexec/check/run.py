@@ -17,7 +17,7 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
-from ..events import Buffer, MemSpace, Observer
+from ..events import Buffer, Completion, MemSpace, Observer
 from ..launch import Launch
 from ..machine import FindingKind, Machine
 from ..program import Program
@@ -114,9 +114,16 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     for ins, lane, pc in state.uninit_outputs:
         findings.append(Finding(FindingKind.UNINITIALIZED, "a value computed from shared memory that no thread wrote "
                                 "reaches global memory", [site_for(module, ins, (0, 0, 0), (0, 0, 0))]))
+    if state.async_ops:
+        report.assumptions.append(
+            f"{state.async_ops} asynchronous operation(s): each one's accesses may happen at any time between its "
+            "issue (ordered after the issuing threads' earlier instructions) and the completion a thread observes "
+            "(PTX 8.9.1.1); bulk/tensor copies and wgmma complete with an implicit generic-async proxy fence "
+            "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; other generic/async pairs need "
+            "fence.proxy.async on the happens-before path (8.6, 8.9.5)")
     report.findings = findings
     report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
-                    "paths_explored_both_ways": state.both_paths}
+                    "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}
     if findings:
         report.decide(Verdict.of(min((f.kind for f in findings), key=SEVERITY.index)))
         return report
@@ -154,8 +161,29 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
                               space=space))
     space = sites[0].space
     more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
-    return Finding(FindingKind.RACE, f"data race on {space} {sites[0].address}: {pair.reason}{more}", sites,
+    live = [] if pair.reason.startswith("ordered by synchronisation") else \
+        [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
+    note = ("; " + "; ".join(dict.fromkeys(live))) if live else ""
+    return Finding(FindingKind.RACE, f"data race on {space} {sites[0].address}: {pair.reason}{more}{note}", sites,
                    {"conflicts": pair.count})
+
+
+#: How the completion of an asynchronous operation is observed, for witnesses.
+_COMPLETION_WORDS = {
+    Completion.CP_ASYNC_GROUP: "cp.async.wait_group/wait_all of the issuing thread, or an mbarrier phase it was "
+                               "handed to (cp.async.mbarrier.arrive)",
+    Completion.MBARRIER: "a wait that observes the mbarrier phase its complete-tx counts toward",
+    Completion.BULK_GROUP: "cp.async.bulk.wait_group of the issuing thread (.read: its source reads only)",
+    Completion.WGMMA_GROUP: "wgmma.wait_group of the warpgroup",
+    Completion.TCGEN05_COMMIT: "tcgen05.commit -> a wait on that mbarrier",
+    Completion.TCGEN05_WAIT_LD: "tcgen05.wait::ld of the issuing warp",
+    Completion.TCGEN05_WAIT_ST: "tcgen05.wait::st of the issuing warp",
+}
+
+
+def _live(op) -> str:
+    return (f"{op.ins.name} at {op.ins.span} is asynchronous: its accesses may happen at any time from its issue "
+            f"until {_COMPLETION_WORDS[op.completion]} (PTX 8.9.1.1)")
 
 
 __all__ = ["run_checked", "new_run", "CheckRun"]
