@@ -11,6 +11,7 @@ registered here, tcgen05's when the `tcgen05` package is imported.
 
 from . import async_copy as _async_copy
 from . import mbarrier as _mbarrier
+from . import tma as _tma
 from . import wgmma as _wgmma
 from .errors import Deadlock, ExecError, MemoryFault, TimeLimit, UndefinedBehavior, Unsupported
 from .events import Observer
@@ -19,7 +20,7 @@ from .machine import Machine, run_kernel, time_limit
 from .program import Program, load_program
 from .units import Unit, UnitState, register_unit
 
-for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT):
+for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT, _tma.UNIT):
     register_unit(_u)
 
 __all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "Program", "load_program",

@@ -21,7 +21,7 @@ from semantics.formats import round_f64
 from semantics.ptx.core import UINT, Exec, tinfo
 
 from .events import AsyncOp, Proxy
-from .memory import LOCAL_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
+from .memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
 from .opcodes import SCHEDULE_DEPENDENT
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -276,17 +276,16 @@ class GroupExec(Exec):
         return old_all
 
     def generic_base(self, space: str) -> int:
-        return {".shared": SHARED_BASE, ".local": LOCAL_BASE}.get(space, 0)
+        return {".shared": SHARED_BASE, ".local": LOCAL_BASE, ".param": PARAM_BASE}.get(space, 0)
 
     def in_space(self, space: str, generic: np.ndarray) -> np.ndarray:
         g = np.asarray(generic).astype(np.uint64)
-        if space in (".shared", ".local"):
+        if space in (".shared", ".local", ".param"):
             base = np.uint64(self.generic_base(space))
             return (g >= base) & (g < base + np.uint64(WINDOW))
         if space == ".global":
-            sh = (g >= np.uint64(SHARED_BASE)) & (g < np.uint64(SHARED_BASE + WINDOW))
-            lo = (g >= np.uint64(LOCAL_BASE)) & (g < np.uint64(LOCAL_BASE + WINDOW))
-            return ~(sh | lo)
+            windows = (SHARED_BASE, LOCAL_BASE, PARAM_BASE)
+            return ~np.logical_or.reduce([(g >= np.uint64(b)) & (g < np.uint64(b + WINDOW)) for b in windows])
         raise Unsupported(f"isspacep{space}", self.ins)
 
     # ------------------------------------------------------------------ special registers (PTX 10)

@@ -12,12 +12,29 @@ The JSON launch spec (for PTX that has no Triton contract; `volta run --launch s
         "w": {"dtype": "int32", "data": [1, 2, 3]}
       },
       "params": [                             # in .param order; a string names a buffer
-        "x", "y", 512, {"float": 0.5}, {"value": 0, "comment": "Triton scratch pointer"}
+        "x", "y", 512, {"float": 0.5}, {"value": 0, "comment": "Triton scratch pointer"},
+        {"tensor_map": {                      # a CUtensorMap, for a `.param .align 64 .b8 p[128]`
+          "buffer": "x", "offset": 0,         # the global address: a buffer and a byte offset (16-aligned)
+          "dtype": "float32",                 # uint8 uint16 uint32 int32 uint64 int64 float16 float32
+                                              # float64 bfloat16 (float32_ftz, tfloat32{_ftz}: refused)
+          "global_dims": [512],               # innermost dimension first, as cuTensorMapEncodeTiled
+          "global_strides": [],               # bytes, rank-1 entries (dimensions 1..), multiples of 16
+          "box_dims": [64],                   # 1 to 256; box_dims[0] x element bytes a multiple of 16
+          "element_strides": [1],             # optional, 1 to 8 (default all 1)
+          "interleave": "none",               # optional: none, 16B, 32B
+          "swizzle": "none",                  # optional: none, 32B, 64B, 128B, 128B_atom_32B,
+                                              # 128B_atom_32B_flip_8B, 128B_atom_64B
+          "l2_promotion": "none",             # optional: none, 64B, 128B, 256B (a hint)
+          "oob_fill": "zero"                  # optional: zero, nan_request_zero_fma
+        }}
       ]
     }
 
 Buffers are filled with `init` in zeros/ones/random (seeded normal for floats, uniform for
-integers) or with explicit `data`. Pointer parameters receive the buffer's device address.
+integers) or with explicit `data`. Pointer parameters receive the buffer's device address. A
+`tensor_map` is validated as cuTensorMapEncodeTiled validates its arguments (symexec.tensormap);
+its 128 parameter bytes are an opaque tag, and the `Launch` keeps the `TensorMap` by parameter
+position (`Launch.tensor_maps`) for the tensor copies that use it (symexec.tma).
 """
 
 from __future__ import annotations
@@ -28,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .tensormap import TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES, TensorMap, TensorMapError, param_ident, tag_bytes
 
 _DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,
            "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
@@ -44,7 +63,7 @@ class Launch:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     buffers: dict[str, np.ndarray] = field(default_factory=dict)
-    params: list = field(default_factory=list)  # ints, floats ({"float": x}), buffer names
+    params: list = field(default_factory=list)  # ints, floats ({"float": x}), buffer names, TensorMaps
     dynamic_shared_bytes: int = 0
     kernel: str | None = None
     cluster: tuple[int, int, int] = (1, 1, 1)
@@ -60,6 +79,14 @@ class Launch:
         if not 0 <= self.dynamic_shared_bytes <= MAX_DYNAMIC_SHARED:
             raise LaunchError(f"dynamic_shared_bytes = {self.dynamic_shared_bytes}: must be 0 to "
                               f"{MAX_DYNAMIC_SHARED} (227 KiB, the most a CTA can have)")
+        self.params = [_tensor_map(i, v) for i, v in enumerate(self.params)]
+        for i, tm in self.tensor_maps.items():
+            _check_map_buffer(i, tm, self.buffers)
+
+    @property
+    def tensor_maps(self) -> dict[int, TensorMap]:
+        """The tensor maps passed by value, by parameter position."""
+        return {i: v for i, v in enumerate(self.params) if isinstance(v, TensorMap)}
 
     @property
     def threads_per_block(self) -> int:
@@ -93,6 +120,31 @@ def _dim3(v, what: str) -> tuple[int, int, int]:
     return v + (1,) * (3 - len(v))  # type: ignore[return-value]
 
 
+def _tensor_map(i: int, v):
+    """A `{"tensor_map": {...}}` parameter as a validated TensorMap; other values unchanged."""
+    if isinstance(v, dict) and "tensor_map" in v:
+        extra = set(v) - {"tensor_map", "comment"}
+        if extra:
+            raise LaunchError(f"params[{i}]: unknown field(s) {sorted(extra)} beside 'tensor_map'")
+        try:
+            return TensorMap.from_spec(v["tensor_map"])
+        except TensorMapError as e:
+            raise LaunchError(f"params[{i}].{e}") from None
+    return v
+
+
+def _check_map_buffer(i: int, tm: TensorMap, buffers: dict[str, np.ndarray]) -> None:
+    if tm.buffer is None:
+        raise LaunchError(f"params[{i}].tensor_map.buffer: a launch's tensor map must point into a buffer")
+    if tm.buffer not in buffers:
+        raise LaunchError(f"params[{i}].tensor_map.buffer: no buffer named {tm.buffer!r} "
+                          f"(buffers: {', '.join(buffers) or 'none'})")
+    have = buffers[tm.buffer].nbytes
+    if tm.offset + tm.extent_bytes() > have:
+        raise LaunchError(f"params[{i}].tensor_map.global_dims: the tensor spans {tm.extent_bytes()} bytes from "
+                          f"offset {tm.offset}, but buffer {tm.buffer!r} has {have}")
+
+
 def param_layout(p) -> tuple[str, int, int] | None:
     """(type such as ".u32", element bytes, total bytes) of a ``.param`` declaration; None when
     it names no scalar type."""
@@ -116,7 +168,7 @@ def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[b
         raise LaunchError(f"the kernel has {len(param_decls)} parameters ({names}); the launch gives {len(values)}")
     buf = bytearray()
     offsets: dict[str, int] = {}
-    for p, v in zip(param_decls, values):
+    for pos, (p, v) in enumerate(zip(param_decls, values)):
         layout = param_layout(p)
         if layout is None:
             raise LaunchError(f"parameter {p.name}: no scalar type in {p.attrs}")
@@ -126,6 +178,14 @@ def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[b
         while len(buf) % align:
             buf.append(0)
         offsets[p.name] = len(buf)
+        if isinstance(v, TensorMap):
+            if size != TENSOR_MAP_BYTES or ty != ".b8" or align < TENSOR_MAP_ALIGN:
+                raise LaunchError(f"parameter {p.name}: a tensor map (CUtensorMap) is passed in a `.param .align 64 "
+                                  f".b8 {p.name}[128]` parameter, not {' '.join(p.attrs)} of {size} bytes")
+            if v.buffer not in addresses:
+                raise LaunchError(f"parameter {p.name}: tensor map into unknown buffer {v.buffer!r}")
+            buf += tag_bytes(param_ident(pos))
+            continue
         buf += _encode(p.name, ty, size, v, addresses)
     return bytes(buf), offsets
 

@@ -598,6 +598,43 @@ class Machine:
             b.emit(GroupSplit(g, (fall, jump), SplitReason.DIVERGENCE, ins))
         return False
 
+    def _brx(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
+        """brx.idx{.uni} index, tlist (PTX 9.7.12.2): continue at label tlist[index]; an index beyond
+        the list is undefined. Lanes going to different labels split (one group per label) and
+        reconverge at the branch's immediate post-dominator, as a divergent bra does."""
+        check_control_mods(ins, {".idx", ".uni"})
+        table = ins.operands[1] if len(ins.operands) == 2 else None
+        labels = self.prog.branch_targets.get(table.name) if isinstance(table, A.Sym) else None
+        if ".idx" not in ins.modifiers or labels is None or any(lab not in self.prog.labels for lab in labels):
+            raise Unsupported(f"{ins.name}: expected `brx.idx index, tlist` with a .branchtargets list", ins)
+        if not mask.any():
+            g.pc += 1
+            return True
+        index = np.broadcast_to(np.asarray(b.ctx.read(ins.operands[0], ".u32")), (b.n,)).astype(np.int64)
+        if (index[mask] >= len(labels)).any():
+            raise UndefinedBehavior(f"{ins.name}: index {int(index[mask].max())} is beyond the {len(labels)} "
+                                    f"targets of {table.name}", ins)
+        dests = np.array([self.prog.labels[lab] for lab in labels], dtype=np.int64)[np.where(mask, index, 0)]
+        targets = np.unique(dests[mask])
+        if ".uni" in ins.modifiers:
+            per_warp = np.where(mask, dests, -1).reshape(-1, 32)
+            act = mask.reshape(-1, 32)
+            if any(np.unique(per_warp[w][act[w]]).size > 1 for w in range(act.shape[0]) if act[w].any()):
+                raise UndefinedBehavior("brx.idx.uni with different targets among the threads of a warp", ins)
+        if targets.size == 1 and (mask == g.mask).all():
+            g.pc = int(targets[0])
+            return True
+        j = Join(self.prog.reconverge.get(g.pc), g.mask.copy(), np.zeros_like(g.mask))
+        joins = g.joins + (j,)
+        parts = [Group(mask & (dests == t), int(t), joins, ctl=g.ctl, explore=g.explore) for t in targets]
+        if (g.mask & ~mask).any():  # lanes whose guard is false fall through
+            parts.append(Group(g.mask & ~mask, g.pc + 1, joins, ctl=g.ctl, explore=g.explore))
+        g.status = "done"
+        b.groups.extend(parts)
+        if b.observers:
+            b.emit(GroupSplit(g, tuple(parts), SplitReason.DIVERGENCE, ins))
+        return False
+
     def _exit(self, b: Batch, g: Group, mask: np.ndarray) -> bool:
         for unit in list(b.units.values()):  # e.g. a thread's pending cp.async copies land at its exit
             unit.on_exit(b, mask)
@@ -834,7 +871,7 @@ _CONTROL = {
     "fence": "_fence",
     "membar": "_fence",
     "call": "_unsupported",
-    "brx": "_unsupported",
+    "brx": "_brx",
 }
 
 

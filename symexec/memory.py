@@ -3,8 +3,8 @@
 Every access is vectorised over the lanes that perform it: `read(space, lanes, addrs, nbytes)`
 returns a (k, nbytes) uint8 array. Generic addresses (PTX 5.1.x, `cvta`) are laid out as windows:
 global allocations live at GLOBAL_BASE and up, the shared window at SHARED_BASE, the local window
-at LOCAL_BASE. An address outside every allocation or window raises MemoryFault (out of bounds),
-never reads garbage.
+at LOCAL_BASE, the kernel parameters at PARAM_BASE (`cvta.param`, PTX 9.7.9.20; read-only). An
+address outside every allocation or window raises MemoryFault (out of bounds), never reads garbage.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .opcodes import is_atomic, order, strength
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
 LOCAL_BASE = 0x2000_0000_0000
+PARAM_BASE = 0x3000_0000_0000
 WINDOW = 1 << 32
 GUARD = 4096  # unmapped bytes between allocations: small overruns fault
 
@@ -160,11 +161,12 @@ class Memory:
         a = addrs.astype(np.uint64)
         sh = (a >= SHARED_BASE) & (a < SHARED_BASE + WINDOW)
         lo = (a >= LOCAL_BASE) & (a < LOCAL_BASE + WINDOW)
-        return {".shared": sh, ".local": lo, ".global": ~(sh | lo)}
+        pa = (a >= PARAM_BASE) & (a < PARAM_BASE + WINDOW)
+        return {".shared": sh, ".local": lo, ".param": pa, ".global": ~(sh | lo | pa)}
 
     @staticmethod
     def to_window(space: str, addrs: np.ndarray) -> np.ndarray:
-        base = {".shared": SHARED_BASE, ".local": LOCAL_BASE}.get(space, 0)
+        base = {".shared": SHARED_BASE, ".local": LOCAL_BASE, ".param": PARAM_BASE}.get(space, 0)
         return (addrs.astype(np.uint64) - np.uint64(base)) if base else addrs
 
     # ------------------------------------------------------------------ access

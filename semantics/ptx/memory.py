@@ -158,10 +158,11 @@ def red(ins: A.Instruction, x: Exec) -> None:
 
 @handler("cvta")
 def cvta(ins: A.Instruction, x: Exec) -> None:
-    """cvta{.to}.space.size: between a window address and a generic address (PTX 9.7.9.17)."""
+    """cvta{.to}.space.size: between a window address and a generic address (PTX 9.7.9.20); `.param`
+    is `.param::entry`, the kernel parameters' window."""
     t = tinfo(ins.types[-1])
     sp = space_of(ins)
-    if sp in (".param", ".shared::cluster"):
+    if sp == ".shared::cluster":
         raise Unsupported(f"{ins.name}", ins)
     a = x.read(ins.operands[1], t.name).astype(np.uint64)
     base = np.uint64(x.generic_base(sp))

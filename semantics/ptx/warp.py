@@ -195,3 +195,16 @@ def match(ins: A.Instruction, x: Exec) -> None:
         x.write(dst.second, allp.reshape(-1), ".pred")
     else:
         x.write(dst, res.reshape(-1), ".b32")
+
+
+@handler("setmaxnreg")
+def setmaxnreg(ins: A.Instruction, x: Exec) -> None:
+    """setmaxnreg.{inc,dec}.sync.aligned.u32 imm (PTX ISA, setmaxnreg): the warp releases or requests
+    registers of its per-thread maximum (24 to 256, a multiple of 8). PTX registers are virtual, so
+    no register value changes: no effect on values."""
+    check_mods(ins, {".inc", ".dec", ".sync", ".aligned", ".u32"})
+    if len(ins.modifiers & {".inc", ".dec"}) != 1 or not {".sync", ".aligned", ".u32"} <= ins.modifiers:
+        raise Unsupported(f"{ins.name}", ins)
+    op = ins.operands[0] if len(ins.operands) == 1 else None
+    if not isinstance(op, A.IntLit) or not (24 <= op.value <= 256 and op.value % 8 == 0):
+        raise UndefinedBehavior(f"{ins.name}: the register count must be an immediate multiple of 8 in [24, 256]", ins)
