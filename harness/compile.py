@@ -6,6 +6,11 @@ aligned pointers would specialise on, so the PTX is the code a real run executes
 cached by a content hash (kernel source, signature, constexprs, attrs, options, target, PTX
 version, Triton version) under ``$VOLTA_CACHE_DIR`` (default ``~/.cache/volta/aot``), with the
 intermediate ttir/ttgir/llir kept beside the PTX.
+
+A tensor-descriptor argument (:class:`harness.contract.TensorDesc`) is compiled with the signature
+Triton's JIT gives a ``TensorDescriptor``, ``tensordesc<dtype[block]>`` (no divisibility
+attributes), and becomes several PTX parameters (:class:`DescPart`); Triton's ``tensordesc_meta``
+(the box and swizzle of each CUtensorMap) and global-scratch size are kept with the result.
 """
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ import re
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.contract import ARCHES, Contract, ContractError, kernel_parameters
+from harness.contract import ARCHES, Contract, ContractError, TensorDesc, kernel_parameters
 
 #: Accepted spellings of each target; the value is Triton's compute capability.
 ARCH_ALIASES: dict[str, int] = {
@@ -35,15 +41,36 @@ class ArchError(ValueError):
     """An unknown target architecture."""
 
 
+class DescPart(str, Enum):
+    """Which part of a tensor-descriptor argument a PTX parameter carries. With TMA (Triton's
+    ``tensordesc_meta`` non-empty) a descriptor of rank r is a CUtensorMap (``.param .align 64 .b8
+    p[128]``), r ``.u32`` sizes and r ``.u64`` strides in elements, outermost first; without it
+    (sm_80/sm_89) Triton passes the base pointer, r ``.u64`` sizes, r ``.u64`` strides, two
+    ``.u8`` flags (NaN padding, round to tf32), then the r sizes and r strides again."""
+
+    TENSOR_MAP = "tensor_map"
+    BASE = "base"
+    SHAPE = "shape"  # .u32 (after the map or the flags)
+    STRIDE = "stride"  # .u64
+    SHAPE64 = "shape64"  # the decomposed form's first copy
+    STRIDE64 = "stride64"
+    PADDING_NAN = "padding_nan"
+    ROUND_TF32 = "round_tf32"
+
+
 @dataclass
 class PtxParam:
-    """One parameter of the PTX ``.entry``: its PTX name and type, and the contract argument it
-    carries (None for the hidden trailing parameters Triton appends, e.g. scratch pointers)."""
+    """One parameter of the PTX ``.entry``: its PTX name and type (``b1024`` for a 128-byte
+    ``.b8`` array), and the contract argument it carries (None for the hidden trailing parameters
+    Triton appends, e.g. scratch pointers); ``part``/``index``: which piece of a tensor-descriptor
+    argument it is (dimension ``index`` of a shape or stride)."""
 
     name: str
     ptx_type: str
     arg: str | None
     is_pointer: bool
+    part: DescPart | None = None
+    index: int = 0
 
 
 @dataclass
@@ -64,6 +91,15 @@ class CompiledPTX:
     ptx: str
     key: str
     paths: dict[str, str] = field(default_factory=dict)
+    #: bytes of global scratch each program needs (Triton's hidden first pointer: device-side
+    #: tensor descriptors live there) and their alignment; profile scratch bytes
+    global_scratch_size: int = 0
+    global_scratch_align: int = 1
+    profile_scratch_size: int = 0
+    #: Triton's ``tensordesc_meta``, one entry per descriptor argument that became a CUtensorMap:
+    #: swizzle (CUtensorMapSwizzle), elem_size, elem_type (PTX .elemtype encoding), block_size
+    #: (the box, outermost first), fp4_padded
+    tensordesc: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ptxas_arch(self) -> str:
@@ -92,7 +128,8 @@ def cache_dir() -> Path:
 
 
 _ENTRY_RE = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\((.*?)\)", re.S)
-_PARAM_RE = re.compile(r"\.param\s+\.(\w+)\s*((?:\.ptr[^,\n]*?)?)\s*([A-Za-z_$][\w$]*)\s*(?:,|$)", re.M)
+_PARAM_RE = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\s*((?:\.ptr[^,\n]*?)?)\s*([A-Za-z_$][\w$]*)"
+                       r"\s*(?:\[(\d+)\])?\s*(?:,|$)", re.M)
 _TARGET_RE = re.compile(r"^\s*\.target\s+(\w+)", re.M)
 
 
@@ -102,8 +139,16 @@ def ptx_entry(ptx: str) -> tuple[str, list[tuple[str, str, bool]]]:
     m = _ENTRY_RE.search(ptx)
     if not m:
         raise ValueError("no .entry in PTX")
-    params = [(p.group(3), p.group(1), bool(p.group(2))) for p in _PARAM_RE.finditer(m.group(2))]
+    params = [(p.group(3), _array_type(p.group(1), p.group(4)), bool(p.group(2)))
+              for p in _PARAM_RE.finditer(m.group(2))]
     return m.group(1), params
+
+
+def _array_type(ty: str, count: str | None) -> str:
+    """``b8`` with ``[128]`` is ``b1024``: the parameter's width in bits."""
+    if count is None:
+        return ty
+    return f"{ty[0]}{int(ty[1:]) * int(count)}" if ty[1:].isdigit() else ty
 
 
 def _ptxas_path() -> str:
@@ -172,7 +217,10 @@ def compile_contract(contract: Contract, arch: str | int = "sm_90a", instance: s
     if cache and meta_path.exists():
         try:
             meta = json.loads(meta_path.read_text())
-            meta["params"] = [PtxParam(**p) for p in meta["params"]]
+            if "tensordesc" not in meta:
+                raise KeyError("tensordesc")  # written before descriptors were recorded: compile again
+            meta["params"] = [PtxParam(**{**p, "part": DescPart(p["part"]) if p.get("part") else None})
+                              for p in meta["params"]]
             meta["grid"] = tuple(meta["grid"])
             ptx = Path(meta["paths"]["ptx"]).read_text()
             return CompiledPTX(ptx=ptx, **meta)
@@ -213,16 +261,45 @@ def _compile(contract: Contract, cap: int, instance: str, ptx_version: int,
     asm = {stage: k.asm[stage] if isinstance(k.asm[stage], str) else k.asm[stage].decode() for stage in STAGES}
     ptx = asm["ptx"]
     entry, raw = ptx_entry(ptx)
-    runtime = [n for n, c in kernel_parameters(contract.kernel) if not c and sig.get(n) != "constexpr"]
-    params = [PtxParam(name, ty, runtime[i] if i < len(runtime) else None, is_ptr)
-              for i, (name, ty, is_ptr) in enumerate(raw)]
+    md = k.metadata
+    tensordesc = [dict(d) for d in (getattr(md, "tensordesc_meta", None) or [])]
+    slots = _param_slots(contract, sig, contract.resolve(instance).blocks, bool(tensordesc))
+    params = []
+    for i, (name, ty, is_ptr) in enumerate(raw):
+        arg, part, index = slots[i] if i < len(slots) else (None, None, 0)
+        params.append(PtxParam(name, ty, arg, is_ptr, part, index))
     tm = _TARGET_RE.search(ptx)
     target = tm.group(1) if tm else f"sm_{cap}"
-    md = k.metadata
     result = CompiledPTX(
         contract=contract.name, instance=instance, cap=cap, target=target, ptx_version=ptx_version,
         entry=entry, params=params, shared=int(getattr(md, "shared", 0)),
         num_warps=int(getattr(md, "num_warps", contract.num_warps)),
         threads_per_block=32 * int(getattr(md, "num_warps", contract.num_warps)),
-        grid=(1, 1, 1), ptx=ptx, key=key)
+        grid=(1, 1, 1), ptx=ptx, key=key,
+        global_scratch_size=int(getattr(md, "global_scratch_size", 0) or 0),
+        global_scratch_align=int(getattr(md, "global_scratch_align", 1) or 1),
+        profile_scratch_size=int(getattr(md, "profile_scratch_size", 0) or 0), tensordesc=tensordesc)
     return result, asm
+
+
+def _param_slots(contract: Contract, sig: dict[str, str], blocks: dict[str, tuple[int, ...]],
+                 tma: bool) -> list[tuple[str, DescPart | None, int]]:
+    """(contract argument, descriptor part, dimension) of each PTX parameter before the hidden ones,
+    in order: Triton expands a descriptor argument into several parameters (DescPart)."""
+    descs = {a.name: a for a in contract.args if isinstance(a, TensorDesc)}
+    slots: list[tuple[str, DescPart | None, int]] = []
+    for n, c in kernel_parameters(contract.kernel):
+        if c or sig.get(n) == "constexpr":
+            continue
+        if n not in descs:
+            slots.append((n, None, 0))
+            continue
+        r = len(blocks[n])
+        dims = lambda part: [(n, part, i) for i in range(r)]  # noqa: E731
+        if tma:
+            slots += [(n, DescPart.TENSOR_MAP, 0)] + dims(DescPart.SHAPE) + dims(DescPart.STRIDE)
+        else:
+            slots += ([(n, DescPart.BASE, 0)] + dims(DescPart.SHAPE64) + dims(DescPart.STRIDE64)
+                      + [(n, DescPart.PADDING_NAN, 0), (n, DescPart.ROUND_TF32, 0)] + dims(DescPart.SHAPE)
+                      + dims(DescPart.STRIDE))
+    return slots

@@ -76,6 +76,24 @@ class Tensor:
 
 
 @dataclass(frozen=True)
+class TensorDesc(Tensor):
+    """A tensor passed as a host-side tensor descriptor: Triton's
+    ``triton.tools.tensor_descriptor.TensorDescriptor`` of the whole (row-major, contiguous) tensor
+    with block shape ``block`` (ints, constexpr or dim names, or callables of the dims). On targets
+    with TMA the kernel receives a CUtensorMap plus the shape and strides; ``padding`` ("zero" or
+    "nan") fills the out-of-bounds elements of loads. Its data is generated, given to the reference
+    and compared like any tensor's."""
+
+    block: tuple[int | str | Callable[[Dims], Any], ...] = ()
+    padding: str = "zero"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.block, list):
+            object.__setattr__(self, "block", tuple(self.block))
+
+
+@dataclass(frozen=True)
 class Scalar:
     """A by-value argument; ``value`` is an int/float, a dim name, or a callable(dims)."""
 
@@ -95,6 +113,8 @@ class Resolved:
     shapes: dict[str, tuple[int, ...]]
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
+    #: block shape of each tensor-descriptor argument
+    blocks: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -255,6 +275,14 @@ class Contract:
             for d in a.shape:
                 if not isinstance(d, (int, str)) or (isinstance(d, int) and d <= 0):
                     raise self._err("args", f"tensor '{a.name}': bad dim {d!r}")
+            if isinstance(a, TensorDesc):
+                if not isinstance(a.block, tuple) or len(a.block) != len(a.shape):
+                    raise self._err("args", f"descriptor '{a.name}': block {a.block!r} must have one entry per "
+                                            f"dimension of shape {a.shape}")
+                if a.padding not in ("zero", "nan"):
+                    raise self._err("args", f"descriptor '{a.name}': padding {a.padding!r} is not 'zero' or 'nan'")
+                if a.padding == "nan" and not _dt.dtype(a.dtype).is_float:
+                    raise self._err("args", f"descriptor '{a.name}': NaN padding needs a floating-point tensor")
         elif isinstance(a, Scalar):
             if a.dtype not in _dt.SCALAR_DTYPES:
                 raise self._err("args", f"scalar '{a.name}': dtype {a.dtype!r} not one of {_dt.SCALAR_DTYPES}")
@@ -319,6 +347,8 @@ class Contract:
             if any(not isinstance(d, int) or d <= 0 for d in shape):
                 raise self._err("args", f"tensor '{t.name}': shape {shape} in {instance} is not positive")
             shapes[t.name] = shape
+        blocks = {t.name: self._block(t, dims, consts, shapes[t.name], instance)
+                  for t in self.tensors if isinstance(t, TensorDesc)}
         raw = self._value(self.grid, dims, "grid", instance)
         try:
             g = tuple(int(x) for x in raw)
@@ -330,7 +360,25 @@ class Contract:
         for axis, (n, lim) in enumerate(zip(g, GRID_LIMITS)):
             if n <= 0 or n > lim:
                 raise self._err("grid", f"{instance}: grid {g} axis {'xyz'[axis]}={n} outside 1..{lim}")
-        return Resolved(instance, dims, consts, scalars, shapes, g, (self.threads_per_block, 1, 1))
+        return Resolved(instance, dims, consts, scalars, shapes, g, (self.threads_per_block, 1, 1), blocks)
+
+    def _block(self, t: "TensorDesc", dims: Dims, consts: Mapping[str, Any], shape: tuple[int, ...],
+               instance: str) -> tuple[int, ...]:
+        """The block shape of descriptor ``t``, checked as TensorDescriptor checks it (powers of two;
+        every row stride a multiple of 16 bytes)."""
+        what = f"descriptor '{t.name}' block"
+        block = tuple(consts[b] if isinstance(b, str) and b in consts else self._value(b, dims, "args", what)
+                      for b in t.block)
+        for b in block:
+            if not isinstance(b, (int, np.integer)) or isinstance(b, bool) or b <= 0 or b & (b - 1):
+                raise self._err("args", f"{what} {block} in {instance}: every entry must be a power of two")
+        elem = _dt.dtype(t.dtype).bits // 8
+        for i in range(len(shape) - 1):
+            stride = int(np.prod(shape[i + 1:], dtype=np.int64)) * elem
+            if stride % 16:
+                raise self._err("args", f"descriptor '{t.name}' in {instance}: shape {shape} has a {stride}-byte "
+                                        f"stride in dimension {i}; a tensor descriptor needs multiples of 16")
+        return tuple(int(b) for b in block)
 
     # ------------------------------------------------------------------ inputs / reference
     def distributions_for(self) -> tuple[str, ...]:
@@ -429,6 +477,10 @@ class Contract:
                 sig[pname] = "constexpr"
                 continue
             a = next(x for x in self.args if x.name == pname)
+            if isinstance(a, TensorDesc):
+                blk = ", ".join(str(b) for b in r.blocks[pname])
+                sig[pname] = f"tensordesc<{_dt.dtype(a.dtype).triton}[{blk}]>"
+                continue
             if isinstance(a, Tensor):
                 sig[pname] = "*" + _dt.dtype(a.dtype).triton
                 attrs[(i,)] = [["tt.divisibility", 16]]
@@ -442,6 +494,21 @@ class Contract:
             if a.dtype != "fp32" and v % 16 == 0:
                 attrs[(i,)] = [["tt.divisibility", 16]]
         return sig, consts, attrs
+
+    def kernel_args(self, tensors: Mapping[str, Any], instance: str = "verify") -> list[Any]:
+        """The runtime arguments of a Triton launch, in order: the tensors (torch) of ``tensors``,
+        a ``TensorDescriptor`` over the tensor for each descriptor argument, the scalars."""
+        r = self.resolve(instance)
+        args: list[Any] = []
+        for a in self.args:
+            if isinstance(a, TensorDesc):
+                from triton.tools.tensor_descriptor import TensorDescriptor
+                args.append(TensorDescriptor.from_tensor(tensors[a.name], list(r.blocks[a.name]), padding=a.padding))
+            elif isinstance(a, Tensor):
+                args.append(tensors[a.name])
+            else:
+                args.append(r.scalars[a.name])
+        return args
 
     def compile(self, arch: str | int = "sm_90a", instance: str = "verify", **kwargs: Any) -> Any:
         """Compile ahead of time; returns :class:`harness.compile.CompiledPTX`."""

@@ -17,10 +17,11 @@ import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 from semantics.formats import BF16, E4M3, E5M2, decode, round_f64
 from symexec import Launch, load_program, run_kernel
 from symexec.launch import param_layout
+from symexec.tensormap import ElementType, Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapError
 
 from . import dtypes as _dt
-from .compile import CompiledPTX, compile_contract
-from .contract import Comparison, Contract
+from .compile import CompiledPTX, DescPart, compile_contract
+from .contract import Comparison, Contract, ContractError, TensorDesc
 
 _NARROW = {"bf16": (BF16, np.uint16), "fp8e4m3": (E4M3, np.uint8), "fp8e5m2": (E5M2, np.uint8)}
 
@@ -61,14 +62,30 @@ class Emulation:
         return all(c.ok for c in self.comparisons)
 
 
+#: The buffer holding Triton's global scratch (device-side tensor descriptors live there).
+GLOBAL_SCRATCH = "__global_scratch"
+_BUFFER_ALIGN = 256  # what symexec's global memory aligns every launch buffer to
+
+
 def launch_for(contract: Contract, compiled: CompiledPTX, arrays: dict[str, np.ndarray],
                instance: str) -> Launch:
+    """The emulator launch of one contract instance: a buffer per tensor, the contract's scalars,
+    a TensorMap (and the shape/stride scalars) per tensor-descriptor argument, and Triton's hidden
+    pointers: global scratch of ``global_scratch_size`` bytes per program when the kernel needs it
+    (Triton's launcher allocates the same), the rest null."""
     r = contract.resolve(instance)
     buffers = {t.name: to_device(arrays[t.name], t.dtype) for t in contract.tensors}
+    descs = [a for a in contract.args if isinstance(a, TensorDesc)]
+    maps = dict(zip((d.name for d in descs), compiled.tensordesc))
     params: list[Any] = []
+    hidden = 0
     for p in compiled.params:
-        if p.arg is None:  # Triton's hidden scratch pointers: null unless the kernel uses scratch
-            params.append(0)
+        if p.arg is None:  # Triton's hidden pointers: global scratch first, then profile scratch
+            params.append(_scratch(compiled, r.grid, buffers) if hidden == 0 else 0)
+            hidden += 1
+        elif p.part is not None:
+            d = next(a for a in descs if a.name == p.arg)
+            params.append(_desc_part(contract, d, p.part, p.index, r.shapes[d.name], maps.get(d.name)))
         elif p.arg in buffers:
             params.append(p.arg)
         else:
@@ -76,6 +93,65 @@ def launch_for(contract: Contract, compiled: CompiledPTX, arrays: dict[str, np.n
             params.append({"float": v} if isinstance(v, float) else int(v))
     return Launch(r.grid, (compiled.threads_per_block, 1, 1), buffers, params,
                   dynamic_shared_bytes=compiled.shared, kernel=compiled.entry)
+
+
+def _scratch(compiled: CompiledPTX, grid: tuple[int, int, int], buffers: dict[str, np.ndarray]) -> Any:
+    """Triton's global scratch: ``global_scratch_size`` bytes for each program (null when none)."""
+    size = compiled.global_scratch_size
+    if size <= 0:
+        return 0
+    if compiled.global_scratch_align > _BUFFER_ALIGN:
+        raise ContractError(compiled.contract, "kernel", f"global scratch aligned to {compiled.global_scratch_align} "
+                                                         f"bytes; the emulator aligns buffers to {_BUFFER_ALIGN}")
+    buffers[GLOBAL_SCRATCH] = np.zeros(size * grid[0] * grid[1] * grid[2], dtype=np.uint8)
+    return GLOBAL_SCRATCH
+
+
+def _row_strides(shape: tuple[int, ...]) -> list[int]:
+    return [int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape))]
+
+
+def _desc_part(contract: Contract, d: TensorDesc, part: DescPart, index: int, shape: tuple[int, ...],
+               meta: dict | None) -> Any:
+    """The value of one PTX parameter of descriptor argument ``d`` (harness.compile.DescPart)."""
+    if part is DescPart.TENSOR_MAP:
+        if meta is None:
+            raise ContractError(contract.name, "args", f"descriptor '{d.name}': Triton gave no tensor-map metadata")
+        return descriptor_map(contract.name, d, shape, meta)
+    if part in (DescPart.SHAPE, DescPart.SHAPE64):
+        return int(shape[index])
+    if part in (DescPart.STRIDE, DescPart.STRIDE64):
+        return _row_strides(shape)[index]
+    if part is DescPart.BASE:
+        return d.name
+    if part is DescPart.PADDING_NAN:
+        return int(d.padding == "nan")
+    return 0  # ROUND_TF32: TensorDescriptor's round_f32_to_tf32 is off
+
+
+def descriptor_map(contract: str, d: TensorDesc, shape: tuple[int, ...], meta: dict) -> TensorMap:
+    """The CUtensorMap Triton's launcher builds for a TensorDescriptor over tensor ``d``
+    (driver.py make_tensordesc_arg / fillTMADescriptorTiled): dimensions and strides innermost
+    first, the box Triton chose (``block_size``, which may be narrower than the block: a wide
+    block is copied in several boxes), its swizzle, element strides 1, no interleave, L2
+    promotion 128B, NaN fill for ``padding="nan"``."""
+    elem = _dt.dtype(d.dtype).bits // 8
+    et = ElementType.from_ptx(int(meta["elem_type"]))
+    if meta.get("fp4_padded") or meta.get("is_im2col"):
+        raise ContractError(contract, "args", f"descriptor '{d.name}': padded fp4 / im2col descriptors are not "
+                                              "modelled")
+    if et is None or int(meta["elem_size"]) != elem or et.bytes != elem:
+        raise ContractError(contract, "args", f"descriptor '{d.name}': Triton's tensor map has element type "
+                                              f"{meta['elem_type']} of {meta['elem_size']} bytes; the tensor is "
+                                              f"{d.dtype}")
+    strides = _row_strides(shape)
+    try:
+        return TensorMap(et, tuple(reversed(shape)), tuple(s * elem for s in reversed(strides[:-1])),
+                         tuple(int(b) for b in reversed(meta["block_size"])), (1,) * len(shape), Interleave.NONE,
+                         Swizzle(int(meta["swizzle"])), L2Promotion.L2_128B,
+                         OobFill.NAN_REQUEST_ZERO_FMA if d.padding == "nan" else OobFill.ZERO, d.name, 0)
+    except TensorMapError as e:
+        raise ContractError(contract, "args", f"descriptor '{d.name}': {e}") from None
 
 
 #: Triton appends up to two hidden pointer parameters (global and profile scratch); a candidate
@@ -104,6 +180,19 @@ def _compatible(have: tuple[str, int], want: str) -> bool:
     return (kind in _INT_KINDS) == (wkind in _INT_KINDS)
 
 
+_PER_DIMENSION = (DescPart.SHAPE, DescPart.STRIDE, DescPart.SHAPE64, DescPart.STRIDE64)
+
+
+def _describe_param(p: Any) -> str:
+    """``a (pointer, .u64)``, ``b tensor_map (.align 64 .b8[128])``, ``b shape[1] (.u32)``."""
+    name = p.arg
+    if p.part is not None:
+        name += f" {p.part.value}" + (f"[{p.index}]" if p.part in _PER_DIMENSION else "")
+    if p.part is DescPart.TENSOR_MAP:
+        return f"{name} (.align 64 .b8[128])"
+    return f"{name} ({'pointer, .u64' if p.is_pointer else '.' + p.ptx_type})"
+
+
 def check_signature(contract: Contract, compiled: CompiledPTX, kernel: Any) -> None:
     """Raise ValueError unless ``kernel``'s parameters can carry ``contract``'s arguments: the
     contract's parameters in order (pointers as 64-bit integers, scalars of the same width and
@@ -112,13 +201,16 @@ def check_signature(contract: Contract, compiled: CompiledPTX, kernel: Any) -> N
     params = list(kernel.params or ())
 
     def expected() -> str:
-        return ", ".join(f"{p.arg} ({'pointer, .u64' if p.is_pointer else '.' + p.ptx_type})" for p in named)
+        return ", ".join(_describe_param(p) for p in named)
 
     if len(params) < len(named):
         raise ValueError(f"kernel {kernel.name} has {len(params)} parameters; contract {contract.name} passes "
                          f"{len(named)}: {expected()}")
     for i, (have, want) in enumerate(zip(params, named)):
         decl = _decl_type(have)
+        if want.part is DescPart.TENSOR_MAP and decl == ("b", 1024) and (have.align or 0) < 64:
+            raise ValueError(f"kernel {kernel.name}: parameter {i} ({have.name}) carries the tensor map of "
+                             f"'{want.arg}' and must be `.param .align 64 .b8 {have.name}[128]`")
         if decl is None or not _compatible(decl, want.ptx_type):
             got = f".{decl[0]}{decl[1]}" if decl else "of no scalar type"
             what = "a pointer (.u64)" if want.is_pointer else f"a .{want.ptx_type} scalar"

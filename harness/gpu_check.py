@@ -72,7 +72,7 @@ def _run(contract: Contract, instance: str, dist: str, seed: int, bench: bool,
     arrays = contract.make_inputs(instance, dist, seed)
     rec["gen_seconds"] = round(time.perf_counter() - t0, 2)
     tensors = {t.name: to_torch(arrays[t.name], t.dtype, device) for t in contract.tensors}
-    args = [tensors[a.name] if a.name in tensors else r.scalars[a.name] for a in contract.args]
+    args = contract.kernel_args(tensors, instance)
 
     def run() -> Any:
         return contract.kernel[r.grid](*args, **r.constexprs, num_warps=contract.num_warps,

@@ -52,7 +52,7 @@ def launch(contract: Contract, arrays: dict[str, np.ndarray], instance: str, dev
     """Build torch arguments and return (torch tensors by name, a zero-arg launcher)."""
     r = contract.resolve(instance)
     tensors = {t.name: to_torch(arrays[t.name], t.dtype, device) for t in contract.tensors}
-    args = [tensors[a.name] if a.name in tensors else r.scalars[a.name] for a in contract.args]
+    args = contract.kernel_args(tensors, instance)
 
     def run() -> None:
         contract.kernel[r.grid](*args, **r.constexprs, num_warps=contract.num_warps,
