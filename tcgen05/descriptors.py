@@ -1,15 +1,33 @@
 """Shared-memory matrix descriptors and instruction descriptors of tcgen05.mma (PTX 9.7.16.4).
 
 Shared-memory descriptor (64-bit, 9.7.16.4.1, Table 40; not the wgmma encoding):
-  bits 0-13 start address, 16-29 leading-dimension byte offset (LBO), 32-45 stride-dimension byte
-  offset (SBO), each `(x & 0x3FFFF) >> 4`; 46-48 the constant 0b001; 49-51 base offset;
-  52 LBO mode (0 relative, 1 absolute, sm_103a only); 53-60 zero; 61-63 swizzle
+  bits 0-13 start address, 14-15 reserved, 16-29 leading-dimension byte offset (LBO), 30-31
+  reserved, 32-45 stride-dimension byte offset (SBO), each `(x & 0x3FFFF) >> 4` (so the three
+  are 16-byte aligned by construction, as the manual requires); 46-48 the constant 0b001; 49-51
+  base offset; 52 LBO mode (0 relative, 1 absolute, sm_103a only); 53-60 zero; 61-63 swizzle
   (0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B; 3, 5, 7 invalid).
+
+What is checked (`check_smem_desc`, and the unit's warnings):
+  - bits 46-48 != 0b001, bits 53-60 != 0, swizzle codes 3/5/7: `UndefinedBehavior`;
+  - reserved bits 14-15 / 30-31 set: a warning (`SmemDescriptor.notes`), not a rejection (the
+    manual calls them reserved without saying they must be zero);
+  - swizzle 1 (128B with 32B atomicity), absolute LBO mode (bit 52) and a non-zero base offset:
+    `Unsupported`. With base offset 0 the manual requires the repeating swizzle pattern to start on
+    its natural boundary (Table 41: 1024/512/256 bytes for 128B/64B/32B); the model applies the
+    swizzle to absolute shared-memory address bits, which is exactly that assumption;
+  - operand elements outside the CTA's shared memory: `UndefinedBehavior` (tcgen05.ops).
 
 Instruction descriptor (32-bit, 9.7.16.4.2, Table 42 for kinds f16/tf32/f8f6f4/i8):
   0-1 sparsity selector, 2 sparse, 3 saturate, 4-5 D type, 6 reserved, 7-9 A type, 10-12 B type,
   13/14 negate A/B, 15/16 transpose A/B, 17-22 N >> 3, 23 reserved, 24-28 M >> 4, 29 reserved,
   30-31 maximum shift (.ws only).
+
+What is checked (`decode_instr_desc`): D type code, A/B type codes per kind (Table 42), the D type
+allowed per kind and an f16 D only with f16 A and B (Table 39), negate bits 0 for .kind::i8, M in
+{64, 128} and N per kind for dense cta_group::1 (Table 39; K is fixed by the kind), all
+`UndefinedBehavior`. Reserved bits 6/23/29, the saturate bit outside .kind::i8 and sparsity
+selector bits with the dense bit clear are warnings (Triton sets bit 29 for K = 64 tiles), never
+rejections. The sparse bit and the block-scaled kinds are `Unsupported` (tcgen05.ops).
 
 Operand element addresses follow the canonical layouts of 9.7.16.3.3 (K-major and MN-major, with
 and without swizzling); the swizzle is the XOR of address bits [7, 7+b) into bits [4, 4+b)
@@ -41,6 +59,15 @@ class SmemDescriptor:
     lbo_mode: int
     high_fixed: int  # bits 53-60
     swizzle: int  # field value
+    reserved: int = 0  # bits 14-15 and 30-31 as found (2 + 2 bits, packed 30-31 << 2 | 14-15)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Reserved bits that are set (warned, not rejected)."""
+        if not self.reserved:
+            return ()
+        return (f"shared memory descriptor {self.raw:#018x}: reserved bits 14-15/30-31 are set "
+                "(PTX 9.7.16.4.1, Table 40)",)
 
     @property
     def swizzle_bytes(self) -> int:
@@ -54,7 +81,7 @@ def decode_smem_desc(raw: int) -> SmemDescriptor:
         return (raw >> lo) & ((1 << n) - 1)
 
     return SmemDescriptor(raw, f(0, 14) << 4, f(16, 14) << 4, f(32, 14) << 4, f(46, 3), f(49, 3), f(52, 1),
-                          f(53, 8), f(61, 3))
+                          f(53, 8), f(61, 3), f(30, 2) << 2 | f(14, 2))
 
 
 def encode_smem_desc(start: int, lbo: int, sbo: int, swizzle: int = 0, base_offset: int = 0,
@@ -72,11 +99,13 @@ def check_smem_desc(d: SmemDescriptor, ins: A.Instruction | None) -> None:
     """Refuse what the manual forbids (undefined) or what is not modelled (unsupported)."""
     if d.fixed != 0b001:
         raise UndefinedBehavior(f"shared memory descriptor {d.raw:#018x}: bits 46-48 are {d.fixed:#05b}, "
-                                "must be 0b001 (PTX 9.7.16.4.1)", ins)
+                                "must be 0b001 (PTX 9.7.16.4.1, Table 40)", ins)
     if d.high_fixed != 0:
-        raise UndefinedBehavior(f"shared memory descriptor {d.raw:#018x}: bits 53-60 must be zero", ins)
+        raise UndefinedBehavior(f"shared memory descriptor {d.raw:#018x}: bits 53-60 must be zero "
+                                "(PTX 9.7.16.4.1, Table 40)", ins)
     if d.swizzle in (3, 5, 7):
-        raise UndefinedBehavior(f"shared memory descriptor {d.raw:#018x}: swizzle mode {d.swizzle} is invalid", ins)
+        raise UndefinedBehavior(f"shared memory descriptor {d.raw:#018x}: swizzle mode {d.swizzle} is invalid "
+                                "(PTX 9.7.16.4.1, Table 40)", ins)
     if d.swizzle == 1:
         raise Unsupported("shared memory descriptor swizzle mode 1 (128B with 32B atomicity)", ins)
     if d.lbo_mode:
@@ -185,6 +214,8 @@ def decode_instr_desc(raw: int, kind: str, ins: A.Instruction | None = None) -> 
         raise UndefinedBehavior(f"instruction descriptor {raw:#010x}: an f16 D needs f16 A and B", ins)
     if kind == "i8" and (f(13, 1) or f(14, 1)):
         raise UndefinedBehavior(f"instruction descriptor {raw:#010x}: negate bits must be 0 for .kind::i8", ins)
+    if not f(2, 1) and f(0, 2):
+        notes.append(f"instruction descriptor {raw:#010x}: sparsity selector bits 0-1 set for a dense MMA")
     if kind != "i8" and f(3, 1):
         notes.append(f"instruction descriptor {raw:#010x}: saturate bit 3 set for .kind::{kind} (only meaningful "
                      "for .kind::i8)")

@@ -1,8 +1,9 @@
-"""Value semantics of tcgen05 data movement and MMA (PTX 9.7.16.2-9.7.16.4, 9.7.16.8-9.7.16.9).
+"""Value semantics of tcgen05 data movement and MMA (PTX 9.7.16.2-9.7.16.4, 9.7.16.8-9.7.16.10).
 
-Pure functions over numpy arrays: the per-thread fragment maps of `tcgen05.ld/st`, and the
-computation of one `tcgen05.mma` given the CTA's tensor memory and shared memory. The unit
-(`tcgen05.unit`) decides *when* they run.
+Pure functions over numpy arrays: the per-thread fragment maps of `tcgen05.ld/st`, the computation
+of one `tcgen05.mma` given the CTA's tensor memory and shared memory, `tcgen05.cp` (shared memory to
+tensor memory, with its lane layouts) and `tcgen05.shift`, and the footprints (exact bytes and
+cells) the unit reports to observers. The unit (`tcgen05.unit`) decides *when* they run.
 
 MMA arithmetic is a MODEL: the manual does not specify the order or the precision of the
 accumulation inside the tensor core. Each `tcgen05.mma` computes D = A x B (+ D) exactly in
@@ -16,6 +17,7 @@ be compared against hardware when a Blackwell GPU is available.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 
@@ -130,42 +132,73 @@ def _element_type(ty: str, ins: A.Instruction | None) -> int:
     return _ELEM_BYTES[ty]
 
 
-def smem_operand(smem: np.ndarray, d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool,
-                 ins: A.Instruction | None) -> np.ndarray:
-    """(rows, k) values of a matrix operand read from one CTA's shared memory through a descriptor."""
+@dataclass(frozen=True)
+class AOperand:
+    """Operand A of tcgen05.mma: a tensor-memory address (`[a-tmem]`) or a shared-memory descriptor."""
+
+    in_tmem: bool
+    value: int
+
+
+def operand_addresses_checked(smem_size: int, d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool,
+                              ins: A.Instruction | None) -> np.ndarray:
+    """(rows, k) CTA-relative shared-memory addresses of a descriptor operand's elements, checked:
+    descriptor fields, element alignment, inside the CTA's `smem_size` bytes."""
     check_smem_desc(d, ins)
     eb = _element_type(ty, ins)
     addr = operand_addresses(d, rows, k, eb, k_major)
     if (addr % eb).any():
         raise UndefinedBehavior(f"tcgen05.mma operand elements are not aligned (descriptor {d.raw:#018x})", ins)
     last = int(addr.max()) + eb
-    if int(addr.min()) < 0 or last > smem.size:
+    if int(addr.min()) < 0 or last > smem_size:
         raise UndefinedBehavior(f"tcgen05.mma operand (descriptor {d.raw:#018x}) reaches shared memory byte "
-                                f"{last - 1}, beyond the {smem.size} bytes of the CTA", ins)
-    raw = smem[addr[..., None] + np.arange(eb)]
+                                f"{last - 1}, beyond the {smem_size} bytes of the CTA", ins)
+    return addr
+
+
+def smem_operand(smem: np.ndarray, d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool,
+                 ins: A.Instruction | None) -> np.ndarray:
+    """(rows, k) values of a matrix operand read from one CTA's shared memory through a descriptor."""
+    addr = operand_addresses_checked(smem.size, d, rows, k, ty, k_major, ins)
+    raw = smem[addr[..., None] + np.arange(_ELEM_BYTES[ty])]
     return _values(raw, ty)
+
+
+def _datapath_rows(m: int) -> np.ndarray:
+    """Lane offset of each of the M rows in the cta_group::1 data-path layouts (9.7.16.10.5):
+    Layout D (M = 128) row i in lane i; Layout F (M = 64) rows 16q..16q+15 in 16 lanes of quarter q."""
+    i = np.arange(m)
+    return i if m == 128 else 32 * (i // 16) + i % 16
+
+
+def _tmem_a_cells(lane0: int, col0: int, rows: int, k: int, ty: str,
+                  ins: A.Instruction | None) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, 1) lanes and (1, ncols) columns of operand A held in tensor memory. MODEL: row i is in
+    the lane the data-path layout gives D's row i (Layout F "must use the same Tensor Memory lane
+    alignment across matrices A, D", 9.7.16.10.5), its K elements packed little-endian into
+    consecutive 32-bit columns from col0."""
+    eb = _element_type(ty, ins)
+    ncols = -(-k * eb // 4)
+    return (lane0 + _datapath_rows(rows))[:, None], (col0 + np.arange(ncols))[None, :]
 
 
 def tmem_operand(tm: TensorMemory, cta: int, lane0: int, col0: int, rows: int, k: int, ty: str,
                  ins: A.Instruction | None) -> np.ndarray:
-    """(rows, k) values of operand A held in tensor memory: row i in lane lane0+i, elements packed
-    little-endian into consecutive 32-bit columns (MODEL of the A-in-TMEM layout for M = 128)."""
+    """(rows, k) values of operand A held in tensor memory (MODEL layout: `_tmem_a_cells`)."""
     eb = _element_type(ty, ins)
-    ncols = -(-k * eb // 4)
-    lanes = lane0 + np.arange(rows)
-    cols = col0 + np.arange(ncols)
-    tm.check_access(np.asarray(cta), lanes[:, None], cols[None, :], "tcgen05.mma A operand", ins)
-    words = tm.cells[cta][lanes[:, None], cols[None, :]]  # (rows, ncols) uint32
-    raw = words.astype("<u4").view(np.uint8).reshape(rows, ncols * 4)[:, : k * eb]
+    lanes, cols = _tmem_a_cells(lane0, col0, rows, k, ty, ins)
+    tm.check_access(np.asarray(cta), lanes, cols, "tcgen05.mma A operand", ins)
+    words = tm.cells[cta][lanes, cols]  # (rows, ncols) uint32
+    raw = words.astype("<u4").view(np.uint8).reshape(rows, cols.shape[1] * 4)[:, : k * eb]
     return _values(raw.reshape(rows, k, eb), ty)
 
 
 def d_region(d: InstrDescriptor, lane0: int, col0: int) -> tuple[np.ndarray, np.ndarray]:
     """(M, N) lane and column indices of the accumulator D for cta_group::1 (data-path layouts of
-    9.7.16.10.9): M = 128, row i in lane i; M = 64, rows 16q..16q+15 in the first 16 lanes of the
-    q-th 32-lane quarter (lane 32q + i%16). Column j of D is column col0 + j (32-bit D types)."""
-    i = np.arange(d.m)
-    lanes = lane0 + (i if d.m == 128 else 32 * (i // 16) + i % 16)[:, None]
+    9.7.16.10.5: M = 128, Layout D, row i in lane i; M = 64, Layout F, rows 16q..16q+15 in 16 lanes
+    of the q-th 32-lane quarter, lane lane0 + 32q + i%16 with lane0 the alignment 0 or 16). Column j
+    of D is column col0 + j (32-bit D types)."""
+    lanes = lane0 + _datapath_rows(d.m)[:, None]
     cols = col0 + np.arange(d.n)[None, :]
     return np.broadcast_to(lanes, (d.m, d.n)), np.broadcast_to(cols, (d.m, d.n))
 
@@ -180,24 +213,70 @@ def check_modelled(idesc: InstrDescriptor, a_in_tmem: bool, ins: A.Instruction |
         _element_type(ty, ins)
     if a_in_tmem and idesc.transpose_a:
         raise UndefinedBehavior("tcgen05.mma with A in tensor memory and the transpose-A bit set", ins)
-    if a_in_tmem and idesc.m != 128:
-        raise Unsupported(f"tcgen05.mma with A in tensor memory and M = {idesc.m} (only M = 128 is modelled)", ins)
 
 
-def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: tuple[str, int], b_desc: int,
+def _d_origin(idesc: InstrDescriptor, d_addr: int, ins: A.Instruction | None) -> tuple[int, int]:
+    """(lane, column) of D; the lane must be a data-path lane alignment of 9.7.16.10.5 for
+    cta_group::1 without .ws: 0 for M = 128 (Layout D), 0 or 16 for M = 64 (Layout F, "1/2 datapath
+    utilized": with alignment 16 the rows use the other 16 lanes of each 32-lane quarter)."""
+    d_lane, d_col = d_addr >> 16, d_addr & 0xFFFF
+    if d_lane != 0 and not (d_lane == 16 and idesc.m == 64):
+        raise UndefinedBehavior(f"tcgen05.mma D address {d_addr:#x}: lane {d_lane} is not a data-path lane "
+                                f"alignment for M = {idesc.m}, cta_group::1 (PTX 9.7.16.10.5)", ins)
+    return d_lane, d_col
+
+
+def _check_a_lane(idesc: InstrDescriptor, a: AOperand, d_lane: int, ins: A.Instruction | None) -> None:
+    """A in tensor memory uses D's lane alignment (9.7.16.10.5)."""
+    if a.in_tmem and (a.value >> 16) != d_lane:
+        raise UndefinedBehavior(f"tcgen05.mma A in tensor memory at lane {a.value >> 16} but D at lane {d_lane}: "
+                                "A and D must use the same tensor memory lane alignment (PTX 9.7.16.10.5)", ins)
+
+
+@dataclass(frozen=True)
+class MmaFootprint:
+    """What one tcgen05.mma touches: CTA-relative shared-memory bytes of A and B (async proxy, exact
+    bytes through the descriptors and swizzle) and tensor-memory cells of A, D."""
+
+    a_smem: np.ndarray | None  # (bytes,) or None when A is in tensor memory
+    b_smem: np.ndarray  # (bytes,)
+    a_tmem: tuple[np.ndarray, np.ndarray] | None  # (lanes, cols) broadcastable
+    d: tuple[np.ndarray, np.ndarray]  # (M, N) lanes, cols
+    reads_d: bool  # enable-input-d: D is read before it is written
+
+
+def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int, enable_input_d: bool,
+                  smem_size: int, ins: A.Instruction | None) -> MmaFootprint:
+    """The footprint of one dense cta_group::1 tcgen05.mma, every operand validated (descriptor
+    fields, shared-memory bounds, D lane alignment); tensor-memory allocation is checked by the caller."""
+    check_modelled(idesc, a.in_tmem, ins)
+    m, n, k = idesc.m, idesc.n, idesc.k
+    d_lane, d_col = _d_origin(idesc, d_addr, ins)
+
+    def smem_bytes(raw: int, rows: int, ty: str, k_major: bool) -> np.ndarray:
+        addr = operand_addresses_checked(smem_size, decode_smem_desc(raw), rows, k, ty, k_major, ins)
+        return np.unique((addr[..., None] + np.arange(_ELEM_BYTES[ty])).reshape(-1))
+
+    _check_a_lane(idesc, a, d_lane, ins)
+    a_smem = None if a.in_tmem else smem_bytes(a.value, m, idesc.atype, not idesc.transpose_a)
+    a_tmem = _tmem_a_cells(a.value >> 16, a.value & 0xFFFF, m, k, idesc.atype, ins) if a.in_tmem else None
+    b_smem = smem_bytes(b_desc, n, idesc.btype, not idesc.transpose_b)
+    return MmaFootprint(a_smem, b_smem, a_tmem, d_region(idesc, d_lane, d_col), enable_input_d)
+
+
+def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, b_desc: int,
         idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None) -> None:
     """Perform one dense cta_group::1 `tcgen05.mma` (9.7.16.10.9): D = A x B (+ D)."""
-    check_modelled(idesc, a[0] == "tmem", ins)
+    check_modelled(idesc, a.in_tmem, ins)
     m, n, k = idesc.m, idesc.n, idesc.k
-    d_lane, d_col = d_addr >> 16, d_addr & 0xFFFF
-    if d_lane != 0:
-        raise UndefinedBehavior(f"tcgen05.mma D address {d_addr:#x}: the lane field must be 0 (cta_group::1)", ins)
+    d_lane, d_col = _d_origin(idesc, d_addr, ins)
+    _check_a_lane(idesc, a, d_lane, ins)
     lanes, cols = d_region(idesc, d_lane, d_col)
     tm.check_access(np.asarray(cta), lanes, cols, "tcgen05.mma D", ins)
-    if a[0] == "desc":
-        av = smem_operand(smem, decode_smem_desc(a[1]), m, k, idesc.atype, not idesc.transpose_a, ins)
+    if not a.in_tmem:
+        av = smem_operand(smem, decode_smem_desc(a.value), m, k, idesc.atype, not idesc.transpose_a, ins)
     else:
-        av = tmem_operand(tm, cta, a[1] >> 16, a[1] & 0xFFFF, m, k, idesc.atype, ins)
+        av = tmem_operand(tm, cta, a.value >> 16, a.value & 0xFFFF, m, k, idesc.atype, ins)
     bv = smem_operand(smem, decode_smem_desc(b_desc), n, k, idesc.btype, not idesc.transpose_b, ins)
     cells = tm.cells[cta]
     if idesc.kind == "i8":
@@ -217,3 +296,154 @@ def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: tuple[str,
         if enable_input_d:
             acc = acc + cells[lanes, cols].view(np.float32).astype(np.float64)
         cells[lanes, cols] = acc.astype(np.float32).view(np.uint32)
+
+
+# ---------------------------------------------------------------------- tcgen05.cp (9.7.16.9.2)
+
+
+class CpShape(Enum):
+    """`.shape` of tcgen05.cp (9.7.16.2.3: lanes x bits per lane)."""
+
+    S128x256b = "128x256b"
+    S4x256b = "4x256b"
+    S128x128b = "128x128b"
+    S64x128b = "64x128b"
+    S32x128b = "32x128b"
+
+    @property
+    def rows(self) -> int:
+        return int(self.value.split("x")[0])
+
+    @property
+    def row_bytes(self) -> int:
+        return int(self.value.split("x")[1][:-1]) // 8
+
+
+class CpMulticast(Enum):
+    """`.multicast` of tcgen05.cp: replication of the copied rows into the lanes of other warps."""
+
+    NONE = ""
+    WARPX2_02_13 = ".warpx2::02_13"
+    WARPX2_01_23 = ".warpx2::01_23"
+    WARPX4 = ".warpx4"
+
+
+# the shape/multicast pairs the manual lists (9.7.16.9.2: ".64x128b requires .warpx2::02_13 or
+# .warpx2::01_23", ".32x128b requires .warpx4"; the multicast qualifiers go with those shapes only)
+_CP_FORMS = {(CpShape.S128x256b, CpMulticast.NONE), (CpShape.S4x256b, CpMulticast.NONE),
+             (CpShape.S128x128b, CpMulticast.NONE), (CpShape.S64x128b, CpMulticast.WARPX2_02_13),
+             (CpShape.S64x128b, CpMulticast.WARPX2_01_23), (CpShape.S32x128b, CpMulticast.WARPX4)}
+
+
+@dataclass(frozen=True)
+class CpLayout:
+    """Which tensor-memory lanes receive the source rows of one tcgen05.cp.
+
+    MODEL (the manual's text gives the shapes and the warp pairs; the lane of each row is drawn in
+    its figures only; this follows CUTLASS's SM100_UTCCP copy traits, which agree with TVM's
+    documentation of the same instruction): source row r (r < rows) of `row_bytes` bytes goes to
+    lane `taddr.lane + lanes[r, j]` for every replica j, columns taddr.col .. +row_bytes/4-1:
+      128x256b, 128x128b: lane r;  4x256b: lane 32 r (one row per warp quarter);
+      64x128b.warpx2::02_13: lanes r and r + 64 (warps 0/2 get rows 0-31, warps 1/3 rows 32-63);
+      64x128b.warpx2::01_23: lanes 64 (r // 32) + r % 32 and that + 32 (warps 0/1 rows 0-31, 2/3 32-63);
+      32x128b.warpx4: lanes r + 32 j, j = 0..3 (every warp quarter gets all 32 rows).
+    """
+
+    shape: CpShape
+    multicast: CpMulticast
+
+    @property
+    def rows(self) -> int:
+        return self.shape.rows
+
+    @property
+    def row_bytes(self) -> int:
+        return self.shape.row_bytes
+
+    @property
+    def columns(self) -> int:
+        return self.row_bytes // 4
+
+    def lanes(self) -> np.ndarray:
+        """(rows, replicas) lane offsets from the destination address's lane."""
+        r = np.arange(self.rows)[:, None]
+        if self.multicast is CpMulticast.WARPX2_02_13:
+            return r + np.array([0, 64])[None, :]
+        if self.multicast is CpMulticast.WARPX2_01_23:
+            return 64 * (r // 32) + r % 32 + np.array([0, 32])[None, :]
+        if self.multicast is CpMulticast.WARPX4:
+            return r + np.array([0, 32, 64, 96])[None, :]
+        if self.shape is CpShape.S4x256b:
+            return 32 * r
+        return r
+
+
+def cp_layout(shape: str, multicast: str, ins: A.Instruction | None) -> CpLayout:
+    layout = CpLayout(CpShape(shape), CpMulticast(multicast))
+    if (layout.shape, layout.multicast) not in _CP_FORMS:
+        raise UndefinedBehavior(f"tcgen05.cp .{shape}{multicast or ' without .multicast'} is not a form the "
+                                "manual lists (.64x128b requires .warpx2::02_13 or ::01_23, .32x128b requires "
+                                ".warpx4, PTX 9.7.16.9.2)", ins)
+    return layout
+
+
+def cp_source_addresses(smem_size: int, d: SmemDescriptor, layout: CpLayout,
+                        ins: A.Instruction | None) -> np.ndarray:
+    """(rows, row_bytes) CTA-relative shared-memory byte addresses of the source matrix of a
+    tcgen05.cp. MODEL: the descriptor describes the rows x row_bytes matrix in the canonical K-major
+    layout of 9.7.16.3.3 with the element normalised to 128 bits (T = 1: 8-row x 16-byte core
+    matrices, SBO between groups of 8 rows, LBO between the 16-byte chunks of a row without
+    swizzling), as CUTLASS's UTCCP traits number it ([core_matrix_strided, core_matrix_leading])."""
+    check_smem_desc(d, ins)
+    chunks = operand_addresses(d, layout.rows, layout.row_bytes // 16, 16, k_major=True)  # (rows, chunks)
+    addr = (chunks[..., None] + np.arange(16)).reshape(layout.rows, layout.row_bytes)
+    last = int(addr.max()) + 1
+    if int(addr.min()) < 0 or last > smem_size:
+        raise UndefinedBehavior(f"tcgen05.cp source (descriptor {d.raw:#018x}) reaches shared memory byte "
+                                f"{last - 1}, beyond the {smem_size} bytes of the CTA", ins)
+    return addr
+
+
+def cp_dest_cells(layout: CpLayout, taddr: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, replicas, columns) lanes and columns written by a tcgen05.cp to `taddr`."""
+    lane0, col0 = taddr >> 16, taddr & 0xFFFF
+    lanes = (lane0 + layout.lanes())[:, :, None]
+    cols = (col0 + np.arange(layout.columns))[None, None, :]
+    return np.broadcast_to(lanes, lanes.shape[:2] + (layout.columns,)), \
+        np.broadcast_to(cols, lanes.shape[:2] + (layout.columns,))
+
+
+def cp(tm: TensorMemory, cta: int, smem: np.ndarray, taddr: int, d: SmemDescriptor, layout: CpLayout,
+       ins: A.Instruction | None) -> None:
+    """Perform one tcgen05.cp.cta_group::1 (no decompression): the source rows land in their lanes."""
+    addr = cp_source_addresses(smem.size, d, layout, ins)
+    lanes, cols = cp_dest_cells(layout, taddr)
+    tm.check_access(np.asarray(cta), lanes, cols, "tcgen05.cp destination", ins)
+    words = np.ascontiguousarray(smem[addr]).view("<u4").astype(np.uint32)  # (rows, columns)
+    tm.cells[cta][lanes, cols] = np.broadcast_to(words[:, None, :], lanes.shape)
+
+
+# ---------------------------------------------------------------------- tcgen05.shift (9.7.16.9.3)
+
+SHIFT_ROWS = 32  # the matrix of one warp: 32 lanes, the lane of taddr aligned to 32
+SHIFT_COLUMNS = 8  # 32-byte elements per row (.31x256b: 31 rows of 256 bits move)
+
+
+def shift_cells(taddr: int) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((lanes, cols) read, (lanes, cols) written), each (31, 8), of tcgen05.shift.down at `taddr`."""
+    lane0, col0 = taddr >> 16, taddr & 0xFFFF
+    src = (lane0 + np.arange(SHIFT_ROWS - 1))[:, None]
+    cols = np.broadcast_to((col0 + np.arange(SHIFT_COLUMNS))[None, :], (SHIFT_ROWS - 1, SHIFT_COLUMNS))
+    return (np.broadcast_to(src, cols.shape), cols), (np.broadcast_to(src + 1, cols.shape), cols)
+
+
+def shift(tm: TensorMemory, cta: int, taddr: int, ins: A.Instruction | None) -> None:
+    """Perform tcgen05.shift.cta_group::1.down: the 32-byte element of each row i < 31 moves to row
+    i + 1 (9.7.16.9.3: "shifting of 32-byte elements downwards across all the rows, except the last,
+    by one row"). MODEL: row 0, which no row moves into, keeps its contents (the shape .31x256b
+    moves 31 rows; the manual says nothing more about the first row)."""
+    (rl, rc), (wl, wc) = shift_cells(taddr)
+    tm.check_access(np.asarray(cta), rl, rc, "tcgen05.shift", ins)
+    tm.check_access(np.asarray(cta), wl, wc, "tcgen05.shift", ins)
+    cells = tm.cells[cta]
+    cells[wl, wc] = cells[rl, rc].copy()
