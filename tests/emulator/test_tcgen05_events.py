@@ -1,15 +1,18 @@
 """tcgen05 unit: the events observers hear (symexec.events via symexec.asyncops), tcgen05.cp and
 tcgen05.shift values, and the lifecycle/layout checks (PTX 9.7.16).
 
-Hand-written kernels run on the emulator with a recording observer; every kernel here is also
-assembled with `ptxas -arch=sm_100a` (`test_kernels_assemble`). No Blackwell GPU exists here: the
-layouts of tcgen05.cp and the MMA numerics are the documented models of tcgen05/ops.py.
+Hand-written kernels run on the emulator with a recording observer; every kernel run here is
+first assembled with `ptxas -arch=sm_100a` when ptxas is on PATH (`_run`). No Blackwell GPU exists
+here: the layouts of tcgen05.cp and the MMA numerics are the documented models of tcgen05/ops.py.
 """
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,7 +63,21 @@ class Recorder(Observer):
         return next(i for i, e in enumerate(self.events) if e is ev)
 
 
+@functools.lru_cache(maxsize=None)
+def _assemble(src: str) -> None:
+    """ptxas -arch=sm_100a accepts the kernel (skipped without ptxas)."""
+    if shutil.which("ptxas") is None:
+        return
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "k.ptx"
+        f.write_text(src)
+        r = subprocess.run(["ptxas", "-arch=sm_100a", str(f), "-o", str(Path(d) / "k.cubin")],
+                           capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
 def _run(src: str, buffers: dict, params: list, threads: int = 128):
+    _assemble(src)
     prog = load_program(ptx_parser.parse(src), None)
     rec = Recorder()
     glob = Machine(prog, Launch((1, 1, 1), (threads, 1, 1), buffers, params), observers=(rec,)).run()
@@ -576,35 +593,6 @@ def test_reserved_smem_descriptor_bits_warn():
         _run(src, {"src": smem, "out": np.zeros(1024, np.uint32)}, ["src", "out", adesc | 1 << 30, bdesc, idesc])
 
 
-# ---------------------------------------------------------------------- every kernel assembles
-
-
-def _all_kernels() -> dict[str, str]:
-    out = {"mma": _kernel(MMA.format(pred="%p5") + COMMIT.format(off="")),
-           "mma2": _kernel(MMA.format(pred="%p5") + COMMIT.format(off="") + MMA.format(pred="%p4")
-                           + COMMIT.format(off="+8"), wait_second=True),
-           "pipe": _kernel(PIPE), "shift": _kernel(FILL + "  @%p2 tcgen05.shift.cta_group::1.down [%r20];\n"),
-           "decompress": _kernel("  @%p2 tcgen05.cp.cta_group::1.128x256b.b8x16.b6x16_p32 [%r20], %rd11;\n"),
-           "ldst": _ldst_kernel(), "ldst_dep": _ldst_kernel(use_before_wait=True),
-           "ldst_nowait": _ldst_kernel(wait_ld=False), "ld_after_dealloc": _ldst_kernel(after_dealloc=True)}
-    for shape, cast, _, _ in CP_FORMS:
-        out[f"cp{shape}{cast}"] = _kernel(_cp_body(shape, cast))
-    for name, body in ALLOC_KERNELS.items():
-        out[f"alloc_{name}"] = _alloc_kernel(body)
-    return out
-
-
-def test_kernels_assemble(tmp_path):
-    if shutil.which("ptxas") is None:
-        pytest.skip("ptxas not on PATH")
-    for name, src in _all_kernels().items():
-        f = tmp_path / f"{name}.ptx"
-        f.write_text(src)
-        r = subprocess.run(["ptxas", "-arch=sm_100a", str(f), "-o", str(tmp_path / f"{name}.cubin")],
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, (name, r.stderr)
-
-
 # ---------------------------------------------------------------------- Triton sm_100a GEMM under observation
 
 
@@ -674,3 +662,32 @@ def test_triton_gemm_sm100_under_observation_is_unchanged():
     assert obs.counts["issued"] > 0 and obs.counts["accesses"] > 0 and obs.counts["completions"] > 0
     ref = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16)
     assert np.abs(plain.view(np.float16).reshape(128, 128).astype(np.float64) - ref).max() < 0.1
+
+
+# ---------------------------------------------------------------------- descriptor and data-path checks
+
+
+def test_sparsity_selector_without_sparsity_is_a_note():
+    from tcgen05.descriptors import decode_instr_desc
+
+    d = decode_instr_desc(encode_instr_desc("f16", 128, 64, "f16", "f16") | 0b01, "f16")
+    assert any("sparsity selector" in n for n in d.notes)
+
+
+def test_m64_data_path_lane_alignment():
+    # Layout F (M = 64, 9.7.16.10.5): lane alignment 0 or 16, A in tensor memory at D's alignment
+    from tcgen05.descriptors import decode_instr_desc
+
+    idesc = decode_instr_desc(encode_instr_desc("f16", 64, 32, "f16", "f16"), "f16")
+    bdesc = encode_smem_desc(0, 16, 1024, swizzle=2)
+    fp = ops.mma_footprint(idesc, 16 << 16, ops.AOperand(True, 16 << 16 | 64), bdesc, False, 8192, None)
+    rows = np.arange(64)
+    assert (fp.d[0][:, 0] == 16 + 32 * (rows // 16) + rows % 16).all()
+    assert (fp.a_tmem[0][:, 0] == fp.d[0][:, 0]).all()
+    with pytest.raises(UndefinedBehavior, match="same tensor memory lane alignment"):
+        ops.mma_footprint(idesc, 16 << 16, ops.AOperand(True, 64), bdesc, False, 8192, None)
+    with pytest.raises(UndefinedBehavior, match="not a data-path lane alignment"):
+        ops.mma_footprint(idesc, 8 << 16, ops.AOperand(True, 8 << 16), bdesc, False, 8192, None)
+    m128 = decode_instr_desc(encode_instr_desc("f16", 128, 32, "f16", "f16"), "f16")
+    with pytest.raises(UndefinedBehavior, match="not a data-path lane alignment"):
+        ops.mma_footprint(m128, 16 << 16, ops.AOperand(False, bdesc), bdesc, False, 8192, None)
