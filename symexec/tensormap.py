@@ -21,10 +21,13 @@ is ignored without interleave, driver docs); elements outside the tensor are fil
 the data in the shared memory as linear data"), innermost dimension fastest, then its 16-byte cells
 are permuted by the swizzle pattern of the shared address (5.5.7), the same Swizzle<B,4,3> as the
 wgmma/tcgen05 canonical layouts (`symexec.wgmma_layout.swizzle`); the 128B swizzle with 32-byte
-or 64-byte atomicity moves 32-byte or 64-byte units instead (5.5.7's tables). Not modelled, named
-where they are used: interleaved layouts and the 32B-atomicity-with-8B-flip sub-mode (5.5.6, 5.5.7:
-given by figures only), the 96B swizzle, the packed sub-byte types (5.5.1.1), the bit pattern of
-OOB-NaN, the tf32 and .ftz element conversions, and im2col mode (5.5.4).
+or 64-byte atomicity moves 32-byte or 64-byte units instead (5.5.7's tables). With a swizzle each
+box row starts on its own swizzle span, also when it is narrower (`row_pitch`: observed on an
+H200, not stated by the manual); the transaction count is the box's bytes, not the spans'. Not
+modelled, named where they are used: interleaved layouts and the 32B-atomicity-with-8B-flip
+sub-mode (5.5.6, 5.5.7: given by figures only), the 96B swizzle, the packed sub-byte types
+(5.5.1.1), the bit pattern of OOB-NaN, the tf32 and .ftz element conversions, and im2col mode
+(5.5.4).
 """
 
 from __future__ import annotations
@@ -418,10 +421,22 @@ def tile(tm: TensorMap, coords: tuple[int, ...] | np.ndarray) -> Tile:
     return Tile(offsets, inside, tm.elem_bytes)
 
 
+def row_pitch(tm: TensorMap) -> int:
+    """Bytes between the starts of consecutive box rows in shared memory: the row itself without a
+    swizzle; the swizzle span with one, even for a narrower row (observed on an H200, whose TMA
+    leaves the rest of each span untouched: tests/emulator/tma_gpu.py; the manual's swizzle tables
+    of 5.5.7 show rows that fill the span)."""
+    row = tm.box_counts()[0] * tm.elem_bytes
+    return row if tm.swizzle is Swizzle.NONE else max(row, tm.swizzle.span)
+
+
 def shared_addresses(tm: TensorMap, start: int, n: int) -> np.ndarray:
     """(n,) shared-memory byte addresses of the box's elements (in Tile order) for a copy whose
-    shared side starts at `start`: linear, then swizzled on the address (5.5.7)."""
-    return swizzle(start + tm.elem_bytes * np.arange(n, dtype=np.int64), tm.swizzle)
+    shared side starts at `start`: rows `row_pitch` apart, then swizzled on the address (5.5.7)."""
+    idx = np.arange(n, dtype=np.int64)
+    per_row = tm.box_counts()[0]
+    linear = start + (idx // per_row) * row_pitch(tm) + (idx % per_row) * tm.elem_bytes
+    return swizzle(linear, tm.swizzle)
 
 
 def swizzle(addr: np.ndarray, mode: Swizzle) -> np.ndarray:

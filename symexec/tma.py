@@ -211,13 +211,22 @@ def _coords(batch: "Batch", ins: A.Instruction, ta: A.Operand, rank: int, lanes:
     els = ta.rest[0].elements
     if len(els) != rank:
         raise UndefinedBehavior(f"{ins.name}: {len(els)} tensor coordinates for a {rank}d copy", ins)
-    cols = [np.broadcast_to(np.asarray(batch.ctx.read(e, ".s32")), (batch.n,))[lanes].astype(np.int64) for e in els]
+    # registers hold bits: reinterpret them as .s32
+    cols = [np.broadcast_to(np.asarray(batch.ctx.read(e, ".s32")), (batch.n,))[lanes].astype(np.uint32)
+            .view(np.int32).astype(np.int64) for e in els]
     return ta.tensor, np.stack(cols, axis=1) if cols else np.zeros((lanes.size, 0), dtype=np.int64)
 
 
-def _check_rank(ins: A.Instruction, tm: TensorMap, rank: int) -> None:
+def _check_box(ins: A.Instruction, tm: TensorMap, rank: int, coords: np.ndarray) -> None:
+    """The copy's rank is the map's; the box starts 16-byte aligned (5.5.3.1: "The address of the
+    bounding box must also be aligned to 16 bytes"; the global address and strides are, so the
+    innermost coordinate decides)."""
     if tm.rank != rank:
         raise UndefinedBehavior(f"{ins.name}: a {rank}d copy through a rank-{tm.rank} tensor map", ins)
+    if (int(coords[0]) * tm.elem_bytes) % 16:
+        raise UndefinedBehavior(f"{ins.name}: tensor coordinate {int(coords[0])} of dimension 0 puts the box at a "
+                                f"{int(coords[0]) * tm.elem_bytes}-byte offset, not 16-byte aligned (PTX 5.5.3.1)",
+                                ins)
 
 
 def _shared_start(batch: "Batch", ins: A.Instruction, lane: np.ndarray, start: int, tm: TensorMap) -> np.ndarray:
@@ -303,7 +312,7 @@ def _load(machine: "Machine", batch: "Batch", ins: A.Instruction, mask: np.ndarr
         lane = int(lanes[i])
         op = asyncops.issue(batch, UNIT_NAME, ins, li, Completion.MBARRIER)
         tm, base = _read_map(machine, batch, ins, op, li, spaces[i], int(where[i]))
-        _check_rank(ins, tm, rank)
+        _check_box(ins, tm, rank, coords[i])
         t = tile(tm, coords[i])
         if tm.oob_fill is OobFill.NAN_REQUEST_ZERO_FMA and not t.inside.all():
             raise Unsupported(f"{ins.name}: out-of-bounds elements with OOB-NaN fill (its bit pattern is not "
@@ -384,7 +393,7 @@ def _store(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruct
         reads = asyncops.issue(batch, UNIT_NAME, ins, li, Completion.BULK_GROUP, stream=Stream.BULK_READS)
         writes = asyncops.issue(batch, UNIT_NAME, ins, li, Completion.BULK_GROUP, stream=Stream.BULK_WRITES)
         tm, base = _read_map(machine, batch, ins, reads, li, spaces[i], int(where[i]))
-        _check_rank(ins, tm, rank)
+        _check_box(ins, tm, rank, coords[i])
         if (coords[i] < 0).any():
             raise UndefinedBehavior(f"{ins.name}: tensor coordinates {tuple(int(c) for c in coords[i])}: a "
                                     ".global.shared::cta copy needs non-negative coordinates (9.7.9.25.5.1)", ins)
