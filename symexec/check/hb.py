@@ -144,6 +144,11 @@ class Clocks:
         """Batch lanes -> thread rows (CTA slot * T + thread index)."""
         return (lanes // lanes_per_cta) * self.T + (lanes % lanes_per_cta)
 
+    @property
+    def slots_in_use(self) -> int:
+        """Own-entry slots any thread may have (its epoch, then the streams used so far)."""
+        return 1 + max((int(s) for s in self._stream_col), default=0)
+
     def stream_col(self, stream: Stream) -> int:
         c = self._stream_col.get(stream)
         if c is None:
@@ -160,17 +165,38 @@ class Clocks:
         """(CTA, column, owning thread row or -1, own slot or -1) of happens-before rows."""
         rows = np.asarray(rows, dtype=np.int64)
         n = self.n_threads
-        slot = np.where(rows < n * SLOTS, rows // n, -1)
-        thread = np.where(slot >= 0, rows % n, -1)
-        cta = np.where(slot >= 0, thread // self.T, 0)
+        if rows.size == 0 or rows.max() < n:  # threads only: the common case
+            return rows // self.T, rows % self.T, rows, np.zeros(rows.shape, np.int64)
+        cta, col, thread = rows // self.T, rows % self.T, rows.copy()
+        slot = np.zeros(rows.shape, np.int64)
+        hi = np.nonzero(rows >= n)[0]
+        r = rows[hi]
+        s_ = np.where(r < n * SLOTS, r // n, -1)
+        t_ = np.where(s_ >= 0, r % n, -1)
         scol = np.array([0] + [self._stream_col.get(s, 0) for s in Stream], dtype=np.int64)
-        col = np.where(slot == 0, thread % self.T, np.where(slot > 0, scol[np.maximum(slot, 0)] + thread % self.T, 0))
-        ag = slot < 0
+        c_ = np.where(s_ >= 0, t_ // self.T, 0)
+        col_ = np.where(s_ >= 0, scol[np.maximum(s_, 0)] + t_ % self.T, 0)
+        ag = s_ < 0
         if ag.any():
-            idx = rows[ag] - n * SLOTS
-            cta[ag] = np.array([self.agents[i].cta for i in idx.tolist()])
-            col[ag] = np.array([self.agents[i].col for i in idx.tolist()])
+            idx = r[ag] - n * SLOTS
+            c_[ag] = self._agent_ctas()[idx]
+            col_[ag] = self._agent_cols()[idx]
+        cta[hi], col[hi], thread[hi], slot[hi] = c_, col_, t_, s_
         return cta, col, thread, slot
+
+    def _agent_ctas(self) -> np.ndarray:
+        if getattr(self, "_ac", (None, -1))[1] != len(self.agents):
+            self._ac = (np.array([a.cta for a in self.agents], dtype=np.int64), len(self.agents))
+        return self._ac[0]
+
+    def _agent_cols(self) -> np.ndarray:
+        if getattr(self, "_acol", (None, -1))[1] != len(self.agents):
+            self._acol = (np.array([a.col for a in self.agents], dtype=np.int64), len(self.agents))
+        return self._acol[0]
+
+    def decode(self, rows: np.ndarray):
+        """(CTA, column, owning thread row or -1, own slot or -1) of happens-before rows."""
+        return self._decode(rows)
 
     def cta_of(self, rows: np.ndarray) -> np.ndarray:
         return self._decode(rows)[0]
@@ -381,18 +407,24 @@ class Clocks:
                      np.full(k, agent.bases["T"], np.int64), np.full(k, agent.epoch, np.int32))
 
     def ordered(self, a_rows: np.ndarray, a_epochs: np.ndarray, b_rows: np.ndarray, b_bases: np.ndarray,
-                b_owns: np.ndarray) -> np.ndarray:
+                b_owns: np.ndarray | None, decoded: tuple | None = None) -> np.ndarray:
         """For pairs (a, b) with a earlier: is a ordered before b? b's clock is base `b_bases` plus,
-        for a thread's access, its own entries `b_owns` (SLOTS, k): a's column is then b's own
-        (the same thread, or one of its streams) when a belongs to b's thread."""
+        for a thread's access, its own entries `b_owns` (SLOTS, k) (None: b's epoch is its only own
+        entry; that of a thread row): a's column is then b's own (the same thread, or one of its
+        streams) when a belongs to b's thread."""
         if a_rows.size == 0:
             return np.zeros(0, bool)
-        _, a_col, a_thread, a_slot = self._decode(a_rows)
-        _, _, b_thread, b_slot = self._decode(b_rows)
-        seen = self.table[b_bases, np.minimum(a_col, self._table.shape[1] - 1)].astype(np.int64)
+        if decoded is None:  # (a's column, thread, slot; b's thread), as _decode gives them
+            _, a_col, a_thread, a_slot = self._decode(a_rows)
+            b_thread = self._decode(b_rows)[2] if b_owns is not None else None
+        else:
+            a_col, a_thread, a_slot, b_thread = decoded
+        seen = self.table[b_bases, np.minimum(a_col, self._table.shape[1] - 1)]
+        if b_owns is None:  # threads only: the same thread is ordered by program order
+            return (seen >= a_epochs) | (a_rows == b_rows)
+        seen = seen.astype(np.int64)
         mine = (a_slot >= 0) & (a_thread == b_thread)
         if mine.any():
             idx = np.nonzero(mine)[0]
-            own = b_owns[a_slot[idx], idx]
-            seen[idx] = np.maximum(seen[idx], own)
+            seen[idx] = np.maximum(seen[idx], b_owns[a_slot[idx], idx])
         return seen >= a_epochs

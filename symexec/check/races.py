@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..events import MemSpace
-from .hb import SLOTS, STAMPED, Clocks, Kind
+from .hb import SLOTS, Clocks
 from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
 
 
@@ -34,22 +34,22 @@ class RacePair:
     count: int = 1  # conflicting byte pairs between the same two instructions
 
 
-def _proxy_table(buffer) -> int:
-    """Row of Event.bases holding the proxy-fenced clock for accesses of `buffer` (hb.Kind)."""
-    return int(Kind.P_SHARED) if buffer.space is MemSpace.SHARED else int(Kind.P_GLOBAL)
-
-
 def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: bool) -> np.ndarray:
     """Is access a ordered before the later access b? The clock of b that decides: the tcgen05
     clock in tensor memory (9.7.16.6); across proxies the proxy-fenced clock (8.9.5: base causality
     with a proxy fence on the path; the tensormap proxy has its own); otherwise the base clock."""
+    if "proxy" not in c:  # only plain accesses of threads
+        return clocks.ordered(c["row"][a], c["epoch"][a], c["row"][b], c["base"][b], None)
     if tensor_memory:
         bases, owns = c["tbase"][b], np.full((SLOTS, b.size), -1, np.int32)
     else:
         cross = c["proxy"][a] != c["proxy"][b]
-        bases = np.where(cross, c["pbase"][b], c["base"][b])
-        owns = np.where(cross[:, None], c["pown"][b], c["cown"][b]).T
-    return clocks.ordered(c["hbrow"][a], c["epoch"][a], c["hbrow"][b], bases, owns)
+        bases = np.where(cross, c["pbase"][b], c["base"][b]) if cross.any() else c["base"][b]
+        owns = None
+        if "cown" in c:
+            owns = (np.where(cross[:, None], c["pown"][b], c["cown"][b]) if cross.any() else c["cown"][b]).T
+    return clocks.ordered(c["hbrow"][a], c["epoch"][a], c["hbrow"][b], bases, owns,
+                          (c["col"][a], c["thread"][a], c["slot"][a], c["thread"][b]))
 
 
 def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
@@ -59,8 +59,9 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
         return ("tensor-memory accesses of tcgen05 operations not ordered by a completion the threads observe "
                 "(tcgen05.commit -> mbarrier wait, tcgen05.wait::ld/st) or by tcgen05.fence::before/after_thread_sync "
                 "around a thread synchronisation (PTX 9.7.16.6)")
-    if c["proxy"][a] != c["proxy"][b]:
-        base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi], c["cown"][bi].T)[0]
+    if "proxy" in c and c["proxy"][a] != c["proxy"][b]:
+        base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi],
+                                      c["cown"][bi].T if "cown" in c else None)[0]
         if base_ordered:
             return ("ordered by synchronisation, but the accesses use different proxies (generic and async) and no "
                     "fence.proxy.async lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
@@ -68,11 +69,41 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
     return "not ordered by any barrier or synchronisation"
 
 
-def _entries(events: list[Event], idx: list[int]):
-    cols = {k: [] for k in ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "hbrow", "base", "pbase",
-                            "tbase", "proxy", "epoch", "hash", "real", "start", "size")}
+class Columns:
+    """Per-byte columns of a buffer's accesses, reordered and filtered lazily (a column is gathered
+    only when a test reads it)."""
+
+    def __init__(self, raw: dict[str, np.ndarray], index: np.ndarray | None = None) -> None:
+        self._raw = raw
+        self._index = index
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        v = self._cache.get(key)
+        if v is None:
+            v = self._raw[key] if self._index is None else self._raw[key][self._index]
+            self._cache[key] = v
+        return v
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._raw
+
+    def take(self, idx: np.ndarray) -> "Columns":
+        idx = np.nonzero(idx)[0] if idx.dtype == bool else idx
+        return Columns(self._raw, idx if self._index is None else self._index[idx])
+
+
+_PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
+                  "start", "size")
+_ASYNC_COLUMNS = ("hbrow", "pbase", "tbase", "proxy", "col", "thread", "slot")
+
+
+def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
+    extended = any(events[i].owns is not None or events[i].hbrows is not None or events[i].proxy for i in idx)
+    cols = {k: [] for k in _PLAIN_COLUMNS + (_ASYNC_COLUMNS if extended else ())}
     owns_c: list[np.ndarray] = []
     owns_p: list[np.ndarray] = []
+    with_owns = extended
     for e_i in idx:
         e = events[e_i]
         k, nb = e.flat.shape
@@ -87,21 +118,34 @@ def _entries(events: list[Event], idx: list[int]):
         cols["kind"].append(np.full(k * nb, e.kind, np.int8))
         cols["strong"].append(np.full(k * nb, e.strong, np.int8))
         cols["row"].append(rep(e.rows))
-        cols["hbrow"].append(rep(e.hb))
         cols["base"].append(rep(e.bases[0]))
-        cols["pbase"].append(rep(e.bases[_proxy_table(e.buffer)]))
-        cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int64))
-        cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
-        ow = e.owns if e.owns is not None else np.full((len(STAMPED), SLOTS, k), -1, np.int32)
-        owns_c.append(np.repeat(ow[0], nb, axis=1))
-        owns_p.append(np.repeat(ow[_proxy_table(e.buffer)], nb, axis=1))
+        if extended:
+            cols["hbrow"].append(rep(e.hb))
+            _, col, thread, slot = clocks.decode(e.hb)
+            cols["col"].append(rep(col))
+            cols["thread"].append(rep(thread))
+            cols["slot"].append(rep(slot))
+            cols["pbase"].append(rep(e.bases[1]))
+            cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int32))
+            cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
+        if with_owns:
+            ow = np.full((2, SLOTS, k), -1, np.int32)
+            if e.owns is not None:
+                ow[:, :e.owns.shape[1]] = e.owns
+            elif e.hbrows is None:
+                ow[0, 0] = e.epochs  # a thread's own entry is its epoch
+            owns_c.append(np.repeat(ow[0], nb, axis=1))
+            owns_p.append(np.repeat(ow[1], nb, axis=1))
         cols["epoch"].append(rep(e.epochs))
         cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
         cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
     out = {k: np.concatenate(v) for k, v in cols.items()}
-    out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
-    out["pown"] = np.concatenate(owns_p, axis=1).T
-    return out
+    if owns_c:  # own entries beyond the epoch (streams, agents)
+        out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
+        out["pown"] = np.concatenate(owns_p, axis=1).T
+    else:
+        out["hbrow"] = out["row"]
+    return Columns(out)
 
 
 @dataclass
@@ -173,9 +217,9 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
     for buf, idx in by_buffer.items():
         if not any(events[i].kind != READ for i in idx):
             continue
-        c = _entries(events, idx)
+        c = _entries(events, idx, clocks)
         order = np.lexsort((c["lane"], c["time"], c["byte"]))
-        c = {k: v[order] for k, v in c.items()}
+        c = c.take(order)
         races += _same_instruction_writes(buf, c, limit, threads)
         c = _collapse_same_event_writes(c)
         races += _ordered_pairs(buf, c, clocks, threads, limit, edges)
@@ -214,7 +258,7 @@ def _collapse_same_event_writes(c):
     dup = np.zeros(c["byte"].size, bool)
     dup[1:] = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
     keep = ~dup
-    return {k: v[keep] for k, v in c.items()}
+    return c.take(keep)
 
 
 def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge],

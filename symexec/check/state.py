@@ -19,7 +19,7 @@ from ptx_parser import ast as A
 from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
                       MemSpace, Observer, Proxy, Reconverged, Release)
 from ..opcodes import Order
-from .hb import Clocks, Kind, Stamp
+from .hb import STAMPED, Clocks, Kind, Stamp
 from .shadow import CONST_KEY, DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker, key_of, mix
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -36,14 +36,15 @@ class Event:
     lanes: np.ndarray
     flat: np.ndarray  # (k, nbytes) byte offsets in the buffer
     rows: np.ndarray  # the threads' clock rows (issuing threads of an asynchronous operation)
-    bases: np.ndarray  # (4, k) clock base ids: C, P_SHARED, P_GLOBAL, P_TENSORMAP (hb.STAMPED)
+    bases: np.ndarray  # (2, k) int32 clock base ids: C and the proxy-fenced clock of the buffer's space
     epochs: np.ndarray
     hashes: np.ndarray | None = None  # stored values' numbers (writes)
     real: np.ndarray | None = None  # stored values' real-arithmetic numbers (writes)
     sem: int = 0  # RELEASE / ACQUIRE bits
     hbrows: np.ndarray | None = None  # happens-before rows of an asynchronous operation (hb.Clocks)
     tbases: np.ndarray | None = None  # tensor-memory clock base ids of tcgen05 agents
-    owns: np.ndarray | None = None  # (4, hb.SLOTS, k) own clock entries of the accessing threads
+    owns: np.ndarray | None = None  # (2, slots, k) own clock entries (C, P) of the accessing threads when
+    # they have streams (None: just the epoch)
     proxy: int = 0  # PROXY_CODE of the access
     op: AsyncOp | None = None
 
@@ -263,9 +264,19 @@ class CheckState(Observer):
             st, hb = self.clocks.stamp(rows), None
         else:
             st, hb = self._stamp_of(ev.op, lanes)
-        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, st.bases, st.epochs,
-                                 hashes, real, int(ev.order), hbrows=hb, tbases=st.tbases, owns=st.owns,
+        pk = proxy_table(ev.buffer)
+        bases = st.bases[[0, pk]].astype(np.int32)
+        slots = self.clocks.slots_in_use
+        owns = st.owns[[0, pk], :slots].astype(np.int32) if (slots > 1 or hb is not None) else None
+        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, st.epochs,
+                                 hashes, real, int(ev.order), hbrows=hb,
+                                 tbases=st.tbases.astype(np.int32) if ev.op is not None else None, owns=owns,
                                  proxy=proxy, op=ev.op))
+
+
+def proxy_table(buffer: Buffer) -> int:
+    """Index in hb.STAMPED of the proxy-fenced clock for accesses of `buffer`."""
+    return STAMPED.index(Kind.P_SHARED if buffer.space is MemSpace.SHARED else Kind.P_GLOBAL)
 
 
 def _const_bytes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
