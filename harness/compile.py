@@ -223,6 +223,8 @@ def compile_contract(contract: Contract, arch: str | int = "sm_90a", instance: s
                               for p in meta["params"]]
             meta["grid"] = tuple(meta["grid"])
             ptx = Path(meta["paths"]["ptx"]).read_text()
+            # the key is the specialisation: another instance that specialises alike shares the build
+            meta.update(instance=instance, grid=resolved.grid)
             return CompiledPTX(ptx=ptx, **meta)
         except (OSError, KeyError, TypeError, ValueError):
             pass  # a damaged entry: compile again

@@ -23,7 +23,15 @@ def _cap(arch: str) -> int:
     return int("".join(ch for ch in arch[3:] if ch.isdigit()))
 
 
-@pytest.mark.parametrize("name,arch", [(n, a) for n, c in CONTRACTS.items() for a in ARCHES if _cap(a) >= c.min_arch],
+#: Kernels whose instructions the machine does not emulate yet: `unsupported` until it does.
+KNOWN_GAPS: dict[str, str] = {
+    "gemm_block_scaled": "block-scaled MMA (tcgen05.mma .block_scale, mma.sync .block_scale) is not emulated yet",
+}
+
+
+@pytest.mark.parametrize("name,arch", [pytest.param(n, a, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n])]
+                                                    if n in KNOWN_GAPS else [])
+                                       for n, c in CONTRACTS.items() for a in ARCHES if _cap(a) >= c.min_arch],
                          ids=lambda v: v)
 def test_suite_kernel_is_race_free(name: str, arch: str) -> None:
     c = CONTRACTS[name]

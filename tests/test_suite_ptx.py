@@ -13,8 +13,8 @@ import triton
 from click.testing import CliRunner
 
 from harness import suite
-from harness.compile import ArchError, compile_contract, parse_arch, ptx_entry
-from harness.contract import ContractError, Tensor, kernel_parameters
+from harness.compile import ArchError, DescPart, compile_contract, parse_arch, ptx_entry
+from harness.contract import ContractError, Tensor, TensorDesc, kernel_parameters
 from volta.suite_cli import suite as suite_cli
 
 ARCHES = ["sm_80", "sm_89", "sm_90a", "sm_100a", "sm_120"]
@@ -44,17 +44,27 @@ def test_compiles_for_every_target(name, arch, cache, tmp_path):
     assert r.target == TARGETS[arch]
     assert re.search(r"^\.version 9\.0$", r.ptx, re.M)
     assert r.entry == contract.kernel_name
-    assert r.threads_per_block == 32 * contract.num_warps == contract.threads_per_block
+    assert r.threads_per_block == 32 * r.num_warps
+    # warp specialisation (tl.range(..., warp_specialize=True)) adds worker warps to the contract's
+    assert r.num_warps == contract.num_warps or (r.num_warps > contract.num_warps and "setmaxnreg" in r.ptx)
     assert r.grid == contract.resolve("verify").grid
-    # Parameters: the contract's runtime args in order, then Triton's hidden scratch pointers.
+    # Parameters: the contract's runtime args in order (a tensor descriptor expands to several),
+    # then Triton's hidden scratch pointers.
     sig = contract.triton_signature("verify")[0]
     runtime = [n for n, c in kernel_parameters(contract.kernel) if not c and sig[n] != "constexpr"]
-    assert [p.arg for p in r.params[:len(runtime)]] == runtime
-    assert all(p.arg is None and p.ptx_type == "b64" or p.ptx_type == "u64" for p in r.params[len(runtime):])
-    assert 1 <= len(r.params) - len(runtime) <= 2
-    for p in r.params[:len(runtime)]:
+    named = [p for p in r.params if p.arg is not None]
+    assert r.params[:len(named)] == named
+    assert list(dict.fromkeys(p.arg for p in named)) == runtime
+    assert all(p.arg is None and p.ptx_type == "b64" or p.ptx_type == "u64" for p in r.params[len(named):])
+    assert 1 <= len(r.params) - len(named) <= 2
+    for p in named:
         arg = next(a for a in contract.args if a.name == p.arg)
-        assert (p.ptx_type in ("u64", "b64")) if isinstance(arg, Tensor) else p.ptx_type in ("u32", "b32", "u64", "f32", "b64")
+        if isinstance(arg, TensorDesc):
+            assert [(q.part, q.ptx_type) for q in named if q.arg == p.arg] == _desc_params(len(arg.shape), r.tensordesc)
+        elif isinstance(arg, Tensor):
+            assert p.ptx_type in ("u64", "b64")
+        else:
+            assert p.ptx_type in ("u32", "b32", "u64", "f32", "b64")
     for stage in ("ttir", "ttgir", "llir", "ptx"):
         assert Path(r.paths[stage]).is_file()
     proc = subprocess.run([_ptxas(), f"-arch={r.ptxas_arch}", r.paths["ptx"], "-o", str(tmp_path / "k.cubin")],
@@ -62,8 +72,20 @@ def test_compiles_for_every_target(name, arch, cache, tmp_path):
     assert proc.returncode == 0, proc.stderr
 
 
+def _desc_params(rank: int, tma: list) -> list:
+    """The PTX parameters of a rank-`rank` tensor descriptor (harness.compile.DescPart)."""
+    dims = lambda part, ty: [(part, ty)] * rank  # noqa: E731
+    if tma:
+        return [(DescPart.TENSOR_MAP, "b1024")] + dims(DescPart.SHAPE, "u32") + dims(DescPart.STRIDE, "u64")
+    return ([(DescPart.BASE, "u64")] + dims(DescPart.SHAPE64, "u64") + dims(DescPart.STRIDE64, "u64")
+            + [(DescPart.PADDING_NAN, "u8"), (DescPart.ROUND_TF32, "u8")] + dims(DescPart.SHAPE, "u32")
+            + dims(DescPart.STRIDE, "u64"))
+
+
 def test_bench_instance_compiles_for_hopper(cache):
     for c in suite.all_contracts():
+        if c.min_arch > 90:
+            continue
         r = compile_contract(c, "sm_90a", "bench", directory=cache)
         assert r.entry == c.kernel_name and r.grid == c.resolve("bench").grid
 
@@ -103,6 +125,8 @@ def test_ptx_entry_regex():
     name, params = ptx_entry(".visible .entry k(\n\t.param .u64 .ptr .global .align 1 k_param_0,\n"
                              "\t.param .u32 k_param_1\n)\n{\n}")
     assert name == "k" and params == [("k_param_0", "u64", True), ("k_param_1", "u32", False)]
+    name, params = ptx_entry(".visible .entry d(\n\t.param .align 64 .b8 d_param_0[128],\n\t.param .u32 d_param_1\n)")
+    assert params == [("d_param_0", "b1024", False), ("d_param_1", "u32", False)]
 
 
 # ---------------------------------------------------------------------------------------- CLI

@@ -80,9 +80,10 @@ def test_gpu_check_dry_run_on_cpu(tmp_path):
     root = Path(__file__).resolve().parent.parent
     env["PYTHONPATH"] = str(root)
     proc = subprocess.run([sys.executable, "-m", "harness.gpu_check", "relu", "gemm_fp8", "flash_attention",
-                           "--device", "cpu", "--instance", "verify", "--no-bench", "--json", str(out)],
+                           "gemm_tma_persistent", "--device", "cpu", "--instance", "verify", "--no-bench",
+                           "--json", str(out)],
                           env=env, cwd=root, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     records = json.loads(out.read_text())["records"]
-    assert [r["name"] for r in records] == ["relu", "gemm_fp8", "flash_attention"]
+    assert [r["name"] for r in records] == ["relu", "gemm_fp8", "flash_attention", "gemm_tma_persistent"]
     assert all(r["ok"] and r["outputs"] and r["outputs"][0]["worst"] <= 1 for r in records)
