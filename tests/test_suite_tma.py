@@ -13,12 +13,15 @@ import re
 
 import numpy as np
 import pytest
+import triton
+import triton.language as tl
 from click.testing import CliRunner
 
 import ptx_parser
 from harness import suite
 from harness import emulate as E
 from harness.compile import DescPart, compile_contract
+from harness.contract import Contract, Scalar, Tensor
 from harness.emulate import check_signature, emulate, launch_for
 from symexec.tensormap import ElementType, L2Promotion, OobFill, Swizzle, TensorMap
 
@@ -143,3 +146,40 @@ def test_nan_padding_is_a_fill_mode():
     m = E.descriptor_map(c.name, d, (1, 2, 144, 64), compile_contract(c, "sm_90a").tensordesc[1])
     assert m.oob_fill is OobFill.NAN_REQUEST_ZERO_FMA and m.box_dims == (64, 64, 1, 1)
     assert np.prod(m.box_counts()) * 2 == m.box_bytes() == 8192
+
+
+# ---------------------------------------------------------------------- descriptors built on the device
+
+@triton.jit
+def _device_desc_add_one(x, y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    xd = tl.make_tensor_descriptor(x, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    yd = tl.make_tensor_descriptor(y, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    yd.store([pm * BM, pn * BN], xd.load([pm * BM, pn * BN]) + 1.0)
+
+
+DEVICE_DESC = Contract(
+    name="device_desc_add_one", description="y = x + 1 through tl.make_tensor_descriptor", kernel=_device_desc_add_one,
+    args=[Tensor("x", "fp32", ("M", "N")), Tensor("y", "fp32", ("M", "N"), role="out"), Scalar("M", "i32", "M"),
+          Scalar("N", "i32", "N")],
+    constexprs={"BM": 64, "BN": 32}, grid=lambda d: (triton.cdiv(d["M"], 64), triton.cdiv(d["N"], 32), 1),
+    reference=lambda x: {"y": x.astype(np.float64) + 1.0}, min_arch=90,
+    instances={"verify": {"M": 80, "N": 48}, "bench": {"M": 4096, "N": 4096}})
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a"])
+def test_descriptors_built_on_the_device(arch):
+    """Triton 3.9's tl.make_tensor_descriptor: a warp zero-fills 128 bytes of shared memory, thread 0
+    sets the fields with tensormap.replace (global_address, rank, box_dim, global_dim, global_stride,
+    element_stride, elemtype, swizzle_mode; never interleave, atomicity or fill), the warp copies the
+    map to the program's slot of Triton's global scratch with tensormap.cp_fenceproxy, then
+    fence.proxy.tensormap::generic.acquire; launch_for allocates that scratch."""
+    compiled = compile_contract(DEVICE_DESC, arch)
+    assert compiled.global_scratch_size == 256 and not compiled.tensordesc
+    fields = set(re.findall(r"tensormap\.replace\.tile\.(\w+)\.", compiled.ptx))
+    assert fields == {"global_address", "rank", "box_dim", "global_dim", "global_stride", "element_stride",
+                      "elemtype", "swizzle_mode"}
+    assert "tensormap.cp_fenceproxy" in compiled.ptx
+    launch = launch_for(DEVICE_DESC, compiled, DEVICE_DESC.make_inputs(), "verify")
+    assert launch.buffers[E.GLOBAL_SCRATCH].size == 256 * 2 * 2
+    assert emulate(DEVICE_DESC, arch).ok
