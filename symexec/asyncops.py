@@ -39,7 +39,7 @@ _IDS = itertools.count(1)
 
 def issue(batch: "Batch", unit: str, ins: A.Instruction, lanes: np.ndarray, completion: Completion,
           proxy: Proxy = Proxy.ASYNC, pc: int | None = None, tensor_core: bool = False,
-          after: tuple[AsyncOp | None, ...] = (), stream: Stream | None = None) -> AsyncOp | None:
+          after: tuple[AsyncOp | None, ...] = (), stream: Stream | None = None, copy: bool = True) -> AsyncOp | None:
     """Report an operation issued by thread slots `lanes` (one thread, a warp, a warpgroup).
     `proxy`: the proxy of its memory accesses (cp.async non-bulk is generic, 9.7.9.25.1; bulk and
     tensor copies, wgmma and tcgen05 shared-memory reads are async). `tensor_core`: a tcgen05
@@ -47,12 +47,15 @@ def issue(batch: "Batch", unit: str, ins: A.Instruction, lanes: np.ndarray, comp
     tcgen05.fence::before/after_thread_sync (9.7.16.6.3). `after`: earlier operations this one is
     pipelined behind (9.7.16.6.2: executes after them without any fence). `stream`: every issuing
     lane's part is an operation of that thread's stream (cp.async, bulk store reads/writes), which
-    completes in issue order when the thread's own wait covers it."""
+    completes in issue order when the thread's own wait covers it. `copy`: the bytes it writes to
+    memory are the bytes it read, in order (copies); False for operations that compute (wgmma,
+    tcgen05.mma): the checker then gives their results fresh value numbers with the taint of
+    everything they read."""
     if not batch.observers:
         return None
     op = AsyncOp(next(_IDS), unit, ins, batch.ctx.pc if pc is None else pc, np.asarray(lanes, dtype=np.int64),
                  completion, proxy=proxy, tensor_core=tensor_core, after=tuple(a for a in after if a is not None),
-                 stream=stream)
+                 stream=stream, copy=copy)
     batch.emit(AsyncIssued(op))
     return op
 

@@ -178,6 +178,7 @@ class AsyncOp:
     tensor_core: bool = False  # a tcgen05 asynchronous operation (9.7.16.6.1)
     after: tuple["AsyncOp", ...] = ()  # operations it is pipelined behind (9.7.16.6.2)
     stream: "Stream | None" = None  # per-thread operations completing in issue order (one per lane)
+    copy: bool = True  # what it writes to memory are the bytes it read (else: values computed from them)
 
 
 @dataclass(frozen=True, eq=False)

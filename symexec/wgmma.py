@@ -347,7 +347,7 @@ def _issue(machine: Machine, b: Batch, st: WarpgroupState, spec: Spec, ins: A.In
         _watch(machine, b, st, r.name)
     # the shared-memory operands are read through the async proxy, at any moment until the covering
     # wgmma.wait_group (9.7.15.4, 9.7.15.7.3)
-    op = asyncops.issue(b, "wgmma", ins, lanes, Completion.WGMMA_GROUP)
+    op = asyncops.issue(b, "wgmma", ins, lanes, Completion.WGMMA_GROUP, copy=False)
     st.uncommitted.append(Op(spec, ins, lanes, desc_a, desc_b, scale_d, op))
 
 
@@ -365,12 +365,15 @@ def _same(x, y, lanes: np.ndarray) -> bool:
 
 
 def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
-    """Read A, B, D now, compute, write D (the completion point of the operation)."""
+    """Read A, B, D now, compute, write D (the completion point of the operation), as the
+    operation (its pc, through the async proxy) for observers."""
+    with asyncops.performing(b, op.async_op, op.ins, op.lanes):
+        _compute(b, st, op)
+
+
+def _compute(b: Batch, st: WarpgroupState, op: Op) -> None:
     spec, ins, lanes = op.spec, op.ins, op.lanes
     ctx = b.ctx
-    wmask = np.zeros(b.n, dtype=bool)
-    wmask[lanes] = True
-    ctx.begin(wmask, ins)
     for r in spec.d_regs + (spec.a_regs or ()):
         if not _same(b.regs.get(r.name), st.pending_regs.get(r.name), lanes):
             raise UndefinedBehavior(f"{ins.name}: register {r.name} of this pending wgmma.mma_async was written "
@@ -378,12 +381,11 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
     elem_a, elem_b = _ELEM_BITS[spec.atype] // 8, _ELEM_BITS[spec.btype] // 8
     k = K_BYTES // elem_a
     try:
-        with asyncops.performing(b, op.async_op, ins, lanes[:1]):
-            if op.desc_a is not None:
-                a = _values(_smem(b, lanes[0], op.desc_a, 64, k, elem_a, spec.trans_a, ins), spec.atype)
-            bm = _values(_smem(b, lanes[0], op.desc_b, spec.n, k, elem_b, spec.trans_b, ins), spec.btype)
-        if op.desc_a is None:
+        if op.desc_a is not None:
+            a = _values(_smem(b, lanes[0], op.desc_a, 64, k, elem_a, spec.trans_a, ins), spec.atype)
+        else:
             a = _a_from_regs(ctx, spec, lanes)
+        bm = _values(_smem(b, lanes[0], op.desc_b, spec.n, k, elem_b, spec.trans_b, ins), spec.btype)
     except LayoutError as e:
         raise Unsupported(f"{ins.name}: {e}", ins) from None
     rows, cols = d_fragment(spec.n)

@@ -604,7 +604,15 @@ def _dealloc(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -
         ncols = _lane_vals(b, ins.operands[1], ".u32", lanes).astype(np.int64)
         _uniform_per_warp(ncols, lanes, "the column count nCols", ins)
         _uniform_per_warp(taddr, lanes, "the address taddr", ins, documented=False)
-        u.tmem.dealloc(int(b.cta_of_lane[lanes[0]]), int(taddr[0]), int(ncols[0]), ins)
+        cta = int(b.cta_of_lane[lanes[0]])
+        if b.observers:  # for the checker: freeing the columns conflicts with every access not ordered
+            # before it (all warps' tensor-memory accesses must be, 9.7.16.7.1), like a write of them
+            start = int(taddr[0]) & 0xFFFF
+            cols = np.arange(start, min(start + int(ncols[0]), T.COLUMNS))
+            flat = T.byte_offsets(cta, np.arange(T.LANES)[:, None], cols[None, :]).reshape(1, -1)
+            asyncops.access(b, None, True, T.buffer(b.batch_id), b.n_ctas * T.CTA_BYTES, lanes[:1], flat, ins,
+                            proxy=TMEM_PROXY)
+        u.tmem.dealloc(cta, int(taddr[0]), int(ncols[0]), ins)
 
 
 # ---------------------------------------------------------------------- ld / st (9.7.16.8)

@@ -368,8 +368,7 @@ class Clocks:
                  implies_proxy_fence: bool, tensor_core: bool) -> None:
         """The agent's operation is performed: it releases into `key` (an mbarrier phase) and/or
         thread rows `observers` (its own CTA) observe it now."""
-        if agent.completed:
-            return
+        first = not agent.completed  # a later tcgen05.commit may track it again: publish again
         agent.completed = True
         col = agent.col
         snaps = {}
@@ -391,7 +390,8 @@ class Clocks:
             once = ("observed", agent.row, agent.epoch)
             self._publish(agent.cta, once, snaps)
             self.acquire(observers, once, consume=True, direct=True)
-        self._free.setdefault((agent.cta, agent.unit), []).append(agent)
+        if first:
+            self._free.setdefault((agent.cta, agent.unit), []).append(agent)
 
     # ------------------------------------------------------------------ queries
     def stamp(self, rows: np.ndarray) -> Stamp:
@@ -399,6 +399,11 @@ class Clocks:
         kinds = list(STAMPED)
         return Stamp(self.base[kinds][:, rows].copy(), self.owns[kinds][:, :, rows].copy(),
                      np.zeros(rows.size, np.int64), self.owns[Kind.C, 0, rows].copy())
+
+    def thread_tbase(self, rows: np.ndarray) -> int:
+        """A base id for the tensor-memory clock of threads `rows` (one CTA) now: C joined with K,
+        what a synchronous tcgen05 instruction of theirs (tcgen05.dealloc) is ordered after."""
+        return self._add(np.maximum(self._clock(Kind.C, rows), self._clock(Kind.K, rows)))
 
     def agent_stamp(self, agent: Agent, k: int) -> Stamp:
         """What the agent's accesses (k lanes) record."""

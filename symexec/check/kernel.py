@@ -37,7 +37,7 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
 
 
 #: The tcgen05 unit reports its asynchronous operations (symexec.asyncops) to the checker.
-TCGEN05_EVENTS = False
+TCGEN05_EVENTS = True
 
 
 def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.AUTO) -> Report:

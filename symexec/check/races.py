@@ -43,7 +43,11 @@ def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: boo
     if tensor_memory:
         bases, owns = c["tbase"][b], np.full((SLOTS, b.size), -1, np.int32)
     else:
-        cross = c["proxy"][a] != c["proxy"][b]
+        # an async-proxy read whose completion b is ordered after has been performed: no fence needed
+        # (the implicit fence of completion, 9.7.9.25.2 and 9.7.15.4, taken for the reads of every
+        # asynchronous operation); a generic access followed by an async one, or an async write
+        # followed by a generic access, needs the proxy-fenced clock
+        cross = (c["proxy"][a] != c["proxy"][b]) & ~((c["proxy"][a] != 0) & (c["kind"][a] == READ))
         bases = np.where(cross, c["pbase"][b], c["base"][b]) if cross.any() else c["base"][b]
         owns = None
         if "cown" in c:
@@ -59,7 +63,7 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
         return ("tensor-memory accesses of tcgen05 operations not ordered by a completion the threads observe "
                 "(tcgen05.commit -> mbarrier wait, tcgen05.wait::ld/st) or by tcgen05.fence::before/after_thread_sync "
                 "around a thread synchronisation (PTX 9.7.16.6)")
-    if "proxy" in c and c["proxy"][a] != c["proxy"][b]:
+    if "proxy" in c and c["proxy"][a] != c["proxy"][b] and not (c["proxy"][a] != 0 and c["kind"][a] == READ):
         base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi],
                                       c["cown"][bi].T if "cown" in c else None)[0]
         if base_ordered:

@@ -119,8 +119,9 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             f"{state.async_ops} asynchronous operation(s): each one's accesses may happen at any time between its "
             "issue (ordered after the issuing threads' earlier instructions) and the completion a thread observes "
             "(PTX 8.9.1.1); bulk/tensor copies and wgmma complete with an implicit generic-async proxy fence "
-            "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; other generic/async pairs need "
-            "fence.proxy.async on the happens-before path (8.6, 8.9.5)")
+            "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; the async-proxy reads of any operation "
+            "whose completion was observed are performed (a later generic write needs no fence); other "
+            "generic/async pairs need fence.proxy.async on the happens-before path (8.6, 8.9.5)")
     report.findings = findings
     report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
                     "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}

@@ -102,6 +102,7 @@ class Tracker:
         self.in_taint = np.zeros(self.n, dtype=np.uint8)
         self.addr_taint = np.zeros(self.n, dtype=np.uint8)
         self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
+        self.loaded_lanes: np.ndarray | None = None  # lanes whose bytes `loaded` holds
         self.load_cursor = 0
         self.write_index = 0
         self.permute: np.ndarray | None = None
@@ -115,7 +116,8 @@ class Tracker:
             elif lanes is LaneScope.MULTI_WARP:
                 self.collective = "opaque"
 
-    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "addr_taint", "loaded", "load_cursor",
+    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "addr_taint", "loaded", "loaded_lanes",
+                        "load_cursor",
                         "write_index", "permute", "collective", "warp_key", "address_mode")
 
     def save(self) -> tuple:
@@ -239,7 +241,9 @@ class Tracker:
         taint = self.in_taint.copy()
         if self.loaded is not None:
             taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
-        taint = _warp_or(taint)
+        # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
+        # tcgen05) on all of the instruction's
+        taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8) if self.collective == "opaque" else _warp_or(taint)
         const = mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64))
         if self.collective == "opaque":
             self.counter += 1
@@ -302,13 +306,21 @@ class Tracker:
         if volatile:
             taint = taint | DATA
         bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
+        m = np.zeros(self.n, bool)
+        m[lanes] = True
         if self.loaded is None:
             self.loaded = (bh, bp, bt)
-        else:  # several windows (generic addresses): merge row-wise
-            oh, op, ot = self.loaded
-            m = np.zeros(self.n, bool)
-            m[lanes] = True
+            self.loaded_lanes = m
+            return
+        oh, op, ot = self.loaded
+        if oh.shape[1] == nbytes and not (self.loaded_lanes & m).any():
+            # several windows (generic addresses), each lane reads once: merge row-wise
             self.loaded = (np.where(m[:, None], bh, oh), np.where(m[:, None], bp, op), np.where(m[:, None], bt, ot))
+        else:  # a lane reads several operands (wgmma, tcgen05.mma): one summary byte per lane
+            h = mix(key_of("loads"), np.bitwise_xor.reduce(oh, axis=1), np.bitwise_xor.reduce(bh, axis=1))
+            t = np.bitwise_or.reduce(ot, axis=1) | np.bitwise_or.reduce(bt, axis=1)
+            self.loaded = (h[:, None], np.full((self.n, 1), 0xFF, np.uint8), t[:, None].astype(np.uint8))
+        self.loaded_lanes |= m
 
     def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
                  ctas: np.ndarray | None = None) -> np.ndarray:

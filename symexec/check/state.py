@@ -121,6 +121,24 @@ class CheckState(Observer):
         agent = self.clocks.issue(rows, op.unit, op.tensor_core, after)
         self._ops[op.ident] = (agent, agent.epoch)
 
+    def _computed(self, op: AsyncOp, shadow, flat: np.ndarray, lanes: np.ndarray, ctas: np.ndarray):
+        """A computing operation writes memory (tcgen05.mma's D): fresh values carrying the taint of
+        what the operation read so far (the per-instruction load summary) and of its registers."""
+        tr = self.tracker
+        taint = tr.in_taint.copy()
+        if tr.loaded is not None:
+            taint |= np.bitwise_or.reduce(tr.loaded[2], axis=1)
+        t = np.full(lanes.size, np.bitwise_or.reduce(taint), np.uint8)  # the whole operation's inputs
+        if tr.control or tr.explore:
+            t |= DATA
+        k, nb = flat.shape
+        H = mix(key_of("computed"), np.uint64(op.ident), flat.reshape(-1).astype(np.uint64)).reshape(k, nb)
+        shadow.hash[flat], shadow.pos[flat] = H, 0xFF
+        shadow.taint[flat] = t[:, None]
+        shadow.cta[flat] = ctas[:, None]
+        exact = mix(key_of("value"), *[H[:, j] for j in range(nb)])
+        return exact, exact, t
+
     def _agent_refs(self, op: AsyncOp) -> list[tuple[int, int, int]]:
         got = self._ops.get(op.ident)
         if got is None or op.stream is not None or got[0].epoch != got[1]:
@@ -142,6 +160,8 @@ class CheckState(Observer):
 
     def on_async_completed(self, ev: AsyncCompleted) -> None:
         op = ev.op
+        for lane in (op.lanes if ev.lanes is None else ev.lanes).tolist():
+            self._read_bytes.pop((op.ident, lane), None)  # what it read and did not write (a read-only op)
         got = self._ops.get(op.ident)
         if got is None:
             return
@@ -198,6 +218,11 @@ class CheckState(Observer):
         another byte order) gets opaque values carrying the taint of everything it read.
         Returns (value numbers, real numbers, taint) of a write, None for a read or a plain write."""
         op = ev.op
+        if not op.copy:
+            if not ev.write:
+                self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
+                return None
+            return self._computed(op, shadow, flat, lanes, ctas)
         if not ev.write:
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
@@ -262,20 +287,30 @@ class CheckState(Observer):
         proxy = PROXY_CODE[ev.proxy]
         if ev.op is None:
             st, hb = self.clocks.stamp(rows), None
+            if ev.buffer.space is MemSpace.TMEM:  # a synchronous tcgen05 instruction (dealloc)
+                ids = np.array([self.clocks.thread_tbase(rows[rows // self.lanes_per_cta == c])
+                                for c in (rows // self.lanes_per_cta).tolist()], dtype=np.int64)
+                st = Stamp(st.bases, st.owns, ids, st.epochs)
         else:
             st, hb = self._stamp_of(ev.op, lanes)
-        pk = proxy_table(ev.buffer)
+        pk = proxy_table(ev.buffer, ev.proxy)
         bases = st.bases[[0, pk]].astype(np.int32)
         slots = self.clocks.slots_in_use
-        owns = st.owns[[0, pk], :slots].astype(np.int32) if (slots > 1 or hb is not None) else None
+        owns = st.owns[[0, pk], :slots].astype(np.int32) if (slots > 1 or hb is not None or
+                                                             ev.buffer.space is MemSpace.TMEM) else None
         self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, st.epochs,
                                  hashes, real, int(ev.order), hbrows=hb,
-                                 tbases=st.tbases.astype(np.int32) if ev.op is not None else None, owns=owns,
+                                 tbases=st.tbases.astype(np.int32) if (ev.op is not None or ev.buffer.space is
+                                                                       MemSpace.TMEM) else None, owns=owns,
                                  proxy=proxy, op=ev.op))
 
 
-def proxy_table(buffer: Buffer) -> int:
-    """Index in hb.STAMPED of the proxy-fenced clock for accesses of `buffer`."""
+def proxy_table(buffer: Buffer, proxy: Proxy = Proxy.GENERIC) -> int:
+    """Index in hb.STAMPED of the proxy-fenced clock that orders an access of `buffer` through
+    `proxy` after a generic one: the tensormap proxy's own (fence.proxy.tensormap::generic), else
+    that of the state space (fence.proxy.async.shared::cta / .global)."""
+    if proxy is Proxy.TENSORMAP:
+        return STAMPED.index(Kind.P_TENSORMAP)
     return STAMPED.index(Kind.P_SHARED if buffer.space is MemSpace.SHARED else Kind.P_GLOBAL)
 
 
