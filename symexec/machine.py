@@ -82,6 +82,9 @@ class Policy:
     def on_branch(self, b: "Batch", g: "Group", ins: A.Instruction, dest: int) -> BranchDecision:
         return BranchDecision.FOLLOW
 
+    def on_indirect(self, b: "Batch", g: "Group", ins: A.Instruction, index: A.Operand) -> None:
+        """An indirect branch (brx.idx) chooses its target from `index` (just read)."""
+
 
 class InstructionObserver(Observer):
     """An observer that also sees every instruction before and after it runs (the symbolic grid's
@@ -611,6 +614,7 @@ class Machine:
             g.pc += 1
             return True
         index = np.broadcast_to(np.asarray(b.ctx.read(ins.operands[0], ".u32")), (b.n,)).astype(np.int64)
+        self.policy.on_indirect(b, g, ins, ins.operands[0])
         if (index[mask] >= len(labels)).any():
             raise UndefinedBehavior(f"{ins.name}: index {int(index[mask].max())} is beyond the {len(labels)} "
                                     f"targets of {table.name}", ins)

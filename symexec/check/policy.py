@@ -34,6 +34,12 @@ class DataDependencePolicy(Policy):
         self.state.ins = ins
         self.state.note_dependence(f"guard of {ins.name}", self._taint(b, ins.guard.pred), g.mask)
 
+    def on_indirect(self, b: Batch, g: Group, ins: A.Instruction, index: A.Operand) -> None:
+        """A data-dependent jump-table index: the path taken depends on the input (noted; the
+        targets are not explored both ways)."""
+        self.state.ins = ins
+        self.state.note_dependence(f"target index of {ins.name}", self.state.tracker.in_taint, g.mask)
+
     def on_branch(self, b: Batch, g: Group, ins: A.Instruction, dest: int) -> BranchDecision:
         taint = self._taint(b, ins.guard.pred)
         if not ((taint & DATA) != 0)[g.mask].any():

@@ -80,3 +80,40 @@ def test_ptxas_accepts_it(tmp_path) -> None:
     proc = subprocess.run(["ptxas", "-arch=sm_90a", str(path), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+DATA_INDEX = """.version 8.6
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 pin, .param .u64 pout)
+{
+.reg .b64 %rd<8>; .reg .b32 %r<16>;
+TARGETS: .branchtargets L0, L1;
+ld.param.u64 %rd1, [pin];
+ld.param.u64 %rd4, [pout];
+mov.u32 %r1, %tid.x;
+mul.wide.u32 %rd2, %r1, 4;
+add.u64 %rd3, %rd1, %rd2;
+ld.global.u32 %r2, [%rd3];
+and.b32 %r2, %r2, 1;             // the index comes from the input
+brx.idx %r2, TARGETS;
+L0: mov.u32 %r3, 10; bra.uni JOIN;
+L1: mov.u32 %r3, 11;
+JOIN:
+add.u64 %rd5, %rd4, %rd2;
+st.global.u32 [%rd5], %r3;
+ret;
+}
+"""
+
+
+def test_checker_notes_a_data_dependent_jump_table_index() -> None:
+    """The path a data-dependent brx.idx takes depends on the input: the verdict cannot hold for
+    every input (inconclusive, naming the branch), never race_free."""
+    from symexec.check import check_kernel
+
+    prog = load_program(parse(DATA_INDEX))
+    r = check_kernel(prog, Launch((1,), (32,), {"in": np.arange(32, dtype=np.uint32), "out": np.zeros(32, np.uint32)},
+                                  ["in", "out"]))
+    assert r.verdict.startswith("inconclusive"), r.verdict
+    assert "target index of brx.idx" in r.verdict
