@@ -261,8 +261,12 @@ class Contract:
         for required in ("verify", "bench"):
             if required not in self.instances:
                 raise self._err("instances", f"missing the '{required}' instance")
-        for inst in self.instances:
-            self.resolve(inst)
+        resolved = {inst: self.resolve(inst) for inst in self.instances}
+        verify, bench = resolved["verify"].constexprs, resolved["bench"].constexprs
+        for k in self.constexprs:
+            if verify[k] != bench[k]:
+                raise self._err("constexprs", f"'{k}' is {verify[k]!r} at the verify instance but {bench[k]!r} "
+                                "at bench; only problem sizes may differ, so that the verified PTX is the timed one")
 
     def _validate_arg(self, a: Tensor | Scalar) -> None:
         if isinstance(a, Tensor):

@@ -42,5 +42,6 @@ CONTRACT = Contract(
     grid=lambda d: (cdiv(d["N"], BLOCK), 1, 1),
     num_warps=4, num_stages=1,
     reference=reference,
-    instances={"verify": {"N": 2100}, "bench": {"N": 1 << 26}},
+    # verify: n a multiple of 16 like the bench's (the same PTX): 3 programs, the last ragged.
+    instances={"verify": {"N": 2112}, "bench": {"N": 1 << 26}},
 )

@@ -66,4 +66,11 @@ def mamba2_scan_bf16_kernel(x, cmat, bmat, dt, dA_cs, prev, Dskip, y, L, H, G, P
 
 
 
-CONTRACT = dataclasses.replace(_GOOD, name="broken_mamba2_scan_bf16", kernel=mamba2_scan_bf16_kernel)
+# A small state dim (24, as the suite's verify instance had before it took the bench tiles): with
+# N >= 80 (what BLOCK_N = 128 needs) the 2^-11 bound, relative to the reference on |inputs|, also
+# covers the N-term state product C . prev, which dwarfs a row's few intra-chunk terms; the bf16
+# weights then stay within it on "normal" inputs (worst 0.6x on the emulator) and only "cancel"
+# catches them (1.7x).  Here: 1.6x ("normal") and 2.5x ("cancel").
+_SMALL_STATE = {"B": 1, "L": 75, "H": 4, "G": 2, "P": 24, "N": 24, "Q": 32, "C": 3}
+CONTRACT = dataclasses.replace(_GOOD, name="broken_mamba2_scan_bf16", kernel=mamba2_scan_bf16_kernel,
+                               instances={"verify": _SMALL_STATE, "bench": _SMALL_STATE})
