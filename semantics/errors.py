@@ -41,7 +41,12 @@ class Unsupported(ExecError):
 
 
 class UndefinedBehavior(ExecError):
-    """The program did something the PTX manual leaves undefined (e.g. non-uniform bra.uni)."""
+    """The program did something the PTX manual leaves undefined (e.g. non-uniform bra.uni).
+    `lane`: a thread slot of the executing batch that shows it, when one does."""
+
+    def __init__(self, message: str, ins: A.Instruction | None = None, lane: int | None = None) -> None:
+        super().__init__(message, ins)
+        self.lane = lane
 
     def __str__(self) -> str:
         return f"{self.message} at {where(self.ins)}"

@@ -547,7 +547,7 @@ def _reduce_bulk(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.In
             if n:
                 with asyncops.performing(batch, reads, ins, li, pc):
                     s_ = from_bytes(batch.memory.read(".shared", li, si, n, ins).reshape(-1, eb))
-                with asyncops.performing(batch, writes, ins, li, pc):  # read-modify-write of the destination
+                with asyncops.performing(batch, writes, ins, li, pc, atomic=True):  # element-wise atomic RMW
                     d_ = from_bytes(batch.memory.read(".global", li, di, n, ins).reshape(-1, eb))
                     new = np.asarray(fn(d_, s_)).astype(t.dtype)
                     batch.memory.write(".global", li, di, to_bytes(new, eb).reshape(1, n), ins)

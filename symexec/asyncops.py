@@ -61,14 +61,16 @@ def issue(batch: "Batch", unit: str, ins: A.Instruction, lanes: np.ndarray, comp
 
 
 def performing(batch: "Batch", op: AsyncOp | None, ins: A.Instruction, lanes: np.ndarray, pc: int | None = None,
-               proxy: Proxy | None = None):
+               proxy: Proxy | None = None, atomic: bool = False):
     """Context for memory accesses made on behalf of `op` (at issue or later): they are reported as
-    the operation's, through its proxy, attributed to `ins` at `pc` (its line in witnesses)."""
+    the operation's, through its proxy, attributed to `ins` at `pc` (its line in witnesses).
+    `atomic`: they are element-wise .relaxed.gpu atomics (the destination side of
+    cp.reduce.async.bulk, 9.7.9.25.4.2), morally strong with other such reductions (8.7)."""
     mask = np.zeros(batch.n, dtype=bool)
     mask[np.asarray(lanes, dtype=np.int64)] = True
     if op is None:
         return batch.ctx.nested(mask, ins, pc)
-    return batch.ctx.nested(mask, ins, op.pc if pc is None else pc, proxy=proxy or op.proxy, op=op)
+    return batch.ctx.nested(mask, ins, op.pc if pc is None else pc, proxy=proxy or op.proxy, op=op, atomic=atomic)
 
 
 def access(batch: "Batch", op: AsyncOp | None, write: bool, buffer: Buffer, size: int, lanes: np.ndarray,

@@ -43,6 +43,7 @@ class GroupExec(Exec):
         self.group: "Group | None" = None  # the group being run
         self.proxy = Proxy.GENERIC  # the proxy of the memory accesses being made
         self.async_op: AsyncOp | None = None  # the asynchronous operation they are made for
+        self.async_atomic = False  # they are element-wise atomic (.relaxed.gpu reductions, 9.7.9.25.4.2)
 
     def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
         self.mask = mask
@@ -51,14 +52,14 @@ class GroupExec(Exec):
 
     @contextmanager
     def nested(self, mask: np.ndarray, ins: A.Instruction, pc: int | None = None, proxy: Proxy = Proxy.GENERIC,
-               op: AsyncOp | None = None) -> Iterator[None]:
+               op: AsyncOp | None = None, atomic: bool = False) -> Iterator[None]:
         """Effects of another instruction made in the middle of the current one (an asynchronous
         operation completing when a register is read, a copy landing at a wait): run them as `ins`
         on `mask` (through `proxy`, for `op`), then restore the current instruction's context."""
         saved = self._save()
         if pc is not None:
             self.pc = pc
-        self.proxy, self.async_op = proxy, op
+        self.proxy, self.async_op, self.async_atomic = proxy, op, atomic
         self.begin(mask, ins)
         try:
             yield
@@ -66,10 +67,10 @@ class GroupExec(Exec):
             self._restore(saved)
 
     def _save(self) -> tuple:
-        return self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op
+        return self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op, self.async_atomic
 
     def _restore(self, saved: tuple) -> None:
-        self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op = saved
+        self.mask, self.full, self.ins, self.pc, self.proxy, self.async_op, self.async_atomic = saved
 
     # ------------------------------------------------------------------ hooks (check mode)
     def _on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:

@@ -404,7 +404,7 @@ class Machine:
             why = g.waiting_for or g.status
             parts.append(f"{lanes.size} thread(s) (first: CTA slot {first // b.lanes_per_cta}, thread "
                          f"{first % b.lanes_per_cta}) wait at {what} [{why}]")
-        return "deadlock: no thread can make progress; " + "; ".join(parts)
+        return "no thread can make progress; " + "; ".join(parts)
 
     def _step_group(self, b: Batch, g: Group) -> int:
         """Run `g` until it blocks, splits, parks, or finishes. Returns instructions executed."""

@@ -17,7 +17,7 @@ from ptx_parser import ast as A
 
 from .errors import MemoryFault
 from .events import Buffer, MemoryAccess, MemSpace, Proxy
-from .opcodes import is_atomic, order, strength
+from .opcodes import Scope, is_atomic, order, strength
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
@@ -108,9 +108,10 @@ class Memory:
     def _tell(self, write: bool, buffer: Buffer, size: int, lanes: np.ndarray, flat: np.ndarray) -> None:
         src = self.source
         ins = src.ins if src is not None else None
-        ev = MemoryAccess(write, buffer, size, lanes, flat, ins, src.pc if src is not None else -1, strength(ins),
-                          order(ins), is_atomic(ins), getattr(src, "proxy", Proxy.GENERIC),
-                          getattr(src, "async_op", None))
+        atomic = getattr(src, "async_atomic", False)  # an asynchronous reduction's element updates
+        ev = MemoryAccess(write, buffer, size, lanes, flat, ins, src.pc if src is not None else -1,
+                          Scope.GPU if atomic else strength(ins), order(ins), atomic or is_atomic(ins),
+                          getattr(src, "proxy", Proxy.GENERIC), getattr(src, "async_op", None))
         for o in self.observers:
             o.on_access(ev)
 

@@ -49,6 +49,7 @@ class OpcodeFacts:
     effect: Effect
     lanes: LaneScope = LaneScope.LANE
     commutative: bool = False  # the first two source operands commute (fma/mad: the factors)
+    symmetric: bool = False  # every source operand commutes with every other (3-input min/max, 9.7.3.10-11)
     memory_result: bool = False  # destination values come from memory or an asynchronous unit
 
 
@@ -64,7 +65,8 @@ OPCODES: dict[str, OpcodeFacts] = {
     **_facts(_E.NONE, "sub subc mul24 mad24 madc div rem abs neg sad popc clz bfind fns brev bfe bfi bmsk szext "
                       "dp4a dp2a not cnot lop3 shf shl shr prmt mov cvt cvta setp selp slct set testp copysign rcp "
                       "sqrt rsqrt sin cos lg2 ex2 tanh isspacep"),
-    **_facts(_E.NONE, "add addc mul mad fma and or xor min max", commutative=True),
+    **_facts(_E.NONE, "add addc mul mad fma and or xor", commutative=True),
+    **_facts(_E.NONE, "min max", commutative=True, symmetric=True),
     # memory (9.7.9.8-9.7.9.16, 9.7.13.4-5)
     **_facts(_E.LOAD, "ld ldu tex tld4 suld", memory_result=True),
     **_facts(_E.STORE, "st sust"),

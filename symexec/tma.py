@@ -410,7 +410,8 @@ def _store(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruct
                     writes=writes, pc=batch.ctx.pc) -> None:
             with asyncops.performing(batch, reads, ins, li, pc):
                 data = batch.memory.read(".shared", np.repeat(li, cells.size), cells, f * t.elem_bytes, ins)
-            with asyncops.performing(batch, writes, ins, li, pc):
+            with asyncops.performing(batch, writes, ins, li, pc, atomic=fn is not None):  # reductions:
+                # element-wise .relaxed.gpu atomics (9.7.9.25.5.2)
                 if fn is None:
                     _scatter(batch, ins, lane, base, t, f, whole, data)
                 else:  # a read-modify-write of the destination

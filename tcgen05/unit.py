@@ -32,7 +32,10 @@ Events (only when the batch has observers; a plain run builds none). Every async
   shared-memory bytes of A (unless A is in tensor memory) and B through the descriptors and
   swizzle, reads of `Buffer(SHARED, batch_id)` at `cta_slot * shared_bytes + offset` in the async
   proxy (9.7.16.6.5); tensor memory (tcgen05.tmem.byte_offsets): A's cells when A is in tensor
-  memory and D's cells when enable-input-d, read, then D's cells written.
+  memory, for the block-scaled kinds the selected bytes of the scale factors of A and B in all
+  four 32-lane duplicates (tcgen05.scales), and D's cells when enable-input-d, read, then D's
+  cells written. The op is a computing one (`copy=False`): the checker gives D fresh values
+  carrying the taint of everything the op read.
 - `tcgen05.cp` (one op per issuing thread; TCGEN05_COMMIT; proxy ASYNC; after= every earlier shift
   of the thread for .4x256b, 9.7.16.6.2): the source bytes read from shared memory (async proxy,
   9.7.16.6.5), then the destination cells (with their multicast replicas) written.
@@ -89,8 +92,12 @@ modelled):
   rejected (`DescriptorWarning`);
 - one `.cta_group` in the kernel (9.7.16.9.2 and every tcgen05 instruction: "All tcgen05
   instructions within a kernel must specify the same value"; checked per batch, ptxas checks per
-  function); `.cta_group::2`, commit `.multicast::cluster`, `.ws`, sparse, block-scaled kinds,
-  disable-output-lane and scale-input-d are `Unsupported` with their names.
+  function); `.cta_group::2`, commit `.multicast::cluster`, `.ws`, sparse, `.ashift`,
+  `.collector_usage`, disable-output-lane and scale-input-d are `Unsupported` with their names;
+- block-scaled mma (`.block_scale` with .kind::mxf8f6f4 / mxf4 / mxf4nvf4, 9.7.16.10.7): the
+  `.scale_vectorsize` per kind (Table 55), the descriptor's scale type and IDs, the scale
+  addresses at lane 0 and allocated, and, when performed, the four 32-lane duplicates of every
+  scale factor equal (tcgen05.scales).
 """
 
 from __future__ import annotations
@@ -112,7 +119,8 @@ from symexec.units import Unit, UnitState
 
 from . import ops
 from . import tmem as T
-from .descriptors import InstrDescriptor, SmemDescriptor, check_smem_desc, decode_instr_desc, decode_smem_desc
+from .descriptors import (BLOCK_SCALED_KINDS, SCALE_VEC_QUALIFIERS, InstrDescriptor, ScaleVec, SmemDescriptor,
+                          check_smem_desc, decode_instr_desc, decode_smem_desc, scale_vec_of)
 from .tmem import TensorMemory, split_address
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -217,6 +225,7 @@ class MmaOp:
     b_desc: int
     idesc: InstrDescriptor
     enable_input_d: bool
+    scaled: ops.ScaleOperands | None = None  # block-scaled kinds: the scale matrices
     handle: AsyncOp | None = None
 
     @property
@@ -667,7 +676,7 @@ def _ld_st(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit, is_
         w = int((lanes[i] % b.lanes_per_cta) // 32)
         raise UndefinedBehavior(f"{ins.name}: warp {w} accesses tensor memory lane {int(tlane[i][bad[i]][0])}; "
                                 f"it may only access lanes {int(quarter[i])}..{int(quarter[i]) + 31} (PTX 9.7.16.8.1)",
-                                ins)
+                                ins, lane=int(lanes[i]))
     cta = b.cta_of_lane[lanes].astype(np.int64)
     what = "tcgen05.ld" if is_ld else "tcgen05.st"
     u.tmem.check_access(cta[:, None], tlane, tcol, what, ins)
@@ -718,11 +727,11 @@ def _complete_ld(b: "Batch", mask: np.ndarray, u: Tcgen05Unit, only: str | None 
     for e in done:  # in issue order: a later load of the same register wins
         lanes = e.lanes
         vals = ops.gather_cells(u.tmem, e.cta, e.tlane, e.tcol, e.pack)
-        if b.observers:
-            _report_ld_reads(b, e)
         lane_mask = np.zeros(b.n, dtype=bool)
         lane_mask[lanes] = True
         with b.ctx.nested(lane_mask, e.ins):
+            if b.observers:  # in the load's own context: its registers take the bytes it read
+                _report_ld_reads(b, e)
             for j, r in enumerate(e.regs):
                 full = np.zeros(b.n, dtype=np.uint32)  # a fresh array: registers keep what they are given
                 full[lanes] = vals[:, j]
@@ -798,13 +807,14 @@ def _complete_st(b: "Batch", mask: np.ndarray, u: Tcgen05Unit) -> None:
 
 
 def _issue(b: "Batch", u: Tcgen05Unit, ins: A.Instruction, lane: int, after: Callable[[Pipeline], tuple],
-           proxy: Proxy) -> AsyncOp | None:
-    """The op of one issuing thread (observers only), pipelined behind `after(thread's pipeline)`."""
+           proxy: Proxy, copy: bool = True) -> AsyncOp | None:
+    """The op of one issuing thread (observers only), pipelined behind `after(thread's pipeline)`.
+    `copy`: False for tcgen05.mma, which computes its writes (symexec.asyncops.issue)."""
     if not b.observers:
         return None
     pipe = u.pipelines.setdefault(lane, Pipeline())
     return asyncops.issue(b, UNIT_NAME, ins, np.array([lane]), Completion.TCGEN05_COMMIT, proxy=proxy,
-                          tensor_core=True, after=after(pipe))
+                          tensor_core=True, after=after(pipe), copy=copy)
 
 
 def _warn_descriptor(u: Tcgen05Unit, d: SmemDescriptor, ins: A.Instruction) -> None:
@@ -812,23 +822,59 @@ def _warn_descriptor(u: Tcgen05Unit, d: SmemDescriptor, ins: A.Instruction) -> N
         u.warn(f"{note} at {ins.span}")
 
 
-def _mma(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> None:
-    """tcgen05.mma.cta_group::1.kind [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d (9.7.16.10.9)."""
+_PLAIN_KINDS = ("f16", "tf32", "f8f6f4", "i8")
+
+
+@dataclass(frozen=True)
+class MmaForm:
+    """The syntactic form of one tcgen05.mma (9.7.16.10.9.1): its kind and, with `.block_scale`,
+    the scale vector size (`descriptors.scale_vec_of`)."""
+
+    kind: str
+    vec: ScaleVec | None  # None: not block-scaled
+
+    @property
+    def operands(self) -> int:
+        """d, a, b, idesc, enable-input-d, plus [scale-A-tmem], [scale-B-tmem] when block-scaled."""
+        return 5 if self.vec is None else 7
+
+
+def _mma_form(ins: A.Instruction) -> MmaForm:
+    """Kind and scale vector size; `Unsupported` for every qualifier not modelled."""
     for mod, what in ((".ws", "weight-stationary tcgen05.mma.ws"), (".sp", "sparse tcgen05.mma.sp"),
-                      (".block_scale", "block-scaled tcgen05.mma")):
+                      (".ashift", "tcgen05.mma .ashift")):
         if mod in ins.modifiers:
             raise Unsupported(f"{ins.name}: {what} is not modelled", ins)
     kinds = [m for m in ins.modifiers if m.startswith(".kind::")]
     if len(kinds) != 1:
         raise Unsupported(f"{ins.name}: needs exactly one .kind", ins)
     kind = kinds[0][len(".kind::"):]
-    if kind not in ("f16", "tf32", "f8f6f4", "i8"):
-        raise Unsupported(f"{ins.name}: .kind::{kind} (block-scaled kinds are not modelled)", ins)
-    _check(ins, {".mma", ".cta_group::1", kinds[0]})
+    scaled = ".block_scale" in ins.modifiers
+    if kind not in _PLAIN_KINDS + BLOCK_SCALED_KINDS:
+        raise Unsupported(f"{ins.name}: .kind::{kind}", ins)
+    if scaled != (kind in BLOCK_SCALED_KINDS):
+        raise Unsupported(f"{ins.name}: .kind::{kind} {'with' if scaled else 'without'} .block_scale is not a form of "
+                          "PTX 9.7.16.10.9.1 (.block_scale goes with .kind::mxf8f6f4/mxf4/mxf4nvf4, and they with it)",
+                          ins)
+    vecs = [m for m in ins.modifiers if m in SCALE_VEC_QUALIFIERS]
+    if not scaled:
+        _check(ins, {".mma", ".cta_group::1", kinds[0]})
+        return MmaForm(kind, None)
+    _check(ins, {".mma", ".cta_group::1", kinds[0], ".block_scale", *vecs})
+    return MmaForm(kind, scale_vec_of(kind, vecs, ins))
+
+
+def _mma(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> None:
+    """tcgen05.mma.cta_group::1.kind [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d and
+    tcgen05.mma.cta_group::1.kind.block_scale{.scale_vectorsize} [d-tmem], a-desc|[a-tmem], b-desc,
+    idesc, [scale-A-tmem], [scale-B-tmem], enable-input-d (9.7.16.10.9)."""
+    form = _mma_form(ins)
     opnds = ins.operands
-    if len(opnds) != 5 or any(isinstance(o, A.Vector) for o in opnds):
+    if len(opnds) != form.operands or any(isinstance(o, A.Vector) for o in opnds):
         raise Unsupported(f"{ins.name}: disable-output-lane / scale-input-d operands are not modelled "
                           f"({len(opnds)} operands)", ins)
+    if form.vec is not None and not all(isinstance(o, A.Address) for o in opnds[4:6]):
+        raise Unsupported(f"{ins.name}: the scale operands must be [scale-A-tmem], [scale-B-tmem] addresses", ins)
     lanes = np.nonzero(mask)[0]
     d_addr = _tmem_addr(b, opnds[0], lanes, ins)
     a_tmem = isinstance(opnds[1], A.Address)
@@ -836,10 +882,13 @@ def _mma(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> No
              else _lane_vals(b, opnds[1], ".b64", lanes).astype(np.uint64))
     b_desc = _lane_vals(b, opnds[2], ".b64", lanes).astype(np.uint64)
     idesc_raw = _lane_vals(b, opnds[3], ".b32", lanes).astype(np.uint64)
-    enable = _lane_vals(b, opnds[4], ".pred", lanes).astype(bool)
+    if form.vec is not None:
+        sfa = _tmem_addr(b, opnds[4], lanes, ins)
+        sfb = _tmem_addr(b, opnds[5], lanes, ins)
+    enable = _lane_vals(b, opnds[-1], ".pred", lanes).astype(bool)
     sb = b.memory.shared_bytes
     for i, lane in enumerate(lanes):
-        idesc = decode_instr_desc(int(idesc_raw[i]), kind, ins)
+        idesc = decode_instr_desc(int(idesc_raw[i]), form.kind, ins)
         for note in idesc.notes:
             u.warn(f"{note} at {ins.span}")
         if idesc.max_shift:
@@ -850,14 +899,18 @@ def _mma(b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> No
             d = decode_smem_desc(raw)
             check_smem_desc(d, ins)
             _warn_descriptor(u, d, ins)
+        scaled = (ops.scale_operands(idesc, form.vec, int(sfa[i]), int(sfb[i]), ins)
+                  if form.vec is not None else None)
         cta = int(b.cta_of_lane[lane])
         # validate now: the operation may be performed at any time from its issue on
-        fp = ops.mma_footprint(idesc, int(d_addr[i]), a, int(b_desc[i]), bool(enable[i]), sb, ins)
+        fp = ops.mma_footprint(idesc, int(d_addr[i]), a, int(b_desc[i]), bool(enable[i]), sb, ins, scaled)
         u.tmem.check_access(np.asarray(cta), *fp.d, "tcgen05.mma D", ins)
         if fp.a_tmem is not None:
             u.tmem.check_access(np.asarray(cta), *fp.a_tmem, "tcgen05.mma A operand", ins)
-        op = MmaOp(ins, b.ctx.pc, cta, int(d_addr[i]), a, int(b_desc[i]), idesc, bool(enable[i]))
-        op.handle = _issue(b, u, ins, int(lane), lambda p, k=op.key: p.after_mma(k), Proxy.ASYNC)
+        for sc, what in zip(fp.scales, ("scale-A-tmem", "scale-B-tmem")):
+            u.tmem.check_access(np.asarray(cta), sc.lanes, sc.cols, f"tcgen05.mma {what}", ins)
+        op = MmaOp(ins, b.ctx.pc, cta, int(d_addr[i]), a, int(b_desc[i]), idesc, bool(enable[i]), scaled)
+        op.handle = _issue(b, u, ins, int(lane), lambda p, k=op.key: p.after_mma(k), Proxy.ASYNC, copy=False)
         u.enqueue(int(lane), op)
 
 
@@ -920,7 +973,8 @@ def _perform(u: Tcgen05Unit, lane: int, op: TensorOp) -> None:
     if b.observers:
         _report_footprint(u, lane, op)
     if isinstance(op, MmaOp):
-        ops.mma(u.tmem, op.cta, u.smem(op.cta), op.d_addr, op.a, op.b_desc, op.idesc, op.enable_input_d, op.ins)
+        ops.mma(u.tmem, op.cta, u.smem(op.cta), op.d_addr, op.a, op.b_desc, op.idesc, op.enable_input_d, op.ins,
+                op.scaled)
         u.mmas_performed += 1
     elif isinstance(op, CpOp):
         ops.cp(u.tmem, op.cta, u.smem(op.cta), op.taddr, op.desc, op.layout, op.ins)
@@ -936,12 +990,16 @@ def _report_footprint(u: Tcgen05Unit, lane: int, op: TensorOp) -> None:
     if h is None:
         return
     if isinstance(op, MmaOp):
-        fp = ops.mma_footprint(op.idesc, op.d_addr, op.a, op.b_desc, op.enable_input_d, b.memory.shared_bytes, op.ins)
+        fp = ops.mma_footprint(op.idesc, op.d_addr, op.a, op.b_desc, op.enable_input_d, b.memory.shared_bytes, op.ins,
+                               op.scaled)
         if fp.a_smem is not None:
             _report_smem_read(b, h, lane, op.cta, fp.a_smem)
         _report_smem_read(b, h, lane, op.cta, fp.b_smem)
         if fp.a_tmem is not None:
             _report_thread_tmem(b, h, False, lane, op.cta, *fp.a_tmem)
+        for sc in fp.scales:  # the selected bytes of every duplicate (tcgen05.scales)
+            _report_tmem(b, h, False, np.array([lane]), np.array([op.cta]), sc.lanes.reshape(1, -1),
+                         sc.cols.reshape(1, -1), sc.first, sc.nbytes)
         if fp.reads_d:
             _report_thread_tmem(b, h, False, lane, op.cta, *fp.d)
         _report_thread_tmem(b, h, True, lane, op.cta, *fp.d)

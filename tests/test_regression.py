@@ -24,11 +24,6 @@ KNOWN_GAPS: dict[str, str] = {
                                    "flight parity 1 (preceding phase) returns True at once and the reads race",
     "mbarrier_bulk_loop_parity_stuck": "checker: deadlock; it lands copy 1 at the first poll, but with it in flight "
                                        "the stale parity-0 wait returns True at once and the reads race",
-    "bulk_reduce_two_ctas_same_destination": "checker: race; cp.reduce.async.bulk element reductions are .relaxed.gpu "
-                                             "(9.7.9.25.4.2), morally strong across CTAs (8.7)",
-    "tcgen05_mma_mma_different_shape_same_accumulator": "checker: race_free; mmas of different shapes are not "
-                                                        "pipelined (9.7.16.6.2), but both are performed in the same "
-                                                        "step and races.py skips same-time pairs",
 }
 
 

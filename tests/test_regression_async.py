@@ -110,8 +110,6 @@ def test_undefined_behavior_is_located(path: Path) -> None:
         assert f.sites[0].instruction, f.sites[0]
 
 
-@pytest.mark.xfail(strict=True, reason="the witness names thread (0, 0, 0), the first lane of the instruction, "
-                                       "not a thread of warp 1, whose access the message reports")
 def test_lane_ownership_witness_names_the_offending_warp() -> None:
     report = check_file(HERE / "tcgen05_ld_lane_outside_warp_quarter.ptx")
     (f,) = [f for f in report.findings if f.kind.value == "undefined_behavior"]
@@ -119,8 +117,6 @@ def test_lane_ownership_witness_names_the_offending_warp() -> None:
     assert 32 <= f.sites[0].thread[0] < 64, f.sites[0]
 
 
-@pytest.mark.xfail(strict=True, reason="races.py describes every cross-proxy race as generic/async needing "
-                                       "fence.proxy.async, also for the tensormap proxy")
 def test_tensormap_race_names_the_tensormap_fence() -> None:
     report = check_file(HERE / "tma_map_replace_no_tensormap_fence.ptx")
     races = [f for f in report.findings if f.kind.value == "race"]

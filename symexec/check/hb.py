@@ -432,4 +432,7 @@ class Clocks:
         if mine.any():
             idx = np.nonzero(mine)[0]
             seen[idx] = np.maximum(seen[idx], b_owns[a_slot[idx], idx])
-        return seen >= a_epochs
+        # one agent's accesses are in its operation's order (a reused column: the new operation's
+        # issuer observed the old one complete)
+        same_agent = (a_slot < 0) & (a_rows == b_rows)
+        return (seen >= a_epochs) | same_agent

@@ -66,10 +66,12 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
     if "proxy" in c and c["proxy"][a] != c["proxy"][b] and not (c["proxy"][a] != 0 and c["kind"][a] == READ):
         base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi],
                                       c["cown"][bi].T if "cown" in c else None)[0]
+        tmap = 2 in (int(c["proxy"][a]), int(c["proxy"][b]))
+        other, fence = ("tensormap", "fence.proxy.tensormap::generic") if tmap else ("async", "fence.proxy.async")
         if base_ordered:
-            return ("ordered by synchronisation, but the accesses use different proxies (generic and async) and no "
-                    "fence.proxy.async lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
-        return "not ordered by any barrier or synchronisation, and of different proxies (generic and async)"
+            return (f"ordered (by synchronisation or program order), but the accesses use different proxies (generic "
+                    f"and {other}) and no {fence} lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
+        return "not ordered by any barrier or synchronisation"
     return "not ordered by any barrier or synchronisation"
 
 
@@ -338,7 +340,9 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
     b = np.r_[b1, b2]
     if a.size == 0:
         return []
-    keep = c["time"][a] != c["time"][b]
+    # one event's bytes are one access (an atomic is logged once); accesses of two events made in
+    # one step (asynchronous operations performed together) are compared like any others
+    keep = c["ev"][a] != c["ev"][b]
     a, b = a[keep], b[keep]
     both_atomic = (c["kind"][a] == ATOMIC) & (c["kind"][b] == ATOMIC)
     same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)

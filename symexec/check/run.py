@@ -92,8 +92,10 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
                       e.what + (f" at {e.ins.span}" if e.ins is not None and e.ins.span else ""))
         report.notes.append(str(e))
     except UndefinedBehavior as e:
-        fatal = Finding(FindingKind.UNDEFINED_BEHAVIOR, e.message,
-                        [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
+        cta, thread = (0, 0, 0), (0, 0, 0)
+        if e.lane is not None:
+            cta, thread = _thread_of(launch, -(-launch.threads_per_block // 32) * 32, e.lane, ctas)
+        fatal = Finding(FindingKind.UNDEFINED_BEHAVIOR, e.message, [site_for(module, e.ins, cta, thread)] if e.ins else [])
     except ExecError as e:
         at = f" at {e.ins.span}" if e.ins is not None and e.ins.span is not None and str(e.ins.span) not in e.message else ""
         report.decide(Verdict.INCONCLUSIVE, f"{e.message}{at}")
@@ -164,9 +166,11 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
     more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
     live = [] if pair.reason.startswith("ordered by synchronisation") else \
         [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
-    note = ("; " + "; ".join(dict.fromkeys(live))) if live else ""
-    return Finding(FindingKind.RACE, f"data race on {space} {sites[0].address}: {pair.reason}{more}{note}", sites,
-                   {"conflicts": pair.count})
+    if live:  # the asynchronous window explains the race better than "not ordered": say it first
+        text = f"data race on {space} {sites[0].address}: {'; '.join(dict.fromkeys(live))}; {pair.reason}{more}"
+    else:
+        text = f"data race on {space} {sites[0].address}: {pair.reason}{more}"
+    return Finding(FindingKind.RACE, text, sites, {"conflicts": pair.count})
 
 
 #: How the completion of an asynchronous operation is observed, for witnesses.

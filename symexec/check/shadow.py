@@ -87,6 +87,9 @@ class Tracker:
         self.reg_hash: dict[str, np.ndarray] = {}
         self.reg_real: dict[str, np.ndarray] = {}
         self.reg_taint: dict[str, np.ndarray] = {}
+        # 64-bit registers holding two 32-bit elements (mov.b64 {a, b}; .f32x2 arithmetic, sm_100):
+        # name -> (hashes, taints, real numbers), each (n, 2), so that the halves keep their own numbers
+        self.reg_parts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.mem: dict[object, MemShadow] = {}
         self.counter = 0
         self.control = False  # inside a data-dependent branch region: writes depend on data
@@ -100,6 +103,8 @@ class Tracker:
         self.in_real: list[np.ndarray] = []
         self.in_width: list[int] = []
         self.in_taint = np.zeros(self.n, dtype=np.uint8)
+        self.in_parts: list[tuple | None] = []  # per input: its packed halves' shadows, if known
+        self.in_taints: list[np.ndarray] = []
         self.addr_taint = np.zeros(self.n, dtype=np.uint8)
         self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
         self.loaded_lanes: np.ndarray | None = None  # lanes whose bytes `loaded` holds
@@ -111,12 +116,15 @@ class Tracker:
         self.address_mode = False
         if ins is not None:
             lanes = facts(ins.opcode).lanes
+            if ins.opcode == "tcgen05" and ".ld" in ins.modifiers:
+                lanes = LaneScope.LANE  # each lane's registers are the tensor-memory cells it reads
             if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM):
                 self.collective = "warp"
             elif lanes is LaneScope.MULTI_WARP:
                 self.collective = "opaque"
 
-    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "addr_taint", "loaded", "loaded_lanes",
+    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "in_parts", "in_taints", "addr_taint",
+                        "loaded", "loaded_lanes",
                         "load_cursor",
                         "write_index", "permute", "collective", "warp_key", "address_mode")
 
@@ -136,7 +144,7 @@ class Tracker:
         if h is None:  # never written: numbered by its (zero) bits, untainted
             h = r = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
             t = np.zeros((), dtype=np.uint8)
-        self._input(h, t, width, r)
+        self._input(h, t, width, r, self.reg_parts.get(name) if width == 64 else None)
 
     def on_read_const(self, value: np.ndarray, width: int) -> None:
         h = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
@@ -148,7 +156,7 @@ class Tracker:
         h = mix(key_of("volatile"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
         self._input(h, np.full(self.n, DATA, np.uint8), width, h)
 
-    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray) -> None:
+    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray, parts: tuple | None = None) -> None:
         if self.address_mode:
             self.addr_taint |= np.broadcast_to(t, (self.n,))
             return
@@ -156,10 +164,80 @@ class Tracker:
         self.in_hash.append(np.broadcast_to(h, (self.n,)))
         self.in_width.append(width)
         self.in_taint |= np.broadcast_to(t, (self.n,))
+        self.in_taints.append(np.broadcast_to(t, (self.n,)))
+        self.in_parts.append(parts)
+
+    # ---- packed pairs (two 32-bit elements in a 64-bit register)
+    def _is_pack(self, width: int) -> bool:
+        """mov.b64 d, {a, b}: the destination's halves are the two inputs."""
+        return width == 64 and self.ins is not None and self.ins.opcode == "mov" and self.in_width == [32, 32] \
+            and self.loaded is None and self.collective is None and not self.control
+
+    def _is_unpack(self, width: int) -> bool:
+        """mov.b64 {a, b}, d with d's halves known."""
+        return width == 32 and self.ins is not None and self.ins.opcode == "mov" and self.in_width == [64] \
+            and self.in_parts and self.in_parts[0] is not None and self.loaded is None and not self.control
+
+    def _is_pairwise(self, width: int) -> bool:
+        """An .f32x2 operation (sm_100): each half of the result comes from the same half of each input."""
+        return width == 64 and self.ins is not None and any(t == ".f32x2" for t in self.ins.types) \
+            and self.in_width and all(w == 64 for w in self.in_width) and self.loaded is None \
+            and self.collective is None and not self.control
+
+    def _halves(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(hash, taint, real) (n, 2) of the halves of input i (derived from the whole if unknown)."""
+        p = self.in_parts[i]
+        if p is not None:
+            return p
+        h, t = self.in_hash[i], self.in_taints[i]
+        halves = np.stack([mix(key_of("half"), np.uint64(e), h) for e in (0, 1)], axis=1)
+        return halves, np.stack([t, t], axis=1), halves
+
+    def _pair_result(self, value: np.ndarray, width: int):
+        """(hash, taint, real, parts) of a packed result, or None if it is not one."""
+        if self._is_pack(width):
+            H = np.stack(self.in_hash, axis=1)
+            T = np.stack(self.in_taints, axis=1).astype(np.uint8)
+            R = np.stack(self.in_real, axis=1)
+            self.write_index += 1
+        elif self._is_pairwise(width):
+            ins_h, ins_t, ins_r = self.in_hash, self.in_taint, self.in_real
+            halves = [self._halves(i) for i in range(len(ins_h))]
+            out = []
+            v = np.broadcast_to(value, (self.n,)).astype(np.uint64)
+            for e in (0, 1):  # evaluate each half as its own instruction on the inputs' halves
+                self.in_hash = [hh[:, e] for hh, _, _ in halves]
+                self.in_real = [rr[:, e] for _, _, rr in halves]
+                self.in_taint = np.bitwise_or.reduce(np.stack([tt[:, e] for _, tt, _ in halves]), axis=0)
+                k = self.write_index
+                h, t = self._result((v >> np.uint64(32 * e)) & np.uint64(0xFFFFFFFF), 32)
+                self.write_index = k
+                out.append((h, t, self._real(h, t)))
+            self.in_hash, self.in_taint, self.in_real = ins_h, ins_t, ins_r
+            self.write_index += 1
+            H = np.stack([o[0] for o in out], axis=1)
+            T = np.stack([np.broadcast_to(o[1], (self.n,)) for o in out], axis=1).astype(np.uint8)
+            R = np.stack([o[2] for o in out], axis=1)
+        else:
+            return None
+        h = mix(key_of("pair"), H[:, 0], H[:, 1])
+        r = mix(key_of("pair"), R[:, 0], R[:, 1])
+        return h, (T[:, 0] | T[:, 1]).astype(np.uint8), r, (H, T, R)
 
     def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray, full: bool) -> None:
-        h, t = self._result(np.asarray(value), width)
-        r = self._real(h, t)
+        parts = None
+        pair = self._pair_result(value, width)
+        if pair is not None:
+            h, t, r, parts = pair
+        elif self._is_unpack(width):
+            k = self.write_index
+            self.write_index += 1
+            H, T, R = self.in_parts[0]
+            h, t, r = H[:, k], T[:, k], R[:, k]
+        else:
+            h, t = self._result(np.asarray(value), width)
+            r = self._real(h, t)
+        self._parts(name, parts, mask, full)
         if full:
             self.reg_hash[name], self.reg_taint[name], self.reg_real[name] = h, t, r
             return
@@ -172,6 +250,22 @@ class Tracker:
         self.reg_hash[name] = np.where(mask, h, old_h)
         self.reg_real[name] = np.where(mask, r, old_r)
         self.reg_taint[name] = np.where(mask, t, old_t).astype(np.uint8)
+
+    def _parts(self, name: str, parts: tuple | None, mask: np.ndarray, full: bool) -> None:
+        old = self.reg_parts.get(name)
+        if parts is None:
+            if old is not None and full:
+                del self.reg_parts[name]
+            elif old is not None:  # lanes written now lose their halves' numbers
+                self.reg_parts.pop(name)
+            return
+        if full or old is None:
+            if not full:  # the other lanes' halves are unknown: derive them from nothing known
+                return
+            self.reg_parts[name] = parts
+            return
+        m = mask[:, None]
+        self.reg_parts[name] = tuple(np.where(m, new, o) for new, o in zip(parts, old))
 
     def _real(self, h: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Real-arithmetic number of the value just written (see the module docstring)."""
@@ -228,7 +322,11 @@ class Tracker:
             return mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)), taint
         ins = self.ins
         parts = list(self.in_hash)
-        if ins is not None and facts(ins.opcode).commutative and len(parts) >= 2:
+        f = facts(ins.opcode) if ins is not None else None
+        if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
+            stacked = np.sort(np.stack([np.broadcast_to(p, (self.n,)) for p in parts]), axis=0)
+            parts = list(stacked)
+        elif f is not None and f.commutative and len(parts) >= 2:
             a, b = parts[0], parts[1]
             parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
         key = key_of(ins.name if ins is not None else "?")
@@ -278,6 +376,7 @@ class Tracker:
     def taint_registers(self, names) -> None:
         """After two explored paths merge, registers either wrote depend on the data's choice."""
         for name in names:
+            self.reg_parts.pop(name, None)
             self.counter += 1
             self.reg_taint[name] = np.full(self.n, DATA, np.uint8)
             self.reg_hash[name] = mix(key_of("merged"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))

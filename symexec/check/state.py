@@ -219,10 +219,7 @@ class CheckState(Observer):
         Returns (value numbers, real numbers, taint) of a write, None for a read or a plain write."""
         op = ev.op
         if not op.copy:
-            if not ev.write:
-                self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
-                return None
-            return self._computed(op, shadow, flat, lanes, ctas)
+            return self._computed(op, shadow, flat, lanes, ctas) if ev.write else None
         if not ev.write:
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
@@ -230,8 +227,7 @@ class CheckState(Observer):
             for i, lane in enumerate(lanes.tolist()):
                 self._read_bytes.setdefault((op.ident, lane), []).append(
                     (shadow.hash[flat[i]], shadow.pos[flat[i]], taint[i]))
-            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
-            return None
+            return None  # the read itself is shadowed as any load (access)
         k, nb = flat.shape
         H = np.empty((k, nb), np.uint64)
         P = np.empty((k, nb), np.uint8)
