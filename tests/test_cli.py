@@ -53,8 +53,8 @@ def test_check_shows_a_race_witness():
     assert r.exit_code == 1
     assert "block_sum: race" in r.output
     # both sides of the race: thread, instruction, address and PTX line:col
-    assert "thread (1, 0, 0): write st.shared.f32 of .shared 0x4 at" in r.output
-    assert "read ld.shared.f32 of .shared 0x4 at" in r.output and "racy_reduction.ptx:39:" in r.output
+    assert "thread (1, 0, 0): write st.shared.f32 of .shared partial+4 (0x4) at" in r.output
+    assert "read ld.shared.f32 of .shared partial+4 (0x4) at" in r.output and "racy_reduction.ptx:39:" in r.output
 
 
 def test_check_json_and_sarif(tmp_path):

@@ -79,10 +79,11 @@ class Columns:
     """Per-byte columns of a buffer's accesses, reordered and filtered lazily (a column is gathered
     only when a test reads it)."""
 
-    def __init__(self, raw: dict[str, np.ndarray], index: np.ndarray | None = None) -> None:
+    def __init__(self, raw: dict[str, np.ndarray], index: np.ndarray | None = None, granule: int = 1) -> None:
         self._raw = raw
         self._index = index
         self._cache: dict[str, np.ndarray] = {}
+        self.granule = granule  # bytes per "byte" entry (tensor-memory cells: 4)
 
     def __getitem__(self, key: str) -> np.ndarray:
         v = self._cache.get(key)
@@ -96,7 +97,7 @@ class Columns:
 
     def take(self, idx: np.ndarray) -> "Columns":
         idx = np.nonzero(idx)[0] if idx.dtype == bool else idx
-        return Columns(self._raw, idx if self._index is None else self._index[idx])
+        return Columns(self._raw, idx if self._index is None else self._index[idx], self.granule)
 
 
 _PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
@@ -104,21 +105,43 @@ _PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "
 _ASYNC_COLUMNS = ("hbrow", "pbase", "tbase", "proxy", "col", "thread", "slot")
 
 
+CELL = 4  # tensor memory is accessed in 32-bit cells (9.7.16.2)
+
+
+def _cells(events: list[Event], idx: list[int]) -> dict[int, np.ndarray] | None:
+    """Tensor-memory accesses as cell indices (k, cells) per event, or None when some access is not
+    whole cells or the low halves of cells (.pack::16b): then bytes are compared."""
+    out = {}
+    for i in idx:
+        f = events[i].flat
+        c = f // CELL
+        nb = f.shape[1]
+        if nb % CELL == 0 and all((c[:, ::CELL] == c[:, j::CELL]).all() for j in range(1, CELL)):
+            out[i] = c[:, ::CELL]
+        elif nb % 2 == 0 and (c[:, ::2] == c[:, 1::2]).all():
+            out[i] = c[:, ::2]
+        else:
+            return None
+    return out
+
+
 def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
     extended = any(events[i].owns is not None or events[i].hbrows is not None or events[i].proxy for i in idx)
+    cells = _cells(events, idx) if events[idx[0]].buffer.space is MemSpace.TMEM else None
     cols = {k: [] for k in _PLAIN_COLUMNS + (_ASYNC_COLUMNS if extended else ())}
     owns_c: list[np.ndarray] = []
     owns_p: list[np.ndarray] = []
     with_owns = extended
     for e_i in idx:
         e = events[e_i]
-        k, nb = e.flat.shape
-        cols["byte"].append(e.flat.reshape(-1))
+        flat = e.flat if cells is None else cells[e_i]  # with cells, "byte" is a cell index
+        k, nb = flat.shape
+        cols["byte"].append(flat.reshape(-1))
         rep = lambda a: np.repeat(a, nb)  # noqa: E731
         cols["time"].append(np.full(k * nb, e.time, np.int64))
         cols["ev"].append(np.full(k * nb, e_i, np.int64))
         cols["pc"].append(np.full(k * nb, e.pc, np.int64))
-        cols["start"].append(rep(e.flat[:, 0]))
+        cols["start"].append(rep(flat[:, 0]))
         cols["size"].append(np.full(k * nb, nb, np.int64))
         cols["lane"].append(rep(e.lanes))
         cols["kind"].append(np.full(k * nb, e.kind, np.int8))
@@ -151,7 +174,7 @@ def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
         out["pown"] = np.concatenate(owns_p, axis=1).T
     else:
         out["hbrow"] = out["row"]
-    return Columns(out)
+    return Columns(out, granule=CELL if cells is not None else 1)
 
 
 @dataclass
@@ -254,7 +277,7 @@ def _same_instruction_writes(buf, c, limit: int, threads: int) -> list[RacePair]
                   "lanes of one warp write values that are not provably equal" if same_warp
                   else "two warps write the same bytes in one instruction without synchronisation" if same_cta
                   else "two CTAs write the same bytes without inter-CTA synchronisation")
-        out.append(RacePair(buf, int(c["byte"][a]), int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
+        out.append(RacePair(buf, int(c["byte"][a]) * c.granule, int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
                             int(c["lane"][b]), reason, benign))
     return out
 
@@ -301,7 +324,7 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
                 ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, first[j]), _site(c, second[j]))
         for j in np.nonzero(~ordered)[0][:1]:
             ia, ib = first[j], second[j]
-            out.append(RacePair(buf, int(byte), int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
+            out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
                                 int(c["lane"][ib]), "an atomic and a plain access not ordered by synchronisation"))
         if len(out) >= limit:
             break
@@ -371,7 +394,7 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
             seen[key].count += 1
             continue
         reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
-        pair = RacePair(buf, int(c["byte"][ia]), int(c["ev"][ia]), int(c["lane"][ia]),
+        pair = RacePair(buf, int(c["byte"][ia]) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]),
                         int(c["ev"][ib]), int(c["lane"][ib]), reason)
         seen[key] = pair
         out.append(pair)

@@ -62,7 +62,13 @@ def _describe_buffer(m: Machine, buf: Buffer, byte: int) -> tuple[str, str]:
         return ".global", f"{alloc.name}+{byte} (0x{alloc.base + byte:x})"
     if buf.space is MemSpace.SHARED:
         per = max(1, m.prog.shared_size() + m.launch.dynamic_shared_bytes)
-        return ".shared", f"0x{byte % per:x}"
+        off = byte % per
+        var = next((v for v in m.prog.variables.values() if v.space == ".shared"
+                    and v.offset <= off < v.offset + max(v.size, 1 if not v.extern else per)), None)
+        return ".shared", f"{var.name}+{off - var.offset} (0x{off:x})" if var is not None else f"0x{off:x}"
+    if buf.space is MemSpace.TMEM:  # 128 lanes x 512 columns of 32-bit cells per CTA (9.7.16.2)
+        cell = (byte % (128 * 512 * 4)) // 4
+        return ".tmem", f"lane {cell // 512} column {cell % 512}"
     return "." + buf.space.value, f"0x{byte:x}"
 
 

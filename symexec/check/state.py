@@ -20,7 +20,7 @@ from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fen
                       MemSpace, Observer, Proxy, Reconverged, Release)
 from ..opcodes import Order
 from .hb import STAMPED, Clocks, Kind, Stamp
-from .shadow import CONST_KEY, DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker, key_of, mix
+from .shadow import CONST_KEY, DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker, key_of, mix, row_number
 
 READ, WRITE, ATOMIC = 0, 1, 2
 RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
@@ -136,7 +136,7 @@ class CheckState(Observer):
         shadow.hash[flat], shadow.pos[flat] = H, 0xFF
         shadow.taint[flat] = t[:, None]
         shadow.cta[flat] = ctas[:, None]
-        exact = mix(key_of("value"), *[H[:, j] for j in range(nb)])
+        exact = row_number(key_of("value"), H)
         return exact, exact, t
 
     def _agent_refs(self, op: AsyncOp) -> list[tuple[int, int, int]]:
@@ -253,7 +253,7 @@ class CheckState(Observer):
             T |= DATA
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
         shadow.cta[flat] = ctas[:, None]
-        exact = mix(key_of("value"), *[H[:, j] for j in range(nb)])
+        exact = row_number(key_of("value"), H)
         return exact, exact, np.bitwise_or.reduce(T, axis=1)
 
     def access(self, ev: MemoryAccess) -> None:
