@@ -12,6 +12,16 @@ plus D is computed by one float64 matrix product) and rounds once to f32 with ro
 Integer MMAs are exact (wrapping modulo 2^32, or saturating with the saturate bit). tf32 inputs are
 read as the top 19 bits of each 32-bit element (the low 13 bits are ignored). These choices will
 be compared against hardware when a Blackwell GPU is available.
+
+Block-scaled kinds (.kind::mxf8f6f4 / mxf4 / mxf4nvf4, 9.7.16.10.7): D = (A * scale_A) x
+(B * scale_B) (+ D). The manual says nothing about the precision of this form beyond the
+formula. MODEL, the same as above: each element is multiplied by its scale factor first (exact in
+float64: at most 4 significant bits times a power of two (ue8m0) or 4 more bits (ue4m3), with
+exponents far inside float64's range), the scaled products (at most 16 significant bits, exact)
+are summed with D by one float64 matrix product and rounded once to f32. A NaN element or scale
+factor (e4m3 0x7F, e5m2 NaNs, ue8m0 0xFF, ue4m3 0x7F) makes the sums it enters NaN. Where the
+scale factors (tcgen05.scales) and the sub-byte element packings (semantics.mxformats) are
+documented only by figures, the interpretation is labelled MODEL there.
 """
 
 from __future__ import annotations
@@ -24,8 +34,12 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.formats import decode, get_format
+from semantics.mxformats import Container, decode_elements, from_packed4, from_padded16
 
-from .descriptors import InstrDescriptor, SmemDescriptor, check_smem_desc, decode_smem_desc, operand_addresses
+from . import scales
+from .descriptors import (SUB_BYTE_TYPES, InstrDescriptor, ScaleVec, SmemDescriptor, check_scale_ids, check_smem_desc,
+                          decode_smem_desc, operand_addresses)
+from .scales import ScaleMatrix
 from .tmem import TensorMemory
 
 # ---------------------------------------------------------------------- tcgen05.ld / st fragments
@@ -128,8 +142,21 @@ def _values(raw: np.ndarray, ty: str) -> np.ndarray:
 
 def _element_type(ty: str, ins: A.Instruction | None) -> int:
     if ty not in _ELEM_BYTES:
-        raise Unsupported(f"tcgen05.mma operand type {ty} (sub-byte f6/f4 elements are not modelled)", ins)
+        raise Unsupported(f"tcgen05.mma operand type {ty} (sub-byte f6/f4 elements are modelled for the block-scaled "
+                          "kinds only)", ins)
     return _ELEM_BYTES[ty]
+
+
+def operand_container(kind: str, ty: str) -> Container:
+    """How a shared-memory operand's elements are stored (semantics.mxformats): 4/6-bit elements of
+    .kind::mxf8f6f4 in 16-byte units with padding (9.7.16.10.4.4), e2m1 of .kind::mxf4 /
+    .kind::mxf4nvf4 two per byte (9.7.16.10.4.6), everything else whole bytes."""
+    if ty in SUB_BYTE_TYPES:
+        if kind == "mxf8f6f4":
+            return Container.PADDED16
+        if kind in ("mxf4", "mxf4nvf4"):
+            return Container.PACKED4
+    return Container.BYTE
 
 
 @dataclass(frozen=True)
@@ -140,16 +167,36 @@ class AOperand:
     value: int
 
 
+def _operand_bytes(d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool, container: Container,
+                   ins: A.Instruction | None) -> np.ndarray:
+    """(rows, units, unit_bytes) CTA-relative addresses of the bytes holding a (rows, k) operand.
+    BYTE: one unit per element; PADDED16: one 16-byte unit per 16 K elements (K-major, each element
+    takes one byte of address space in the canonical layouts, so the 16 bytes of a unit are consecutive
+    addresses); PACKED4: one byte per two K elements (K-major, 4-bit elements, T = 32)."""
+    if container is Container.BYTE:
+        eb = _element_type(ty, ins)
+        addr = operand_addresses(d, rows, k, eb, k_major)
+        if (addr % eb).any():
+            raise UndefinedBehavior(f"tcgen05.mma operand elements are not aligned (descriptor {d.raw:#018x})", ins)
+        return addr[..., None] + np.arange(eb)
+    if not k_major:  # the descriptor decoder refuses these first (Table 52); kept for direct callers
+        raise UndefinedBehavior(f"tcgen05.mma: {ty} operands are only K-major (PTX 9.7.16.10.3, Table 52)", ins)
+    if container is Container.PACKED4:
+        return operand_addresses(d, rows, k // 2, 1, True)[..., None]
+    units = operand_addresses(d, rows, k, 1, True).reshape(rows, k // 16, 16)
+    if (units[..., 0] % 16).any() or (units != units[..., :1] + np.arange(16)).any():
+        raise UndefinedBehavior(f"tcgen05.mma: {ty} operand (descriptor {d.raw:#018x}) does not start on a 16-byte "
+                                "unit of 16 packed elements (PTX 9.7.16.10.4.4)", ins)
+    return units
+
+
 def operand_addresses_checked(smem_size: int, d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool,
-                              ins: A.Instruction | None) -> np.ndarray:
-    """(rows, k) CTA-relative shared-memory addresses of a descriptor operand's elements, checked:
-    descriptor fields, element alignment, inside the CTA's `smem_size` bytes."""
+                              ins: A.Instruction | None, container: Container = Container.BYTE) -> np.ndarray:
+    """(rows, units, unit_bytes) CTA-relative shared-memory byte addresses of a descriptor operand,
+    checked: descriptor fields, element alignment, inside the CTA's `smem_size` bytes."""
     check_smem_desc(d, ins)
-    eb = _element_type(ty, ins)
-    addr = operand_addresses(d, rows, k, eb, k_major)
-    if (addr % eb).any():
-        raise UndefinedBehavior(f"tcgen05.mma operand elements are not aligned (descriptor {d.raw:#018x})", ins)
-    last = int(addr.max()) + eb
+    addr = _operand_bytes(d, rows, k, ty, k_major, container, ins)
+    last = int(addr.max()) + 1
     if int(addr.min()) < 0 or last > smem_size:
         raise UndefinedBehavior(f"tcgen05.mma operand (descriptor {d.raw:#018x}) reaches shared memory byte "
                                 f"{last - 1}, beyond the {smem_size} bytes of the CTA", ins)
@@ -157,11 +204,16 @@ def operand_addresses_checked(smem_size: int, d: SmemDescriptor, rows: int, k: i
 
 
 def smem_operand(smem: np.ndarray, d: SmemDescriptor, rows: int, k: int, ty: str, k_major: bool,
-                 ins: A.Instruction | None) -> np.ndarray:
+                 ins: A.Instruction | None, container: Container = Container.BYTE) -> np.ndarray:
     """(rows, k) values of a matrix operand read from one CTA's shared memory through a descriptor."""
-    addr = operand_addresses_checked(smem.size, d, rows, k, ty, k_major, ins)
-    raw = smem[addr[..., None] + np.arange(_ELEM_BYTES[ty])]
-    return _values(raw, ty)
+    raw = smem[operand_addresses_checked(smem.size, d, rows, k, ty, k_major, ins, container)]
+    if container is Container.BYTE:
+        return _values(raw, ty)
+    if container is Container.PACKED4:
+        bits = from_packed4(raw[..., 0]).reshape(rows, k)
+    else:
+        bits = from_padded16(raw, ty).reshape(rows, k)
+    return decode_elements(bits, ty)
 
 
 def _datapath_rows(m: int) -> np.ndarray:
@@ -176,7 +228,8 @@ def _tmem_a_cells(lane0: int, col0: int, rows: int, k: int, ty: str,
     """(rows, 1) lanes and (1, ncols) columns of operand A held in tensor memory. MODEL: row i is in
     the lane the data-path layout gives D's row i (Layout F "must use the same Tensor Memory lane
     alignment across matrices A, D", 9.7.16.10.5), its K elements packed little-endian into
-    consecutive 32-bit columns from col0."""
+    consecutive 32-bit columns from col0 (for .kind::mxf8f6f4 8-bit elements "contiguously packed in
+    a 32-bit Tensor Memory word", 9.7.16.10.4.3)."""
     eb = _element_type(ty, ins)
     ncols = -(-k * eb // 4)
     return (lane0 + _datapath_rows(rows))[:, None], (col0 + np.arange(ncols))[None, :]
@@ -203,14 +256,41 @@ def d_region(d: InstrDescriptor, lane0: int, col0: int) -> tuple[np.ndarray, np.
     return np.broadcast_to(lanes, (d.m, d.n)), np.broadcast_to(cols, (d.m, d.n))
 
 
-def check_modelled(idesc: InstrDescriptor, a_in_tmem: bool, ins: A.Instruction | None) -> None:
+@dataclass(frozen=True)
+class ScaleOperands:
+    """`[scale-A-tmem]`, `[scale-B-tmem]` of a block-scaled MMA (tcgen05.scales)."""
+
+    a: ScaleMatrix
+    b: ScaleMatrix
+
+
+def scale_operands(idesc: InstrDescriptor, vec: ScaleVec, sfa_addr: int, sfb_addr: int,
+                   ins: A.Instruction | None) -> ScaleOperands:
+    """The two scale matrices of a block-scaled MMA, validated (IDs per vector size, lane 0)."""
+    check_scale_ids(idesc, vec, ins)
+    assert idesc.scale_type is not None
+    scales.check_address(sfa_addr, "scale-A-tmem", ins)
+    scales.check_address(sfb_addr, "scale-B-tmem", ins)
+    return ScaleOperands(ScaleMatrix(sfa_addr, idesc.m, vec, idesc.sfa_id, idesc.scale_type),
+                         ScaleMatrix(sfb_addr, idesc.n, vec, idesc.sfb_id, idesc.scale_type))
+
+
+def check_modelled(idesc: InstrDescriptor, a_in_tmem: bool, ins: A.Instruction | None,
+                   scaled: ScaleOperands | None = None) -> None:
     """Unsupported for the MMA forms this model does not cover (checked when the MMA is issued)."""
+    if idesc.block_scaled != (scaled is not None):
+        raise UndefinedBehavior(f"tcgen05.mma .kind::{idesc.kind}: .kind::mxf8f6f4/mxf4/mxf4nvf4 go with .block_scale "
+                                "and its scale operands, and only they (PTX 9.7.16.10.9.1 syntax)", ins)
     if idesc.sparse:
         raise Unsupported("tcgen05.mma with the sparsity bit set in the instruction descriptor", ins)
     if idesc.dtype == "f16":
         raise Unsupported("tcgen05.mma with an f16 accumulator (D layout in tensor memory not modelled)", ins)
     for ty in (idesc.atype, idesc.btype):
-        _element_type(ty, ins)
+        if operand_container(idesc.kind, ty) is Container.BYTE:
+            _element_type(ty, ins)
+    if a_in_tmem and operand_container(idesc.kind, idesc.atype) is not Container.BYTE:
+        raise Unsupported(f"tcgen05.mma with a {idesc.atype} A operand in tensor memory (the sub-byte packing of "
+                          "9.7.16.10.4.3/9.7.16.10.4.5 is given by figures only)", ins)
     if a_in_tmem and idesc.transpose_a:
         raise UndefinedBehavior("tcgen05.mma with A in tensor memory and the transpose-A bit set", ins)
 
@@ -234,50 +314,72 @@ def _check_a_lane(idesc: InstrDescriptor, a: AOperand, d_lane: int, ins: A.Instr
 
 
 @dataclass(frozen=True)
+class ScaleCells:
+    """The bytes of one scale matrix an MMA reads: bytes first..first+nbytes-1 of cells (lanes, cols)."""
+
+    lanes: np.ndarray  # (4, rows)
+    cols: np.ndarray
+    first: int
+    nbytes: int
+
+
+@dataclass(frozen=True)
 class MmaFootprint:
     """What one tcgen05.mma touches: CTA-relative shared-memory bytes of A and B (async proxy, exact
-    bytes through the descriptors and swizzle) and tensor-memory cells of A, D."""
+    bytes through the descriptors and swizzle) and tensor-memory cells of A, D and the scale factors."""
 
     a_smem: np.ndarray | None  # (bytes,) or None when A is in tensor memory
     b_smem: np.ndarray  # (bytes,)
     a_tmem: tuple[np.ndarray, np.ndarray] | None  # (lanes, cols) broadcastable
     d: tuple[np.ndarray, np.ndarray]  # (M, N) lanes, cols
     reads_d: bool  # enable-input-d: D is read before it is written
+    scales: tuple[ScaleCells, ...] = ()  # scale_A, scale_B (block-scaled kinds)
 
 
 def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int, enable_input_d: bool,
-                  smem_size: int, ins: A.Instruction | None) -> MmaFootprint:
+                  smem_size: int, ins: A.Instruction | None, scaled: ScaleOperands | None = None) -> MmaFootprint:
     """The footprint of one dense cta_group::1 tcgen05.mma, every operand validated (descriptor
-    fields, shared-memory bounds, D lane alignment); tensor-memory allocation is checked by the caller."""
-    check_modelled(idesc, a.in_tmem, ins)
+    fields, shared-memory bounds, D lane alignment); tensor-memory allocation is checked by the caller.
+    Sub-byte operands of .kind::mxf8f6f4 report their whole 16-byte units (data and padding: the
+    unit the canonical layout addresses)."""
+    check_modelled(idesc, a.in_tmem, ins, scaled)
     m, n, k = idesc.m, idesc.n, idesc.k
     d_lane, d_col = _d_origin(idesc, d_addr, ins)
 
     def smem_bytes(raw: int, rows: int, ty: str, k_major: bool) -> np.ndarray:
-        addr = operand_addresses_checked(smem_size, decode_smem_desc(raw), rows, k, ty, k_major, ins)
-        return np.unique((addr[..., None] + np.arange(_ELEM_BYTES[ty])).reshape(-1))
+        addr = operand_addresses_checked(smem_size, decode_smem_desc(raw), rows, k, ty, k_major, ins,
+                                         operand_container(idesc.kind, ty))
+        return np.unique(addr.reshape(-1))
 
     _check_a_lane(idesc, a, d_lane, ins)
     a_smem = None if a.in_tmem else smem_bytes(a.value, m, idesc.atype, not idesc.transpose_a)
     a_tmem = _tmem_a_cells(a.value >> 16, a.value & 0xFFFF, m, k, idesc.atype, ins) if a.in_tmem else None
     b_smem = smem_bytes(b_desc, n, idesc.btype, not idesc.transpose_b)
-    return MmaFootprint(a_smem, b_smem, a_tmem, d_region(idesc, d_lane, d_col), enable_input_d)
+    cells: tuple[ScaleCells, ...] = ()
+    if scaled is not None:
+        cells = tuple(ScaleCells(*s.cells(), s.first_byte, s.nbytes) for s in (scaled.a, scaled.b))
+    return MmaFootprint(a_smem, b_smem, a_tmem, d_region(idesc, d_lane, d_col), enable_input_d, cells)
 
 
 def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, b_desc: int,
-        idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None) -> None:
-    """Perform one dense cta_group::1 `tcgen05.mma` (9.7.16.10.9): D = A x B (+ D)."""
-    check_modelled(idesc, a.in_tmem, ins)
+        idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None,
+        scaled: ScaleOperands | None = None) -> None:
+    """Perform one dense cta_group::1 `tcgen05.mma` (9.7.16.10.9): D = A x B (+ D), or for the
+    block-scaled kinds D = (A * scale_A) x (B * scale_B) (+ D) (9.7.16.10.7; arithmetic: the module
+    docstring's model, the scaled elements being exact in float64)."""
+    check_modelled(idesc, a.in_tmem, ins, scaled)
     m, n, k = idesc.m, idesc.n, idesc.k
     d_lane, d_col = _d_origin(idesc, d_addr, ins)
     _check_a_lane(idesc, a, d_lane, ins)
     lanes, cols = d_region(idesc, d_lane, d_col)
     tm.check_access(np.asarray(cta), lanes, cols, "tcgen05.mma D", ins)
     if not a.in_tmem:
-        av = smem_operand(smem, decode_smem_desc(a.value), m, k, idesc.atype, not idesc.transpose_a, ins)
+        av = smem_operand(smem, decode_smem_desc(a.value), m, k, idesc.atype, not idesc.transpose_a, ins,
+                          operand_container(idesc.kind, idesc.atype))
     else:
         av = tmem_operand(tm, cta, a.value >> 16, a.value & 0xFFFF, m, k, idesc.atype, ins)
-    bv = smem_operand(smem, decode_smem_desc(b_desc), n, k, idesc.btype, not idesc.transpose_b, ins)
+    bv = smem_operand(smem, decode_smem_desc(b_desc), n, k, idesc.btype, not idesc.transpose_b, ins,
+                      operand_container(idesc.kind, idesc.btype))
     cells = tm.cells[cta]
     if idesc.kind == "i8":
         acc = av.astype(np.int64) @ bv.astype(np.int64).T
@@ -287,6 +389,10 @@ def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, 
             acc = np.clip(acc, -(2**31), 2**31 - 1)
         cells[lanes, cols] = (acc & 0xFFFFFFFF).astype(np.uint32)
         return
+    if scaled is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            av = av * scales.scale_columns(scales.read_scales(tm, cta, scaled.a, "scale-A-tmem", ins), k)
+            bv = bv * scales.scale_columns(scales.read_scales(tm, cta, scaled.b, "scale-B-tmem", ins), k)
     if idesc.negate_a:
         av = -av
     if idesc.negate_b:

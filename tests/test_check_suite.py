@@ -24,9 +24,7 @@ def _cap(arch: str) -> int:
 
 
 #: Kernels whose instructions the machine does not emulate yet: `unsupported` until it does.
-KNOWN_GAPS: dict[str, str] = {
-    "gemm_block_scaled": "block-scaled MMA (tcgen05.mma .block_scale, mma.sync .block_scale) is not emulated yet",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name,arch", [pytest.param(n, a, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n])]

@@ -24,10 +24,7 @@ CONTRACTS = {c.name: c for c in all_contracts()}
 # Outputs that must equal the interpreter's bit for bit (no rounding choices in the math).
 EXACT = {"relu"}
 # Features not yet modelled: the emulator must stop with `unsupported` (never a wrong answer).
-KNOWN_GAPS: dict[str, str] = {
-    "gemm_block_scaled": "block-scaled MMA (tcgen05.mma .kind::mxf8f6f4.block_scale on sm_100a, mma.sync "
-                         ".block_scale on sm_120) is not emulated yet",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _cap(arch: str) -> int:

@@ -117,7 +117,8 @@ def test_a_wrong_tensor_map_is_caught(monkeypatch):
 
 
 @pytest.mark.parametrize("name, arch", [("gemm_tma_persistent", "sm_90a"), ("gemm_tcgen05_ws", "sm_100a"),
-                                        ("attention_tma", "sm_100a")])
+                                        ("attention_tma", "sm_100a"), ("gemm_block_scaled", "sm_100a"),
+                                        ("gemm_block_scaled", "sm_120")])
 def test_volta_run_matches_the_reference(name, arch, tmp_path):
     from volta.run_cli import run_cmd
     from volta.suite_cli import suite as suite_cli
@@ -128,16 +129,6 @@ def test_volta_run_matches_the_reference(name, arch, tmp_path):
     r = CliRunner().invoke(run_cmd, [str(ptx), "--contract", name, "--json"])
     assert r.exit_code == 0, r.output
     assert '"ok": true' in r.output
-
-
-def test_block_scaled_is_unsupported_not_wrong(tmp_path):
-    from volta.run_cli import run_cmd
-    from volta.suite_cli import suite as suite_cli
-
-    ptx = tmp_path / "bs.ptx"
-    assert CliRunner().invoke(suite_cli, ["ptx", "gemm_block_scaled", "--arch", "sm_100a", "-o", str(ptx)]).exit_code == 0
-    r = CliRunner().invoke(run_cmd, [str(ptx), "--contract", "gemm_block_scaled"])
-    assert r.exit_code == 3 and "block-scaled tcgen05.mma is not modelled" in r.output
 
 
 def test_nan_padding_is_a_fill_mode():

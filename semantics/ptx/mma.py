@@ -36,6 +36,7 @@ Arithmetic (9.7.14.5.14 "Precision and rounding"):
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +44,7 @@ from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.floatops import fma
 from semantics.formats import F16, F32, F64, decode, get_format, round_f64
+from semantics.mxformats import ScaleType, check_ue4m3, decode_elements, decode_scale, from_container8
 
 from .core import Exec, handler
 from .memory import space_of
@@ -56,7 +58,9 @@ _SHAPE = re.compile(r"^\.m(\d+)n(\d+)k(\d+)$")
 
 # element types of the multiplicands: bits per element, kind
 _ELEM = {"f16": (16, "f"), "bf16": (16, "f"), "tf32": (32, "f"), "f64": (64, "f"), "e4m3": (8, "f"),
-         "e5m2": (8, "f"), "s8": (8, "s"), "u8": (8, "u"), "s4": (4, "s"), "u4": (4, "u")}
+         "e5m2": (8, "f"), "s8": (8, "s"), "u8": (8, "u"), "s4": (4, "s"), "u4": (4, "u"),
+         # 4/6-bit elements of .kind::f8f6f4 each in an 8-bit container (semantics.mxformats.CONTAINER8)
+         "e2m1": (8, "f"), "e2m3": (8, "f"), "e3m2": (8, "f")}
 
 # shapes modelled per multiplicand family (9.7.14.5.14 "Syntax")
 _FAMILY_SHAPES = {
@@ -69,7 +73,8 @@ _FAMILY_SHAPES = {
     "i4": {(8, 8, 32), (16, 8, 32), (16, 8, 64)},
 }
 _FAMILY = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8", "f64": "f64",
-           "s8": "i8", "u8": "i8", "s4": "i4", "u4": "i4"}
+           "s8": "i8", "u8": "i8", "s4": "i4", "u4": "i4", "e2m1": "fp8", "e2m3": "fp8", "e3m2": "fp8"}
+_SUB_BYTE = ("e2m1", "e2m3", "e3m2")  # only with .kind::f8f6f4 (or the block-scaled .kind::mxf8f6f4)
 _ACCUM = {"f16": {"f16", "f32"}, "bf16": {"f32"}, "tf32": {"f32"}, "fp8": {"f16", "f32"}, "f64": {"f64"},
           "i8": {"s32"}, "i4": {"s32"}}
 _ROUND = (".rn", ".rz", ".rm", ".rp")
@@ -166,6 +171,8 @@ def _pack(elems: np.ndarray, bits: int) -> np.ndarray:
 def _values(raw: np.ndarray, ty: str) -> np.ndarray:
     """Raw element bits -> float64 values (floats) or int64 (integers)."""
     bits, kind = _ELEM.get(ty, (32, "f"))  # accumulators: .f32 (.f16/.f64 are in _ELEM)
+    if ty in _SUB_BYTE:
+        return decode_elements(from_container8(raw, ty), ty)
     if kind == "f":
         return decode(raw.astype(get_format(ty).dtype), ty)
     v = raw.astype(np.int64)
@@ -184,9 +191,10 @@ def _parse_mma(ins: A.Instruction) -> tuple[tuple[int, int, int], str, str, str,
     if len(ins.types) != 4:
         raise Unsupported(f"{ins.name}: expected .dtype.atype.btype.ctype", ins)
     d, a, b, c = (t.lstrip(".") for t in ins.types)
-    for extra in ("block_scale", "kind::mxf4", "kind::mxf4nvf4", "kind::mxf8f6f4", "popc", "xor", "and"):
+    for extra in ("kind::mxf4", "kind::mxf4nvf4", "kind::mxf8f6f4", "popc", "xor", "and"):
         if "." + extra in ins.modifiers:
-            raise Unsupported(f"{ins.name}: .{extra} (block-scaled and single-bit mma are not modelled)", ins)
+            raise Unsupported(f"{ins.name}: .{extra} (block-scaled kinds need .block_scale; single-bit mma is not "
+                              "modelled)", ins)
     allowed = {".sync", ".aligned", ".row", ".col", ".satfinite", ".kind::f8f6f4", shapes[0], *_ROUND}
     extra = ins.modifiers - allowed - {"." + t for t in (d, a, b, c)}
     if extra:
@@ -208,7 +216,9 @@ def _parse_mma(ins: A.Instruction) -> tuple[tuple[int, int, int], str, str, str,
     if ".satfinite" in ins.modifiers and fam not in ("i8", "i4"):
         raise Unsupported(f"{ins.name}: .satfinite on a floating-point mma", ins)
     if ".kind::f8f6f4" in ins.modifiers and not (fam == "fp8" and shape == (16, 8, 32)):
-        raise Unsupported(f"{ins.name}: .kind::f8f6f4 with .{a}.{b} (only .e4m3/.e5m2 m16n8k32 modelled)", ins)
+        raise Unsupported(f"{ins.name}: .kind::f8f6f4 with .{a}.{b} (only m16n8k32 with f8/f6/f4 operands)", ins)
+    if (a in _SUB_BYTE or b in _SUB_BYTE) and ".kind::f8f6f4" not in ins.modifiers:
+        raise Unsupported(f"{ins.name}: .{a}.{b} operands need .kind::f8f6f4 (9.7.14.5.14 syntax)", ins)
     rnd = next((r[1:] for r in _ROUND if r in ins.modifiers), None)
     if rnd is not None and fam != "f64":
         raise Unsupported(f"{ins.name}: rounding modifier .{rnd} on a non-.f64 mma", ins)
@@ -223,6 +233,8 @@ def _vector(ins: A.Instruction, op: A.Operand, count: int, what: str) -> tuple:
 
 @handler("mma")
 def mma(ins: A.Instruction, x: Exec) -> None:
+    if ".block_scale" in ins.modifiers:
+        return mma_block_scale(ins, x)
     (m, n, k), d, a, b, c, rnd = _parse_mma(ins)
     warps = aligned_warps(ins, x)
     abits, bbits = _ELEM[a][0], _ELEM[b][0]
@@ -302,6 +314,192 @@ def _f64_mma(A_: np.ndarray, B_: np.ndarray, C_: np.ndarray, rnd: str) -> np.nda
         b = np.broadcast_to(B_[:, None, q, :], S.shape).reshape(-1)
         S = fma(a, b, S.reshape(-1), F64, rnd).reshape(S.shape)
     return S
+
+
+# --------------------------------------------------------------------------- mma with block scaling
+
+@dataclass(frozen=True)
+class ScaledForm:
+    """One block-scaled mma.sync (9.7.14.5.14 "Alternate floating point type with block scaling",
+    Table 36): `D = (A * scale_A) * (B * scale_B) + C` (9.7.14.3)."""
+
+    kind: str
+    shape: tuple[int, int, int]
+    atype: str
+    btype: str
+    stype: ScaleType
+    vec: int  # scale factors per row of A and per column of B: .scale_vec::1X/2X/4X
+
+    @property
+    def elem_bits(self) -> int:
+        """8 (each element in an 8-bit container) for .kind::mxf8f6f4; 4 (packed, "no explicit padding")
+        for .kind::mxf4 / .kind::mxf4nvf4 (9.7.14.5.14)."""
+        return 8 if self.kind == "mxf8f6f4" else 4
+
+    @property
+    def chunk(self) -> int:
+        """K elements that share one scale factor."""
+        return self.shape[2] // self.vec
+
+
+# kind -> (shape, element types, {scale type: allowed .scale_vec}, default .scale_vec): the syntax of
+# 9.7.14.5.14 and Table 36; "For mma with .kind::mxf4 when the qualifier .scale_vec_size is not
+# specified, then it defaults to 2X ... when .kind is specified as .kind::mxf8f6f4 then the qualifier
+# .scale_vec_size defaults to 1X. However, for .kind::mxf4nvf4, it is mandatory"
+_SCALED_KINDS: dict[str, tuple[tuple[int, int, int], tuple[str, ...], dict[ScaleType, tuple[int, ...]], int | None]] = {
+    "mxf8f6f4": ((16, 8, 32), ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1"), {ScaleType.UE8M0: (1,)}, 1),
+    "mxf4": ((16, 8, 64), ("e2m1",), {ScaleType.UE8M0: (2,)}, 2),
+    "mxf4nvf4": ((16, 8, 64), ("e2m1",), {ScaleType.UE8M0: (2, 4), ScaleType.UE4M3: (4,)}, None),
+}
+_SCALE_VEC = {".scale_vec::1X": 1, ".scale_vec::2X": 2, ".scale_vec::4X": 4}
+# Table 37: valid byte-id per .scale_vec_size; thread-id-a in [0, 1] and thread-id-b in [0, 3]. The
+# table's 2X / 4X rows leave the thread-id columns blank (cells merged with the 1X row in the
+# rendered manual); MODEL: the same ranges for every size.
+_BYTE_IDS = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,)}
+_THREAD_IDS_A, _THREAD_IDS_B = (0, 1), (0, 1, 2, 3)
+
+
+def _parse_scaled(ins: A.Instruction) -> ScaledForm:
+    mods = ins.modifiers
+    kinds = [m[len(".kind::"):] for m in mods if m.startswith(".kind::")]
+    if len(kinds) != 1 or kinds[0] not in _SCALED_KINDS:
+        raise Unsupported(f"{ins.name}: .block_scale needs one of .kind::mxf8f6f4/mxf4/mxf4nvf4", ins)
+    kind = kinds[0]
+    shape, elems, vecs, default = _SCALED_KINDS[kind]
+    shapes = [m for m in mods if _SHAPE.match(m)]
+    if len(shapes) != 1 or tuple(int(v) for v in _SHAPE.match(shapes[0]).groups()) != shape:  # type: ignore[union-attr]
+        raise Unsupported(f"{ins.name}: .kind::{kind} is .m{shape[0]}n{shape[1]}k{shape[2]} only", ins)
+    if len(ins.types) != 5:
+        raise Unsupported(f"{ins.name}: expected .f32.atype.btype.f32.stype", ins)
+    d, a, b, c, st = (t.lstrip(".") for t in ins.types)
+    if (d, c) != ("f32", "f32") or a not in elems or b not in elems or st not in {t.value for t in vecs}:
+        raise Unsupported(f"{ins.name}: types .{d}.{a}.{b}.{c}.{st} are not a .kind::{kind} form (Table 36)", ins)
+    stype = ScaleType(st)
+    given = [m for m in mods if m in _SCALE_VEC]
+    vec = _SCALE_VEC[given[0]] if len(given) == 1 else default
+    if len(given) > 1 or vec is None or vec not in vecs[stype]:
+        raise Unsupported(f"{ins.name}: .scale_vec_size {' '.join(given) or '(none)'} with .kind::{kind} and .{st} "
+                          "is not a valid combination (9.7.14.3, Table 36)", ins)
+    allowed = {".sync", ".aligned", ".row", ".col", ".block_scale", ".kind::" + kind, shapes[0], *given,
+               ".f32", "." + a, "." + b, "." + st}
+    extra = mods - allowed
+    if extra:
+        raise Unsupported(f"{ins.name}: modifier(s) {' '.join(sorted(extra))}", ins)
+    if ".sync" not in mods or ".aligned" not in mods or ins.positional[:2] != (".row", ".col"):
+        raise Unsupported(f"{ins.name}: expected mma.sync.aligned...row.col", ins)
+    return ScaledForm(kind, shape, a, b, stype, vec)
+
+
+def _selector(ins: A.Instruction, x: Exec, op: A.Operand, warps: np.ndarray, what: str,
+              valid: tuple[int, ...]) -> np.ndarray:
+    """(warps,) value of one selector operand (unsigned 16-bit, 9.7.14.5.14), checked against Table 37.
+    MODEL: a selector held in a register must be the same in every lane of the warp (the manual
+    treats it as one value per instruction); otherwise `Unsupported`."""
+    v = np.broadcast_to(np.asarray(x.read(op, ".u16")), (x.n,)).astype(np.int64).reshape(-1, 32)[warps]
+    if (v != v[:, :1]).any():
+        raise Unsupported(f"{ins.name}: selector {what} differs between the lanes of a warp", ins)
+    bad = ~np.isin(v[:, 0], valid)
+    if bad.any():
+        raise UndefinedBehavior(f"{ins.name}: {what} = {int(v[bad][0, 0])} is not valid here (valid: "
+                                f"{', '.join(map(str, valid))}; \"Any other value results in an undefined behavior\", "
+                                "9.7.14.3 Table 37)", ins)
+    return v[:, 0]
+
+
+def scale_lanes(thread_id_a: int, thread_id_b: int) -> tuple[np.ndarray, np.ndarray]:
+    """Lanes supplying SF_A of rows 0..15 and SF_B of columns 0..7 (9.7.14.3).
+
+    Documented: "when thread-id-a set to 0, thread-pair satisfying: %laneid % 4 == 0 or 1 provides
+    the SF_A ... when thread-id-a set to 1, ... %laneid % 4 == 2 or 3"; "each thread satisfying:
+    %laneid % 4 == thread-id-b provides the SF_B". MODEL (Figures 43/44 draw the rest): in quad g
+    (lanes 4g..4g+3) the first thread of the pair gives row g and the second row g + 8, and the
+    selected thread gives column g; this is CUTLASS's SM120 block-scaled MMA traits
+    (cute/atom/mma_traits_sm120.hpp: SFALayout ((2,2,8),K):((8,0,1),16), SFBLayout
+    ((4,8),K):((0,1),8)), and the same quad-to-row/column rule as the A and B fragments."""
+    rows = np.arange(16)
+    cols = np.arange(8)
+    return 4 * (rows % 8) + 2 * thread_id_a + rows // 8, 4 * cols + thread_id_b
+
+
+def _scale_values(ins: A.Instruction, regs: np.ndarray, lanes: np.ndarray, byte_id: np.ndarray, f: ScaledForm,
+                  what: str) -> np.ndarray:
+    """(W, len(lanes), vec) scale factors: bytes byte_id .. byte_id + vec - 1 of the selected lanes'
+    scale data ("one byte", "one byte-pair", "all four bytes", 9.7.14.3). MODEL: the byte with the
+    lower address holds the scale of the lower K chunk (Figure 45; CUTLASS's register order)."""
+    W = regs.shape[0]
+    sel = regs[np.arange(W)[:, None], lanes[None, :]].astype(np.uint64)  # (W, L)
+    shifts = np.uint64(8) * (byte_id[:, None, None].astype(np.uint64) + np.arange(f.vec, dtype=np.uint64))
+    raw = (sel[:, :, None] >> shifts) & np.uint64(0xFF)
+    if f.stype is ScaleType.UE4M3:
+        bad = check_ue4m3(raw)
+        if bad is not None:
+            raise Unsupported(f"{ins.name}: {what} ue4m3 byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit format "
+                              "\"having MSB bit padded with zero\", 5.2.3)", ins)
+    return decode_scale(raw, f.stype)
+
+
+def _operand_values(raw: np.ndarray, ty: str, f: ScaledForm) -> np.ndarray:
+    """Element bits from registers (low to high) -> float64: 8-bit containers for .kind::mxf8f6f4
+    (semantics.mxformats.from_container8), packed e2m1 otherwise."""
+    if f.elem_bits == 8:
+        raw = from_container8(raw, ty)
+    return decode_elements(raw, ty)
+
+
+def mma_block_scale(ins: A.Instruction, x: Exec) -> None:
+    """mma.sync.aligned.shape.row.col.kind.block_scale{.scale_vec_size}.f32.atype.btype.f32.stype
+    d, a, b, c, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b}
+    (9.7.14.5.14, block scaling 9.7.14.3). Fragments of A, B, C/D are those of the shape (m16n8k32
+    with 8-bit containers, m16n8k64 with eight e2m1 per register). Arithmetic: the module's float64
+    model, each element multiplied by its scale factor first (exact: at most 4 + 8 significant bits
+    and exponents far inside float64), then c + sum over k of the scaled products in k order,
+    rounded once to f32."""
+    f = _parse_scaled(ins)
+    m, n, k = f.shape
+    ops = ins.operands
+    if len(ops) != 8:
+        raise Unsupported(f"{ins.name}: expected d, a, b, c, scale-a-data, {{byte-id-a, thread-id-a}}, scale-b-data, "
+                          "{byte-id-b, thread-id-b}", ins)
+    warps = aligned_warps(ins, x)
+    p = 32 // f.elem_bits
+    rega, regb = m * k // 32 // p, k * n // 32 // p
+    dops = _vector(ins, ops[0], 4, "d")
+    aops = _vector(ins, ops[1], rega, "a")
+    bops = _vector(ins, ops[2], regb, "b")
+    cops = _vector(ins, ops[3], 4, "c")
+    sel_a = _vector(ins, ops[5], 2, "{byte-id-a, thread-id-a}")
+    sel_b = _vector(ins, ops[7], 2, "{byte-id-b, thread-id-b}")
+    W = warps.size
+    if W == 0:
+        return
+    byte_a = _selector(ins, x, sel_a[0], warps, "byte-id-a", _BYTE_IDS[f.vec])
+    tid_a = _selector(ins, x, sel_a[1], warps, "thread-id-a", _THREAD_IDS_A)
+    byte_b = _selector(ins, x, sel_b[0], warps, "byte-id-b", _BYTE_IDS[f.vec])
+    tid_b = _selector(ins, x, sel_b[1], warps, "thread-id-b", _THREAD_IDS_B)
+    sa_regs = _regs(x, (ops[4],), ".b32", warps)[:, :, 0]  # (W, 32)
+    sb_regs = _regs(x, (ops[6],), ".b32", warps)[:, :, 0]
+    lanes = [scale_lanes(int(ta), int(tb)) for ta, tb in zip(tid_a, tid_b)]
+    la = np.stack([l[0] for l in lanes])  # (W, 16)
+    lb = np.stack([l[1] for l in lanes])  # (W, 8)
+    sa = np.stack([_scale_values(ins, sa_regs[w:w + 1], la[w], byte_a[w:w + 1], f, "scale-a-data")[0]
+                   for w in range(W)])  # (W, 16, vec)
+    sb = np.stack([_scale_values(ins, sb_regs[w:w + 1], lb[w], byte_b[w:w + 1], f, "scale-b-data")[0]
+                   for w in range(W)])  # (W, 8, vec)
+    ar, ac = a_layout(m, rega, p)
+    br, bc = b_layout(regb, p)
+    cr, cc = c_layout(m)
+    A_ = np.zeros((W, m, k))
+    A_[:, ar, ac] = _operand_values(_unpack(_regs(x, aops, ".b32", warps), f.elem_bits), f.atype, f)
+    B_ = np.zeros((W, k, n))
+    B_[:, br, bc] = _operand_values(_unpack(_regs(x, bops, ".b32", warps), f.elem_bits), f.btype, f)
+    craw = _unpack(_regs(x, cops, ".b32", warps), 32).reshape(W, 32, 4)
+    C_ = np.zeros((W, m, n))
+    C_[:, cr, cc] = _values(craw, "f32")
+    with np.errstate(invalid="ignore", over="ignore"):
+        A_ = A_ * np.repeat(sa, f.chunk, axis=2)
+        B_ = B_ * np.repeat(sb, f.chunk, axis=2).transpose(0, 2, 1)
+    draw = round_f64(_float_sum(A_, B_, C_)[:, cr, cc].reshape(-1), F32, "rn").reshape(W, 32, 4)
+    _write_regs(x, dops, draw, ".b32", warps, np.uint32)
 
 
 # --------------------------------------------------------------------------- ldmatrix / stmatrix

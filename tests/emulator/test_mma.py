@@ -430,8 +430,8 @@ def test_partial_warp_ldmatrix_is_undefined() -> None:
     "{%r3,%r4}, {%f8,%f9,%f10,%f11,%f12,%f13,%f14,%f15};",
     " mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc {%r0,%r1,%r2,%r3}, {%r4,%r5}, {%r6}, "
     "{%r7,%r8,%r9,%r10};",
-    " mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 {%f0,%f1,%f2,%f3}, "
-    "{%r1,%r2,%r3,%r4}, {%r5,%r6}, {%f4,%f5,%f6,%f7};",
+    " mma.sync.aligned.m16n8k16.row.col.kind::f8f6f4.f32.e2m1.e2m1.f32 {%f0,%f1,%f2,%f3}, "
+    "{%r1,%r2}, {%r5}, {%f4,%f5,%f6,%f7};",
     " ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1,%r2}, [smem];",
     " stmatrix.sync.aligned.m16n8.x1.trans.shared.b8 [smem], {%r1};",
 ])
