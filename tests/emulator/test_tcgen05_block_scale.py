@@ -30,8 +30,8 @@ from symexec import Launch, load_program
 from symexec.events import AsyncIssued, MemoryAccess, MemSpace, Observer
 from symexec.machine import Machine
 from tcgen05 import tmem as T
-from tcgen05.descriptors import (ScaleVec, check_scale_ids, decode_instr_desc, encode_scaled_instr_desc,
-                                 encode_smem_desc, scale_vec_of)
+from tcgen05.descriptors import (ScaleVec, check_scale_ids, decode_instr_desc, decode_smem_desc,
+                                 encode_scaled_instr_desc, encode_smem_desc, operand_addresses, scale_vec_of)
 from tcgen05.scales import ScaleMatrix
 
 HEAD = ".version 8.8\n.target sm_100a\n.address_size 64\n"
@@ -262,7 +262,8 @@ class Case:
     """Random inputs of one block-scaled form and the expected D."""
 
     def __init__(self, kind: str, vec: ScaleVec, atype: str, btype: str, n: int, stype: ScaleType = ScaleType.UE8M0,
-                 ids: tuple[int, int] = (0, 0), ids2: tuple[int, int] | None = None, seed: int = 0) -> None:
+                 ids: tuple[int, int] = (0, 0), ids2: tuple[int, int] | None = None, seed: int = 0,
+                 mn_major: bool = False) -> None:
         rng = np.random.default_rng(seed)
         self.kind, self.vec, self.n, self.stype = kind, vec, n, stype
         k = 32 if kind == "mxf8f6f4" else 64
@@ -281,7 +282,16 @@ class Case:
         _place(self.smem, B_OFF, b_rows)
         self.adesc = encode_smem_desc(0, 16, 1024, swizzle=2)
         self.bdesc = encode_smem_desc(B_OFF, 16, 1024, swizzle=2)
-        self.idesc = encode_scaled_instr_desc(kind, n, atype, btype, ids[0], ids[1], stype)
+        if mn_major:  # 8-bit elements MN-major without swizzle: 8 (K) x 16 (MN) byte core matrices, LBO 128 between
+            # K groups, SBO 512 between groups of 16 rows; placed by the canonical layout of 9.7.16.3.3
+            self.smem[:] = 0
+            self.adesc = encode_smem_desc(0, 128, 512)
+            self.bdesc = encode_smem_desc(B_OFF, 128, 512)
+            for desc, codes in ((self.adesc, self.a), (self.bdesc, self.b)):
+                addr = operand_addresses(decode_smem_desc(desc), codes.shape[0], k, 1, k_major=False)
+                self.smem[addr] = codes.astype(np.uint8)
+        self.idesc = encode_scaled_instr_desc(kind, n, atype, btype, ids[0], ids[1], stype, transpose_a=mn_major,
+                                              transpose_b=mn_major)
         self.idesc2 = 0 if ids2 is None else encode_scaled_instr_desc(kind, n, atype, btype, ids2[0], ids2[1], stype)
         av = np.vectorize(lambda c: _ref_value(int(c), atype))(self.a)
         bv = np.vectorize(lambda c: _ref_value(int(c), btype))(self.b)
@@ -369,6 +379,12 @@ def test_mxf4_kinds_match_numpy(form, kind, vec, stype, ids):
     assert (c.run(form) == c.want).all()
 
 
+def test_transposed_8bit_operands():
+    """MN-major A and B (transpose bits, Table 43; 8-bit types only, Table 52; N a multiple of 16)."""
+    c = Case("mxf8f6f4", ScaleVec.X1, "e5m2", "e4m3", 64, ids=(2, 3), seed=13, mn_major=True)
+    assert (c.run("mxf8f6f4.block_scale.block32") == c.want).all()
+
+
 def test_scales_placed_by_tcgen05_cp_warpx4():
     """CUTLASS/ThunderKittens place the scales with tcgen05.cp.32x128b.warpx4 from a 512-byte tile in
     which row r's word is at (r % 32) * 16 + (r / 32) * 4: the same tensor-memory layout."""
@@ -385,6 +401,17 @@ def test_each_row_and_column_reads_its_own_scale():
     assert (twice[77] == 2 * base[77]).all() and (np.delete(twice, 77, 0) == np.delete(base, 77, 0)).all()
     c.sa[77, 1] += 5  # another ID's byte: no effect
     assert (c.run("mxf8f6f4.block_scale.block32") == twice).all()
+    c.sb[41, 0] += 1  # column 41 of D (B's row 41: lane 9 (+32 q), column 1)
+    col = c.run("mxf8f6f4.block_scale.block32")
+    assert (col[:, 41] == 2 * twice[:, 41]).all() and (np.delete(col, 41, 1) == np.delete(twice, 41, 1)).all()
+
+
+def test_a_nan_scale_makes_its_row_nan():
+    """ue8m0 0xFF is NaN (5.2.3): the model's sums it enters are NaN, the others unchanged."""
+    c = Case("mxf8f6f4", ScaleVec.X1, "e4m3", "e4m3", 32, seed=10)
+    c.sa[5, 0] = 0xFF
+    got = c.run("mxf8f6f4.block_scale.block32")
+    assert np.isnan(got[5]).all() and (np.delete(got, 5, 0) == np.delete(c.want, 5, 0)).all()
 
 
 # ---------------------------------------------------------------------- events
@@ -519,3 +546,32 @@ def test_unmodelled_block_scaled_forms():
         Machine(prog, Launch((1, 1, 1), (128, 1, 1), {"src": np.zeros(20480, np.uint8), "out": np.zeros(4096, np.uint32),
                                                       "sfa": np.zeros(512, np.uint32), "sfb": np.zeros(128, np.uint32)},
                              ["src", "sfa", "sfb", 0, 0, _OK, 0, "out"])).run()
+
+
+# ---------------------------------------------------------------------- the checker sees the scale reads
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_checker_orders_scale_stores_before_the_mma(ordered):
+    """Without tcgen05.wait::st and the barrier between the warps' tcgen05.st of the scales and the MMA,
+    the MMA's reads of the scale cells race with the stores (and only then)."""
+    from symexec.check import check_kernel
+
+    c = Case("mxf8f6f4", ScaleVec.X1, "e4m3", "e4m3", 32, seed=1)
+    src = _kernel("mxf8f6f4.block_scale.block32", 32, c.smem.size, 1)
+    hand_over = "  tcgen05.wait::st.sync.aligned;\n  tcgen05.fence::before_thread_sync;\n  bar.sync 0;\n" \
+                "  tcgen05.fence::after_thread_sync;\n  ld.param.u32 %r21"
+    assert hand_over in src
+    if not ordered:
+        src = src.replace(hand_over, "  ld.param.u32 %r21")
+    _assemble(src)
+    prog = load_program(ptx_parser.parse(src), None)
+    launch = Launch((1, 1, 1), (128, 1, 1), {"src": c.smem, "sfa": c.sfa_words(), "sfb": c.sfb_words(),
+                                             "out": np.zeros(128 * 32, np.uint32)},
+                    ["src", "sfa", "sfb", c.adesc, c.bdesc, c.idesc, 0, "out"])
+    rep = check_kernel(prog, launch)
+    if ordered:
+        assert rep.verdict == "race_free", [f.message for f in rep.findings]
+    else:
+        assert rep.verdict == "race"
+        assert any("column 128" in f.message or "column 160" in f.message for f in rep.findings)
