@@ -121,6 +121,11 @@ class Exec(ABC):
         """Cross-lane data movement: lane l's result is lane src[l]'s operand (shfl). Lets the
         checker track value identity across lanes; no effect on values."""
 
+    def store_sources(self, lane: np.ndarray, reg: np.ndarray, byte: np.ndarray) -> None:
+        """A warp-collective store (stmatrix) writes, at stored byte j of lane l, byte `byte[l, j]`
+        of source register `reg[l, j]` (the instruction's register operands in order) of lane
+        `lane[l, j]`. Lets the checker keep value identity through the store; no effect on values."""
+
     def note_undefined(self, lanes: np.ndarray, what: str, ins: A.Instruction) -> None:
         """Lanes where the result is undefined by the manual (e.g. integer division by zero)."""
 

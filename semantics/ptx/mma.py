@@ -613,7 +613,27 @@ def stmatrix(ins: A.Instruction, x: Exec) -> None:
     full = np.zeros((x.n // 32, 32), dtype=np.uint64)
     full[warps, : 8 * count] = a
     data = np.ascontiguousarray(rows.reshape(x.n, 8)).view(np.uint8).reshape(x.n, 16)
+    _store_sources(x, warps, count, r, c)
     _with_mask(x, _address_lanes(x, warps, count), lambda: x.store(space, full.reshape(-1), data, ins))
+
+
+def _store_sources(x: Exec, warps: np.ndarray, count: int, r: np.ndarray, c: np.ndarray) -> None:
+    """For the checker: stored byte j of address lane 8q+s comes from element j//2 of row s of
+    matrix q, i.e. half (j//2 placement) of register q of the lane whose fragment holds it."""
+    lane = np.broadcast_to(np.arange(32)[:, None], (32, 2))
+    half = np.broadcast_to(np.arange(2)[None, :], (32, 2))
+    code = np.full((count, 8, 8), -1, dtype=np.int64)
+    for q in range(count):
+        code[q][r, c] = (lane * count + q) * 2 + half
+    per_warp = np.zeros((32, 8), dtype=np.int64)
+    per_warp[: 8 * count] = code.reshape(8 * count, 8)
+    el = np.repeat(per_warp, 2, axis=1)  # (32, 16): the element behind each stored byte
+    src_lane_w, src_reg, src_half = el // (2 * count), (el // 2) % count, el % 2
+    src_byte = src_half * 2 + np.arange(16)[None, :] % 2
+    n = x.n
+    base = (np.arange(n) // 32 * 32)[:, None]
+    lanes = np.tile(src_lane_w, (n // 32, 1)) + base
+    x.store_sources(lanes, np.tile(src_reg, (n // 32, 1)), np.tile(src_byte, (n // 32, 1)))
 
 
 @handler("movmatrix")

@@ -70,3 +70,6 @@ class CheckedExec(GroupExec):
 
     def lane_source(self, src: np.ndarray) -> None:
         self.state.tracker.permute = src
+
+    def store_sources(self, lane: np.ndarray, reg: np.ndarray, byte: np.ndarray) -> None:
+        self.state.tracker.store_map = (lane, reg, byte)

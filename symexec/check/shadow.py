@@ -129,6 +129,7 @@ class Tracker:
         self.load_cursor = 0
         self.write_index = 0
         self.permute: np.ndarray | None = None
+        self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
         self.collective: str | None = None
         self.warp_key: np.ndarray | None = None
         self.address_mode = False
@@ -144,7 +145,7 @@ class Tracker:
     _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "in_parts", "in_taints", "addr_taint",
                         "loaded", "loaded_lanes",
                         "load_cursor",
-                        "write_index", "permute", "collective", "warp_key", "address_mode")
+                        "write_index", "permute", "store_map", "collective", "warp_key", "address_mode")
 
     def save(self) -> tuple:
         """The per-instruction state (restore() puts it back after a nested instruction)."""
@@ -445,6 +446,18 @@ class Tracker:
         if ctas is not None:
             shadow.cta[flat] = ctas[:, None]
         widths = self.in_width
+        if self.store_map is not None and self.in_hash:  # stmatrix: each byte from another lane's register
+            src_lane, src_reg, src_byte = (m[lanes] for m in self.store_map)
+            hashes = np.stack([np.broadcast_to(h, (self.n,)) for h in self.in_hash])
+            taints = np.stack([np.broadcast_to(t, (self.n,)) for t in self.in_taints])
+            H = hashes[src_reg, src_lane]
+            P = (src_byte | (2 << 4)).astype(np.uint8)  # byte i of a 32-bit register value
+            t = np.bitwise_or.reduce(taints[src_reg, src_lane], axis=1)
+            t = t | (DATA if (self.control or self.explore) else np.uint8(0))
+            shadow.hash[flat], shadow.pos[flat] = H, P
+            shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
+            exact = row_number(key_of("value"), H)
+            return exact, exact
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
             hs, ps = [], []
             for h, w in zip(self.in_hash, widths):
