@@ -8,7 +8,8 @@ Scale factors (PTX 5.2.3, "ue8m0 data format" / "ue4m3 data format"):
   ... does not support infinity. NaN value is limited to 0x7f ... declared with .b8 type having MSB
   bit padded with zero": the non-negative half of e4m3 (bias 7, subnormals at exponent 0). A byte
   with bit 7 set is not a ue4m3 value the manual defines: `Unsupported` at the caller
-  (`check_ue4m3`).
+  (`check_ue4m3`). The bias is not stated there; MODEL: e4m3's bias 7 (largest value 448, "the
+  non-negative half of E4M3" in NVIDIA's NVFP4 description and Colfax's block-scaling tutorial).
 
 Element containers (how 4- and 6-bit elements e2m1 / e2m3 / e3m2 are held):
 
