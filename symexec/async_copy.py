@@ -33,7 +33,7 @@ from . import asyncops
 from . import mbarrier as MB
 from .events import Completion, Proxy, Stream
 from .errors import MemoryFault
-from .machine import Group
+from .machine import FindingKind, Group
 from .memory import from_bytes, to_bytes
 from .units import Unit, UnitState
 
@@ -139,7 +139,14 @@ class AsyncCopyUnit(UnitState):
     def finish(self, batch: "Batch") -> None:
         """End of the batch (machine hook): whatever is still in flight completes now."""
         self.on_exit(batch, np.ones(self.n, dtype=bool))
-        self.unwaited_bulk += [(op.ins, op.lane) for op in self.bulk_ops if not op.performed]
+        unwaited = [op for op in self.bulk_ops if not op.performed]
+        self.unwaited_bulk += [(op.ins, op.lane) for op in unwaited]
+        for op in {id(o.ins): o for o in unwaited}.values():  # one finding per instruction
+            batch.report(FindingKind.UNDEFINED_BEHAVIOR,
+                         f"{op.ins.name}: its thread exits before a cp.async.bulk.wait_group{{.read}} covers it, so "
+                         "nothing orders its reads of the shared-memory source before the CTA's shared memory is "
+                         "released (shared memory lives as long as its CTA, PTX 5.1; only a wait observes that "
+                         "the source reads are done, 9.7.9.25.6.2)", op.ins, lane=op.lane)
         self.perform_bulk(batch, lambda op: True, observed=False)
 
     def reap(self, batch: "Batch") -> None:

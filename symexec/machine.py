@@ -184,6 +184,7 @@ class Batch:
         self.timer_reads = 0
         self.ctx = exec_factory(self)
         self.memory.source = self.ctx
+        self.reports: list[MachineFinding] = []  # findings of units (Batch.report)
 
     def unit(self, name: str, factory: Callable[[], Any]) -> Any:
         """The batch's state for unit `name`, created on first use."""
@@ -191,6 +192,14 @@ class Batch:
         if u is None:
             u = self.units[name] = factory()
         return u
+
+    def report(self, kind: "FindingKind", message: str, ins: A.Instruction | None, lane: int | None = None) -> None:
+        """A bug a unit sees that does not stop the run (the machine collects these after the batch)."""
+        f = MachineFinding(kind, message, ins, lane)
+        if lane is not None:
+            f.cta = self.ctas[int(self.cta_of_lane[lane])]
+            f.thread = (int(self.tid[0][lane]), int(self.tid[1][lane]), int(self.tid[2][lane]))
+        self.reports.append(f)
 
     def emit(self, ev) -> None:
         """Tell every observer (symexec.events); a plain run has none and builds no events."""
@@ -325,6 +334,7 @@ class Machine:
             self.stats.batches += 1
             self._run_batch(batch)
             self._finish_units(batch)
+            self.findings.extend(batch.reports[:max(0, 64 - len(self.findings))])
         return self.glob
 
     @staticmethod

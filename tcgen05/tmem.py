@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptx_parser import ast as A
-from semantics.errors import UndefinedBehavior, Unsupported
+from semantics.errors import UndefinedBehavior
 from symexec.events import Buffer, MemSpace
 
 LANES = 128
@@ -136,9 +136,11 @@ class TensorMemory:
             raise UndefinedBehavior(f"tcgen05.dealloc of address {taddr:#x}: it does not point to a live tensor "
                                     f"memory allocation{' (double free)' if again else ''} (PTX 9.7.16.7.1)", ins)
         if ncols != size:
-            raise Unsupported(f"tcgen05.dealloc of {ncols} columns at column {col}, which was allocated with "
-                              f"{size} columns (the manual does not say what a partial or larger deallocation "
-                              "does)", ins)
+            # a larger free releases columns nobody allocated; a smaller one (the manual defines no
+            # partial deallocation) leaves the rest allocated when the kernel exits: undefined either way
+            # (9.7.16.7.1: every allocation is freed by tcgen05.dealloc before exit)
+            raise UndefinedBehavior(f"tcgen05.dealloc of {ncols} columns at column {col}, which was allocated with "
+                                    f"{size} columns: {'columns that were never allocated are freed' if ncols > size else f'the other {size - ncols} columns stay allocated'} (PTX 9.7.16.7.1)", ins)
         a.owned[col:col + ncols] = False
         a.freed[col:col + ncols] = True
         del a.blocks[col]

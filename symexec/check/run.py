@@ -130,6 +130,7 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; the async-proxy reads of any operation "
             "whose completion was observed are performed (a later generic write needs no fence); other "
             "generic/async pairs need fence.proxy.async on the happens-before path (8.6, 8.9.5)")
+    findings.sort(key=lambda f: SEVERITY.index(f.kind))  # the verdict's finding first
     report.findings = findings
     report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
                     "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}
