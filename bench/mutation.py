@@ -1,0 +1,112 @@
+"""Seeded-mutation table: every synchronisation mutant of the suite's sm_90a / sm_100a kernels,
+checked with `volta check`'s checker, printed as Markdown (kernel, mutation, PTX line, verdict,
+caught / benign + reason / known miss / unexplained).
+
+    python bench/mutation.py                       # every site of every kernel, both targets
+    python bench/mutation.py --arch sm_90a -k gemm_fp16 -k conv2d
+    python bench/mutation.py --per-name 2          # at most 2 sites of each instruction name per kernel
+    python bench/mutation.py --ci --seed 0         # the CI sample (tests/test_mutation.py)
+    python bench/mutation.py --json out.json -j 2
+
+The reviewed reasons live in tests/mutation/verdicts.toml; the engine in tests/mutation/engine.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.mutation.runner import KernelRun, Status, run_kernel, suite_sample, suite_targets, table  # noqa: E402
+
+
+def _one(args: tuple) -> KernelRun:
+    name, arch, per_name, seed, only = args
+    t0 = time.perf_counter()
+    r = run_kernel(name, arch, per_name, seed, only=only)
+    n = len(r.outcomes)
+    print(f"{name} {arch}: {r.baseline.split(':', 1)[0]}, {n} mutants, {time.perf_counter() - t0:.0f} s",
+          file=sys.stderr, flush=True)
+    return r
+
+
+def _cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(runs: list[KernelRun]) -> str:
+    out = []
+    total = {st: 0 for st in Status}
+    out.append("| kernel | target | mutation | PTX line | verdict | result |")
+    out.append("|---|---|---|---|---|---|")
+    skipped = []
+    for r in runs:
+        if not r.checkable:
+            skipped.append(r)
+            continue
+        for o in r.outcomes:
+            total[o.status] += 1
+            res = o.status.value + (f": {o.reason}" if o.reason else "")
+            out.append(f"| {r.kernel} | {r.arch} | `{o.mutant.key}` | {o.mutant.site.line} | "
+                       f"{_cell(o.verdict.split(':', 1)[0])} | {_cell(res)} |")
+    head = [f"Mutants: {sum(total.values())} over {sum(r.checkable for r in runs)} checkable kernel builds; "
+            + ", ".join(f"{st.value} {n}" for st, n in total.items() if n), ""]
+    if skipped:
+        head.append("Not checkable yet (unmutated verdict is not race_free; mutants not run):")
+        head.append("")
+        for r in skipped:
+            head.append(f"- {r.kernel} {r.arch}: {r.baseline} ({len(r.sites)} sites)")
+        head.append("")
+    return "\n".join(head + out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--arch", action="append", choices=["sm_90a", "sm_100a"], help="default: both")
+    ap.add_argument("-k", "--kernel", action="append", help="suite kernel (default: all)")
+    ap.add_argument("--per-name", type=int, default=None,
+                    help="at most N sites of each instruction name per kernel (default: all)")
+    ap.add_argument("--ci", action="store_true", help="the CI sample of tests/test_mutation.py (with --seed)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--json", type=Path, default=None, help="also write the outcomes as JSON")
+    a = ap.parse_args()
+    arches = tuple(a.arch or ("sm_90a", "sm_100a"))
+    targets = [t for t in suite_targets(arches) if not a.kernel or t[0] in a.kernel]
+    if a.ci:
+        from tests.test_mutation import ARCHES, SAMPLE
+        sample = suite_sample(ARCHES, SAMPLE, a.seed)
+        jobs = [(n, ar, None, a.seed, list(sample[(n, ar)])) for n, ar in targets if (n, ar) in sample]
+    else:
+        jobs = [(n, ar, a.per_name, a.seed, None) for n, ar in targets]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(a.jobs) as pool:
+        runs = list(pool.map(_one, jobs))
+    wall = time.perf_counter() - t0
+    print(markdown(runs))
+    cpu = sum(r.baseline_seconds + sum(o.seconds for o in r.outcomes) for r in runs)
+    print(f"\n{wall:.0f} s wall on {a.jobs} processes, {cpu:.0f} s of checking", file=sys.stderr)
+    used = {(r.kernel, r.arch, o.mutant.key) for r in runs for o in r.outcomes}
+    ran = {(r.kernel, r.arch) for r in runs if r.checkable}
+    if a.per_name is None and not a.ci:
+        stale = [k for k in table() if (k[0], k[1]) in ran and k not in used]
+        for k in stale:
+            print(f"table entry matches no mutant: {k}", file=sys.stderr)
+    if a.json:
+        a.json.write_text(json.dumps([{
+            "kernel": r.kernel, "arch": r.arch, "baseline": r.baseline, "baseline_seconds": r.baseline_seconds,
+            "sites": len(r.sites),
+            "outcomes": [{"mutation": o.mutant.key, "line": o.mutant.site.line, "source": o.mutant.site.source,
+                          "text": o.mutant.site.text, "description": o.mutant.description, "verdict": o.verdict,
+                          "finding": o.finding, "seconds": round(o.seconds, 2), "status": o.status.value,
+                          "reason": o.reason} for o in r.outcomes]} for r in runs], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,222 @@
+"""Run the checker on the mutants of a suite kernel and classify each one against the reviewed
+table (``verdicts.toml``).
+
+A mutant is *caught* when the checker reports a finding (race, deadlock, divergence,
+out_of_bounds, uninitialized, undefined_behavior). A mutant that is not caught (race_free,
+inconclusive, unsupported) must be explained by the table, as ``benign`` (the mutation removes
+nothing the kernel needs, with the reason from the PTX manual) or ``known_miss`` (a real bug the
+checker does not find yet). A kernel whose unmutated verdict is not race_free is not checkable:
+its mutants are not run.
+"""
+
+from __future__ import annotations
+
+import time
+import tomllib
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import lru_cache
+from pathlib import Path
+
+import ptx_parser
+
+from .engine import Mutant, Site, mutations, sample_sites, sites
+
+TABLE = Path(__file__).with_name("verdicts.toml")
+
+#: verdicts that name a bug
+CAUGHT = {"race", "deadlock", "divergence", "out_of_bounds", "uninitialized", "undefined_behavior"}
+
+
+class Status(str, Enum):
+    CAUGHT = "caught"
+    BENIGN = "benign"  # not caught, and the table explains why that is right
+    KNOWN_MISS = "known_miss"  # not caught, and the table says the checker should have
+    UNEXPLAINED = "unexplained"  # not caught, and the table says nothing: a human must look
+    FALSE_ALARM = "false_alarm"  # caught, but the table says the mutant is benign
+    FIXED_MISS = "fixed_miss"  # caught, and the table still lists it as a known miss
+
+
+@dataclass(frozen=True)
+class Entry:
+    kernel: str
+    arches: tuple[str, ...]
+    mutation: str
+    status: Status  # BENIGN or KNOWN_MISS
+    reason: str
+
+
+@lru_cache(maxsize=None)
+def table() -> dict[tuple[str, str, str], Entry]:
+    """{(kernel, arch, mutation): entry}. A row names one or more kernels and arches (lists allowed:
+    kernels that share the same PTX lines, e.g. gemm_silu's main loop is gemm_fp16's) and gives
+    its reason either as ``reason`` or as ``why`` (a key of ``[reasons]``) plus a site ``note``."""
+    data = tomllib.loads(TABLE.read_text())
+    reasons = data.get("reasons", {})
+    out: dict[tuple[str, str, str], Entry] = {}
+    for section, status in (("benign", Status.BENIGN), ("known_miss", Status.KNOWN_MISS)):
+        for row in data.get(section, []):
+            arches = row["arch"] if isinstance(row["arch"], list) else [row["arch"]]
+            kernels = row["kernel"] if isinstance(row["kernel"], list) else [row["kernel"]]
+            if "why" in row:
+                if row["why"] not in reasons:
+                    raise ValueError(f"{TABLE.name}: {row['mutation']}: unknown reason {row['why']!r}")
+                text = reasons[row["why"]] + (" Here: " + row["note"] if row.get("note") else "")
+            else:
+                text = row["reason"]
+            for k in kernels:
+                e = Entry(k, tuple(arches), row["mutation"], status, " ".join(text.split()))
+                for a in arches:
+                    key = (k, a, e.mutation)
+                    if key in out:
+                        raise ValueError(f"{TABLE.name}: {key} listed twice")
+                    out[key] = e
+    return out
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    verdict: str
+    finding: str  # the first finding's kind and message, or the report's notes
+    seconds: float
+    status: Status = Status.CAUGHT
+    reason: str = ""
+
+    @property
+    def caught(self) -> bool:
+        return self.verdict.split(":", 1)[0] in CAUGHT
+
+
+@dataclass
+class KernelRun:
+    kernel: str
+    arch: str
+    baseline: str  # the unmutated verdict
+    baseline_seconds: float
+    sites: list[Site] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def checkable(self) -> bool:
+        return self.baseline == "race_free"
+
+
+def compiled(name: str, arch: str):
+    from harness.compile import compile_contract
+    from harness.suite import get
+
+    c = get(name)
+    return c, compile_contract(c, arch)
+
+
+def _check(contract, comp, ptx: str, filename: str, limit: float) -> tuple[str, str, float]:
+    import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
+    from harness.emulate import launch_for
+    from symexec import Unsupported, load_program, time_limit
+    from symexec.check import check_kernel
+
+    t0 = time.perf_counter()
+    try:
+        prog = load_program(ptx_parser.parse(ptx, filename), comp.entry)
+        launch = launch_for(contract, comp, contract.make_inputs("verify", "normal", 0), "verify")
+        with time_limit(limit):
+            report = check_kernel(prog, launch)
+    except Unsupported as e:
+        return f"unsupported: {str(e).removeprefix('unsupported: ')}", "", time.perf_counter() - t0
+    dt = time.perf_counter() - t0
+    if report.findings:
+        f = report.findings[0]
+        lines = sorted({s.ptx.rsplit(":", 2)[-2] for s in f.sites if s.ptx.count(":") >= 2}, key=int)
+        detail = f"{f.kind.value}: {f.message}" + (f" (PTX line {', '.join(lines)})" if lines else "")
+    else:
+        detail = "; ".join(report.notes)[:300]
+    return report.verdict, detail, dt
+
+
+def classify(o: Outcome, kernel: str, arch: str) -> Outcome:
+    e = table().get((kernel, arch, o.mutant.key))
+    if o.caught:
+        if e is None:
+            o.status = Status.CAUGHT
+        else:
+            o.status = Status.FALSE_ALARM if e.status is Status.BENIGN else Status.FIXED_MISS
+            o.reason = e.reason
+    elif e is None:
+        o.status = Status.UNEXPLAINED
+    else:
+        o.status, o.reason = e.status, e.reason
+    return o
+
+
+def all_sites(name: str, arch: str) -> list[Site]:
+    _, comp = compiled(name, arch)
+    return [s for s, _ in sites(comp.ptx, comp.entry, f"{name}.{comp.target}.ptx")]
+
+
+def run_kernel(name: str, arch: str, per_name: int | None = None, seed: int = 0, limit: float | None = None,
+               progress=None, only: list[Site] | None = None) -> KernelRun:
+    """Check the unmutated kernel, then (if it is race_free) every mutant of the chosen sites:
+    ``only`` (a list of sites), or all sites (per_name None), or at most ``per_name`` sites of
+    each instruction name, by seed."""
+    contract, comp = compiled(name, arch)
+    filename = f"{name}.{comp.target}.ptx"
+    base, _, base_s = _check(contract, comp, comp.ptx, filename, limit or 600.0)
+    run = KernelRun(name, arch, base, base_s)
+    run.sites = [s for s, _ in sites(comp.ptx, comp.entry, filename)]
+    if not run.checkable:
+        return run
+    if only is not None:
+        chosen = only
+    else:
+        chosen = run.sites if per_name is None else sample_sites(run.sites, per_name, seed)
+    budget = limit or max(60.0, 5 * base_s + 30)
+    for m in mutations(comp.ptx, name, comp.entry, only=chosen):
+        verdict, detail, dt = _check(contract, comp, m.ptx, filename, budget)
+        o = classify(Outcome(m, verdict, detail, dt), name, arch)
+        run.outcomes.append(o)
+        if progress:
+            progress(run, o)
+    return run
+
+
+@lru_cache(maxsize=None)
+def suite_sample(arches: tuple[str, ...], per_name: int, seed: int) -> dict[tuple[str, str], tuple[Site, ...]]:
+    """The CI sample: for each target and each instruction name, ``per_name`` sites drawn by
+    ``seed`` from all the suite's kernels that have one, a kernel's chance inversely proportional
+    to its cost (instructions x CTAs of the verify launch), so that the sample covers every kind of
+    synchronisation the suite uses without checking the biggest kernels over and over. Every
+    mutation kind then applies to every sampled site. Deterministic: it depends on the PTX, the
+    seed and per_name only. {(kernel, arch): sites}"""
+    import math
+    import random
+
+    cands: dict[tuple[str, str], list[tuple[str, Site, float]]] = {}
+    for name, arch in suite_targets(arches):
+        _, comp = compiled(name, arch)
+        ss = [s for s, _ in sites(comp.ptx, comp.entry, f"{name}.{comp.target}.ptx")]
+        cost = max(1, len(comp.ptx.splitlines())) * math.prod(comp.grid)
+        for s in ss:
+            cands.setdefault((arch, s.name), []).append((name, s, 1.0 / cost))
+    out: dict[tuple[str, str], list[Site]] = {}
+    for (arch, iname), group in sorted(cands.items()):
+        group.sort(key=lambda t: (t[0], t[1].ordinal))
+        rng = random.Random(f"{seed}:{arch}:{iname}")
+        pool = list(group)
+        for _ in range(min(per_name, len(pool))):
+            i = rng.choices(range(len(pool)), weights=[w for _, _, w in pool])[0]
+            name, site, _ = pool.pop(i)
+            out.setdefault((name, arch), []).append(site)
+    return {k: tuple(sorted(v, key=lambda s: s.index)) for k, v in out.items()}
+
+
+def suite_targets(arches: tuple[str, ...] = ("sm_90a", "sm_100a")) -> list[tuple[str, str]]:
+    """(kernel, arch) for every suite kernel and target it supports."""
+    from harness.suite import all_contracts
+
+    out = []
+    for c in all_contracts():
+        for a in arches:
+            if int("".join(ch for ch in a[3:] if ch.isdigit())) >= c.min_arch:
+                out.append((c.name, a))
+    return out
