@@ -7,6 +7,7 @@ caught / benign + reason / known miss / unexplained).
     python bench/mutation.py --per-name 2          # at most 2 sites of each instruction name per kernel
     python bench/mutation.py --ci --seed 0         # the CI sample (tests/test_mutation.py)
     python bench/mutation.py --json out.json -j 2
+    python bench/mutation.py --from-json out.json  # reprint a saved run against the current table
 
 The reviewed reasons live in tests/mutation/verdicts.toml; the engine in tests/mutation/engine.py.
 """
@@ -35,11 +36,31 @@ def _one(args: tuple) -> KernelRun:
     return r
 
 
+def _load(path: Path) -> list[KernelRun]:
+    """KernelRuns from a --json file, each outcome classified again against the current table."""
+    from tests.mutation.engine import Mutant, Site
+    from tests.mutation.runner import Outcome, classify
+
+    runs = []
+    for r in json.loads(path.read_text()):
+        run = KernelRun(r["kernel"], r["arch"], r["baseline"], r["baseline_seconds"])
+        run.sites = [None] * r["sites"]
+        for o in r["outcomes"]:
+            name, rest = o["mutation"].split("#", 1)
+            ordinal, kind = rest.split(":", 1)
+            site = Site(-1, name, int(ordinal), o["line"], o["text"], o["source"])
+            out = Outcome(Mutant(r["kernel"], site, kind, "", o["description"]), o["verdict"], o["finding"],
+                          o["seconds"])
+            run.outcomes.append(classify(out, r["kernel"], r["arch"]))
+        runs.append(run)
+    return runs
+
+
 def _cell(s: str) -> str:
     return s.replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(runs: list[KernelRun]) -> str:
+def markdown(runs: list[KernelRun], not_caught_only: bool = False) -> str:
     out = []
     total = {st: 0 for st in Status}
     out.append("| kernel | target | mutation | PTX line | verdict | result |")
@@ -51,9 +72,17 @@ def markdown(runs: list[KernelRun]) -> str:
             continue
         for o in r.outcomes:
             total[o.status] += 1
+            if not_caught_only and o.status is Status.CAUGHT:
+                continue
             res = o.status.value + (f": {o.reason}" if o.reason else "")
             out.append(f"| {r.kernel} | {r.arch} | `{o.mutant.key}` | {o.mutant.site.line} | "
                        f"{_cell(o.verdict.split(':', 1)[0])} | {_cell(res)} |")
+    counts = ["| kernel | target | mutants | " + " | ".join(st.value for st in Status) + " |",
+              "|---|---|---|" + "---|" * len(Status)]
+    for r in runs:
+        if r.checkable:
+            n = {st: sum(o.status is st for o in r.outcomes) for st in Status}
+            counts.append(f"| {r.kernel} | {r.arch} | {len(r.outcomes)} | " + " | ".join(str(n[st]) for st in Status) + " |")
     head = [f"Mutants: {sum(total.values())} over {sum(r.checkable for r in runs)} checkable kernel builds; "
             + ", ".join(f"{st.value} {n}" for st, n in total.items() if n), ""]
     if skipped:
@@ -62,7 +91,7 @@ def markdown(runs: list[KernelRun]) -> str:
         for r in skipped:
             head.append(f"- {r.kernel} {r.arch}: {r.baseline} ({len(r.sites)} sites)")
         head.append("")
-    return "\n".join(head + out)
+    return "\n".join(head + counts + [""] + out)
 
 
 def main() -> int:
@@ -75,7 +104,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--json", type=Path, default=None, help="also write the outcomes as JSON")
+    ap.add_argument("--not-caught", action="store_true", help="list only the mutants that are not caught")
+    ap.add_argument("--from-json", type=Path, action="append", default=None,
+                    help="reprint saved runs (--json output) classified by the current verdicts.toml; runs nothing")
     a = ap.parse_args()
+    if a.from_json:
+        runs = [r for f in a.from_json for r in _load(f)]
+        print(markdown(runs, a.not_caught))
+        return 0
     arches = tuple(a.arch or ("sm_90a", "sm_100a"))
     targets = [t for t in suite_targets(arches) if not a.kernel or t[0] in a.kernel]
     if a.ci:
@@ -88,7 +124,7 @@ def main() -> int:
     with ProcessPoolExecutor(a.jobs) as pool:
         runs = list(pool.map(_one, jobs))
     wall = time.perf_counter() - t0
-    print(markdown(runs))
+    print(markdown(runs, a.not_caught))
     cpu = sum(r.baseline_seconds + sum(o.seconds for o in r.outcomes) for r in runs)
     print(f"\n{wall:.0f} s wall on {a.jobs} processes, {cpu:.0f} s of checking", file=sys.stderr)
     used = {(r.kernel, r.arch, o.mutant.key) for r in runs for o in r.outcomes}

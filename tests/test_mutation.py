@@ -12,10 +12,11 @@ instruction the suite's PTX uses, drawn by ``VOLTA_MUTATION_SEED`` (default 0) f
 that have one (cheaper kernels more likely), with every mutation kind applied to each sampled site.
 ``python bench/mutation.py`` runs every site of every kernel and prints the whole table.
 
-Kernels whose *unmutated* verdict is not race_free (today: the sm_100a tcgen05 kernels, until the
-tcgen05 unit reports its operations to the checker) are **skipped** with the verdict, which names
-the unsupported feature. Set ``VOLTA_MUTATION_REQUIRE_CHECKABLE=1`` to turn those skips into
-failures (``test_unmutated_kernel_is_checkable`` is the separate assertion).
+Kernels whose *unmutated* verdict is not race_free cannot be classified (every mutant would look
+caught): they are **skipped**, the reason giving the verdict (``unsupported: <feature> at
+<line>``, or the finding's kind while the checker still reports one on the correct kernel, as for
+some sm_100a TMA/tcgen05 kernels when this was written). Set ``VOLTA_MUTATION_REQUIRE_CHECKABLE=1``
+to turn those skips into failures; ``test_unmutated_kernel_is_checkable`` is the separate assertion.
 """
 
 from __future__ import annotations
