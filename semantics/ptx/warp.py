@@ -117,12 +117,18 @@ def activemask(ins: A.Instruction, x: Exec) -> None:
 
 @handler("elect")
 def elect(ins: A.Instruction, x: Exec) -> None:
-    """elect.sync d|p, membermask: the lowest active member lane is elected (9.7.13.12)."""
+    """elect.sync d|p, membermask (9.7.13.14): one active member lane is elected, the same one for
+    the same membermask every time; which one the manual leaves open. The emulator elects the
+    lowest; check mode the highest (Exec.elect_highest), so that code relying on lane 0 being the
+    leader is not proved by accident."""
     check_mods(ins, {".sync"})
     members = _full(x, x.read(ins.operands[1], ".u32")).astype(np.uint32)
     _check_members(ins, x, members)
     act = x.mask.reshape(-1, 32)
-    first = np.argmax(act, axis=1)
+    if getattr(x, "elect_highest", False):
+        first = 31 - np.argmax(act[:, ::-1], axis=1)
+    else:
+        first = np.argmax(act, axis=1)
     leader = np.zeros_like(act)
     leader[np.arange(act.shape[0]), first] = act.any(axis=1)
     lane_ids = np.repeat(first, 32).astype(np.uint32)

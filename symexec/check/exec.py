@@ -17,6 +17,10 @@ from .state import CheckState
 
 
 class CheckedExec(GroupExec):
+    #: elect.sync elects the highest active lane (the manual leaves the leader open, 9.7.13.14): a
+    #: kernel that relies on lane 0 being elected is not proved by the emulator's choice
+    elect_highest = True
+
     def __init__(self, batch, state: CheckState) -> None:
         super().__init__(batch)
         self.state = state

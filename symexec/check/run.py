@@ -122,6 +122,10 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     for ins, lane, pc in state.uninit_outputs:
         findings.append(Finding(FindingKind.UNINITIALIZED, "a value computed from shared memory that no thread wrote "
                                 "reaches global memory", [site_for(module, ins, (0, 0, 0), (0, 0, 0))]))
+    if any(ins.opcode == "elect" for ins in prog.code):
+        report.assumptions.append("elect.sync: the highest active lane of each warp is the leader (the manual only "
+                                  "promises the same leader for the same membermask, 9.7.13.14); the verdict is "
+                                  "for that choice, and a kernel that relies on lane 0 being elected is caught")
     if state.async_ops:
         report.assumptions.append(
             f"{state.async_ops} asynchronous operation(s): each one's accesses may happen at any time between its "
