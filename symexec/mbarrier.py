@@ -30,7 +30,8 @@ from semantics.errors import UndefinedBehavior, Unsupported
 
 from . import asyncops
 from .errors import MemoryFault
-from .events import Acquire, Release, SyncKind, SyncPoint
+from .events import Acquire, Buffer, MemoryAccess, MemSpace, Release, SyncKind, SyncPoint
+from .opcodes import Scope
 from .machine import Group
 from .memory import SHARED_BASE, WINDOW
 from .units import Unit, UnitState
@@ -333,6 +334,7 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
         else:
             addr_op = ins.operands[0 if op in (".init", ".inval", ".expect_tx", ".complete_tx") else 1]
             keys = shared_keys(machine, batch, ins, addr_op, lanes)
+            _touch(batch, lanes, keys, ins, plain=op in (".init", ".inval"))
             if op == ".init":
                 counts = _lane_values(batch, ins.operands[1], ".u32", lanes)
                 for i in range(lanes.size):
@@ -349,6 +351,21 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
                 _arrive(machine, batch, ins, lanes, mask, keys, op == ".arrive_drop")
     g.pc += 1
     return True
+
+
+def _touch(batch: "Batch", lanes: np.ndarray, keys: np.ndarray, ins: A.Instruction, plain: bool) -> None:
+    """For observers: an mbarrier operation accesses the 8-byte object in shared memory (9.7.13.15.1).
+    init and inval write it like a plain store; arrive, expect/complete_tx and the waits are atomic
+    read-modify-writes of it (they do not race with each other, but every one must be ordered with
+    the init before it and the inval after it, whose memory may then be reused)."""
+    if not batch.observers or not lanes.size:
+        return
+    sb = batch.memory.shared_bytes
+    flat = (keys[:, 0].astype(np.int64) * sb + keys[:, 1].astype(np.int64))[:, None] + np.arange(8)
+    ev = MemoryAccess(True, Buffer(MemSpace.SHARED, batch.batch_id), batch.memory.shared.size, lanes, flat, ins,
+                      batch.ctx.pc, scope=Scope.NONE if plain else Scope.CTA, atomic=not plain)
+    for o in batch.observers:
+        o.on_access(ev)
 
 
 def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.ndarray, mask: np.ndarray,
@@ -419,6 +436,7 @@ def _wait(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, mask
     u = unit(batch)
     lanes = np.nonzero(mask)[0]
     keys = shared_keys(machine, batch, ins, ins.operands[1], lanes)
+    _touch(batch, lanes, keys, ins, plain=False)
     parity = ".parity" in ins.modifiers
     arg = np.broadcast_to(np.asarray(batch.ctx.read(ins.operands[2], ".u32" if parity else ".b64")),
                           (batch.n,))[lanes].astype(np.uint64)

@@ -293,7 +293,8 @@ def _collapse_same_event_writes(c):
 def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge],
                      cap: int = 64) -> list[RacePair]:
     """Bytes touched by atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
-    the nearest-write argument, so every (atomic, plain) pair of such a byte is tested."""
+    the nearest-write argument, so each plain access of such a byte is tested against the nearest
+    atomic before and after it of every thread (an mbarrier's many polls and its inval)."""
     atomic = c["kind"] == ATOMIC
     if not atomic.any():
         return []
@@ -301,14 +302,23 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
     bytes_with_atomic = np.unique(c["byte"][atomic])
     plain_bytes = np.unique(c["byte"][~atomic])
     for byte in np.intersect1d(bytes_with_atomic, plain_bytes)[:256]:
-        idx = np.nonzero(c["byte"] == byte)[0][:cap]
+        idx = np.nonzero(c["byte"] == byte)[0]  # in time order
         at = idx[c["kind"][idx] == ATOMIC]
-        pl = idx[c["kind"][idx] != ATOMIC]
-        aa, pp = np.meshgrid(at, pl, indexing="ij")
-        aa, pp = aa.reshape(-1), pp.reshape(-1)
+        pl = idx[c["kind"][idx] != ATOMIC][:cap]
+        # per plain access and per thread (or agent) issuing atomics, only its last atomic before and
+        # its first after matter: its other atomics are ordered with those by program order
+        aa_l, pp_l = [], []
+        rows = c["hbrow"][at]
+        for r in np.unique(rows):
+            ar = at[rows == r]
+            pos = np.searchsorted(c["time"][ar], c["time"][pl], side="left")
+            for j, ps in ((pos - 1, pos - 1 >= 0), (pos, pos < ar.size)):
+                aa_l.append(ar[np.clip(j, 0, ar.size - 1)][ps])
+                pp_l.append(pl[ps])
+        aa, pp = np.concatenate(aa_l), np.concatenate(pp_l)
         first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
         second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
-        keep = (c["time"][first] != c["time"][second]) & (c["hbrow"][first] != c["hbrow"][second])
+        keep = (c["ev"][first] != c["ev"][second]) & (c["hbrow"][first] != c["hbrow"][second])
         strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
             & (c["size"][first] == c["size"][second])
         first, second = first[keep & ~strong], second[keep & ~strong]
