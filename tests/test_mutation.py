@@ -12,11 +12,18 @@ instruction the suite's PTX uses, drawn by ``VOLTA_MUTATION_SEED`` (default 0) f
 that have one (cheaper kernels more likely), with every mutation kind applied to each sampled site.
 ``python bench/mutation.py`` runs every site of every kernel and prints the whole table.
 
-Kernels whose *unmutated* verdict is not race_free cannot be classified (every mutant would look
-caught): they are **skipped**, the reason giving the verdict (``unsupported: <feature> at
-<line>``, or the finding's kind while the checker still reports one on the correct kernel, as for
-some sm_100a TMA/tcgen05 kernels when this was written). Set ``VOLTA_MUTATION_REQUIRE_CHECKABLE=1``
-to turn those skips into failures; ``test_unmutated_kernel_is_checkable`` is the separate assertion.
+Baselines: the unmutated kernel's findings are a set of signatures (kind, PTX lines of the sites,
+and for a race whether only a proxy fence is missing; runner.signature), empty for a race_free
+kernel. A mutant is caught by a finding whose signature is not in that set (a new bug); a report
+with only the baseline's findings is not caught. A baseline with findings is allowed only for the
+kernels listed in ``TRITON_FINDINGS`` of tests/test_check_suite.py (reviewed findings in Triton's
+own output, asserted exactly there: today the four TMA-fed tcgen05 kernels on sm_100a with the
+tcgen05.alloc slot reused by a TMA load without fence.proxy.async); any other kernel whose
+unmutated verdict has findings fails. A kernel whose unmutated verdict is unsupported or
+inconclusive cannot be classified: it is **skipped**, the reason giving the verdict. Set
+``VOLTA_MUTATION_REQUIRE_CHECKABLE=1`` to turn those skips into failures;
+``test_unmutated_kernel_is_checkable`` is the separate assertion (every target, not only the
+sampled ones).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import pytest
 import ptx_parser
 from tests.mutation.engine import KINDS, mutations, sample_sites, sites
 from tests.mutation.runner import Status, run_kernel, suite_sample, suite_targets, table
+from tests.test_check_suite import TRITON_FINDINGS
 
 SAMPLE = 1
 SEED = int(os.environ.get("VOLTA_MUTATION_SEED", "0"))
@@ -110,7 +118,10 @@ def test_unmutated_kernel_is_checkable(name: str, arch: str) -> None:
     if not REQUIRE_CHECKABLE:
         pytest.skip("VOLTA_MUTATION_REQUIRE_CHECKABLE is not set")
     run = run_kernel(name, arch, per_name=0)
-    assert run.checkable, f"{name} {arch}: unmutated verdict {run.baseline}"
+    assert not run.unlisted, f"{name} {arch}: {run.why_not_checkable}"
+    assert run.checkable, f"{name} {arch}: {run.why_not_checkable}"
+    assert bool(run.baseline_findings) == bool(TRITON_FINDINGS.get((name, arch))), \
+        f"{name} {arch}: listed in TRITON_FINDINGS, but the unmutated verdict is {run.baseline}"
 
 
 @pytest.mark.slow
@@ -120,8 +131,11 @@ def test_every_real_bug_is_caught(name: str, arch: str) -> None:
     if not chosen:
         pytest.skip(f"no site of this kernel in the sample (seed {SEED})")
     run = run_kernel(name, arch, only=list(chosen))
+    if run.unlisted:
+        pytest.fail(f"{name} {arch}: {run.why_not_checkable}: a finding on the unmutated kernel is a false "
+                    "positive to fix, or a reviewed finding in Triton's output to list there")
     if not run.checkable:
-        msg = f"not checkable yet: unmutated verdict {run.baseline}"
+        msg = f"not checkable yet: {run.why_not_checkable}"
         if REQUIRE_CHECKABLE:
             pytest.fail(msg)
         pytest.skip(msg)
@@ -134,7 +148,7 @@ def test_every_real_bug_is_caught(name: str, arch: str) -> None:
                 Status.FALSE_ALARM: "caught, but the table says it is benign (a false alarm, or a wrong entry)",
                 Status.FIXED_MISS: "caught now: remove its known_miss entry"}[o.status]
         lines.append(f"{name} {arch} {o.mutant.key} (PTX line {o.mutant.site.line}: {o.mutant.site.text}): "
-                     f"{o.verdict} -- {what}; {o.finding}")
+                     f"{o.shown_verdict} -- {what}; {o.finding}")
     assert not bad, "\n".join(lines)
     misses = [o for o in run.outcomes if o.status is Status.KNOWN_MISS]
     if misses:

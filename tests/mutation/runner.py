@@ -1,12 +1,19 @@
 """Run the checker on the mutants of a suite kernel and classify each one against the reviewed
 table (``verdicts.toml``).
 
-A mutant is *caught* when the checker reports a finding (race, deadlock, divergence,
-out_of_bounds, uninitialized, undefined_behavior). A mutant that is not caught (race_free,
-inconclusive, unsupported) must be explained by the table, as ``benign`` (the mutation removes
-nothing the kernel needs, with the reason from the PTX manual) or ``known_miss`` (a real bug the
-checker does not find yet). A kernel whose unmutated verdict is not race_free is not checkable:
-its mutants are not run.
+The unmutated kernel's findings are its *baseline*: a set of signatures (``signature``: the
+finding's kind, the PTX lines of its sites and, for a race, whether the accesses were ordered and
+only a proxy fence is missing). A race_free kernel has an empty baseline. A mutant is *caught* when
+its report has a finding (race, deadlock, divergence, out_of_bounds, uninitialized,
+undefined_behavior) whose signature is not in the baseline: a new bug. A mutant that is not caught
+(race_free, inconclusive, unsupported, or only the baseline's findings again) must be explained by
+the table, as ``benign`` (the mutation removes nothing the kernel needs, with the reason from the
+PTX manual) or ``known_miss`` (a real bug the checker does not find yet).
+
+A kernel is checkable when its unmutated verdict is race_free, or when it has findings and the
+kernel is listed in ``TRITON_FINDINGS`` of tests/test_check_suite.py (a reviewed finding in Triton's
+own output, which that test asserts exactly). An unsupported or inconclusive baseline, or findings
+that are not listed, make it not checkable: its mutants are not run.
 """
 
 from __future__ import annotations
@@ -26,6 +33,34 @@ TABLE = Path(__file__).with_name("verdicts.toml")
 
 #: verdicts that name a bug
 CAUGHT = {"race", "deadlock", "divergence", "out_of_bounds", "uninitialized", "undefined_behavior"}
+
+#: a finding's identity across mutants of one kernel: (kind, PTX lines of its sites, how). The
+#: engine keeps every line number, so the baseline's lines name the same instructions in a mutant.
+Signature = tuple[str, tuple[int, ...], str]
+
+_PROXY_ONLY = "but the accesses use different proxies"
+
+
+def signature(f) -> Signature:
+    """The signature of a symexec.check Finding. ``how`` separates a race whose accesses are ordered
+    and only miss a proxy fence ("proxy") from one whose accesses are not ordered at all (""), so
+    that a mutation removing the synchronisation under a known cross-proxy finding is a new one."""
+    lines = tuple(sorted({int(s.ptx.rsplit(":", 2)[-2]) for s in f.sites if s.ptx.count(":") >= 2}))
+    how = "proxy" if f.kind.value == "race" and _PROXY_ONLY in f.message else ""
+    return f.kind.value, lines, how
+
+
+def describe(sig: Signature) -> str:
+    kind, lines, how = sig
+    return kind + (" (ordered, no proxy fence)" if how else "") + (f" at PTX line {', '.join(map(str, lines))}"
+                                                                  if lines else "")
+
+
+def known_findings() -> dict[tuple[str, str], str]:
+    """{(kernel, arch): why} for the suite kernels whose unmutated PTX has a reviewed finding."""
+    from tests.test_check_suite import TRITON_FINDINGS
+
+    return dict(TRITON_FINDINGS)
 
 
 class Status(str, Enum):
@@ -78,14 +113,25 @@ def table() -> dict[tuple[str, str, str], Entry]:
 class Outcome:
     mutant: Mutant
     verdict: str
-    finding: str  # the first finding's kind and message, or the report's notes
+    finding: str  # the first new finding's kind and message, else the first finding's, or the notes
     seconds: float
     status: Status = Status.CAUGHT
     reason: str = ""
+    #: signatures (described) of the findings that are not in the baseline; None: not recorded
+    #: (a run saved before baselines existed: every finding counts as new)
+    new: tuple[str, ...] | None = None
 
     @property
     def caught(self) -> bool:
+        if self.new is not None:
+            return bool(self.new)
         return self.verdict.split(":", 1)[0] in CAUGHT
+
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict's kind, marked when the report has only the baseline's findings."""
+        v = self.verdict.split(":", 1)[0]
+        return f"{v} (baseline only)" if v in CAUGHT and not self.caught else v
 
 
 @dataclass
@@ -96,10 +142,30 @@ class KernelRun:
     baseline_seconds: float
     sites: list[Site] = field(default_factory=list)
     outcomes: list[Outcome] = field(default_factory=list)
+    #: the unmutated kernel's finding signatures (empty when race_free)
+    baseline_findings: frozenset[Signature] = frozenset()
+    #: why the baseline's findings are expected (TRITON_FINDINGS), "" when not listed
+    known: str = ""
+
+    @property
+    def has_findings(self) -> bool:
+        return self.baseline.split(":", 1)[0] in CAUGHT
+
+    @property
+    def unlisted(self) -> bool:
+        """The unmutated kernel has findings that tests/test_check_suite.py does not list."""
+        return self.has_findings and not self.known
 
     @property
     def checkable(self) -> bool:
-        return self.baseline == "race_free"
+        return self.baseline == "race_free" or (self.has_findings and bool(self.known))
+
+    @property
+    def why_not_checkable(self) -> str:
+        if self.unlisted:
+            return (f"unmutated verdict {self.baseline} ({'; '.join(map(describe, sorted(self.baseline_findings)))}) "
+                    "and the kernel is not in TRITON_FINDINGS of tests/test_check_suite.py")
+        return f"unmutated verdict {self.baseline}"
 
 
 def compiled(name: str, arch: str):
@@ -110,7 +176,9 @@ def compiled(name: str, arch: str):
     return c, compile_contract(c, arch)
 
 
-def _check(contract, comp, ptx: str, filename: str, limit: float) -> tuple[str, str, float]:
+def _check(contract, comp, ptx: str, filename: str, limit: float,
+           baseline: frozenset[Signature] = frozenset()) -> tuple[str, str, float, frozenset[Signature], tuple[str, ...]]:
+    """(verdict, detail, seconds, signatures of all findings, descriptions of the new ones)"""
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
     from harness.emulate import launch_for
     from symexec import Unsupported, load_program, time_limit
@@ -123,15 +191,19 @@ def _check(contract, comp, ptx: str, filename: str, limit: float) -> tuple[str, 
         with time_limit(limit):
             report = check_kernel(prog, launch)
     except Unsupported as e:
-        return f"unsupported: {str(e).removeprefix('unsupported: ')}", "", time.perf_counter() - t0
+        return (f"unsupported: {str(e).removeprefix('unsupported: ')}", "", time.perf_counter() - t0, frozenset(), ())
     dt = time.perf_counter() - t0
+    sigs = [signature(f) for f in report.findings]
+    new = [(f, g) for f, g in zip(report.findings, sigs) if g not in baseline]
     if report.findings:
-        f = report.findings[0]
+        f = (new or list(zip(report.findings, sigs)))[0][0]
         lines = sorted({s.ptx.rsplit(":", 2)[-2] for s in f.sites if s.ptx.count(":") >= 2}, key=int)
         detail = f"{f.kind.value}: {f.message}" + (f" (PTX line {', '.join(lines)})" if lines else "")
+        if not new:
+            detail = "only the baseline's findings: " + detail
     else:
         detail = "; ".join(report.notes)[:300]
-    return report.verdict, detail, dt
+    return report.verdict, detail, dt, frozenset(sigs), tuple(dict.fromkeys(describe(g) for _, g in new))
 
 
 def classify(o: Outcome, kernel: str, arch: str) -> Outcome:
@@ -156,13 +228,14 @@ def all_sites(name: str, arch: str) -> list[Site]:
 
 def run_kernel(name: str, arch: str, per_name: int | None = None, seed: int = 0, limit: float | None = None,
                progress=None, only: list[Site] | None = None) -> KernelRun:
-    """Check the unmutated kernel, then (if it is race_free) every mutant of the chosen sites:
+    """Check the unmutated kernel, then (if it is checkable) every mutant of the chosen sites:
     ``only`` (a list of sites), or all sites (per_name None), or at most ``per_name`` sites of
-    each instruction name, by seed."""
+    each instruction name, by seed. A mutant is caught by findings not in the baseline."""
     contract, comp = compiled(name, arch)
     filename = f"{name}.{comp.target}.ptx"
-    base, _, base_s = _check(contract, comp, comp.ptx, filename, limit or 600.0)
-    run = KernelRun(name, arch, base, base_s)
+    base, _, base_s, base_sigs, _ = _check(contract, comp, comp.ptx, filename, limit or 600.0)
+    run = KernelRun(name, arch, base, base_s, baseline_findings=base_sigs,
+                    known=known_findings().get((name, arch), ""))
     run.sites = [s for s, _ in sites(comp.ptx, comp.entry, filename)]
     if not run.checkable:
         return run
@@ -172,8 +245,8 @@ def run_kernel(name: str, arch: str, per_name: int | None = None, seed: int = 0,
         chosen = run.sites if per_name is None else sample_sites(run.sites, per_name, seed)
     budget = limit or max(60.0, 5 * base_s + 30)
     for m in mutations(comp.ptx, name, comp.entry, only=chosen):
-        verdict, detail, dt = _check(contract, comp, m.ptx, filename, budget)
-        o = classify(Outcome(m, verdict, detail, dt), name, arch)
+        verdict, detail, dt, _, new = _check(contract, comp, m.ptx, filename, budget, run.baseline_findings)
+        o = classify(Outcome(m, verdict, detail, dt, new=new), name, arch)
         run.outcomes.append(o)
         if progress:
             progress(run, o)
