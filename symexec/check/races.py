@@ -251,11 +251,35 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         c = c.take(order)
         races += _same_instruction_writes(buf, c, limit, threads)
         c = _collapse_same_event_writes(c)
-        races += _ordered_pairs(buf, c, clocks, threads, limit, edges)
-        races += _atomic_vs_plain(buf, c, clocks, threads, limit, edges)
+        races += _merge_by_instructions(events, _ordered_pairs(buf, c, clocks, threads, limit, edges)
+                                        + _atomic_vs_plain(buf, c, clocks, threads, limit, edges))
         if len(races) >= limit:
             break
     return races[:limit]
+
+
+def _merge_by_instructions(events: list[Event], pairs: list[RacePair]) -> list[RacePair]:
+    """One finding per pair of instructions in one buffer: the pairs found per byte by the
+    atomic-vs-plain pass (an mbarrier object's 8 bytes) join the ordered-pairs pass's pair of the same
+    instructions. The reason kept is the most severe (not ordered at all before only a missing proxy
+    fence); the counts add up."""
+    out: dict[tuple[int, int], RacePair] = {}
+    for p in pairs:
+        key = (events[p.a_event].pc, events[p.b_event].pc)
+        if key not in out:
+            out[key] = p
+            continue
+        kept = out[key]
+        if _proxy_only(kept.reason) and not _proxy_only(p.reason):
+            p.count += kept.count
+            out[key] = p
+        else:
+            kept.count += p.count
+    return list(out.values())
+
+
+def _proxy_only(reason: str) -> bool:
+    return reason.startswith("ordered (by synchronisation")
 
 
 def _same_instruction_writes(buf, c, limit: int, threads: int) -> list[RacePair]:
@@ -334,8 +358,9 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
                 ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, first[j]), _site(c, second[j]))
         for j in np.nonzero(~ordered)[0][:1]:
             ia, ib = first[j], second[j]
+            reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
             out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
-                                int(c["lane"][ib]), "an atomic and a plain access not ordered by synchronisation"))
+                                int(c["lane"][ib]), reason))
         if len(out) >= limit:
             break
     return out
