@@ -397,6 +397,12 @@ def _ratio(x: float | None, decided: bool) -> str:
     return f"{x:.2f}x" if decided else f"({x:.2f}x)"
 
 
+def _shown_seconds(rec: dict) -> float | None:
+    """A finished run: the tool's analysis time; one that ran out of time or memory or failed: the
+    wall time of its process until then (Volta's includes making the inputs)."""
+    return rec.get("seconds") if rec.get("status") == "ok" else rec.get("wall_seconds", rec.get("seconds"))
+
+
 def _volta_decided(v: dict) -> bool:
     return v.get("status") == "ok" and not str(v.get("verdict", "")).startswith(("unsupported", "inconclusive"))
 
@@ -431,9 +437,9 @@ def markdown_table(records: list[dict], instance: str, arch: str, timeout: float
             mr.append(m)
         method = str(v.get("grid_method", "-")).split(" (")[0]
         lines.append("| " + " | ".join([
-            r["contract"], str(r.get("ctas", "-")), _cell(v["label"]), _num(v.get("seconds")),
+            r["contract"], str(r.get("ctas", "-")), _cell(v["label"]), _num(_shown_seconds(v)),
             _num(v.get("peak_rss_mib"), ".0f"), method, _cell(s.get("label", "-") if have_sw else "-", 60),
-            _num(s.get("seconds")), _num(s.get("peak_rss_mib"), ".0f"),
+            _num(_shown_seconds(s)), _num(s.get("peak_rss_mib"), ".0f"),
             _ratio(t, decided), _ratio(m, decided), agreement(v, s)]) + " |")
     def gm(xs: list[float]) -> float:
         return math.exp(sum(map(math.log, xs)) / len(xs))
@@ -444,6 +450,9 @@ def markdown_table(records: list[dict], instance: str, arch: str, timeout: float
                      + "; ratios in parentheses: one tool's answer was unsupported/inconclusive.")
     else:
         lines.append("No kernel decided by both tools: no geometric mean.")
+    lines.append("Times: the tool's analysis time where it finished (Volta: parse + load + check; SentryWard: its "
+                 "elapsed_seconds); where it hit a limit or failed, its process's wall time until then. MiB: peak "
+                 "RSS of the tool's process tree.")
     loads = [r["load_average"][0] for r in rows if r.get("load_average")]
     if loads:
         lines.append(f"1-minute load average at the start of each kernel: {min(loads):.1f} to {max(loads):.1f} "
