@@ -771,8 +771,19 @@ class Machine:
             done = (arrived_n[:, bar_id] >= expected) & (arrived_n[:, bar_id] > 0)
             if not done.any():
                 continue
-            b.bar_arrived[done, bar_id, :] = False
             done_ctas = set(np.nonzero(done)[0].tolist())
+            for c in done_ctas:
+                if counts[c] is not None and arrived_n[c, bar_id] > expected[c]:
+                    # 9.7.13.1: the instance completes when `count` threads have arrived; warps beyond
+                    # those start the next instance, so which warps it releases together is unspecified
+                    self._finding(b, FindingKind.DIVERGENCE, f"barrier {bar_id} with thread count {counts[c]}: "
+                                  f"{int(arrived_n[c, bar_id])} threads arrived at one instance; it completes with "
+                                  f"the first {counts[c]} to arrive and the other warps start the next instance, so "
+                                  "they are not synchronised with each other here (PTX 9.7.13.1)",
+                                  next((self.prog.code[w.pc] for w in b.bar_waiting if w.barrier == bar_id
+                                        and c in w.pending and w.pc < len(self.prog.code)), None),
+                                  lane=c * b.lanes_per_cta + int(np.nonzero(b.bar_arrived[c, bar_id])[0][-1]))
+            b.bar_arrived[done, bar_id, :] = False
             exited = b.valid.reshape(b.n_ctas, -1) & ~alive
             for c in done_ctas:
                 if counts[c] is None and exited[c].any():
@@ -853,7 +864,8 @@ class Machine:
 
     def _finding(self, b: Batch, kind: FindingKind, message: str, ins: A.Instruction | None,
                  lane: int | None = None) -> None:
-        if len(self.findings) < 64:
+        if len(self.findings) < 64 and not any(f.kind is kind and f.ins is ins and f.message == message
+                                                for f in self.findings):  # once per instruction and text
             f = MachineFinding(kind, message, ins, lane)
             if lane is not None:
                 c = int(b.cta_of_lane[lane])
