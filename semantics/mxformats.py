@@ -44,6 +44,7 @@ from enum import Enum
 
 import numpy as np
 
+from .errors import Unsupported
 from .formats import E4M3, decode, decode_ue8m0, get_format
 
 SUB_BYTE = {"e2m1": 4, "e2m3": 6, "e3m2": 6}  # element format -> significant bits
@@ -74,6 +75,16 @@ def decode_scale(bits: np.ndarray, stype: ScaleType) -> np.ndarray:
     if stype is ScaleType.UE8M0:
         return decode_ue8m0(bits)
     return decode_ue4m3(bits)
+
+
+def decode_scale_checked(bits: np.ndarray, stype: ScaleType, what: str, ins=None) -> np.ndarray:
+    """`decode_scale` of bytes an instruction read; a ue4m3 byte with bit 7 set is `Unsupported`."""
+    if stype is ScaleType.UE4M3:
+        bad = check_ue4m3(bits)
+        if bad is not None:
+            raise Unsupported(f"{what}: ue4m3 scale byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit format "
+                              "\"having MSB bit padded with zero\", PTX 5.2.3)", ins)
+    return decode_scale(bits, stype)
 
 
 class Container(Enum):

@@ -58,7 +58,7 @@ import numpy as np
 
 from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
-from semantics.mxformats import ScaleType, check_ue4m3, decode_scale
+from semantics.mxformats import ScaleType, decode_scale_checked
 
 from .descriptors import ScaleVec
 from .tmem import TensorMemory
@@ -133,13 +133,7 @@ def scale_bytes(tm: TensorMemory, cta: int, sm: ScaleMatrix, what: str, ins: A.I
 
 def read_scales(tm: TensorMemory, cta: int, sm: ScaleMatrix, what: str, ins: A.Instruction | None) -> np.ndarray:
     """(rows, vec) float64 scale factors of one matrix (module docstring)."""
-    b = scale_bytes(tm, cta, sm, what, ins)
-    if sm.stype is ScaleType.UE4M3:
-        bad = check_ue4m3(b)
-        if bad is not None:
-            raise Unsupported(f"tcgen05.mma {what}: ue4m3 scale byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit "
-                              "format \"having MSB bit padded with zero\", PTX 5.2.3)", ins)
-    return decode_scale(b, sm.stype)
+    return decode_scale_checked(scale_bytes(tm, cta, sm, what, ins), sm.stype, f"tcgen05.mma {what}", ins)
 
 
 def scale_columns(values: np.ndarray, k: int) -> np.ndarray:

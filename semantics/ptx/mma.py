@@ -44,7 +44,7 @@ from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.floatops import fma
 from semantics.formats import F16, F32, F64, decode, get_format, round_f64
-from semantics.mxformats import ScaleType, check_ue4m3, decode_elements, decode_scale, from_container8
+from semantics.mxformats import ScaleType, decode_elements, decode_scale_checked, from_container8
 
 from .core import Exec, handler
 from .memory import space_of
@@ -430,12 +430,7 @@ def _scale_values(ins: A.Instruction, regs: np.ndarray, lanes: np.ndarray, byte_
     sel = regs[np.arange(W)[:, None], lanes[None, :]].astype(np.uint64)  # (W, L)
     shifts = np.uint64(8) * (byte_id[:, None, None].astype(np.uint64) + np.arange(f.vec, dtype=np.uint64))
     raw = (sel[:, :, None] >> shifts) & np.uint64(0xFF)
-    if f.stype is ScaleType.UE4M3:
-        bad = check_ue4m3(raw)
-        if bad is not None:
-            raise Unsupported(f"{ins.name}: {what} ue4m3 byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit format "
-                              "\"having MSB bit padded with zero\", 5.2.3)", ins)
-    return decode_scale(raw, f.stype)
+    return decode_scale_checked(raw, f.stype, f"{ins.name}: {what}", ins)
 
 
 def _operand_values(raw: np.ndarray, ty: str, f: ScaledForm) -> np.ndarray:

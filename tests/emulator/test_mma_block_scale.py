@@ -12,32 +12,15 @@ which ptxas 13.0 (PTX <= 9.0) rejects).
 
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from ptx_parser import parse
 from symexec import Launch, load_program, run_kernel
 from symexec.machine import ExecError
+from ptx_kit import assert_assembles
 
 _FMT = {"e4m3": (4, 3, 7), "e5m2": (5, 2, 15), "e2m3": (2, 3, 1), "e3m2": (3, 2, 3), "e2m1": (2, 1, 1)}
-
-
-@functools.lru_cache(maxsize=None)
-def _assemble(src: str) -> None:
-    if shutil.which("ptxas") is None:
-        return
-    with tempfile.TemporaryDirectory() as d:
-        f = Path(d) / "k.ptx"
-        f.write_text(src)
-        r = subprocess.run(["ptxas", "-arch=sm_120a", str(f), "-o", str(Path(d) / "k.cubin")],
-                           capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
 
 
 def _kernel(form: str, sel_a: str, sel_b: str, scaled: bool = True) -> str:
@@ -187,7 +170,7 @@ def _form(kind: str, a: str, b: str, vec: str, stype: str) -> str:
 def test_mxf8f6f4(a, b, sel):
     c = Case("mxf8f6f4", a, b, 1, sel=sel, seed=sum(sel) + len(a + b))
     src = _kernel(_form("mxf8f6f4", a, b, ".scale_vec::1X", "ue8m0"), f"{{{sel[0]}, {sel[1]}}}", f"{{{sel[2]}, {sel[3]}}}")
-    _assemble(src)
+    assert_assembles(src, "sm_120a")
     assert (c.run(src) == c.want).all()
 
 
@@ -203,7 +186,7 @@ def test_mxf4_kinds(kind, vec, stype, sel, ptxas):
     c = Case(kind, "e2m1", "e2m1", n, stype, sel=sel, seed=7 + sum(sel))
     src = _kernel(_form(kind, "e2m1", "e2m1", vec, stype), f"{{{sel[0]}, {sel[1]}}}", f"{{{sel[2]}, {sel[3]}}}")
     if ptxas:
-        _assemble(src)
+        assert_assembles(src, "sm_120a")
     assert (c.run(src) == c.want).all()
 
 
@@ -211,14 +194,14 @@ def test_mxf8f6f4_default_vector_size_and_register_selectors():
     sel = (3, 1, 2, 2)
     c = Case("mxf8f6f4", "e4m3", "e4m3", 1, sel=sel, seed=9)
     src = _kernel(_form("mxf8f6f4", "e4m3", "e4m3", "", "ue8m0"), "{%h0, %h1}", "{%h2, %h3}")
-    _assemble(src)
+    assert_assembles(src, "sm_120a")
     assert (c.run(src) == c.want).all()
 
 
 def test_unscaled_f8f6f4_with_sub_byte_operands():
     c = Case("f8f6f4", "e2m1", "e3m2", 1, seed=12, scaled=False)
     src = _kernel("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e2m1.e3m2.f32", "", "", scaled=False)
-    _assemble(src)
+    assert_assembles(src, "sm_120a")
     assert (c.run(src) == c.want).all()
 
 

@@ -22,6 +22,7 @@ from symexec.machine import Machine
 from tcgen05.descriptors import (decode_instr_desc, decode_smem_desc, encode_instr_desc, encode_smem_desc,
                                  operand_addresses)
 from tcgen05.ops import fragment, smem_operand
+from ptx_kit import copy_to_smem
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
 
@@ -283,25 +284,7 @@ def _mma_kernel(smem_bytes: int, ncols: int, kind: str = "f16", wait_bar: bool =
   mov.u32 %r1, %tid.x;
   setp.lt.u32 %p1, %r1, 32;
   setp.eq.u32 %p2, %r1, 0;
-  ld.param.u64 %rd1, [src];
-  cvta.to.global.u64 %rd1, %rd1;
-  mul.wide.u32 %rd2, %r1, 16;
-  add.u64 %rd3, %rd1, %rd2;
-  mov.u32 %r2, smem;
-  shl.b32 %r3, %r1, 4;
-  add.u32 %r4, %r2, %r3;
-  mov.u32 %r5, %r3;
-COPY:
-  setp.ge.u32 %p3, %r5, {smem_bytes};
-  @%p3 bra COPIED;
-  ld.global.v4.b32 {{%r6, %r7, %r8, %r9}}, [%rd3];
-  st.shared.v4.b32 [%r4], {{%r6, %r7, %r8, %r9}};
-  add.u64 %rd3, %rd3, 2048;
-  add.u32 %r4, %r4, 2048;
-  add.u32 %r5, %r5, 2048;
-  bra COPY;
-COPIED:
-  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 256;
+{copy_to_smem(smem_bytes)}  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 256;
   @%p2 mbarrier.init.shared::cta.b64 [bar], {bar_count};
   fence.mbarrier_init.release.cluster;
   fence.proxy.async.shared::cta;

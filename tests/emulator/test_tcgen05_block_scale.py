@@ -13,12 +13,6 @@ No Blackwell GPU exists here: the layout is the MODEL of tcgen05/scales.py.
 
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -33,24 +27,12 @@ from tcgen05 import tmem as T
 from tcgen05.descriptors import (ScaleVec, check_scale_ids, decode_instr_desc, decode_smem_desc,
                                  encode_scaled_instr_desc, encode_smem_desc, operand_addresses, scale_vec_of)
 from tcgen05.scales import ScaleMatrix
+from ptx_kit import assert_assembles, copy_to_smem
 
 HEAD = ".version 8.8\n.target sm_100a\n.address_size 64\n"
 A_ROWS = 128
 B_OFF = 16384  # A: 128 rows of 128 bytes in 16 groups of 8 (SBO 1024); B follows
 SFA_COL, SFB_COL = 128, 160  # tensor memory columns of the scale matrices (D at column 0)
-
-
-@functools.lru_cache(maxsize=None)
-def _assemble(src: str) -> None:
-    """ptxas -arch=sm_100a accepts the kernel (skipped without ptxas)."""
-    if shutil.which("ptxas") is None:
-        return
-    with tempfile.TemporaryDirectory() as d:
-        f = Path(d) / "k.ptx"
-        f.write_text(src)
-        r = subprocess.run(["ptxas", "-arch=sm_100a", str(f), "-o", str(Path(d) / "k.cubin")],
-                           capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
 
 
 class Recorder(Observer):
@@ -66,26 +48,6 @@ class Recorder(Observer):
 # ---------------------------------------------------------------------- the kernel
 
 
-def _copy_to_smem(nbytes: int) -> str:
-    return f"""  ld.param.u64 %rd1, [src];
-  cvta.to.global.u64 %rd1, %rd1;
-  mul.wide.u32 %rd2, %r1, 16;
-  add.u64 %rd3, %rd1, %rd2;
-  mov.u32 %r2, smem;
-  shl.b32 %r3, %r1, 4;
-  add.u32 %r4, %r2, %r3;
-  mov.u32 %r5, %r3;
-COPY:
-  setp.ge.u32 %p3, %r5, {nbytes};
-  @%p3 bra COPIED;
-  ld.global.v4.b32 {{%r6, %r7, %r8, %r9}}, [%rd3];
-  st.shared.v4.b32 [%r4], {{%r6, %r7, %r8, %r9}};
-  add.u64 %rd3, %rd3, 2048;
-  add.u32 %r4, %r4, 2048;
-  add.u32 %r5, %r5, 2048;
-  bra COPY;
-COPIED:
-"""
 
 
 def _scales_by_st(sfb_cols: int) -> str:
@@ -144,7 +106,7 @@ def _kernel(form: str, n: int, smem_bytes: int, sfb_cols: int, second: bool = Fa
   mov.u32 %r1, %tid.x;
   setp.lt.u32 %p1, %r1, 32;
   setp.eq.u32 %p2, %r1, 0;
-{_copy_to_smem(smem_bytes)}  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 256;
+{copy_to_smem(smem_bytes)}  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 256;
   @%p2 mbarrier.init.shared::cta.b64 [bar], 1;
   fence.mbarrier_init.release.cluster;
   fence.proxy.async.shared::cta;
@@ -331,7 +293,7 @@ class Case:
         src = _kernel(form, self.n, smem.size, sfb_cols, second=self.idesc2 != 0, cp=(0, 0) if cp else None,
                       sfa_lane=sfa_lane)
         if assemble:
-            _assemble(src)
+            assert_assembles(src, "sm_100a")
         out = np.zeros(A_ROWS * self.n, np.uint32)
         bufs = {"src": smem, "out": out}
         if not cp:
@@ -564,7 +526,7 @@ def test_checker_orders_scale_stores_before_the_mma(ordered):
     assert hand_over in src
     if not ordered:
         src = src.replace(hand_over, "  ld.param.u32 %r21")
-    _assemble(src)
+    assert_assembles(src, "sm_100a")
     prog = load_program(ptx_parser.parse(src), None)
     launch = Launch((1, 1, 1), (128, 1, 1), {"src": c.smem, "sfa": c.sfa_words(), "sfb": c.sfb_words(),
                                              "out": np.zeros(128 * 32, np.uint32)},

@@ -8,12 +8,6 @@ here: the layouts of tcgen05.cp and the MMA numerics are the documented models o
 
 from __future__ import annotations
 
-import functools
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -28,6 +22,7 @@ from tcgen05 import ops
 from tcgen05 import tmem as T
 from tcgen05.descriptors import decode_smem_desc, encode_instr_desc, encode_smem_desc, operand_addresses
 from tcgen05.unit import DescriptorWarning
+from ptx_kit import assert_assembles, copy_to_smem
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
 SMEM = 16384 + 8192  # A (128 x 32 bytes, 128B swizzle) then B (64 x 32 bytes)
@@ -63,21 +58,8 @@ class Recorder(Observer):
         return next(i for i, e in enumerate(self.events) if e is ev)
 
 
-@functools.lru_cache(maxsize=None)
-def _assemble(src: str) -> None:
-    """ptxas -arch=sm_100a accepts the kernel (skipped without ptxas)."""
-    if shutil.which("ptxas") is None:
-        return
-    with tempfile.TemporaryDirectory() as d:
-        f = Path(d) / "k.ptx"
-        f.write_text(src)
-        r = subprocess.run(["ptxas", "-arch=sm_100a", str(f), "-o", str(Path(d) / "k.cubin")],
-                           capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-
-
 def _run(src: str, buffers: dict, params: list, threads: int = 128):
-    _assemble(src)
+    assert_assembles(src, "sm_100a")
     prog = load_program(ptx_parser.parse(src), None)
     rec = Recorder()
     glob = Machine(prog, Launch((1, 1, 1), (threads, 1, 1), buffers, params), observers=(rec,)).run()
@@ -90,27 +72,6 @@ def _flat_cells(lanes: np.ndarray, cols: np.ndarray, first: int = 0, nbytes: int
 
 # ---------------------------------------------------------------------- kernels
 
-def _copy_to_smem(nbytes: int) -> str:
-    """Every thread copies 16-byte chunks t, t+128, ... of `src` to smem."""
-    return f"""  ld.param.u64 %rd1, [src];
-  cvta.to.global.u64 %rd1, %rd1;
-  mul.wide.u32 %rd2, %r1, 16;
-  add.u64 %rd3, %rd1, %rd2;
-  mov.u32 %r2, smem;
-  shl.b32 %r3, %r1, 4;
-  add.u32 %r4, %r2, %r3;
-  mov.u32 %r5, %r3;
-COPY:
-  setp.ge.u32 %p3, %r5, {nbytes};
-  @%p3 bra COPIED;
-  ld.global.v4.b32 {{%r6, %r7, %r8, %r9}}, [%rd3];
-  st.shared.v4.b32 [%r4], {{%r6, %r7, %r8, %r9}};
-  add.u64 %rd3, %rd3, 2048;
-  add.u32 %r4, %r4, 2048;
-  add.u32 %r5, %r5, 2048;
-  bra COPY;
-COPIED:
-"""
 
 
 def _kernel(body: str, ncols: int = 128, ld_col: int = 0, wait_second: bool = False, smem: int = SMEM,
@@ -137,7 +98,7 @@ WAIT2:
   mov.u32 %r1, %tid.x;
   setp.lt.u32 %p1, %r1, 32;
   setp.eq.u32 %p2, %r1, 0;
-{_copy_to_smem(smem)}{pre}  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], {ncols};
+{copy_to_smem(smem)}{pre}  @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], {ncols};
   @%p2 mbarrier.init.shared::cta.b64 [bar], 1;
   @%p2 mbarrier.init.shared::cta.b64 [bar+8], 1;
   fence.mbarrier_init.release.cluster;
