@@ -193,13 +193,18 @@ class Batch:
             u = self.units[name] = factory()
         return u
 
-    def report(self, kind: "FindingKind", message: str, ins: A.Instruction | None, lane: int | None = None) -> None:
-        """A bug a unit sees that does not stop the run (the machine collects these after the batch)."""
+    def finding(self, kind: "FindingKind", message: str, ins: A.Instruction | None,
+                lane: int | None = None) -> "MachineFinding":
+        """A finding at `ins`, naming lane `lane`'s CTA and thread."""
         f = MachineFinding(kind, message, ins, lane)
         if lane is not None:
             f.cta = self.ctas[int(self.cta_of_lane[lane])]
             f.thread = (int(self.tid[0][lane]), int(self.tid[1][lane]), int(self.tid[2][lane]))
-        self.reports.append(f)
+        return f
+
+    def report(self, kind: "FindingKind", message: str, ins: A.Instruction | None, lane: int | None = None) -> None:
+        """A bug a unit sees that does not stop the run (the machine collects these after the batch)."""
+        self.reports.append(self.finding(kind, message, ins, lane))
 
     def emit(self, ev) -> None:
         """Tell every observer (symexec.events); a plain run has none and builds no events."""
@@ -866,12 +871,7 @@ class Machine:
                  lane: int | None = None) -> None:
         if len(self.findings) < 64 and not any(f.kind is kind and f.ins is ins and f.message == message
                                                 for f in self.findings):  # once per instruction and text
-            f = MachineFinding(kind, message, ins, lane)
-            if lane is not None:
-                c = int(b.cta_of_lane[lane])
-                f.cta = b.ctas[c]
-                f.thread = (int(b.tid[0][lane]), int(b.tid[1][lane]), int(b.tid[2][lane]))
-            self.findings.append(f)
+            self.findings.append(b.finding(kind, message, ins, lane))
 
     def _nop(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         g.pc += 1

@@ -364,8 +364,7 @@ def _touch(batch: "Batch", lanes: np.ndarray, keys: np.ndarray, ins: A.Instructi
     flat = (keys[:, 0].astype(np.int64) * sb + keys[:, 1].astype(np.int64))[:, None] + np.arange(8)
     ev = MemoryAccess(True, Buffer(MemSpace.SHARED, batch.batch_id), batch.memory.shared.size, lanes, flat, ins,
                       batch.ctx.pc, scope=Scope.NONE if plain else Scope.CTA, atomic=not plain)
-    for o in batch.observers:
-        o.on_access(ev)
+    batch.emit(ev)
 
 
 def _arrive(machine: "Machine", batch: "Batch", ins: A.Instruction, lanes: np.ndarray, mask: np.ndarray,

@@ -79,6 +79,8 @@ class Exec(ABC):
 
     n: int  # lanes in the group arrays
     mask: np.ndarray  # bool (n,): lanes executing this instruction (guard applied)
+    #: elect.sync's leader: the lowest active lane, or the highest (check mode; the manual leaves it open)
+    elect_highest: bool = False
 
     @abstractmethod
     def read(self, op: A.Operand, ty: str) -> np.ndarray:

@@ -125,7 +125,7 @@ def elect(ins: A.Instruction, x: Exec) -> None:
     members = _full(x, x.read(ins.operands[1], ".u32")).astype(np.uint32)
     _check_members(ins, x, members)
     act = x.mask.reshape(-1, 32)
-    if getattr(x, "elect_highest", False):
+    if x.elect_highest:
         first = 31 - np.argmax(act[:, ::-1], axis=1)
     else:
         first = np.argmax(act, axis=1)

@@ -21,6 +21,10 @@ from .hb import SLOTS, Clocks
 from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
 
 
+#: how a reason starts when the accesses are ordered and only a proxy fence is missing
+ORDERED_BUT = "ordered (by synchronisation or program order),"
+
+
 @dataclass
 class RacePair:
     buffer: object
@@ -32,6 +36,11 @@ class RacePair:
     reason: str
     benign: bool = False  # equal up to floating-point rounding: a note, not a race
     count: int = 1  # conflicting byte pairs between the same two instructions
+
+    @property
+    def proxy_only(self) -> bool:
+        """Ordered by synchronisation; only a proxy fence is missing."""
+        return self.reason.startswith(ORDERED_BUT)
 
 
 def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: bool) -> np.ndarray:
@@ -69,7 +78,7 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
         tmap = 2 in (int(c["proxy"][a]), int(c["proxy"][b]))
         other, fence = ("tensormap", "fence.proxy.tensormap::generic") if tmap else ("async", "fence.proxy.async")
         if base_ordered:
-            return (f"ordered (by synchronisation or program order), but the accesses use different proxies (generic "
+            return (f"{ORDERED_BUT} but the accesses use different proxies (generic "
                     f"and {other}) and no {fence} lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
         return "not ordered by any barrier or synchronisation"
     return "not ordered by any barrier or synchronisation"
@@ -270,16 +279,12 @@ def _merge_by_instructions(events: list[Event], pairs: list[RacePair]) -> list[R
             out[key] = p
             continue
         kept = out[key]
-        if _proxy_only(kept.reason) and not _proxy_only(p.reason):
+        if kept.proxy_only and not p.proxy_only:
             p.count += kept.count
             out[key] = p
         else:
             kept.count += p.count
     return list(out.values())
-
-
-def _proxy_only(reason: str) -> bool:
-    return reason.startswith("ordered (by synchronisation")
 
 
 def _same_instruction_writes(buf, c, limit: int, threads: int) -> list[RacePair]:

@@ -175,7 +175,7 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
                               space=space))
     space = sites[0].space
     more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
-    live = [] if pair.reason.startswith("ordered") else \
+    live = [] if pair.proxy_only else \
         [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
     if live:  # the asynchronous window explains the race better than "not ordered": say it first
         text = f"data race on {space} {sites[0].address}: {'; '.join(dict.fromkeys(live))}; {pair.reason}{more}"
