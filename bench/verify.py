@@ -98,7 +98,7 @@ def _volta_one(name: str, arch: str, instance: str, scale: int, timeout: float) 
         if scale:
             launch = _scaled(c, compiled, scale, instance)
         else:
-            arrays = c.make_inputs(instance, "normal", 0)
+            arrays = c.make_inputs(instance, "normal", 0, lazy=True)
             launch = launch_for(c, compiled, arrays, instance)
             del arrays
         out["setup_seconds"] = time.perf_counter() - t_setup
@@ -158,7 +158,7 @@ def _scaled(c, compiled, target_ctas: int, instance: str = "verify"):
             break
     if best is not None:
         c.instances["_scaled"] = best[1]
-        arrays = c.make_inputs("_scaled", "normal", 0)
+        arrays = c.make_inputs("_scaled", "normal", 0, lazy=True)
         return launch_for(c, compiled, arrays, "_scaled")
     raise ValueError(f"{c.name}: no dimension scales the grid to {target_ctas} CTAs (base {n0})")
 

@@ -398,17 +398,20 @@ class Contract:
         return self.large_limit
 
     def make_inputs(self, instance: str = "verify", distribution: str = "normal",
-                    seed: int = 0) -> dict[str, np.ndarray]:
-        """Host arrays for every tensor: generated inputs/inouts, sentinel-filled outputs."""
+                    seed: int = 0, lazy: bool = False) -> dict[str, np.ndarray]:
+        """Host arrays for every tensor: generated inputs/inouts, sentinel-filled outputs. lazy:
+        harness.inputs.LazyTensor objects instead, with the same values, made only where read
+        (what the checker uses: its cost is then what a run touches, not the tensors' size)."""
         r = self.resolve(instance)
         out: dict[str, np.ndarray] = {}
         for t in self.tensors:
             shape = r.shapes[t.name]
             if t.is_input:
-                out[t.name] = _inputs.generate(t.name, t.dtype, shape, distribution, seed,
-                                               self.input_domain.get(t.name), self._large_limit(t.name))
+                tensor = _inputs.lazy_input(t.name, t.dtype, shape, distribution, seed,
+                                            self.input_domain.get(t.name), self._large_limit(t.name))
             else:
-                out[t.name] = _inputs.sentinel(t.dtype, shape)
+                tensor = _inputs.lazy_sentinel(t.dtype, shape)
+            out[t.name] = tensor if lazy else tensor.materialize()
         return out
 
     def run_reference(self, arrays: Mapping[str, np.ndarray], instance: str = "verify") -> dict[str, np.ndarray]:

@@ -17,11 +17,13 @@ import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 from semantics.formats import BF16, E4M3, E5M2, decode, round_f64
 from symexec import Launch, load_program, run_kernel
 from symexec.launch import param_layout
+from symexec.paged import PAGE, ZeroBytes, element_indices
 from symexec.tensormap import ElementType, Interleave, L2Promotion, OobFill, Swizzle, TensorMap, TensorMapError
 
 from . import dtypes as _dt
 from .compile import CompiledPTX, DescPart, compile_contract
 from .contract import Comparison, Contract, ContractError, TensorDesc
+from .inputs import LazyTensor
 
 _NARROW = {"bf16": (BF16, np.uint16), "fp8e4m3": (E4M3, np.uint8), "fp8e5m2": (E5M2, np.uint8)}
 
@@ -35,6 +37,34 @@ def to_device(arr: np.ndarray, dtype_name: str) -> np.ndarray:
                          satfinite=name == "fp8e4m3")
         return bits.astype(store).reshape(np.shape(arr))
     return np.ascontiguousarray(arr, dtype=_dt.dtype(name).storage)
+
+
+@dataclass(frozen=True)
+class DeviceBytes:
+    """The device bytes of a lazy host tensor, page by page (a symexec.paged.BufferSource)."""
+
+    tensor: LazyTensor
+
+    @property
+    def elem_bytes(self) -> int:
+        return _dt.dtype(self.tensor.dtype).bits // 8
+
+    @property
+    def nbytes(self) -> int:
+        return self.tensor.size * self.elem_bytes
+
+    def fill(self, pages: np.ndarray) -> np.ndarray:
+        es = self.elem_bytes
+        elem = element_indices(pages)[:, ::es] // es
+        inside = elem < self.tensor.size
+        dev = to_device(self.tensor.values(np.where(inside, elem, 0).reshape(-1)), self.tensor.dtype)
+        dev = np.where(inside.reshape(-1), dev, 0).astype(dev.dtype)
+        return np.ascontiguousarray(dev).view(np.uint8).reshape(pages.size, PAGE)
+
+
+def device_buffer(arr, dtype_name: str):
+    """What a launch holds for one tensor: device bytes of a host array, or made on demand."""
+    return DeviceBytes(arr) if isinstance(arr, LazyTensor) else to_device(arr, dtype_name)
 
 
 def from_device(raw: np.ndarray, dtype_name: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -74,7 +104,7 @@ def launch_for(contract: Contract, compiled: CompiledPTX, arrays: dict[str, np.n
     pointers: global scratch of ``global_scratch_size`` bytes per program when the kernel needs it
     (Triton's launcher allocates the same), the rest null."""
     r = contract.resolve(instance)
-    buffers = {t.name: to_device(arrays[t.name], t.dtype) for t in contract.tensors}
+    buffers = {t.name: device_buffer(arrays[t.name], t.dtype) for t in contract.tensors}
     descs = [a for a in contract.args if isinstance(a, TensorDesc)]
     maps = dict(zip((d.name for d in descs), compiled.tensordesc))
     params: list[Any] = []
@@ -103,7 +133,7 @@ def _scratch(compiled: CompiledPTX, grid: tuple[int, int, int], buffers: dict[st
     if compiled.global_scratch_align > _BUFFER_ALIGN:
         raise ContractError(compiled.contract, "kernel", f"global scratch aligned to {compiled.global_scratch_align} "
                                                          f"bytes; the emulator aligns buffers to {_BUFFER_ALIGN}")
-    buffers[GLOBAL_SCRATCH] = np.zeros(size * grid[0] * grid[1] * grid[2], dtype=np.uint8)
+    buffers[GLOBAL_SCRATCH] = ZeroBytes(size * grid[0] * grid[1] * grid[2])
     return GLOBAL_SCRATCH
 
 

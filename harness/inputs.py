@@ -15,7 +15,8 @@ Integers get uniform ranges.  A per-input ``domain`` narrows every distribution:
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -42,33 +43,72 @@ def check_domain(domain: Any) -> str | None:
     return f"{domain!r} is not one of {DOMAIN_WORDS}, None or a (lo, hi) pair"
 
 
-def _raw_float(rng: np.random.Generator, dist: str, shape: tuple[int, ...], dt: DType,
+# ---------------------------------------------------------------- counter-based draws
+# Every input element is a pure function of (tensor name, distribution, seed, element index): a
+# tensor can be generated whole (the numeric tests) or only where a run touches it (the checker's
+# lazy buffers, symexec.paged), and both give the same values. Draw d of element i is a 64-bit
+# splitmix of the stream key and 8 i + d (at most 8 draws per element).
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@dataclass(frozen=True)
+class _Stream:
+    key: int
+
+    def bits(self, idx: np.ndarray, draw: int) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            x = np.uint64(self.key) ^ ((idx.astype(np.uint64) * np.uint64(8) + np.uint64(draw)) * _GOLDEN)
+        return _splitmix(_splitmix(x))
+
+    def uniform(self, idx: np.ndarray, draw: int) -> np.ndarray:
+        """In [0, 1), 53 random bits."""
+        return (self.bits(idx, draw) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+    def normal(self, idx: np.ndarray, draw: int = 0) -> np.ndarray:
+        """Standard normal (Box-Muller on draws `draw`, `draw` + 1)."""
+        u1 = 1.0 - self.uniform(idx, draw)  # (0, 1]
+        u2 = self.uniform(idx, draw + 1)
+        return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+    def sign(self, idx: np.ndarray, draw: int) -> np.ndarray:
+        return np.where(self.bits(idx, draw) >> np.uint64(63), -1.0, 1.0)
+
+    def integers(self, idx: np.ndarray, draw: int, lo: int, hi: int) -> np.ndarray:
+        """Uniform in [lo, hi], both included."""
+        span = float(hi - lo + 1)
+        return lo + np.minimum(np.floor(self.uniform(idx, draw) * span), span - 1).astype(np.int64)
+
+
+def _raw_float(st: _Stream, dist: str, idx: np.ndarray, shape: tuple[int, ...], dt: DType,
                large_limit: float | None) -> np.ndarray:
-    size = int(np.prod(shape, dtype=np.int64))
     if dist == "normal":
-        return rng.standard_normal(size)
+        return st.normal(idx)
     if dist == "large":
         top = dt.max_value / 2.0
         if large_limit is not None:
             top = min(top, float(large_limit))
-        mags = top * rng.uniform(0.25, 1.0, size)
-        return mags * rng.choice([-1.0, 1.0], size)
+        return top * (0.25 + 0.75 * st.uniform(idx, 0)) * st.sign(idx, 1)
     if dist == "tiny":
         # Mix of subnormals (multiples of the smallest subnormal) and small normals.
-        sub = rng.integers(1, 1 << max(dt.mant_bits, 1), size) * dt.smallest_subnormal
-        norm = dt.tiny * rng.uniform(1.0, 8.0, size)
-        mags = np.where(rng.random(size) < 0.5, sub, norm)
-        return mags * rng.choice([-1.0, 1.0], size)
+        sub = st.integers(idx, 0, 1, (1 << max(dt.mant_bits, 1)) - 1) * dt.smallest_subnormal
+        norm = dt.tiny * (1.0 + 7.0 * st.uniform(idx, 1))
+        return np.where(st.uniform(idx, 2) < 0.5, sub, norm) * st.sign(idx, 3)
     if dist == "special":
-        return rng.choice(np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0]), size)
-    if dist == "cancel":
-        x = rng.standard_normal(size)
+        return np.array([0.0, -0.0, 1.0, -1.0, 0.5, 2.0])[st.integers(idx, 0, 0, 5)]
+    if dist == "cancel":  # pairs (x, -x (1 - eps)) along the last axis
         last = shape[-1] if shape and shape[-1] > 0 else 1
-        flat = x.reshape(-1, last)
+        col = idx % last
+        partner = (col % 2 == 1) & (col < 2 * (last // 2))
         eps = 2.0 ** -(dt.mant_bits // 2 + 1)
-        pairs = 2 * (flat.shape[1] // 2)
-        flat[:, 1:pairs:2] = -flat[:, 0:pairs:2] * (1.0 - eps)
-        return flat.reshape(-1)
+        return np.where(partner, -st.normal(np.maximum(idx - 1, 0)) * (1.0 - eps), st.normal(idx))
     raise ValueError(f"unknown floating distribution {dist!r}; known: {FLOAT_DISTRIBUTIONS}")
 
 
@@ -89,30 +129,77 @@ def _apply_domain(x: np.ndarray, domain: Any, dt: DType) -> np.ndarray:
     return np.clip(x, lo, hi)
 
 
-def generate(name: str, dtype_name: str, shape: tuple[int, ...], dist: str, seed: int,
-             domain: Any = None, large_limit: float | None = None) -> np.ndarray:
-    """One input array for tensor ``name``: deterministic in (name, dist, seed, shape)."""
+def elements(name: str, dtype_name: str, shape: tuple[int, ...], dist: str, seed: int,
+             domain: Any = None, large_limit: float | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """The generator of tensor ``name``: flat element indices -> values (host storage), the same
+    for any subset of indices as for the whole tensor."""
     dt = dtype(dtype_name)
-    salt = sum((i + 1) * ord(c) for i, c in enumerate(f"{name}/{dist}"))
-    rng = np.random.default_rng([seed, salt])
     if dt.is_float:
         if dist == "uniform":
             dist = "normal"
-        raw = _raw_float(rng, dist, shape, dt, large_limit)
-        raw = _apply_domain(raw, domain, dt)
-        return quantize(raw, dt.name).reshape(shape)
-    lo, hi = _INT_RANGES[dt.name]
-    if isinstance(domain, tuple):
-        lo, hi = max(lo, int(np.ceil(domain[0]))), min(hi, int(np.floor(domain[1])))
-    raw = rng.integers(lo, hi, size=shape, endpoint=True)
-    raw = _apply_domain(raw, domain if not isinstance(domain, tuple) else None, dt)
-    return np.asarray(raw).astype(dt.storage)
+        if dist not in FLOAT_DISTRIBUTIONS:
+            raise ValueError(f"unknown floating distribution {dist!r}; known: {FLOAT_DISTRIBUTIONS}")
+    st = _Stream(int(_splitmix(np.array([seed & 0xFFFFFFFFFFFFFFFF], np.uint64) ^ np.uint64(
+        sum((i + 1) * ord(c) for i, c in enumerate(f"{name}/{dist}"))))[0]))
+
+    def values(idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx, dtype=np.int64)
+        if dt.is_float:
+            raw = _apply_domain(_raw_float(st, dist, idx, shape, dt, large_limit), domain, dt)
+            return quantize(raw, dt.name)
+        lo, hi = _INT_RANGES[dt.name]
+        if isinstance(domain, tuple):
+            lo, hi = max(lo, int(np.ceil(domain[0]))), min(hi, int(np.floor(domain[1])))
+        raw = _apply_domain(st.integers(idx, 0, lo, hi), domain if not isinstance(domain, tuple) else None, dt)
+        return np.asarray(raw).astype(dt.storage)
+
+    return values
+
+
+def generate(name: str, dtype_name: str, shape: tuple[int, ...], dist: str, seed: int,
+             domain: Any = None, large_limit: float | None = None) -> np.ndarray:
+    """One input array for tensor ``name``: deterministic in (name, dist, seed, shape)."""
+    values = elements(name, dtype_name, shape, dist, seed, domain, large_limit)
+    return values(np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64)).reshape(shape)
 
 
 def sentinel(dtype_name: str, shape: tuple[int, ...]) -> np.ndarray:
     """Initial contents of an output tensor: NaN (floats) or a fixed pattern (ints), so an
     element the kernel forgets to write is caught by the comparison."""
-    dt = dtype(dtype_name)
-    if dt.is_float:
-        return np.full(shape, np.nan, dtype=dt.storage)
-    return np.full(shape, 0x5A, dtype=dt.storage)
+    return np.full(shape, _sentinel_value(dtype_name), dtype=dtype(dtype_name).storage)
+
+
+def _sentinel_value(dtype_name: str):
+    return np.nan if dtype(dtype_name).is_float else 0x5A
+
+
+@dataclass(frozen=True)
+class LazyTensor:
+    """A host tensor made on demand: `values(flat indices)` gives any of its elements (the same as
+    the whole tensor has there); `np.asarray(t)` materialises it. The checker's launch reads only
+    the elements a run touches (harness.emulate.DeviceBytes, symexec.paged)."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    values: Callable[[np.ndarray], np.ndarray]
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def materialize(self) -> np.ndarray:
+        return np.asarray(self.values(np.arange(self.size, dtype=np.int64))).reshape(self.shape)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        arr = self.materialize()
+        return arr if dtype is None else arr.astype(dtype)
+
+
+def lazy_input(name: str, dtype_name: str, shape: tuple[int, ...], dist: str, seed: int,
+               domain: Any = None, large_limit: float | None = None) -> LazyTensor:
+    return LazyTensor(dtype_name, tuple(shape), elements(name, dtype_name, shape, dist, seed, domain, large_limit))
+
+
+def lazy_sentinel(dtype_name: str, shape: tuple[int, ...]) -> LazyTensor:
+    value, storage = _sentinel_value(dtype_name), dtype(dtype_name).storage
+    return LazyTensor(dtype_name, tuple(shape), lambda idx: np.full(np.shape(idx), value, dtype=storage))

@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .paged import BufferSource
 from .tensormap import TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES, TensorMap, TensorMapError, param_ident, tag_bytes
 
 _DTYPES = {"float16": np.float16, "float32": np.float32, "float64": np.float64, "int8": np.int8,
@@ -62,7 +63,7 @@ class LaunchError(ValueError):
 class Launch:
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    buffers: dict[str, np.ndarray] = field(default_factory=dict)
+    buffers: dict[str, np.ndarray | BufferSource] = field(default_factory=dict)  # sources: bytes made on touch
     params: list = field(default_factory=list)  # ints, floats ({"float": x}), buffer names, TensorMaps
     dynamic_shared_bytes: int = 0
     kernel: str | None = None
@@ -74,8 +75,8 @@ class Launch:
         if self.threads_per_block > 1024:
             raise LaunchError(f"block {self.block} has {self.threads_per_block} threads; at most 1024")
         for name, arr in self.buffers.items():
-            if not isinstance(arr, np.ndarray):
-                raise LaunchError(f"buffer {name!r} must be a numpy array")
+            if not isinstance(arr, (np.ndarray, BufferSource)):
+                raise LaunchError(f"buffer {name!r} must be a numpy array or a symexec.paged.BufferSource")
         if not 0 <= self.dynamic_shared_bytes <= MAX_DYNAMIC_SHARED:
             raise LaunchError(f"dynamic_shared_bytes = {self.dynamic_shared_bytes}: must be 0 to "
                               f"{MAX_DYNAMIC_SHARED} (227 KiB, the most a CTA can have)")

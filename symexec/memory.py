@@ -18,6 +18,7 @@ from ptx_parser import ast as A
 from .errors import MemoryFault
 from .events import Buffer, MemoryAccess, MemSpace, Proxy
 from .opcodes import Scope, is_atomic, order, strength
+from .paged import PagedArray, byte_fill
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
@@ -31,12 +32,21 @@ GUARD = 4096  # unmapped bytes between allocations: small overruns fault
 class Allocation:
     name: str
     base: int
-    data: np.ndarray  # uint8
+    store: PagedArray  # uint8, pages made on first touch
     readonly: bool = False
 
     @property
+    def size(self) -> int:
+        return self.store.size
+
+    @property
     def end(self) -> int:
-        return self.base + self.data.size
+        return self.base + self.size
+
+    @property
+    def data(self) -> np.ndarray:
+        """Every byte, as one array (materialises the untouched pages: for results, not for runs)."""
+        return self.store.dense()
 
 
 class GlobalMemory:
@@ -47,14 +57,13 @@ class GlobalMemory:
         self._next = GLOBAL_BASE
         self._bases = np.zeros(0, dtype=np.uint64)
 
-    def allocate(self, name: str, nbytes: int, align: int = 256, data: np.ndarray | None = None,
+    def allocate(self, name: str, nbytes: int, align: int = 256, data=None,
                  readonly: bool = False) -> Allocation:
+        """data: a numpy array or a paged.BufferSource (its bytes are read page by page, on first touch,
+        and never written: the run's writes go to its own pages); None: zeros."""
         base = -(-self._next // align) * align
-        buf = np.zeros(max(nbytes, 0), dtype=np.uint8)
-        if data is not None:
-            raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-            buf[: raw.size] = raw
-        alloc = Allocation(name, base, buf, readonly)
+        fill = byte_fill(data if data is not None else np.zeros(0, np.uint8))
+        alloc = Allocation(name, base, PagedArray(max(nbytes, 0), np.uint8, fill), readonly)
         self.allocations.append(alloc)
         self._next = base + max(nbytes, 1) + GUARD
         self._bases = np.array([a.base for a in self.allocations], dtype=np.uint64)
@@ -73,7 +82,7 @@ class GlobalMemory:
         ok = idx >= 0
         off = np.zeros(addrs.shape, dtype=np.int64)
         if self.allocations:
-            sizes = np.array([a.data.size for a in self.allocations], dtype=np.int64)
+            sizes = np.array([a.size for a in self.allocations], dtype=np.int64)
             safe = np.where(ok, idx, 0)
             off = (addrs - self._bases[safe]).astype(np.int64)
             ok &= (off >= 0) & (off + nbytes <= sizes[safe])
@@ -150,7 +159,7 @@ class Memory:
             alloc = self.glob.allocations[first]
             if write and alloc.readonly:
                 self._fault("store to read-only memory", ins, lanes, addrs, np.ones_like(bad), space)
-            return Buffer(MemSpace.GLOBAL, first), alloc.data, off
+            return Buffer(MemSpace.GLOBAL, first), alloc.store, off
         return None, None, idx  # type: ignore[return-value]  # several allocations: handled by caller
 
     @staticmethod
@@ -185,7 +194,7 @@ class Memory:
             idx, o = self.glob.locate(addrs, nbytes)
             for i in np.unique(idx):
                 sel = idx == i
-                data = self.glob.allocations[int(i)].data
+                data = self.glob.allocations[int(i)].store
                 flat = o[sel, None] + np.arange(nbytes)
                 out[sel] = data[flat]
                 if self.observers:
@@ -214,8 +223,8 @@ class Memory:
                     self._fault("store to read-only memory", ins, lanes, addrs, sel, space)
                 flat = o[sel, None] + np.arange(nbytes)
                 if self.observers:
-                    self._tell(True, Buffer(MemSpace.GLOBAL, int(i)), alloc.data.size, lanes[sel], flat)
-                alloc.data[flat] = data[sel]
+                    self._tell(True, Buffer(MemSpace.GLOBAL, int(i)), alloc.size, lanes[sel], flat)
+                alloc.store[flat] = data[sel]
             return
         flat = off[:, None] + np.arange(nbytes)
         if self.observers:

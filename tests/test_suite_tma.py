@@ -172,5 +172,5 @@ def test_descriptors_built_on_the_device(arch):
                       "elemtype", "swizzle_mode"}
     assert "tensormap.cp_fenceproxy" in compiled.ptx
     launch = launch_for(DEVICE_DESC, compiled, DEVICE_DESC.make_inputs(), "verify")
-    assert launch.buffers[E.GLOBAL_SCRATCH].size == 256 * 2 * 2
+    assert launch.buffers[E.GLOBAL_SCRATCH].nbytes == 256 * 2 * 2
     assert emulate(DEVICE_DESC, arch).ok

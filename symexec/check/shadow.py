@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..opcodes import LaneScope, facts
+from ..paged import PagedArray, constant, element_indices
 
 DATA = np.uint8(1)
 UNINIT = np.uint8(2)
@@ -88,13 +89,17 @@ BYTES_KEY = key_of("bytes")
 
 class MemShadow:
     """Per-byte shadow of one buffer: term hash, position code (byte index | log2 width << 4),
-    taint."""
+    taint. Paged (symexec.paged): a byte's shadow exists once the byte is touched, so a buffer's
+    shadow costs what the run touches, not the buffer's size."""
 
     def __init__(self, size: int, taint: int, key: int, salt: int) -> None:
-        self.cta = np.full(size, -1, dtype=np.int64)  # CTA that last wrote each byte (-1: none)
-        self.hash = mix(key, np.uint64(salt), np.arange(size, dtype=np.uint64)) if size else np.zeros(0, np.uint64)
-        self.pos = np.full(size, 0xFF, dtype=np.uint8)
-        self.taint = np.full(size, taint, dtype=np.uint8)
+        def numbered(pages: np.ndarray) -> np.ndarray:  # an untouched byte is numbered by its position
+            return mix(key, np.uint64(salt), element_indices(pages).astype(np.uint64))
+
+        self.cta = PagedArray(size, np.int32, constant(-1, np.int32))  # CTA slot that last wrote each byte
+        self.hash = PagedArray(size, np.uint64, numbered)
+        self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8))
+        self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8))
 
 
 class Tracker:

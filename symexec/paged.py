@@ -1,0 +1,153 @@
+"""Arrays that cost what is touched.
+
+A `PagedArray` is a flat array of `size` elements of one dtype, stored as fixed-size pages that are
+created on first touch: reading or writing elements allocates (and fills) only their pages. A page's
+first contents come from the array's `Fill`, a function of the page numbers, so a buffer of random
+inputs, a shadow numbered by byte position or a constant never exists as a whole: a symbolic grid
+that runs two CTAs of a 2^26-element kernel pays for the bytes those two CTAs touch.
+
+Indexing is by integer arrays of element indices (any shape), as numpy fancy indexing: `a[idx]`
+returns an array of idx's shape, `a[idx] = values` broadcasts values to it (the last of repeated
+indices wins). `dense()` materialises every page once and returns a contiguous view; after it the
+array is backed by that view, so writes through either are seen by both.
+
+A `BufferSource` is what a launch gives for the initial bytes of a global buffer when it is not a
+numpy array: its size and a `Fill` of byte pages (harness.inputs builds them for generated inputs
+and sentinel-filled outputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol, runtime_checkable
+
+import numpy as np
+
+PAGE_SHIFT = 8
+PAGE = 1 << PAGE_SHIFT  # elements per page: small, so a strided tile touches little beyond itself
+_MASK = PAGE - 1
+
+#: First contents of pages: page numbers (n,) -> values (n, PAGE).
+Fill = Callable[[np.ndarray], np.ndarray]
+
+
+def constant(value, dtype) -> Fill:
+    def fill(pages: np.ndarray) -> np.ndarray:
+        return np.full((pages.size, PAGE), value, dtype=dtype)
+
+    return fill
+
+
+def element_indices(pages: np.ndarray) -> np.ndarray:
+    """(n, PAGE) element indices of pages."""
+    return (pages.astype(np.int64)[:, None] << PAGE_SHIFT) + np.arange(PAGE, dtype=np.int64)
+
+
+def from_array(raw: np.ndarray) -> Fill:
+    """Pages of a flat array (not copied: pages are copied from it on first touch); zeros past its end."""
+    flat = np.ascontiguousarray(raw).reshape(-1)
+
+    def fill(pages: np.ndarray) -> np.ndarray:
+        idx = element_indices(pages)
+        inside = idx < flat.size
+        out = np.zeros(idx.shape, dtype=flat.dtype)
+        out[inside] = flat[idx[inside]]
+        return out
+
+    return fill
+
+
+class PagedArray:
+    def __init__(self, size: int, dtype, fill: Fill) -> None:
+        self.size = int(size)
+        self.dtype = np.dtype(dtype)
+        self._fill = fill
+        self._npages = -(-self.size // PAGE)
+        self._slot = np.full(self._npages, -1, dtype=np.int32)
+        self._pool = np.empty((0, PAGE), dtype=self.dtype)
+        self._used = 0
+        self._dense: np.ndarray | None = None
+
+    @property
+    def pages_touched(self) -> int:
+        return self._used
+
+    @property
+    def nbytes_touched(self) -> int:
+        return self._used * PAGE * self.dtype.itemsize
+
+    def _slots(self, pages: np.ndarray) -> np.ndarray:
+        slots = self._slot[pages]
+        if (slots >= 0).all():
+            return slots
+        new = np.unique(pages[slots < 0])
+        need = self._used + new.size
+        if need > self._pool.shape[0]:
+            grown = np.empty((max(need, 2 * self._pool.shape[0], 16), PAGE), dtype=self.dtype)
+            grown[: self._used] = self._pool[: self._used]
+            self._pool = grown
+        ids = np.arange(self._used, need, dtype=np.int32)
+        self._pool[self._used:need] = self._fill(new)
+        self._slot[new] = ids
+        self._used = need
+        return self._slot[pages]
+
+    def __getitem__(self, idx) -> np.ndarray:
+        if self._dense is not None:
+            return self._dense[idx]
+        idx = np.asarray(idx, dtype=np.int64)
+        slots = self._slots(idx >> PAGE_SHIFT)  # first: it may grow the pool
+        return self._pool[slots, idx & _MASK]
+
+    def __setitem__(self, idx, values) -> None:
+        if self._dense is not None:
+            self._dense[idx] = values
+            return
+        idx = np.asarray(idx, dtype=np.int64)
+        slots = self._slots(idx >> PAGE_SHIFT)
+        self._pool[slots, idx & _MASK] = values
+
+    def dense(self) -> np.ndarray:
+        """Every element, as one contiguous array that backs this one from now on."""
+        if self._dense is None:
+            pool = np.empty((self._npages, PAGE), dtype=self.dtype)
+            have = np.nonzero(self._slot >= 0)[0]
+            pool[have] = self._pool[self._slot[have]]
+            rest = np.nonzero(self._slot < 0)[0]
+            if rest.size:
+                pool[rest] = self._fill(rest)
+            self._pool, self._slot = pool, np.arange(self._npages, dtype=np.int32)
+            self._used = self._npages
+            self._dense = pool.reshape(-1)[: self.size]
+        return self._dense
+
+
+@runtime_checkable
+class BufferSource(Protocol):
+    """Initial bytes of a global buffer, made on demand (a launch's alternative to a numpy array)."""
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def fill(self, pages: np.ndarray) -> np.ndarray:
+        """(n, PAGE) uint8: the bytes of byte pages `pages`."""
+        ...
+
+
+@dataclass(frozen=True)
+class ZeroBytes:
+    nbytes: int
+
+    def fill(self, pages: np.ndarray) -> np.ndarray:
+        return np.zeros((pages.size, PAGE), dtype=np.uint8)
+
+
+def byte_fill(source) -> Fill:
+    """The Fill of a buffer's bytes from a numpy array or a BufferSource."""
+    if isinstance(source, np.ndarray):
+        return from_array(np.ascontiguousarray(source).view(np.uint8).reshape(-1))
+    return source.fill
+
+
+__all__ = ["PagedArray", "PAGE", "PAGE_SHIFT", "Fill", "BufferSource", "ZeroBytes", "constant", "from_array",
+           "element_indices", "byte_fill"]
