@@ -53,7 +53,7 @@ DEFAULT_TIMEOUT = 600.0
 
 def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
                arch: str | None = None, instance: str = "verify", entry: str | None = None,
-               grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT):
+               grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, sizes: str = "launch"):
     """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation, then
     inconclusive); returns a Report. Raises for bad input."""
     from symexec import Unsupported, load_program, time_limit
@@ -64,17 +64,25 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
 
     module = parse_file(path)
     hdr = header(path)
+    domain = None
     if contract is not None:
         from .run_cli import _contract_launch
 
-        _, launch, _ = _contract_launch(contract, module, instance, 0, "normal", entry, arch)
+        c, launch, _, compiled = _contract_launch(contract, module, instance, 0, "normal", entry, arch, lazy=True,
+                                                  with_compiled=True)
+    elif sizes == "symbolic":
+        raise ValueError("--sizes symbolic needs --contract: the contract says how the launch depends on the sizes")
     else:
         launch = _launch_from(path, launch_path, hdr)
     name = entry or hdr.get("entry") or launch.kernel or (module.kernels[0].name if len(module.kernels) == 1 else None)
     try:
         prog = load_program(module, name)
+        if sizes == "symbolic":
+            from harness.sizes import size_domain
+
+            domain = size_domain(c, compiled, instance, [p.name for p in prog.params])
         with time_limit(timeout):
-            report = check_kernel(prog, launch, grid=grid)
+            report = check_kernel(prog, launch, grid=grid, sizes=domain)
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
         report = Report(Verdict.UNSUPPORTED, name or "?", str(e).removeprefix("unsupported: "))
         report.notes.append("the kernel could not be loaded for checking: no property was checked")
@@ -113,13 +121,17 @@ def _print_report(report, out) -> None:
 @click.option("--grid", type=click.Choice(["auto", "enumerate", "symbolic"]), default="auto", show_default=True,
               help="How CTAs are covered: run every CTA, or prove cross-CTA global races and bounds for a "
                    "symbolic pair of CTAs with Z3 (auto: symbolic above 64 CTAs where it applies).")
+@click.option("--sizes", type=click.Choice(["launch", "symbolic"]), default="launch", show_default=True,
+              help="launch: the verdict is for the instance's sizes; symbolic (with --contract): prove bounds and "
+                   "global races for every size of the contract at once (Z3), the grid its function of the sizes; "
+                   "falls back to the launch's sizes, and says why, where it cannot.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               help="Seconds of emulation before the verdict is inconclusive (a loop that does not end?).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a SARIF 2.1.0 log here (for code-scanning tools); never overwrites.")
 def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch: str | None, instance: str,
-              entry: str | None, grid: str, timeout: float, as_json: bool, sarif_path: Path | None) -> None:
+              entry: str | None, grid: str, sizes: str, timeout: float, as_json: bool, sarif_path: Path | None) -> None:
     """Prove KERNEL.ptx free of data races, barrier divergence, deadlocks and out-of-bounds accesses
     for a launch, or show a witness; or say what could not be decided."""
     from symexec import LaunchError
@@ -128,7 +140,7 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
         click.echo(f"error: {sarif_path} exists; not overwriting it", err=True)
         sys.exit(EXIT_BAD_INPUT)
     try:
-        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid, timeout)
+        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid, timeout, sizes)
     except ParseError as e:
         click.echo(str(e), err=True)
         sys.exit(EXIT_BAD_INPUT)

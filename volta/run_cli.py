@@ -113,10 +113,11 @@ def _digest(arr: np.ndarray) -> str:
 
 
 def _contract_launch(name: str, module, instance: str, seed: int, distribution: str, entry: str | None,
-                     arch: str | None = None):
+                     arch: str | None = None, lazy: bool = False, with_compiled: bool = False):
     """The contract's launch for the one kernel of ``module`` (or ``entry``): buffers from its input
     generators, parameters checked against the kernel's, threads and shared memory from Triton's
-    build for ``arch`` (default: the suite target nearest the PTX's own ``.target``)."""
+    build for ``arch`` (default: the suite target nearest the PTX's own ``.target``). lazy: the
+    buffers are made page by page where the run touches them (the checker), not whole."""
     from harness import suite
     from harness.emulate import check_signature, launch_for
     from harness.compile import compile_contract
@@ -136,10 +137,12 @@ def _contract_launch(name: str, module, instance: str, seed: int, distribution: 
     k = kernels[0]
     check_signature(contract, compiled, k)
     nparams = len(k.params or ())
-    arrays = contract.make_inputs(instance, distribution, seed)
+    arrays = contract.make_inputs(instance, distribution, seed, lazy=lazy)
     launch = launch_for(contract, compiled, arrays, instance)
     launch.params = (launch.params + [0] * nparams)[:nparams]
     launch.kernel = k.name
+    if with_compiled:
+        return contract, launch, arrays, compiled
     return contract, launch, arrays
 
 

@@ -39,6 +39,7 @@ from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid_shadow import Access, Shadow
 from .run import new_run, run_checked
+from .sizes import SizeDomain, term
 from .state import ATOMIC, READ
 
 
@@ -58,6 +59,9 @@ def _z3(e: tuple, env: dict):
         return z3.BoolVal(e[2])
     if tag in ("c", "q"):
         return env[(tag, e[2])]
+    if tag in ("s", "g"):  # a size-dependent parameter, the grid: 64-bit terms of the sizes (sizes.py)
+        x = env[(tag, e[2])]
+        return x if w == 64 else z3.Extract(w - 1, 0, x)
     a = [_z3(x, env) for x in e[2:] if isinstance(x, tuple)]
     if tag == "add":
         return a[0] + a[1]
@@ -130,7 +134,7 @@ class _Class:
         self.rows = [a.rows]
         self.cache: dict = {}
 
-    def side(self, tag: str, cvars, base: int, relaxed: bool = False):
+    def side(self, tag: str, cvars, base: int, relaxed: bool = False, leaves: dict | None = None):
         """(membership constraint, byte offset in the buffer, guard, rows) for the CTA `cvars`.
 
         Exact: the lane constants form one of the recorded rows. Relaxed (a superset, for a quick
@@ -142,6 +146,7 @@ class _Class:
         qs = _n_q(a.addr)
         qs.update(_n_q(a.guard) if a.guard is not None else {})
         env = {("c", i): cvars[i] for i in range(3)}
+        env.update(leaves or {})
         for i, w in qs.items():
             env[("q", i)] = z3.BitVec(f"{tag}_q{i}", w)
         o = z3.BitVec(f"{tag}_o", 64)
@@ -167,9 +172,46 @@ class _Class:
         return self.rows[0]
 
 
-def _in_grid(launch: Launch, tag: str):
-    c = [z3.BitVec(f"{tag}_c{i}", 32) for i in range(3)]
-    return c, [z3.ULT(c[i], launch.grid[i]) for i in range(3)]
+class _Space:
+    """The launches a proof covers: the given one, or (sizes) every launch of a SizeDomain. One per
+    query: the sizes are shared by the CTAs of a query (one launch), fresh between queries."""
+
+    def __init__(self, launch: Launch, sizes: SizeDomain | None, tag: str) -> None:
+        self.launch, self.sizes = launch, sizes
+        self.leaves: dict = {}
+        self.facts: list = []
+        if sizes is None:
+            return
+        self.env = sizes.env(tag)
+        self.grid = [term(g) for g in sizes.grid(self.env)] + [term(1)] * 3
+        self.grid = self.grid[:3]
+        self.facts = sizes.constraints(self.env) + [z3.And(g >= 1, g <= lim) for g, lim in zip(self.grid, GRID_LIMITS)]
+        self.leaves = {("g", i): self.grid[i] for i in range(3)}
+        self.leaves.update({("s", name): term(f(self.env)) for name, f in sizes.params.items()})
+
+    def cta(self, tag: str):
+        c = [z3.BitVec(f"{tag}_c{i}", 32) for i in range(3)]
+        if self.sizes is None:
+            return c, [z3.ULT(c[i], self.launch.grid[i]) for i in range(3)]
+        return c, self.facts + [z3.ULT(z3.ZeroExt(32, c[i]), self.grid[i]) for i in range(3)]
+
+    def buffer_bytes(self, alloc):
+        f = self.sizes.buffer_bytes.get(alloc.name) if self.sizes is not None else None
+        return z3.ZeroExt(1, term(f(self.env))) if f is not None else alloc.size
+
+    def point(self, model) -> dict[str, int] | None:
+        return self.sizes.point(model, self.env) if self.sizes is not None else None
+
+    def at(self, point: dict[str, int] | None) -> Launch:
+        """The concrete launch of a model's sizes (the checked launch when they are its own)."""
+        if point is None or point == self.sizes.concrete:
+            return self.launch
+        return self.sizes.launch_at(point)
+
+
+GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
+
 
 
 #: Per-query Z3 limit: an "unknown" answer counts as not proven (the grid is then enumerated).
@@ -182,15 +224,16 @@ def _solver() -> z3.Solver:
     return s
 
 
-def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
-    """(report, "") when the symbolic grid check applies, else (None, why not)."""
+def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = None) -> tuple[Report | None, str]:
+    """(report, "") when the symbolic grid check applies, else (None, why not). sizes: prove for
+    every launch of the domain (symbolic sizes), not only `launch` (one of its points)."""
     t0 = time.perf_counter()
     gx, gy, gz = launch.grid
-    if launch.num_ctas == 1:
+    if launch.num_ctas == 1 and sizes is None:
         return None, "one CTA"
     last = (gx - 1, gy - 1, gz - 1)
-    reps = [(0, 0, 0), last]
-    sh = Shadow(prog)
+    reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
+    sh = Shadow(prog, _size_params(prog, sizes))
     run = new_run(prog, launch, reps, (sh,))
     rep = run_checked(run, prog, launch)
     m = run.machine
@@ -200,12 +243,61 @@ def check_symbolic(prog: Program, launch: Launch) -> tuple[Report | None, str]:
     if rep.outcome is not Verdict.RACE_FREE or sh.failed:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
     try:
-        return _prove(prog, launch, m, sh, rep, reps, t0)
+        return _prove(prog, launch, m, sh, rep, reps, t0, sizes)
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
 
 
-def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float):
+def _size_params(prog: Program, sizes: SizeDomain | None) -> dict[str, int]:
+    if sizes is None:
+        return {}
+    from ..launch import param_layout
+
+    out = {}
+    for p in prog.params:
+        if p.name in sizes.params:
+            lay = param_layout(p)
+            out[p.name] = 8 * lay[1] if lay is not None else 64
+    return out
+
+
+def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, stats: dict) -> Report | None:
+    """Run the CTAs of a model concretely (at the model's sizes); the report if it finds something."""
+    point = sp.point(s.model())
+    ctas = [_model_cta(s, c) for c in cvars]
+    launch = sp.at(point)
+    stats["validation_runs"] = stats.get("validation_runs", 0) + 1
+    r2 = _concrete(prog, launch, sorted(set(ctas)))
+    if not r2.findings:
+        return None
+    r2.stats.update(stats)
+    r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe(what)
+    if point is not None and point != sp.sizes.concrete:
+        where = ", ".join(f"{k} = {v}" for k, v in point.items())
+        r2.notes.insert(0, f"symbolic sizes: the finding is at {where} (CTAs {sorted(set(ctas))}), not at the "
+                           "checked launch's sizes; it was confirmed by running that launch's CTAs concretely")
+        r2.stats["witness_sizes"] = point
+        r2.assumptions[0] = (f"launch: the one at {where}: grid {launch.grid}, block {launch.block}; CTAs "
+                             f"{sorted(set(ctas))} executed")
+    return r2
+
+
+def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
+    """With one size variable, the smallest size at which the query's constraints hold (below it
+    they never do), for the verdict's 'holds for ...'."""
+    if sp.sizes is None or len(sp.sizes.vars) != 1:
+        return None
+    o = z3.Optimize()
+    o.set("timeout", Z3_QUERY_MS)
+    o.add(s.assertions())
+    o.minimize(next(iter(sp.env.values())).t)
+    if o.check() != z3.sat:
+        return None
+    return sp.point(o.model())
+
+
+def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float,
+           sizes: SizeDomain | None = None):
     classes: dict = {}
     for a in sh.accesses:
         key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
@@ -218,49 +310,63 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         canon = d
         if _has_leaf(d, ("p", "q")):
             return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
-        c, grid = _in_grid(launch, "d")
+        sp = _Space(launch, sizes, "d")
+        c, grid = sp.cta("d")
         s = _solver()
-        s.add(grid + [_z3(canon, {("c", i): c[i] for i in range(3)}) == 0])
+        s.add(grid + [_z3(canon, {**{("c", i): c[i] for i in range(3)}, **sp.leaves}) == 0])
         if s.check() != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
-    stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0, "validation_runs": 0}
-    # ---- bounds: every CTA, every class
+    stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
+             "validation_runs": 0}
+    # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
-        c, grid = _in_grid(launch, "b")
-        mem, off, guard, nrows, _ = cl.side("b", c, buf.base)
+        sp = _Space(launch, sizes, "b")
+        c, grid = sp.cta("b")
+        mem, off, guard, nrows, _ = cl.side("b", c, buf.base, leaves=sp.leaves)
         if nrows > MAX_ROWS:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         s = _solver()
-        s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, buf.data.size)])
+        s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
         stats["z3_queries"] += 1
         res = s.check()
         if res != z3.unsat:
-            cta = _model_cta(s, c) if res == z3.sat else None
-            if cta is not None:
-                stats["validation_runs"] += 1
-                r2 = _concrete(prog, launch, [cta])
-                if r2.findings:
-                    r2.stats.update(stats)
-                    r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("bounds witness validated concretely")
-                    return r2, ""
+            if res == z3.sat:
+                first = _first_failing(sp, s)
+                if first is not None:  # witness at the smallest failing size
+                    s.push()
+                    s.add([e.t == first[k] for k, e in sp.env.items()])
+                    if s.check() != z3.sat:
+                        s.pop()
+                        first = None
+                        s.check()
+                w = _witness(prog, sp, s, [c], "bounds witness validated concretely", stats)
+                if w is not None:
+                    if first is not None:
+                        var = sizes.vars[0]
+                        w.notes.insert(0, f"symbolic sizes: {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
+                                          f"stays in bounds for every {var.name} in [{var.lo}, "
+                                          f"{first[var.name] - 1}] of the domain and leaves {buf.name} from "
+                                          f"{var.name} = {first[var.name]}")
+                    return w, ""
             return None, f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} not proven for every CTA"
     # ---- cross-CTA races
     pairs = list(_pairs(classes, allocs))
     validations = 0
     for base, w, a in pairs:
-        c1, g1 = _in_grid(launch, "w")
-        c2, g2 = _in_grid(launch, "a")
+        sp = _Space(launch, sizes, "z")
+        c1, g1 = sp.cta("w")
+        c2, g2 = sp.cta("a")
         distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
-        m1, o1, gd1, _, _ = w.side("w", c1, base, relaxed=True)
-        m2, o2, gd2, _, _ = a.side("a", c2, base, relaxed=True)
+        m1, o1, gd1, _, _ = w.side("w", c1, base, relaxed=True, leaves=sp.leaves)
+        m2, o2, gd2, _, _ = a.side("a", c2, base, relaxed=True, leaves=sp.leaves)
         s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         stats["z3_queries"] += 1
         if s.check() == z3.unsat:
             continue  # refuted on the relaxation (a superset of the lanes' accesses)
-        m1, o1, gd1, _, _ = w.side("w", c1, base)
-        m2, o2, gd2, _, _ = a.side("a", c2, base)
+        m1, o1, gd1, _, _ = w.side("w", c1, base, leaves=sp.leaves)
+        m2, o2, gd2, _, _ = a.side("a", c2, base, leaves=sp.leaves)
         s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, gd1, gd2,
                          z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
@@ -272,32 +378,49 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             if res != z3.sat or validations >= MAX_VALIDATIONS:
                 return None, "symbolic not applicable: possible cross-CTA overlap not refuted"
             x, y = _model_cta(s, c1), _model_cta(s, c2)
+            point = sp.point(s.model())
             validations += 1
-            stats["validation_runs"] = validations
-            r2 = _concrete(prog, launch, [x, y])
-            if r2.findings:
-                r2.stats.update(stats)
-                r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("Z3 overlap validated on two concrete CTAs")
-                return r2, ""
-            s.add(z3.Not(z3.And([c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)])))
-            s.add(z3.Not(z3.And([c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)])))
-    intra, witness = _intra_cta(prog, launch, pairs, reps, stats)
+            found = _witness(prog, sp, s, [c1, c2], "Z3 overlap validated on two concrete CTAs", stats)
+            if found is not None:
+                return found, ""
+            block = [c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)]
+            swap = [c1[k] == y[k] for k in range(3)] + [c2[k] == x[k] for k in range(3)]
+            at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
+            s.add(z3.Not(z3.And(block + at)))
+            s.add(z3.Not(z3.And(swap + at)))
+    intra, witness = _intra_cta(prog, launch, pairs, reps, stats, sizes)
     if witness is not None:
         return witness, ""
     stats["seconds"] = round(time.perf_counter() - t0, 3)
     rep.stats.update(stats)
-    rep.assumptions[0] = (f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
-                          f"{launch.dynamic_shared_bytes} bytes; CTAs {reps} executed, the grid covered symbolically")
+    shared_all = "" if sh.shared_varies else (", shared-memory races/bounds and barrier use (shared addresses and "
+                                              "guards do not depend on %ctaid" + (" or the sizes" if sizes else "") + ")")
+    if sizes is None:
+        rep.assumptions[0] = (f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
+                              f"{launch.dynamic_shared_bytes} bytes; CTAs {reps} executed, the grid covered symbolically")
+        scope = "ALL CTAs"
+    else:
+        where = ", ".join(f"{k} = {v}" for k, v in sizes.concrete.items())
+        rep.assumptions[0] = (f"launches: every size with {sizes.describe()}, the grid and buffers the contract's "
+                              f"functions of them; block {launch.block}; CTAs {reps} executed at {where} (grid "
+                              f"{launch.grid}), every other CTA and size covered symbolically")
+        fixed = [f"{p.name}={v}" for p, v in zip(prog.params, launch.params)
+                 if not isinstance(v, str) and p.name not in sizes.params]
+        rep.assumptions[1] = ("scalar parameters: " + ", ".join(sorted(sizes.params)) + " the contract's functions "
+                              "of the sizes; fixed: " + (", ".join(fixed) or "none"))
+        rep.assumptions.extend(sizes.assumptions)
+        rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete)}
+        scope = f"ALL sizes ({sizes.describe()}) and ALL CTAs of each"
     rep.assumptions.append(
-        "symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid, so all CTAs run the same "
-        "instruction sequence; proven for ALL CTAs: global accesses in bounds, no race between two different "
-        "CTAs on global memory" + ("" if sh.shared_varies else ", shared-memory races/bounds and barrier use "
-                                   "(shared addresses and guards do not depend on %ctaid)")
+        ("symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the sizes, "
+         if sizes else "symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid, ")
+        + f"so all CTAs run the same instruction sequence; proven for {scope}: global accesses in bounds, no race "
+        "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "
            "intra-CTA race on global memory" if intra is None else
            f"; checked on the executed CTAs only: intra-CTA races on global memory ({intra})")
-        + (f"; checked on the executed CTAs only: shared memory ({sh.shared_varies} depends on %ctaid)"
-           if sh.shared_varies else ""))
+        + (f"; checked on the executed CTAs only: shared memory ({sh.shared_varies} depends on %ctaid"
+           + (" or the sizes" if sizes else "") + ")" if sh.shared_varies else ""))
     return rep, ""
 
 
@@ -314,7 +437,7 @@ def _pairs(classes: dict, allocs):
                 yield allocs[bi].base, w, a
 
 
-def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict):
+def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict, sizes: SizeDomain | None = None):
     """Two different threads of one CTA c (any c) touching overlapping global bytes, W a write.
 
     UNSAT for every pair: no intra-CTA race on global memory in any CTA (accesses of one thread are
@@ -324,13 +447,15 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
     budget = MAX_VALIDATIONS
     not_proven = None
     for base, w, a in pairs:
-        c, g = _in_grid(launch, "i")
-        m1, o1, gd1, _, l1 = w.side("w", c, base)
-        m2, o2, gd2, _, l2 = a.side("a", c, base)
+        sp = _Space(launch, sizes, "i")
+        c, g = sp.cta("i")
+        m1, o1, gd1, _, l1 = w.side("w", c, base, leaves=sp.leaves)
+        m2, o2, gd2, _, l2 = a.side("a", c, base, leaves=sp.leaves)
         s = _solver()
         s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
-        for r in reps:
-            s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)])))
+        at_checked = [e.t == sizes.concrete[k] for k, e in sp.env.items()] if sizes is not None else []
+        for r in reps:  # executed already (at the checked launch's sizes)
+            s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)] + at_checked)))
         while True:
             stats["z3_queries"] += 1
             res = s.check()
@@ -342,15 +467,13 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
                                             "same bytes from two threads")
                 break
             x = _model_cta(s, c)
+            point = sp.point(s.model())
             budget -= 1
-            stats["validation_runs"] += 1
-            r2 = _concrete(prog, launch, [x])
-            if r2.findings:
-                r2.stats.update(stats)
-                r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("Z3 intra-CTA overlap validated concretely")
-                return None, r2
-            reps = reps + [x]
-            s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)])))
+            found = _witness(prog, sp, s, [c], "Z3 intra-CTA overlap validated concretely", stats)
+            if found is not None:
+                return None, found
+            at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
+            s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)] + at)))
     return not_proven, None
 
 

@@ -45,8 +45,12 @@ class Access:
 class Shadow(InstructionObserver):
     """Follows the representative run (an observer of its machine) with exact %ctaid expressions."""
 
-    def __init__(self, prog) -> None:
+    def __init__(self, prog, size_params: dict[str, int] | None = None) -> None:
+        """size_params: kernel parameters (name -> bits) that hold a function of the problem sizes
+        (symbolic sizes, sizes.py): loading one gives the leaf ("s", bits, name), and %nctaid is the
+        grid's leaf ("g", 32, axis), instead of values independent of everything."""
         self.prog = prog
+        self.size_params = size_params or {}
         self.batch: Batch | None = None
         self.glob = None
         self.pc = -1
@@ -123,6 +127,10 @@ class Shadow(InstructionObserver):
         if isinstance(op, A.Sym):
             if op.name in ("%ctaid", "%clusterid"):
                 return Sv(("c", 32, {".x": 0, ".y": 1, ".z": 2, None: 0}[op.component]))
+            if self.size_params and op.name == "%nctaid":
+                return Sv(("g", 32, {".x": 0, ".y": 1, ".z": 2, None: 0}[op.component]))
+            if self.size_params and op.name in ("%nclusterid", "%cluster_nctaid", "%cluster_nctarank"):
+                return TOP
             if op.name in SCHEDULE_DEPENDENT:
                 return TOP
             return self.regs.get(op.name)
@@ -182,7 +190,8 @@ class Shadow(InstructionObserver):
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
-                why = "%ctaid" if guard is not TOP else "data or values this check does not follow"
+                why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
+                    else "data or values this check does not follow"
                 self.fail(f"the guard of {ins.name} at {ins.span} depends on {why}: CTAs may follow different paths")
             elif ".red" in ins.modifiers and any(self.state(o) is not None for o in ins.operands[1:]):
                 self.fail(f"{ins.name} at {ins.span} reduces values that depend on %ctaid")
@@ -193,6 +202,18 @@ class Shadow(InstructionObserver):
             return [], None
         if guard is not None:
             return dests, TOP
+        if op in ("ld", "ldu") and self.size_params and space_of(ins) == ".param":
+            a = ins.operands[1]
+            named = isinstance(a, A.Address) and a.base is not None and a.base.name in self.batch.var_addr
+            if not named or a.offset is not None:  # through a register, or at an offset: may read a size
+                return dests, TOP
+            if a.base.name not in self.size_params:
+                return dests, None
+            bits = self.size_params[a.base.name]
+            lw = tinfo(ins.types[-1]).width
+            if len(dests) != 1 or lw > 64:
+                return dests, TOP
+            return dests, Sv(adapt(("s", bits, a.base.name), lw, tinfo(ins.types[-1]).kind == "s"))
         if op in ("ld", "ldu"):
             sp = space_of(ins)
             addr_ind = self.state(ins.operands[1].base) is None if isinstance(ins.operands[1], A.Address) \

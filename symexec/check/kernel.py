@@ -13,6 +13,7 @@ from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid import check_symbolic
 from .run import new_run, run_checked
+from .sizes import SizeDomain
 
 AUTO_MIN_CTAS = 64  # grid="auto": up to this many CTAs, enumerating (one vectorised batch) is cheaper
 
@@ -40,14 +41,27 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
 TCGEN05_EVENTS = True
 
 
-def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.AUTO) -> Report:
+def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.AUTO,
+                 sizes: SizeDomain | None = None) -> Report:
     """grid: ENUMERATE runs every CTA; SYMBOLIC proves cross-CTA global races and global bounds
     with Z3 for a symbolic pair of CTAs (grid.py) and falls back to enumerating when it cannot;
-    AUTO (default) = symbolic where it applies and the grid has more than AUTO_MIN_CTAS CTAs."""
+    AUTO (default) = symbolic where it applies and the grid has more than AUTO_MIN_CTAS CTAs.
+    sizes: prove for every launch of the domain (symbolic sizes, sizes.py; `launch` is one of
+    them); where that does not apply, the verdict is for `launch` and a note says why."""
     try:
         mode = GridMode(grid)
     except ValueError:
         raise ValueError(f"grid must be auto, enumerate or symbolic, not {grid!r}") from None
+    if sizes is not None and _unmodelled(prog) is None:
+        done, why = check_symbolic(prog, launch, sizes)
+        if done is not None:
+            return done
+        report = check_kernel(prog, launch, grid)
+        report.notes.insert(0, f"symbolic sizes not applicable ({why.removeprefix('symbolic not applicable: ')}): "
+                               "the verdict holds for the checked launch only ("
+                               + ", ".join(f"{k} = {v}" for k, v in sizes.concrete.items()) + ")")
+        report.stats["sizes"] = {"domain": sizes.describe(), "fallback": why}
+        return report
     gap = _unmodelled(prog)
     if gap is not None:
         what, ins = gap

@@ -1,0 +1,144 @@
+"""A contract's launches for every problem size: the symexec.check.sizes.SizeDomain of a compiled
+contract, for `volta check --sizes symbolic`.
+
+Every dim of the instance (N, M, K, ...) becomes a size variable in [1, 2^31 - 1]. The domain
+keeps what the PTX was compiled under, so it proves the kernel a real launch would run:
+- an integer argument Triton saw divisible by 16 was specialised with `tt.divisibility = 16`
+  (harness.contract.Contract.triton_signature): the PTX may rely on it, so it stays a multiple of
+  16; one equal to 1 was compiled in as a constant, so it stays 1;
+- pointers are 16-byte aligned (the emulator aligns every buffer to 256 bytes);
+- every tensor has fewer than 2^31 elements (the int32 indexing Triton uses by default).
+The grid, every scalar and descriptor shape/stride parameter and every buffer's size are the
+contract's own functions of the dims, evaluated on Z3 terms (`SymInt`), so `cdiv(N, BLOCK)` is the
+grid it is in a real launch. A dim that one of them cannot take symbolically (a function that needs
+a concrete int) is held at the checked value, and the verdict says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from symexec.check.sizes import Env, SizeDomain, SizeVar, SymInt
+
+from . import dtypes as _dt
+from .compile import CompiledPTX, DescPart
+from .contract import Contract, Scalar, Tensor, TensorDesc
+from .emulate import GLOBAL_SCRATCH, launch_for
+
+SIZE_MAX = 2**31 - 1
+WITNESS_INSTANCE = "_sizes"
+
+
+def _fn(c: Contract, v) -> Callable[[Env], Any]:
+    if callable(v):
+        return lambda env: v(dict(env))
+    if isinstance(v, str):
+        return lambda env: env[v]
+    return lambda env: v
+
+
+def _prod(xs) -> Any:
+    out: Any = 1
+    for x in xs:
+        out = out * x
+    return out
+
+
+def _symbolic(f: Callable[[Env], Any], env: Env) -> bool:
+    try:
+        f(env)
+        return True
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+
+
+def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: list[str]) -> SizeDomain:
+    """The domain of `compiled` (the contract's PTX, whose parameters are named `ptx_params`) around
+    the launch of `instance`."""
+    import z3
+
+    r = c.resolve(instance)
+    probe = {k: SymInt(z3.BitVec(f"probe_{k}", 64)) for k in r.dims}
+    fixed: dict[str, int] = {}
+    facts: list[Callable[[Env], Any]] = []
+    notes: list[str] = []
+
+    def env_of(env: Env) -> dict:
+        return {**env, **{k: SymInt(v) for k, v in fixed.items()}}
+
+    # what must be taken symbolically: the grid, scalar values, tensor shapes
+    funcs: list[tuple[str, Callable]] = [("grid", _fn(c, c.grid))]
+    for a in c.args:
+        if isinstance(a, Scalar) and a.dtype != "fp32":
+            funcs.append((f"scalar {a.name}", _fn(c, a.value)))
+        if isinstance(a, Tensor):
+            for d in a.shape:
+                funcs.append((f"shape of {a.name}", _fn(c, d)))
+    for what, f in funcs:
+        if not _symbolic(f, probe):
+            fixed.update(r.dims)
+            notes.append(f"symbolic sizes: the {what} is not a function the prover can take symbolically: every size "
+                         "is held at the checked launch's")
+            break
+    params: dict[str, Callable[[Env], Any]] = {}
+    descs = {a.name: a for a in c.args if isinstance(a, TensorDesc)}
+    scalars = {a.name: a for a in c.args if isinstance(a, Scalar)}
+    for pname, p in zip(ptx_params, compiled.params):
+        if p.arg in scalars and scalars[p.arg].dtype != "fp32":
+            f = _fn(c, scalars[p.arg].value)
+            params[pname] = (lambda f: lambda env: f(env_of(env)))(f)
+            v = r.scalars[p.arg]
+            if v == 1:
+                facts.append((lambda f: lambda env: (SymInt.of(f(env_of(env))) == 1))(f))
+            elif v % 16 == 0:
+                facts.append((lambda f: lambda env: (SymInt.of(f(env_of(env))) % 16 == 0))(f))
+        elif p.part in (DescPart.SHAPE, DescPart.SHAPE64, DescPart.STRIDE, DescPart.STRIDE64):
+            d = descs[p.arg]
+            shape_f = [_fn(c, x) for x in d.shape]
+            if p.part in (DescPart.SHAPE, DescPart.SHAPE64):
+                params[pname] = (lambda sf, k: lambda env: sf[k](env_of(env)))(shape_f, p.index)
+            else:
+                params[pname] = (lambda sf, k: lambda env: _prod(f(env_of(env)) for f in sf[k + 1:]))(shape_f, p.index)
+    grid_f = _fn(c, c.grid)
+
+    def grid(env: Env) -> tuple:
+        g = tuple(grid_f(env_of(env)))
+        return g + (1,) * (3 - len(g))
+
+    buffer_bytes: dict[str, Callable[[Env], Any]] = {}
+    for t in c.tensors:
+        es = _dt.dtype(t.dtype).bits // 8
+        shape_f = [_fn(c, x) for x in t.shape]
+        count = (lambda sf: lambda env: _prod(f(env_of(env)) for f in sf))(shape_f)
+        buffer_bytes[t.name] = (lambda cnt, es: lambda env: cnt(env) * es)(count, es)
+        facts.append((lambda cnt: lambda env: (SymInt.of(cnt(env)) <= SIZE_MAX))(count))
+        facts.append((lambda cnt: lambda env: (SymInt.of(cnt(env)) >= 1))(count))
+    if compiled.global_scratch_size > 0:
+        per = compiled.global_scratch_size
+        buffer_bytes[GLOBAL_SCRATCH] = lambda env: _prod(grid(env)) * per
+    variables = [SizeVar(k, v, v) if k in fixed else SizeVar(k, _multiple(c, r, k), SIZE_MAX - SIZE_MAX % _multiple(c, r, k), _multiple(c, r, k)) for k, v in
+                 r.dims.items()]
+
+    def launch_at(point: dict[str, int]):
+        dims = {k: int(point.get(k, v)) for k, v in r.dims.items()}
+        c.instances[WITNESS_INSTANCE] = dims
+        launch = launch_for(c, compiled, c.make_inputs(WITNESS_INSTANCE, "normal", 0, lazy=True), WITNESS_INSTANCE)
+        launch.params = (launch.params + [0] * len(ptx_params))[:len(ptx_params)]
+        return launch
+
+    assumptions = ["symbolic sizes: every tensor has 1 to 2^31 - 1 elements (Triton's int32 indexing); integer "
+                   "arguments keep the specialisation the PTX was compiled for (a multiple of 16 stays one, 1 "
+                   "stays 1: tt.divisibility); buffers 256-byte aligned"] + notes
+    return SizeDomain(variables, dict(r.dims), params, grid, buffer_bytes, launch_at, facts, assumptions)
+
+
+def _multiple(c: Contract, r, dim: str) -> int:
+    """16 when a scalar argument equal to the dim was compiled as divisible by 16 (the fact is
+    also among the domain's constraints; this is for the description)."""
+    for a in c.args:
+        if isinstance(a, Scalar) and a.value == dim and a.dtype != "fp32" and r.dims[dim] % 16 == 0:
+            return 16
+    return 1
+
+
+__all__ = ["size_domain", "WITNESS_INSTANCE", "SIZE_MAX"]

@@ -1,0 +1,130 @@
+"""Symbolic sizes (symexec/check/sizes.py, grid.py): bounds and global races for every N at once.
+
+Three hand-written copies y[i] = x[i] over N floats, one thread per element, grid cdiv(N, 128):
+- `UNMASKED` has no `i < n` guard: right when N is a multiple of the block, out of bounds
+  otherwise (the witness is the smallest such N, run concretely);
+- `OFFSET32` is guarded but computes the byte offset 4 i in 32 bits and sign-extends it: right up
+  to N = 2^29, out of bounds from N = 2^29 + 1 (4 i wraps negative), a 2 GiB launch run lazily;
+- `SAFE` is guarded with a 64-bit offset: right for every N.
+The guards are predicates on the accesses, as Triton emits masks (an early-exit branch on `i < n`
+is a branch on a size: the check falls back to the launch's sizes). Also: a branch on N falls back
+to the launch's sizes and says so, and the suite's elementwise and
+normalisation contracts are proved for every size through `volta check --sizes symbolic`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+import ptx_parser
+from harness.contract import cdiv
+from symexec import Launch, load_program
+from symexec.check import check_kernel
+from symexec.check.sizes import SizeDomain, SizeVar
+from symexec.paged import ZeroBytes
+from volta.cli import main as cli
+
+HEAD = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 x, .param .u64 y, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .f32 %f<2>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.s32 %r4, %r2, 128, %r3;
+"""
+WIDE = """    mul.wide.s32 %rd3, %r4, 4;
+"""
+COPY = """    add.s64 %rd4, %rd1, %rd3;
+    add.s64 %rd5, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    st.global.f32 [%rd5], %f1;
+"""
+# Triton's form of `if i < n`: the accesses are predicated (a mask), the control flow uniform
+MASKED = COPY.replace("    ld.", "    @%p1 ld.").replace("    st.", "    @%p1 st.")
+GUARD = """    setp.lt.s32 %p1, %r4, %r1;
+"""
+UNMASKED = HEAD + WIDE + COPY + "    ret;\n}\n"
+SAFE = HEAD + GUARD + WIDE + MASKED + "    ret;\n}\n"
+OFFSET32 = HEAD + GUARD + """    mul.lo.s32 %r5, %r4, 4;
+    cvt.s64.s32 %rd3, %r5;
+""" + MASKED + "    ret;\n}\n"
+BRANCH_ON_N = HEAD + """    setp.gt.u32 %p1, %r1, 4096;
+    @%p1 bra DONE;
+""" + GUARD + WIDE + MASKED + "DONE:\n    ret;\n}\n"
+
+
+def _launch(n: int) -> Launch:
+    return Launch((cdiv(n, 128), 1, 1), (128, 1, 1), {"x": ZeroBytes(4 * n), "y": ZeroBytes(4 * n)}, ["x", "y", n])
+
+
+def _domain(n: int, multiple: int = 1) -> SizeDomain:
+    top = 2**31 - 1 - (2**31 - 1) % multiple
+    return SizeDomain([SizeVar("N", multiple, top, multiple)], {"N": n}, {"n": lambda e: e["N"]},
+                      lambda e: (cdiv(e["N"], 128), 1, 1), {"x": lambda e: e["N"] * 4, "y": lambda e: e["N"] * 4},
+                      lambda p: _launch(p["N"]))
+
+
+def _check(src: str, n: int, multiple: int = 1):
+    prog = load_program(ptx_parser.parse(src, "k.ptx"), "k")
+    return check_kernel(prog, _launch(n), sizes=_domain(n, multiple))
+
+
+def test_correct_for_multiples_of_the_block_only() -> None:
+    ok = _check(UNMASKED, 1024, multiple=128)
+    assert ok.verdict == "race_free", ok.notes
+    assert any("N in [128, 2147483520], a multiple of 128" in a for a in ok.assumptions)
+    assert any("proven for ALL sizes" in a for a in ok.assumptions)
+    bad = _check(UNMASKED, 1024)  # the launch itself (N = 1024) is fine; N = 1 is not
+    assert bad.verdict == "out_of_bounds", bad.verdict
+    assert bad.stats["witness_sizes"] == {"N": 1}
+    assert any("leaves x from N = 1" in n or "leaves y from N = 1" in n for n in bad.notes), bad.notes
+    site = bad.findings[0].sites[0]
+    assert site.cta == (0, 0, 0) and site.thread[0] >= 1
+
+
+def test_int32_offset_overflows_only_above_a_size() -> None:
+    r = _check(OFFSET32, 4096)
+    assert r.verdict == "out_of_bounds", (r.verdict, r.notes)
+    assert r.stats["witness_sizes"] == {"N": 2**29 + 1}
+    assert any("stays in bounds for every N in [1, 536870912]" in n for n in r.notes), r.notes
+    assert r.findings[0].sites[0].cta == (2**22, 0, 0)
+
+
+def test_correct_for_every_size() -> None:
+    r = _check(SAFE, 300)
+    assert r.verdict == "race_free" and not r.findings
+    assert r.stats["sizes"]["domain"] == "N in [1, 2147483647]"
+    assert any("proven for ALL sizes (N in [1, 2147483647]) and ALL CTAs" in a for a in r.assumptions)
+
+
+def test_a_branch_on_a_size_falls_back_to_the_launch() -> None:
+    r = _check(BRANCH_ON_N, 300)
+    assert r.verdict == "race_free"
+    assert "symbolic sizes not applicable" in r.notes[0] and "holds for the checked launch only (N = 300)" in r.notes[0]
+    assert r.stats["sizes"]["fallback"]
+
+
+def test_suite_contracts_for_every_size(tmp_path) -> None:
+    from harness.compile import compile_contract
+    from harness.suite import get
+
+    runner = CliRunner()
+    for name in ("relu", "rmsnorm", "softmax", "layernorm"):
+        path = tmp_path / f"{name}.ptx"
+        path.write_text(compile_contract(get(name), "sm_80", "bench").ptx)
+        res = runner.invoke(cli, ["check", str(path), "--contract", name, "--instance", "bench", "--sizes", "symbolic",
+                                  "--arch", "sm_80", "--json"])
+        rep = json.loads(res.output)
+        assert rep["verdict"] == "race_free", (name, rep["notes"])
+        assert "domain" in rep["stats"]["sizes"] and "fallback" not in rep["stats"]["sizes"], (name, rep["notes"])
+        assert any(a.startswith("launches: every size with") for a in rep["assumptions"]), name
