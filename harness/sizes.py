@@ -29,7 +29,8 @@ SIZE_MAX = 2**31 - 1
 WITNESS_INSTANCE = "_sizes"
 
 
-def _fn(c: Contract, v) -> Callable[[Env], Any]:
+def _fn(v) -> Callable[[Env], Any]:
+    """A contract value (an int, a dim name or a callable of the dims) as a function of the sizes."""
     if callable(v):
         return lambda env: v(dict(env))
     if isinstance(v, str):
@@ -67,13 +68,13 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
         return {**env, **{k: SymInt(v) for k, v in fixed.items()}}
 
     # what must be taken symbolically: the grid, scalar values, tensor shapes
-    funcs: list[tuple[str, Callable]] = [("grid", _fn(c, c.grid))]
+    funcs: list[tuple[str, Callable]] = [("grid", _fn(c.grid))]
     for a in c.args:
         if isinstance(a, Scalar) and a.dtype != "fp32":
-            funcs.append((f"scalar {a.name}", _fn(c, a.value)))
+            funcs.append((f"scalar {a.name}", _fn(a.value)))
         if isinstance(a, Tensor):
             for d in a.shape:
-                funcs.append((f"shape of {a.name}", _fn(c, d)))
+                funcs.append((f"shape of {a.name}", _fn(d)))
     for what, f in funcs:
         if not _symbolic(f, probe):
             fixed.update(r.dims)
@@ -85,7 +86,7 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
     scalars = {a.name: a for a in c.args if isinstance(a, Scalar)}
     for pname, p in zip(ptx_params, compiled.params):
         if p.arg in scalars and scalars[p.arg].dtype != "fp32":
-            f = _fn(c, scalars[p.arg].value)
+            f = _fn(scalars[p.arg].value)
             params[pname] = (lambda f: lambda env: f(env_of(env)))(f)
             v = r.scalars[p.arg]
             if v == 1:
@@ -94,12 +95,12 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
                 facts.append((lambda f: lambda env: (SymInt.of(f(env_of(env))) % 16 == 0))(f))
         elif p.part in (DescPart.SHAPE, DescPart.SHAPE64, DescPart.STRIDE, DescPart.STRIDE64):
             d = descs[p.arg]
-            shape_f = [_fn(c, x) for x in d.shape]
+            shape_f = [_fn(x) for x in d.shape]
             if p.part in (DescPart.SHAPE, DescPart.SHAPE64):
                 params[pname] = (lambda sf, k: lambda env: sf[k](env_of(env)))(shape_f, p.index)
             else:
                 params[pname] = (lambda sf, k: lambda env: _prod(f(env_of(env)) for f in sf[k + 1:]))(shape_f, p.index)
-    grid_f = _fn(c, c.grid)
+    grid_f = _fn(c.grid)
 
     def grid(env: Env) -> tuple:
         g = tuple(grid_f(env_of(env)))
@@ -108,7 +109,7 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
     buffer_bytes: dict[str, Callable[[Env], Any]] = {}
     for t in c.tensors:
         es = _dt.dtype(t.dtype).bits // 8
-        shape_f = [_fn(c, x) for x in t.shape]
+        shape_f = [_fn(x) for x in t.shape]
         count = (lambda sf: lambda env: _prod(f(env_of(env)) for f in sf))(shape_f)
         buffer_bytes[t.name] = (lambda cnt, es: lambda env: cnt(env) * es)(count, es)
         facts.append((lambda cnt: lambda env: (SymInt.of(cnt(env)) <= SIZE_MAX))(count))
@@ -116,8 +117,10 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
     if compiled.global_scratch_size > 0:
         per = compiled.global_scratch_size
         buffer_bytes[GLOBAL_SCRATCH] = lambda env: _prod(grid(env)) * per
-    variables = [SizeVar(k, v, v) if k in fixed else SizeVar(k, _multiple(c, r, k), SIZE_MAX - SIZE_MAX % _multiple(c, r, k), _multiple(c, r, k)) for k, v in
-                 r.dims.items()]
+    variables = []
+    for k, v in r.dims.items():
+        m = _multiple(c, r, k)
+        variables.append(SizeVar(k, v, v) if k in fixed else SizeVar(k, m, SIZE_MAX - SIZE_MAX % m, m))
 
     def launch_at(point: dict[str, int]):
         dims = {k: int(point.get(k, v)) for k, v in r.dims.items()}

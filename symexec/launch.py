@@ -100,7 +100,7 @@ class Launch:
 
 #: CUDA's launch limits (compute capability 8.0 and later): grid x < 2^31, y and z <= 65535;
 #: block x, y <= 1024, z <= 64; dynamic shared memory per block at most 227 KiB (sm_90, sm_100).
-_DIM_LIMITS = {"grid": (2**31 - 1, 65535, 65535), "block": (1024, 1024, 64)}
+DIM_LIMITS = {"grid": (2**31 - 1, 65535, 65535), "block": (1024, 1024, 64)}
 MAX_DYNAMIC_SHARED = 227 * 1024
 #: Buffers the emulator holds in host memory: beyond this a spec is refused, not attempted.
 MAX_BUFFER_BYTES = 1 << 34
@@ -115,7 +115,7 @@ def _dim3(v, what: str) -> tuple[int, int, int]:
     v = tuple(int(x) for x in v)
     if not 1 <= len(v) <= 3 or any(x < 1 for x in v):
         raise LaunchError(f"{what} must be 1 to 3 positive integers, got {v}")
-    for axis, (x, limit) in enumerate(zip(v, _DIM_LIMITS[what])):
+    for axis, (x, limit) in enumerate(zip(v, DIM_LIMITS[what])):
         if x > limit:
             raise LaunchError(f"{what} {'xyz'[axis]} = {x} exceeds CUDA's limit of {limit}")
     return v + (1,) * (3 - len(v))  # type: ignore[return-value]

@@ -68,8 +68,7 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
     if contract is not None:
         from .run_cli import _contract_launch
 
-        c, launch, _, compiled = _contract_launch(contract, module, instance, 0, "normal", entry, arch, lazy=True,
-                                                  with_compiled=True)
+        c, launch, _, compiled = _contract_launch(contract, module, instance, 0, "normal", entry, arch, lazy=True)
     elif sizes == "symbolic":
         raise ValueError("--sizes symbolic needs --contract: the contract says how the launch depends on the sizes")
     else:

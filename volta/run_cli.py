@@ -60,7 +60,7 @@ def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, i
             launch = load_launch_spec(launch_path)
             contract = arrays = None
         else:
-            contract, launch, arrays = _contract_launch(contract_name, module, instance, seed, distribution, entry)
+            contract, launch, arrays, _ = _contract_launch(contract_name, module, instance, seed, distribution, entry)
         if dynamic_shared is not None:
             launch.dynamic_shared_bytes = dynamic_shared
         prog = load_program(module, entry or launch.kernel)
@@ -113,11 +113,12 @@ def _digest(arr: np.ndarray) -> str:
 
 
 def _contract_launch(name: str, module, instance: str, seed: int, distribution: str, entry: str | None,
-                     arch: str | None = None, lazy: bool = False, with_compiled: bool = False):
+                     arch: str | None = None, lazy: bool = False):
     """The contract's launch for the one kernel of ``module`` (or ``entry``): buffers from its input
     generators, parameters checked against the kernel's, threads and shared memory from Triton's
     build for ``arch`` (default: the suite target nearest the PTX's own ``.target``). lazy: the
-    buffers are made page by page where the run touches them (the checker), not whole."""
+    buffers are made page by page where the run touches them (the checker), not whole. Returns
+    (contract, launch, host arrays, compiled reference build)."""
     from harness import suite
     from harness.emulate import check_signature, launch_for
     from harness.compile import compile_contract
@@ -141,9 +142,7 @@ def _contract_launch(name: str, module, instance: str, seed: int, distribution: 
     launch = launch_for(contract, compiled, arrays, instance)
     launch.params = (launch.params + [0] * nparams)[:nparams]
     launch.kernel = k.name
-    if with_compiled:
-        return contract, launch, arrays, compiled
-    return contract, launch, arrays
+    return contract, launch, arrays, compiled
 
 
 def _nearest_arch(cap: int, min_arch: int) -> str:

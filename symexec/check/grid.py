@@ -34,7 +34,7 @@ import time
 import numpy as np
 import z3
 
-from ..launch import Launch
+from ..launch import DIM_LIMITS, Launch, param_layout
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid_shadow import Access, Shadow
@@ -183,9 +183,9 @@ class _Space:
         if sizes is None:
             return
         self.env = sizes.env(tag)
-        self.grid = [term(g) for g in sizes.grid(self.env)] + [term(1)] * 3
-        self.grid = self.grid[:3]
-        self.facts = sizes.constraints(self.env) + [z3.And(g >= 1, g <= lim) for g, lim in zip(self.grid, GRID_LIMITS)]
+        self.grid = [term(g) for g in sizes.grid(self.env)]
+        self.facts = sizes.constraints(self.env) + [z3.And(g >= 1, g <= lim)
+                                                    for g, lim in zip(self.grid, DIM_LIMITS["grid"])]
         self.leaves = {("g", i): self.grid[i] for i in range(3)}
         self.leaves.update({("s", name): term(f(self.env)) for name, f in sizes.params.items()})
 
@@ -207,10 +207,6 @@ class _Space:
         if point is None or point == self.sizes.concrete:
             return self.launch
         return self.sizes.launch_at(point)
-
-
-GRID_LIMITS = (2**31 - 1, 65535, 65535)
-
 
 
 
@@ -249,10 +245,9 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
 
 
 def _size_params(prog: Program, sizes: SizeDomain | None) -> dict[str, int]:
+    """The kernel parameters that hold functions of the sizes, with their widths in bits."""
     if sizes is None:
         return {}
-    from ..launch import param_layout
-
     out = {}
     for p in prog.params:
         if p.name in sizes.params:
@@ -264,21 +259,21 @@ def _size_params(prog: Program, sizes: SizeDomain | None) -> dict[str, int]:
 def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, stats: dict) -> Report | None:
     """Run the CTAs of a model concretely (at the model's sizes); the report if it finds something."""
     point = sp.point(s.model())
-    ctas = [_model_cta(s, c) for c in cvars]
+    ctas = sorted({_model_cta(s, c) for c in cvars})
     launch = sp.at(point)
     stats["validation_runs"] = stats.get("validation_runs", 0) + 1
-    r2 = _concrete(prog, launch, sorted(set(ctas)))
+    r2 = _concrete(prog, launch, ctas)
     if not r2.findings:
         return None
     r2.stats.update(stats)
     r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe(what)
     if point is not None and point != sp.sizes.concrete:
         where = ", ".join(f"{k} = {v}" for k, v in point.items())
-        r2.notes.insert(0, f"symbolic sizes: the finding is at {where} (CTAs {sorted(set(ctas))}), not at the "
+        r2.notes.insert(0, f"symbolic sizes: the finding is at {where} (CTAs {ctas}), not at the "
                            "checked launch's sizes; it was confirmed by running that launch's CTAs concretely")
         r2.stats["witness_sizes"] = point
         r2.assumptions[0] = (f"launch: the one at {where}: grid {launch.grid}, block {launch.block}; CTAs "
-                             f"{sorted(set(ctas))} executed")
+                             f"{ctas} executed")
     return r2
 
 
@@ -323,19 +318,15 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         buf = allocs[cl.a.buffer]
         sp = _Space(launch, sizes, "b")
         c, grid = sp.cta("b")
-        mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=cl.all_rows().shape[0] > MAX_ROWS,
-                                            leaves=sp.leaves)
-        if nrows > MAX_ROWS:  # too many rows to list: each column in its range (a superset) must stay in bounds
-            s = _solver()
-            s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
-            stats["z3_queries"] += 1
-            if s.check() == z3.unsat:
-                continue
-            return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
+        # too many rows to list: each column in its range (a superset) must stay in bounds
+        relaxed = cl.all_rows().shape[0] > MAX_ROWS
+        mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=relaxed, leaves=sp.leaves)
         s = _solver()
         s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
         stats["z3_queries"] += 1
         res = s.check()
+        if res != z3.unsat and relaxed:
+            return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
             if res == z3.sat:
                 first = _first_failing(sp, s)
