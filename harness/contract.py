@@ -184,6 +184,12 @@ class Contract:
     abs_reference_keeps: tuple[str, ...] = ()
     #: extra Triton compile options (e.g. {"maxnreg": 128}).
     options: dict[str, Any] = field(default_factory=dict)
+    #: two runs on the same inputs give bitwise equal outputs (False for ops whose result depends on
+    #: the order of atomics); the evaluation harness compares two runs when True.
+    deterministic: bool = True
+    #: floating-point operations of one launch as a function of the dims (0: count only bytes); the
+    #: evaluation harness rejects a time below bytes / peak bandwidth and flops / peak rate.
+    flops: Callable[[Dims], float] | None = None
 
     def __post_init__(self) -> None:
         self.args = list(self.args)

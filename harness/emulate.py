@@ -105,36 +105,61 @@ def launch_for(contract: Contract, compiled: CompiledPTX, arrays: dict[str, np.n
     (Triton's launcher allocates the same), the rest null."""
     r = contract.resolve(instance)
     buffers = {t.name: device_buffer(arrays[t.name], t.dtype) for t in contract.tensors}
-    descs = [a for a in contract.args if isinstance(a, TensorDesc)]
-    maps = dict(zip((d.name for d in descs), compiled.tensordesc))
-    params: list[Any] = []
-    hidden = 0
-    for p in compiled.params:
-        if p.arg is None:  # Triton's hidden pointers: global scratch first, then profile scratch
-            params.append(_scratch(compiled, r.grid, buffers) if hidden == 0 else 0)
-            hidden += 1
-        elif p.part is not None:
-            d = next(a for a in descs if a.name == p.arg)
-            params.append(_desc_part(contract, d, p.part, p.index, r.shapes[d.name], maps.get(d.name)))
-        elif p.arg in buffers:
-            params.append(p.arg)
-        else:
-            v = r.scalars[p.arg]
-            params.append({"float": v} if isinstance(v, float) else int(v))
+    params, scratch = param_values(contract, compiled, instance)
+    if scratch:
+        buffers[GLOBAL_SCRATCH] = ZeroBytes(scratch)
     return Launch(r.grid, (compiled.threads_per_block, 1, 1), buffers, params,
                   dynamic_shared_bytes=compiled.shared, kernel=compiled.entry)
 
 
-def _scratch(compiled: CompiledPTX, grid: tuple[int, int, int], buffers: dict[str, np.ndarray]) -> Any:
-    """Triton's global scratch: ``global_scratch_size`` bytes for each program (null when none)."""
+def kernel_launch(contract: Contract, compiled: CompiledPTX, kernel: Any, arrays: dict[str, np.ndarray],
+                  instance: str) -> Launch:
+    """:func:`launch_for` for ``kernel`` (a parsed PTX function that passed :func:`check_signature`
+    against ``compiled``): its name, and Triton's trailing hidden parameters cut or padded with nulls
+    to the kernel's own parameter count."""
+    launch = launch_for(contract, compiled, arrays, instance)
+    n = len(kernel.params or ())
+    launch.params = (launch.params + [0] * n)[:n]
+    launch.kernel = kernel.name
+    return launch
+
+
+def param_values(contract: Contract, compiled: CompiledPTX, instance: str) -> tuple[list[Any], int]:
+    """The value of each PTX parameter of ``compiled`` at ``instance``: a tensor's name for its
+    pointer (and a descriptor's base), a TensorMap over the tensor's name, the scalars;
+    GLOBAL_SCRATCH for Triton's global scratch pointer and 0 for its other hidden pointers. Also
+    the bytes of global scratch the launch needs (0: none)."""
+    r = contract.resolve(instance)
+    descs = [a for a in contract.args if isinstance(a, TensorDesc)]
+    maps = dict(zip((d.name for d in descs), compiled.tensordesc))
+    names = {t.name for t in contract.tensors}
+    params: list[Any] = []
+    hidden = scratch = 0
+    for p in compiled.params:
+        if p.arg is None:  # Triton's hidden pointers: global scratch first, then profile scratch
+            scratch = _scratch_bytes(compiled, r.grid) if hidden == 0 else scratch
+            params.append(GLOBAL_SCRATCH if hidden == 0 and scratch else 0)
+            hidden += 1
+        elif p.part is not None:
+            d = next(a for a in descs if a.name == p.arg)
+            params.append(_desc_part(contract, d, p.part, p.index, r.shapes[d.name], maps.get(d.name)))
+        elif p.arg in names:
+            params.append(p.arg)
+        else:
+            v = r.scalars[p.arg]
+            params.append({"float": v} if isinstance(v, float) else int(v))
+    return params, scratch
+
+
+def _scratch_bytes(compiled: CompiledPTX, grid: tuple[int, int, int]) -> int:
+    """Triton's global scratch: ``global_scratch_size`` bytes for each program (0 when none)."""
     size = compiled.global_scratch_size
     if size <= 0:
         return 0
     if compiled.global_scratch_align > _BUFFER_ALIGN:
         raise ContractError(compiled.contract, "kernel", f"global scratch aligned to {compiled.global_scratch_align} "
                                                          f"bytes; the emulator aligns buffers to {_BUFFER_ALIGN}")
-    buffers[GLOBAL_SCRATCH] = ZeroBytes(size * grid[0] * grid[1] * grid[2])
-    return GLOBAL_SCRATCH
+    return size * grid[0] * grid[1] * grid[2]
 
 
 def _row_strides(shape: tuple[int, ...]) -> list[int]:

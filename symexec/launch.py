@@ -13,6 +13,7 @@ The JSON launch spec (for PTX that has no Triton contract; `volta run --launch s
       },
       "params": [                             # in .param order; a string names a buffer
         "x", "y", 512, {"float": 0.5}, {"value": 0, "comment": "Triton scratch pointer"},
+        {"buffer": "x", "offset": 256},       # a pointer into a buffer, a byte offset from its start
         {"tensor_map": {                      # a CUtensorMap, for a `.param .align 64 .b8 p[128]`
           "buffer": "x", "offset": 0,         # the global address: a buffer and a byte offset (16-aligned)
           "dtype": "float32",                 # uint8 uint16 uint32 int32 uint64 int64 float16 float32
@@ -200,6 +201,10 @@ def _encode(name: str, ty: str, size: int, v, addresses: dict[str, int]) -> byte
         if v not in addresses:
             raise LaunchError(f"parameter {name}: no buffer named {v!r} (buffers: {', '.join(addresses)})")
         v = addresses[v]
+    if isinstance(v, dict) and "buffer" in v:  # a pointer into a buffer: its address plus a byte offset
+        if v["buffer"] not in addresses:
+            raise LaunchError(f"parameter {name}: no buffer named {v['buffer']!r} (buffers: {', '.join(addresses)})")
+        v = addresses[v["buffer"]] + int(v.get("offset", 0))
     if isinstance(v, dict):
         if "float" in v:
             fv = float(v["float"])

@@ -120,7 +120,7 @@ def _contract_launch(name: str, module, instance: str, seed: int, distribution: 
     buffers are made page by page where the run touches them (the checker), not whole. Returns
     (contract, launch, host arrays, compiled reference build)."""
     from harness import suite
-    from harness.emulate import check_signature, launch_for
+    from harness.emulate import check_signature, kernel_launch
     from harness.compile import compile_contract
 
     try:
@@ -137,12 +137,8 @@ def _contract_launch(name: str, module, instance: str, seed: int, distribution: 
         raise ValueError(f"the module has {len(kernels)} kernels; choose one with --entry")
     k = kernels[0]
     check_signature(contract, compiled, k)
-    nparams = len(k.params or ())
     arrays = contract.make_inputs(instance, distribution, seed, lazy=lazy)
-    launch = launch_for(contract, compiled, arrays, instance)
-    launch.params = (launch.params + [0] * nparams)[:nparams]
-    launch.kernel = k.name
-    return contract, launch, arrays, compiled
+    return contract, kernel_launch(contract, compiled, k, arrays, instance), arrays, compiled
 
 
 def _nearest_arch(cap: int, min_arch: int) -> str:
