@@ -566,7 +566,7 @@ def compare_arrays(name: str, dtype_name: str, actual: np.ndarray, expected: np.
     detail = ""
     if n_bad:
         idx = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
-        detail = f"first bad at {tuple(int(i) for i in idx)}: got {a[idx]!r}, want {e[idx]!r}"
+        detail = f"first bad at {tuple(int(i) for i in idx)}: got {float(a[idx])!r}, want {float(e[idx])!r}"
     max_abs = float(err.max()) if err.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
     worst = float(ratio.max()) if ratio.size else 0.0

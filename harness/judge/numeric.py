@@ -244,16 +244,23 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
                 check = _compare(c, t.name, t.dtype, got, want[t.name], None if scale is None else scale.get(t.name))
                 result.outputs.append(check)
                 if not check.ok:
-                    reason = Reason.NAN_INF_MISMATCH if check.nan_inf_bad else Reason.WRONG_VALUES
-                    result.problems.append(Problem(reason, f"output '{t.name}': {check.bad} element(s) wrong, worst "
-                                                   f"{check.worst:.3g}x tolerance; {check.detail} "
-                                                   f"({trial.describe()})"))
+                    result.problems.append(_wrong(t.name, check, trial))
         else:
             result.problems += _rerun_problems(c, trial, r.shapes, runs[0], raws, run.buffers)
     result.ok = result.ok and not result.problems
     result.seconds = time.perf_counter() - t0
     device.free_all()
     return result
+
+
+def _wrong(name: str, check: OutputCheck, trial: Trial) -> Problem:
+    if check.nan_inf_bad:
+        return Problem(Reason.NAN_INF_MISMATCH, f"output '{name}': {check.nan_inf_bad} element(s) NaN or Inf where "
+                       f"the reference is not, or the reverse ({check.bad} wrong in all); {check.detail} "
+                       f"({trial.describe()})")
+    worst = f"the worst {check.worst:.3g}x it" if np.isfinite(check.worst) else "which is exact"
+    return Problem(Reason.WRONG_VALUES, f"output '{name}': {check.bad} element(s) outside the tolerance, {worst}; "
+                   f"{check.detail} ({trial.describe()})")
 
 
 def _rerun_problems(c: Contract, trial: Trial, shapes: dict[str, tuple[int, ...]], first: dict[str, np.ndarray],
