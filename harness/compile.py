@@ -151,16 +151,23 @@ def _array_type(ty: str, count: str | None) -> str:
     return f"{ty[0]}{int(ty[1:]) * int(count)}" if ty[1:].isdigit() else ty
 
 
-def _ptxas_path() -> str:
+def _ptxas_path() -> str | None:
+    """Triton's CUDA-13 ptxas where it ships one; else the CUDA toolkit's on PATH (a Triton that
+    bundles only a 12.x ptxas, as on the GPU machine); None: Triton's own choice."""
     import triton
-    return str(Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas-blackwell")
+    bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas-blackwell"
+    return str(bundled) if bundled.is_file() else shutil.which("ptxas")
 
 
 @contextlib.contextmanager
 def _triton_ptxas() -> Iterator[None]:
-    """Point Triton at its CUDA-13 ptxas (the 12.x one rejects ``.version 9.0``)."""
+    """Point Triton at a CUDA-13 ptxas (the 12.x one rejects ``.version 9.0``)."""
     old = os.environ.get("TRITON_PTXAS_PATH")
-    os.environ["TRITON_PTXAS_PATH"] = _ptxas_path()
+    path = _ptxas_path()
+    if path is None:
+        yield
+        return
+    os.environ["TRITON_PTXAS_PATH"] = path
     try:
         yield
     finally:

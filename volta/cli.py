@@ -102,11 +102,14 @@ def _attach_optional_commands() -> None:
 
         main.add_command(suite)
     from .check_cli import check_cmd, regress_cmd
+    from .eval_cli import baseline_cmd, eval_cmd
     from .run_cli import run_cmd
 
     main.add_command(run_cmd)
     main.add_command(check_cmd)
     main.add_command(regress_cmd)
+    main.add_command(eval_cmd)
+    main.add_command(baseline_cmd)
 
 
 _attach_optional_commands()

@@ -58,11 +58,11 @@ class KernelCode:
 class LaunchFailure(Exception):
     """The launch did not complete: ``reason`` MEMORY_FAULT or LAUNCH_FAILED (the candidate's fault),
     or None when the device could not decide (an instruction the emulator does not model, a time
-    limit)."""
+    limit). ``sticky``: the device is unusable afterwards (a GPU context after a fault)."""
 
-    def __init__(self, reason: Reason | None, message: str, where: str | None = None) -> None:
+    def __init__(self, reason: Reason | None, message: str, where: str | None = None, sticky: bool = False) -> None:
         super().__init__(message)
-        self.reason, self.message, self.where = reason, message, where
+        self.reason, self.message, self.where, self.sticky = reason, message, where, sticky
 
 
 class Device(Protocol):

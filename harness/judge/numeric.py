@@ -88,6 +88,7 @@ class TrialResult:
     outputs: list[OutputCheck] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    device_lost: bool = False
 
 
 @dataclass
@@ -97,6 +98,7 @@ class NumericDetail:
     rerun: bool
     trials: list[TrialResult] = field(default_factory=list)
     undecided: str = ""  # why the device could not decide (the emulator's limits)
+    device_lost: bool = False  # a fault left the device unusable (a GPU context): nothing ran after it
 
 
 @dataclass
@@ -185,10 +187,10 @@ def _guard_problems(trial: Trial, buf: _Buffer, raw: np.ndarray) -> list[Problem
     if bad.size == 0:
         return []
     first = int(bad[0])
-    side = (f"{GUARD_BYTES - first} bytes before" if first < GUARD_BYTES
-            else f"{first - GUARD_BYTES - buf.nbytes} bytes after the end of")
+    side = (f"{GUARD_BYTES - first} byte(s) before its start" if first < GUARD_BYTES
+            else f"at byte {first - GUARD_BYTES - buf.nbytes} past its end")
     return [Problem(Reason.GUARD_BAND, f"{bad.size} guard byte(s) around '{buf.name}' overwritten, the first "
-                    f"{side} it ({trial.describe()})")]
+                    f"{side} ({trial.describe()})")]
 
 
 def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract, arch: str, trial: Trial,
@@ -226,7 +228,10 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
             if e.reason is None:
                 raise
             result.problems.append(Problem(e.reason, f"{e.message} ({trial.describe()})", where=e.where))
-            result.ok = False
+            result.ok, result.device_lost = False, e.sticky
+            if e.sticky:  # no device call may follow
+                result.seconds = time.perf_counter() - t0
+                return result
             break
         raws = run.read()
         runs.append(raws)
@@ -312,6 +317,9 @@ def run_numeric(device: Device, code: KernelCode, contract: Contract, arch: str,
             break
         detail.trials.append(res)
         problems += res.problems
+        if res.device_lost:
+            detail.device_lost = True
+            break
         if res.problems and stop_at_first:
             break
     return problems, detail

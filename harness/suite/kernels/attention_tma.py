@@ -87,6 +87,7 @@ CONTRACT = Contract(
     num_warps=4, num_stages=2,
     min_arch=90,
     reference=reference,
+    flops=lambda d: 4.0 * d["B"] * d["H"] * d["S"] * d["S"] * d["D"],  # QK^T and PV
     # verify: 2 heads, S = 144 (a multiple of 16 like the bench's): 2 query blocks of 128 (the second
     # 16 rows, clipped by the store), each over 3 key blocks of 64 (the last 16 keys, zero-filled
     # beyond S and masked)

@@ -95,6 +95,7 @@ CONTRACT = Contract(
     grid=lambda d: (cdiv(d["N"] * d["OH"] * d["OW"], tiles(d)[0]), cdiv(d["F"], tiles(d)[1]), 1),
     num_warps=4, num_stages=2,
     reference=reference,
+    flops=lambda d: 2.0 * d["N"] * d["OH"] * d["OW"] * d["F"] * d["C"] * d["KH"] * d["KW"],
     # verify: the bench's NB, C and F are multiples of 16 and H, W, OH, OW (56) are not; the verify
     # scalars keep that (the same tt.divisibility, hence the same PTX): NB = 16 images of 3 x 4
     # with C = 16, F = 16.  GEMM rows 16*3*4 = 192: 2 programs, the second ragged (64 of 128);

@@ -93,6 +93,7 @@ CONTRACT = Contract(
     grid=lambda d: (cdiv(d["S"], tiles(d)[0]), d["B"] * d["H"], 1),
     num_warps=4, num_stages=2,
     reference=reference,
+    flops=lambda d: 2.0 * d["B"] * d["H"] * d["S"] * d["S"] * d["D"],  # QK^T and PV over the causal half
     # verify: 2 heads, S = 144 (a multiple of 16 like the bench's, so the same PTX), head dim 128:
     # 2 query blocks of 128 (the second 16 rows), the first over 2 key blocks of 64, the second over
     # 3 (the last ragged, 16 keys), causal masks on the diagonal blocks.

@@ -70,6 +70,7 @@ CONTRACT = Contract(
     num_warps=4, num_stages=3,
     min_arch=100,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: 2 x 1 tiles (the second row block 16 of 128 rows; 80 of 128 columns), K = 384 in 3
     # steps so the 3-stage pipeline fills; KS = K / 32 scales per row
     instances={"verify": {"M": 144, "N": 80, "K": 384, "KS": 12},

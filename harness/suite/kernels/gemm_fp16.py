@@ -74,6 +74,7 @@ CONTRACT = Contract(
     grid=tile_grid(tiles),
     num_warps=4, num_stages=3,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: M, N, K multiples of 16 like the bench's (same tt.divisibility, hence the same PTX),
     # none a multiple of the tile: 2 x 1 programs, the second row block ragged (16 of 128 rows), every
     # column block ragged (80 of 128), K = 144 in 3 steps of 64 (the last 16 wide) so the 3-stage

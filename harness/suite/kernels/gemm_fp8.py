@@ -59,6 +59,7 @@ CONTRACT = Contract(
     num_warps=8, num_stages=4,
     min_arch=89,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: M, N, K multiples of 16 like the bench's, none of the tile: 2 x 1 programs (the second
     # 16 rows of 128), ragged columns (80 of 128), K = 400 in 4 steps of 128 (the last 16 wide), as
     # many steps as the pipeline has stages.

@@ -46,6 +46,7 @@ CONTRACT = Contract(
     grid=tile_grid(tiles),
     num_warps=4, num_stages=3,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: as gemm_fp16's (M, N, K multiples of 16 but not of the tile), transposed: 1 x 2
     # programs, ragged rows (80 of 128) and a ragged second column block (16 of 128), K in 3 steps.
     instances={"verify": {"M": 80, "N": 144, "K": 144}, "bench": {"M": 8192, "N": 14336, "K": 4096}},

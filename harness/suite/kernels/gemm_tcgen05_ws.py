@@ -55,6 +55,7 @@ CONTRACT = Contract(
     num_warps=4, num_stages=3,
     min_arch=100,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: 2 x 1 tiles (the second row block ragged: 16 of 128 rows; 80 of 128 columns), K = 272 in
     # 5 steps (the last 16 wide) so the 3-stage ring wraps around; M, N, K multiples of 16 like the bench's
     instances={"verify": {"M": 144, "N": 80, "K": 272}, "bench": {"M": 8192, "N": 8192, "K": 8192}},

@@ -77,6 +77,7 @@ CONTRACT = Contract(
     num_warps=8, num_stages=3,
     min_arch=90,
     reference=reference,
+    flops=lambda d: 2.0 * d["M"] * d["N"] * d["K"],
     # verify: 3 x 2 tiles (the last row and column blocks ragged: 16 of 128), K = 144 in 3 steps (the
     # last 16 wide), on 2 programs of 3 tiles each; M, N, K multiples of 16 like the bench's
     instances={"verify": {"M": 272, "N": 144, "K": 144, "SMS": 2},
