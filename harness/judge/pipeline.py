@@ -123,7 +123,7 @@ class Context:
         assert a is not None and self.kernel is not None
         twin_cubin, lines = b"", {}
         if twin:
-            t = _ptxas.assemble(_ptxas.annotate(self.ptx, self.module, self.name), a.target, self.kernel.name,
+            t = _ptxas.assemble(_ptxas.annotate(self.ptx, self.module), a.target, self.kernel.name,
                                 lineinfo=True)
             if t.ok:
                 twin_cubin, lines = t.cubin, _ptxas.line_map(t.cubin)

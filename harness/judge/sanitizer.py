@@ -25,11 +25,11 @@ from .report import Problem, Reason, StageResult, Status
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 _PREFIX = "========="
-_PC = re.compile(r"([A-Za-z_$][\w$.]*)\+0x([0-9a-fA-F]+)")
+_PC = re.compile(r"\+0x([0-9a-fA-F]+)")  # "at kernel+0x50", "at f(int, float *)+0x4bd0"
 _FILE_LINE = re.compile(r"([\w./$-]+\.ptx):(\d+)")
 _THREAD = re.compile(r"thread \((\d+),(\d+),(\d+)\)")
 _BLOCK = re.compile(r"block \((\d+),(\d+),(\d+)\)")
-_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) error")
+_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+)")
 _NOT_ERRORS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Target application")
 _UNAVAILABLE = ("Device not supported", "not supported on this", "Unable to find injection library",
                 "Failed to initialize", "unrecognised option", "unrecognized option", "Unknown option")
@@ -74,7 +74,8 @@ def parse(log: str, line_map: dict[int, int]) -> tuple[list[SanitizerError], str
             current = None
             continue
         if not body.startswith("  ") and not body.startswith("\t"):  # a header line
-            if text.startswith(_NOT_ERRORS) or text.startswith("Saved host backtrace"):
+            if (text.startswith(_NOT_ERRORS) or text.startswith("Saved host backtrace")
+                    or (text.startswith("Warning:") and "Race reported" not in text)):
                 current = None
                 continue
             current = SanitizerError(text)
@@ -94,7 +95,7 @@ def _collect(err: SanitizerError, text: str, line_map: dict[int, int]) -> None:
         if n not in err.ptx_lines:
             err.ptx_lines.append(n)
     for m in _PC.finditer(text):
-        off = int(m.group(2), 16)
+        off = int(m.group(1), 16)
         err.offsets.append(off)
         line = line_map.get(off)
         if line is not None and not _FILE_LINE.search(text) and line not in err.ptx_lines:
@@ -110,6 +111,7 @@ def judge(tool: str, rc: int, log: str, line_map: dict[int, int], candidate: str
     """The StageResult of one tool's run (``rc`` the sanitizer's exit status)."""
     unavailable = next((u for u in _UNAVAILABLE if u in log), None)
     errors, summary = parse(log, line_map)
+    errors = [e for e in errors if not any(u in e.text for u in _UNAVAILABLE)]  # the tool's own failure
     tail = "\n".join(log.strip().splitlines()[-12:])
     detail = SanitizerDetail(tool, errors, summary, all(e.ptx_lines for e in errors), tail)
     if unavailable and not errors:
