@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
             code = request.code(twin=True)
             device = CudaDevice()
             result = run_trial(device, device.load(code), code, contract, request.arch, trial, request.param_count,
-                               rerun=False)
+                               rerun=False, guard=0)  # exact allocations: memcheck knows their bounds
             for p in result.problems:
                 print(f"harness: {p}")
             return 1 if result.device_lost else 0

@@ -10,6 +10,7 @@ A case is a PTX file whose header says (tests/integrity/*.ptx)::
     // expect-gpu: impossible_speed              (on a GPU; defaults to expect)
     // expect-gpu-any: ...
     // gpu-skip: numeric verify                  (stages skipped on the GPU run)
+    // gpu-sanitize: memcheck                    (compute-sanitizer tools of the GPU run; default none)
     // unseen-only: yes                          (only sizes nobody saw may catch it)
     // why: ...
 
@@ -40,6 +41,7 @@ class Case:
     expect_gpu: frozenset[str] | None = None
     expect_gpu_any: frozenset[str] | None = None
     gpu_skip: frozenset[str] = frozenset()
+    gpu_sanitize: tuple[str, ...] = ()
     unseen_only: bool = False
     fields: dict[str, str] = field(default_factory=dict)
 
@@ -76,7 +78,8 @@ def load(path: Path) -> Case:
     return Case(path, fields["contract"], fields["integrity"], fields["why"], expect - {"accepted"},
                 "accepted" in expect, _reasons(fields.get("expect-any", "")),
                 _reasons(gpu) if gpu is not None else None, _reasons(gpu_any) if gpu_any is not None else None,
-                frozenset(fields.get("gpu-skip", "").split()), fields.get("unseen-only", "") == "yes", fields)
+                frozenset(fields.get("gpu-skip", "").split()), tuple(fields.get("gpu-sanitize", "").split()),
+                fields.get("unseen-only", "") == "yes", fields)
 
 
 def cases(directory: Path) -> list[Case]:

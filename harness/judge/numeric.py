@@ -103,19 +103,20 @@ class NumericDetail:
 
 @dataclass
 class _Buffer:
-    """One guarded allocation: ``guard`` pattern bytes, the data, pattern again."""
+    """One guarded allocation: ``guard`` pattern bytes, the data, pattern again (to the next 256)."""
 
     name: str
     alloc: int
     nbytes: int
-    guard: np.ndarray  # the whole allocation's initial bytes (data region included)
+    image: np.ndarray  # the whole allocation's initial bytes (data region included)
+    guard: int
 
     @property
     def data(self) -> slice:
-        return slice(GUARD_BYTES, GUARD_BYTES + self.nbytes)
+        return slice(self.guard, self.guard + self.nbytes)
 
     def ptr(self) -> Ptr:
-        return Ptr(self.alloc, GUARD_BYTES)
+        return Ptr(self.alloc, self.guard)
 
 
 def _padded(n: int) -> int:
@@ -123,26 +124,22 @@ def _padded(n: int) -> int:
 
 
 class _Run:
-    """The buffers of one trial on one device."""
+    """The buffers of one trial on one device. ``guard`` 0: allocations of exactly the data's size
+    (the sanitizer lane, where memcheck knows every allocation's bounds)."""
 
-    def __init__(self, device: Device, rng: np.random.Generator) -> None:
-        self.device, self.rng = device, rng
+    def __init__(self, device: Device, rng: np.random.Generator, guard: int = GUARD_BYTES) -> None:
+        self.device, self.rng, self.guard = device, rng, guard
         self.buffers: dict[str, _Buffer] = {}
 
     def add(self, name: str, data: np.ndarray) -> None:
         data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
-        total = 2 * GUARD_BYTES + _padded(data.size)
+        g = self.guard
+        total = 2 * g + _padded(data.size) if g else max(data.size, 1)
         image = self.rng.integers(0, 256, total, dtype=np.uint8)
-        image[GUARD_BYTES:GUARD_BYTES + data.size] = data
+        image[g:g + data.size] = data
         alloc = self.device.alloc(total)
         self.device.upload(alloc, image)
-        self.buffers[name] = _Buffer(name, alloc, data.size, image)
-
-    def refill(self, name: str, data: np.ndarray) -> None:
-        b = self.buffers[name]
-        image = b.guard.copy()
-        image[b.data] = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
-        self.device.upload(b.alloc, image)
+        self.buffers[name] = _Buffer(name, alloc, data.size, image, g)
 
     def read(self) -> dict[str, np.ndarray]:
         return {n: self.device.download(b.alloc) for n, b in self.buffers.items()}
@@ -161,7 +158,7 @@ def _params(values: list[Any], buffers: dict[str, _Buffer], count: int) -> list[
             out.append(buffers[v].ptr())
         elif isinstance(v, TensorMap):
             b = buffers[v.buffer]
-            out.append(dataclasses.replace(v, buffer=alloc_name(b.alloc), offset=GUARD_BYTES + v.offset))
+            out.append(dataclasses.replace(v, buffer=alloc_name(b.alloc), offset=b.guard + v.offset))
         else:
             out.append(v)
     return (out + [0] * count)[:count]
@@ -182,19 +179,19 @@ def _compare(contract: Contract, name: str, dtype: str, got: np.ndarray, want: n
 
 
 def _guard_problems(trial: Trial, buf: _Buffer, raw: np.ndarray) -> list[Problem]:
-    bad = np.nonzero(raw != buf.guard)[0]
-    bad = bad[(bad < GUARD_BYTES) | (bad >= GUARD_BYTES + buf.nbytes)]
+    g = buf.guard
+    bad = np.nonzero(raw != buf.image)[0]
+    bad = bad[(bad < g) | (bad >= g + buf.nbytes)]
     if bad.size == 0:
         return []
     first = int(bad[0])
-    side = (f"{GUARD_BYTES - first} byte(s) before its start" if first < GUARD_BYTES
-            else f"at byte {first - GUARD_BYTES - buf.nbytes} past its end")
+    side = f"{g - first} byte(s) before its start" if first < g else f"at byte {first - g - buf.nbytes} past its end"
     return [Problem(Reason.GUARD_BAND, f"{bad.size} guard byte(s) around '{buf.name}' overwritten, the first "
                     f"{side} ({trial.describe()})")]
 
 
 def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract, arch: str, trial: Trial,
-              param_count: int, rerun: bool = True) -> TrialResult:
+              param_count: int, rerun: bool = True, guard: int = GUARD_BYTES) -> TrialResult:
     """One trial (see the module docstring). Raises LaunchFailure(None, ...) when the device
     cannot decide."""
     t0 = time.perf_counter()
@@ -214,7 +211,7 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
     hashes = {n: _digest(np.frombuffer(d.tobytes(), np.uint8)) for n, d in inputs.items()}
     for variant in range(2 if rerun else 1):
         device.free_all()
-        run = _Run(device, rng)
+        run = _Run(device, rng, guard)
         for t in c.tensors:
             size = int(np.prod(r.shapes[t.name], dtype=np.int64))
             run.add(t.name, inputs[t.name] if t.is_input else sentinel_bytes(t.dtype, size, variant))

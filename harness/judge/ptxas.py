@@ -99,7 +99,7 @@ def parse_resources(log: str, entry: str) -> Resources:
     return Resources(regs, smem, frame, st, ld, barriers, cmem)
 
 
-def _version(ptxas: str) -> str:
+def version(ptxas: str) -> str:
     try:
         out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError):
@@ -121,10 +121,10 @@ def assemble(ptx: str, target: str, entry: str, lineinfo: bool = False, timeout:
             return Assembled(False, target, log=f"ptxas ran past {timeout:.0f} s", ptxas=ptxas)
         log = (proc.stdout + proc.stderr).replace(str(src), "candidate.ptx")
         if proc.returncode != 0 or not out.is_file():
-            return Assembled(False, target, log=log.strip(), ptxas=ptxas, version=_version(ptxas))
+            return Assembled(False, target, log=log.strip(), ptxas=ptxas, version=version(ptxas))
         cubin = out.read_bytes()
     return Assembled(True, target, cubin, hashlib.sha256(cubin).hexdigest(), parse_resources(log, entry), log.strip(),
-                     ptxas, _version(ptxas))
+                     ptxas, version(ptxas))
 
 
 # ---------------------------------------------------------------------------------------- line info
