@@ -194,7 +194,23 @@ def main(argv: list[str] | None = None, session_factory: Any = None) -> int:
     ap.add_argument("--cases", nargs="*", help="integrity cases to run (default: all of tests/integrity)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--plan", action="store_true", help="print what would run and exit (no GPU)")
+    ap.add_argument("--export-references", type=Path, metavar="FILE",
+                    help="write this machine's Triton builds of every contract (sm_90a, verify and bench) to FILE "
+                         "and exit (no GPU); carry it and pass --references FILE on the GPU machine")
+    ap.add_argument("--references", type=Path, metavar="FILE",
+                    help="judge against these builds (harness.compile.BUNDLE_ENV) instead of the GPU machine's Triton")
     ns = ap.parse_args(argv)
+    if ns.export_references:
+        from harness.compile import export_bundle
+
+        ns.export_references.parent.mkdir(parents=True, exist_ok=True)
+        n = export_bundle(suite.all_contracts(), "sm_90a", ns.export_references)
+        print(f"{n} builds written to {ns.export_references}")
+        return 0
+    if ns.references:
+        from harness.compile import BUNDLE_ENV
+
+        os.environ[BUNDLE_ENV] = str(ns.references.resolve())
     started = time.monotonic()
     deadline = started + ns.budget
     candidates = discover(ns.candidates)

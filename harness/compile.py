@@ -217,6 +217,9 @@ def compile_contract(contract: Contract, arch: str | int = "sm_90a", instance: s
         raise ContractError(contract.name, "min_arch",
                             f"needs sm_{contract.min_arch} or newer; cannot compile for sm_{cap}")
     resolved = contract.resolve(instance)
+    bundled = _bundle().get(bundle_key(contract, cap, instance, ptx_version))
+    if bundled is not None:
+        return _from_meta(dict(bundled["meta"]), bundled["ptx"], instance, resolved.grid)
     key = cache_key(contract, cap, instance, ptx_version)
     base = Path(directory) if directory is not None else cache_dir()
     out = base / key[:2] / key
@@ -226,13 +229,9 @@ def compile_contract(contract: Contract, arch: str | int = "sm_90a", instance: s
             meta = json.loads(meta_path.read_text())
             if "tensordesc" not in meta:
                 raise KeyError("tensordesc")  # written before descriptors were recorded: compile again
-            meta["params"] = [PtxParam(**{**p, "part": DescPart(p["part"]) if p.get("part") else None})
-                              for p in meta["params"]]
-            meta["grid"] = tuple(meta["grid"])
             ptx = Path(meta["paths"]["ptx"]).read_text()
             # the key is the specialisation: another instance that specialises alike shares the build
-            meta.update(instance=instance, grid=resolved.grid)
-            return CompiledPTX(ptx=ptx, **meta)
+            return _from_meta(meta, ptx, instance, resolved.grid)
         except (OSError, KeyError, TypeError, ValueError):
             pass  # a damaged entry: compile again
     result, asm = _compile(contract, cap, instance, ptx_version, key)
@@ -250,6 +249,69 @@ def compile_contract(contract: Contract, arch: str | int = "sm_90a", instance: s
         except OSError:  # another process won the race; use its copy
             shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _from_meta(meta: dict[str, Any], ptx: str, instance: str, grid: tuple[int, int, int]) -> CompiledPTX:
+    meta["params"] = [PtxParam(**{**p, "part": DescPart(p["part"]) if p.get("part") else None}) for p in meta["params"]]
+    meta.update(instance=instance, grid=tuple(grid))
+    return CompiledPTX(ptx=ptx, **meta)
+
+
+# ---------------------------------------------------------------------------------- reference bundles
+#: A JSON(.gz) file of builds made elsewhere (``export_bundle``), consulted before compiling: the GPU
+#: machine judges candidates against the same Triton PTX as the machine they were written on, even
+#: where its own Triton differs or cannot compile for the target.
+BUNDLE_ENV = "VOLTA_REFERENCE_BUNDLE"
+_BUNDLES: dict[str, dict[str, Any]] = {}
+
+
+def bundle_key(contract: Contract, cap: int, instance: str, ptx_version: int) -> str:
+    """The specialisation of a build, independent of Triton's version: the kernel's source, the
+    signature, constexprs and attributes a launch at ``instance`` specialises on, the options."""
+    import inspect
+
+    sig, consts, attrs = contract.triton_signature(instance)
+    src = inspect.getsource(getattr(contract.kernel, "fn", contract.kernel))
+    return json.dumps({"contract": contract.name, "cap": cap, "src": hashlib.sha256(src.encode()).hexdigest(),
+                       "sig": sig, "consts": {k: repr(v) for k, v in sorted(consts.items())},
+                       "attrs": sorted((list(k), v) for k, v in attrs.items()),
+                       "options": {k: repr(v) for k, v in sorted(compile_options(contract, ptx_version).items())}},
+                      sort_keys=True)
+
+
+def _bundle() -> dict[str, Any]:
+    path = os.environ.get(BUNDLE_ENV)
+    if not path:
+        return {}
+    if path not in _BUNDLES:
+        import gzip
+
+        raw = Path(path).read_bytes()
+        _BUNDLES[path] = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)["builds"]
+    return _BUNDLES[path]
+
+
+def export_bundle(contracts: list[Contract], arch: str | int, path: str | os.PathLike[str],
+                  instances: tuple[str, ...] = ("verify", "bench")) -> int:
+    """Write the builds of ``contracts`` at ``instances`` for ``arch`` to ``path`` (gzip JSON); the
+    number of builds. Contracts the target cannot run are left out."""
+    import gzip
+
+    import triton
+
+    cap = parse_arch(arch)
+    builds: dict[str, Any] = {}
+    for c in contracts:
+        if cap < c.min_arch:
+            continue
+        for inst in instances:
+            b = compile_contract(c, arch, inst)
+            meta = b.to_json()
+            meta.pop("paths", None)
+            builds.setdefault(bundle_key(c, cap, inst, b.ptx_version), {"meta": meta, "ptx": b.ptx})
+    blob = json.dumps({"triton": triton.__version__, "arch": str(arch), "builds": builds}).encode()
+    Path(path).write_bytes(gzip.compress(blob))
+    return len(builds)
 
 
 def _compile(contract: Contract, cap: int, instance: str, ptx_version: int,
