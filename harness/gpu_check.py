@@ -29,15 +29,7 @@ import numpy as np
 from harness import dtypes as _dt
 from harness.contract import Contract
 from harness.interpret import from_torch, to_torch
-
-
-def _tensor_bytes(contract: Contract, instance: str) -> int:
-    r = contract.resolve(instance)
-    total = 0
-    for t in contract.tensors:
-        n = int(np.prod(r.shapes[t.name], dtype=np.int64)) * (_dt.dtype(t.dtype).bits // 8)
-        total += n * (2 if t.role == "inout" else 1)
-    return total
+from harness.judge.roofline import min_bytes
 
 
 def input_elements(contract: Contract, instance: str) -> int:
@@ -102,7 +94,7 @@ def _run(contract: Contract, instance: str, dist: str, seed: int, bench: bool,
     if bench:
         ms = float(triton.testing.do_bench(run))
         rec["ms"] = ms
-        rec["gbps"] = _tensor_bytes(contract, instance) / (ms * 1e-3) / 1e9
+        rec["gbps"] = min_bytes(contract, instance) / (ms * 1e-3) / 1e9
     del tensors, args
     if device == "cuda":
         torch.cuda.empty_cache()

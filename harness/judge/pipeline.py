@@ -117,16 +117,18 @@ class Context:
     reference: CompiledPTX | None = None
     assembled: _ptxas.Assembled | None = None
     trials: list[Trial] = field(default_factory=list)
+    twin: tuple[bytes, dict[int, int]] | None = None
 
     def request(self, twin: bool = False) -> GpuRequest:
+        """What the GPU side needs; ``twin``: with the line-annotated twin cubin and its line table
+        (empty when it cannot be assembled or has other machine code: the lanes then say so)."""
         a = self.assembled
         assert a is not None and self.kernel is not None
-        twin_cubin, lines = b"", {}
-        if twin:
-            t = _ptxas.assemble(_ptxas.annotate(self.ptx, self.module), a.target, self.kernel.name,
-                                lineinfo=True)
-            if t.ok:
-                twin_cubin, lines = t.cubin, _ptxas.line_map(t.cubin)
+        if twin and self.twin is None:
+            t = _ptxas.assemble(_ptxas.annotate(self.ptx, self.module), a.target, self.kernel.name, lineinfo=True)
+            self.twin = (t.cubin, _ptxas.line_map(t.cubin)) if t.ok and _ptxas.same_code(a.cubin, t.cubin) else \
+                (b"", {})
+        twin_cubin, lines = self.twin if twin and self.twin else (b"", {})
         return GpuRequest(self.contract.name, self.arch, self.name, self.ptx, self.sha256, a.cubin, a.cubin_sha256,
                           self.kernel.name, len(self.kernel.params or ()), twin_cubin, lines, self.options.timing,
                           self.options.timing_instance, self.seed)

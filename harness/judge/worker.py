@@ -207,10 +207,17 @@ class GpuWorker:
         torch.cuda.empty_cache()
 
 
-def serve(conn: Any) -> None:
-    """The worker process's loop: (op, args) in, ("ok", result) | ("error", text) out."""
+WORKER = "harness.judge.worker:GpuWorker"
+
+
+def serve(conn: Any, factory: str = WORKER) -> None:
+    """The worker process's loop: (op, args) in, ("ok", result) | ("error", text) | ("lost", text)
+    out. ``factory``: "module:Class" of the worker (tests give a fake)."""
     try:
-        worker = GpuWorker()
+        import importlib
+
+        module, name = factory.split(":")
+        worker = getattr(importlib.import_module(module), name)()
         conn.send(("ok", worker.info()))
     except Exception as e:
         conn.send(("error", f"no GPU worker: {type(e).__name__}: {e}"))
@@ -239,14 +246,28 @@ def serve(conn: Any) -> None:
 
 
 class WorkerError(RuntimeError):
-    pass
+    """``kind``: "lost" (a fault took the CUDA context down), "hang" (no answer in time), "died", or
+    "error" (the harness itself failed: not the candidate's fault)."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    @property
+    def candidate_fault(self) -> bool:
+        return self.kind in ("lost", "hang", "died")
+
+
+def _fault_reason(e: WorkerError) -> Reason:
+    text = str(e)
+    return Reason.MEMORY_FAULT if "memory_fault" in text or "ILLEGAL_ADDRESS" in text else Reason.LAUNCH_FAILED
 
 
 class GpuSession:
     """The parent's handle on the GPU worker; implements harness.judge.pipeline.GpuRunner."""
 
-    def __init__(self, timeout: float = 300.0, space_limit: int = 6) -> None:
-        self.timeout, self.space_limit = timeout, space_limit
+    def __init__(self, timeout: float = 300.0, space_limit: int = 6, factory: str = WORKER) -> None:
+        self.timeout, self.space_limit, self.factory = timeout, space_limit, factory
         self._proc: Any = None
         self._conn: Any = None
         self.info: dict[str, Any] = {}
@@ -258,7 +279,7 @@ class GpuSession:
             return self
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        self._proc = ctx.Process(target=serve, args=(child,), daemon=True)
+        self._proc = ctx.Process(target=serve, args=(child, self.factory), daemon=True)
         self._proc.start()
         child.close()
         self._conn = parent
@@ -315,14 +336,14 @@ class GpuSession:
             if not self._conn.poll(limit):
                 self._kill()
                 raise WorkerError(f"no answer within {limit:.0f} s (a kernel that does not terminate?); the "
-                                  "worker was killed")
+                                  "worker was killed", "hang")
             status, payload = self._conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             self._kill()
-            raise WorkerError("the GPU worker died (a fault that took the CUDA context down)") from None
+            raise WorkerError("the GPU worker died (a fault that took the CUDA context down)", "died") from None
         if status == "lost":
             self._kill()
-            raise WorkerError(f"the CUDA context was lost: {payload}")
+            raise WorkerError(f"the CUDA context was lost: {payload}", "lost")
         if status != "ok":
             raise WorkerError(payload)
         if self._proc is not None:
@@ -336,18 +357,21 @@ class GpuSession:
         try:
             return self.call("numeric", request, trials)
         except WorkerError as e:
-            detail = NumericDetail(self.info.get("device", "gpu"), 0, True, device_lost=True)
-            reason = Reason.MEMORY_FAULT if "ILLEGAL_ADDRESS" in str(e) or "memory_fault" in str(e) else \
-                Reason.LAUNCH_FAILED
-            return [Problem(reason, str(e).splitlines()[0])], detail
+            detail = NumericDetail(self.info.get("device", "gpu"), 0, True, device_lost=e.candidate_fault)
+            if not e.candidate_fault:
+                detail.undecided = f"the harness failed on the GPU: {str(e).splitlines()[0]}"
+                return [], detail
+            return [Problem(_fault_reason(e), str(e).splitlines()[0])], detail
 
     def time(self, request: GpuRequest) -> StageResult:
         key = (request.contract, request.timing_instance)
         try:
             result, best = self.call("time", request, self.configs.get(key), self.space_limit)
         except WorkerError as e:
-            reason = Reason.MEMORY_FAULT if "memory_fault" in str(e) else Reason.LAUNCH_FAILED
-            return StageResult.from_problems("timing", [Problem(reason, str(e).splitlines()[0])], "")
+            if not e.candidate_fault:
+                return StageResult("timing", Status.UNAVAILABLE, f"the harness failed on the GPU: "
+                                   f"{str(e).splitlines()[0]}")
+            return StageResult.from_problems("timing", [Problem(_fault_reason(e), str(e).splitlines()[0])], "")
         if best is not None:
             self.configs[key] = best
         return result

@@ -153,3 +153,34 @@ class FakeClock:
 
     def now(self) -> float:
         return self.t
+
+
+class FakeWorker:
+    """A GPU worker without a GPU, for harness.judge.worker.serve in a real child process."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def info(self) -> dict:
+        return {"device": "fake", "capability": 90}
+
+    def echo(self, x):
+        self.calls += 1
+        return (x, self.calls)
+
+    def fail(self):
+        raise RuntimeError("harness bug")
+
+    def fault(self):
+        from harness.judge.device import LaunchFailure
+        from harness.judge.report import Reason
+
+        raise LaunchFailure(Reason.MEMORY_FAULT, "CUDA_ERROR_ILLEGAL_ADDRESS", sticky=True)
+
+    def hang(self):
+        import time
+
+        time.sleep(60)
+
+    def numeric(self, request, trials):
+        raise RuntimeError("compile failed")
