@@ -33,6 +33,7 @@ from . import ptxas as _ptxas
 from . import static as _static
 from . import verify as _verify
 from .device import EmulatorDevice, KernelCode
+from .launch import launch_config
 from .numeric import NumericDetail, Trial, run_numeric
 from .report import Problem, Reason, Report, Severity, StageResult, Status
 from .shapes import unseen_shapes
@@ -179,7 +180,8 @@ def _run_static(ctx: Context) -> StageResult:
     except ParseError as e:
         return StageResult.from_problems("static", [Problem(Reason.BAD_PTX, e.message, where=e.location)], "")
     ref = ctx.reference
-    problems, ctx.kernel = _static.gate(ctx.contract, ctx.module, ref, _reference_module(ref))
+    block = launch_config(ctx.contract, ref, "verify").block
+    problems, ctx.kernel = _static.gate(ctx.contract, ctx.module, ref, _reference_module(ref), block)
     detail = StaticDetail(ref.entry, ctx.module.arch, ref.target,
                           len(ctx.kernel.params or ()) if ctx.kernel else 0, ref.key)
     if ctx.kernel is None or any(p.severity is Severity.REJECT for p in problems):

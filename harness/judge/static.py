@@ -233,15 +233,40 @@ def _target(cand: str | None, ref: str) -> list[Problem]:
                     f"plain sm_XY of a capability up to {ref} would)")]
 
 
-def gate(contract: Contract, module: A.Module, reference: CompiledPTX, ref_module: A.Module) -> tuple[
-        list[Problem], A.Function | None]:
-    """Every problem of the static gate, and the kernel to launch (None when there is none)."""
+def _block_directives(kernel: A.Function, block: tuple[int, int, int]) -> list[Problem]:
+    """.reqntid must be the launch's block, .maxntid at least it (PTX ISA 11.4.2-3): the driver
+    refuses the launch otherwise."""
+    threads = block[0] * block[1] * block[2]
+    where = str(kernel.span) if kernel.span else None
+    out = []
+    req = kernel.directive(".reqntid")
+    if req is not None and req.values and _product(req.values) != threads:
+        out.append(Problem(Reason.LAUNCH_CONFIG, f".reqntid {', '.join(map(str, req.values))} but the harness launches "
+                           f"{threads} threads per block {block}", where=where))
+    mx = kernel.directive(".maxntid")
+    if mx is not None and mx.values and _product(mx.values) < threads:
+        out.append(Problem(Reason.LAUNCH_CONFIG, f".maxntid {', '.join(map(str, mx.values))} is below the {threads} "
+                           f"threads per block the harness launches", where=where))
+    return out
+
+
+def _product(values: tuple[int, ...]) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+def gate(contract: Contract, module: A.Module, reference: CompiledPTX, ref_module: A.Module,
+         block: tuple[int, int, int]) -> tuple[list[Problem], A.Function | None]:
+    """Every problem of the static gate, and the kernel to launch (None when there is none);
+    ``block``: the block the harness launches it with (harness.judge.launch)."""
     kernel = next((k for k in module.kernels if k.name == reference.entry), None)
     if kernel is None:
         names = ", ".join(k.name for k in module.kernels) or "none"
         return [Problem(Reason.ENTRY_NAME, f"no .entry named {reference.entry} (the contract's kernel); "
                         f"the module's kernels: {names}")], None
-    problems = _target(module.arch, reference.target)
+    problems = _target(module.arch, reference.target) + _block_directives(kernel, block)
     try:
         check_signature(contract, reference, kernel)
     except ValueError as e:

@@ -18,7 +18,7 @@ def test_triton_ptx_passes_its_own_gate(name: str, arch: str) -> None:
     c = suite.get(name)
     ref = compile_contract(c, arch, "verify")
     m = ptx_parser.parse(ref.ptx, "ref.ptx")
-    problems, kernel = S.gate(c, m, ref, m)
+    problems, kernel = S.gate(c, m, ref, m, (ref.threads_per_block, 1, 1))
     assert kernel is not None and problems == []
 
 
@@ -77,3 +77,11 @@ def test_special_registers_calls_and_globals() -> None:
     assert [p.reason for p in S._global_data(facts, ref)] == [Reason.GLOBAL_DATA]
     assert S._global_data(facts, facts) == []  # declared identically by the reference: allowed
     assert "%pm3" in S.FORBIDDEN_SPECIAL and "%globaltimer_lo" in S.FORBIDDEN_SPECIAL
+
+
+def test_block_directives_must_fit_the_launch() -> None:
+    k = ptx_parser.parse(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() .reqntid 256 .maxntid 256\n"
+                         "{ ret; }\n", "c.ptx").kernels[0]
+    assert S._block_directives(k, (256, 1, 1)) == []
+    assert [p.reason for p in S._block_directives(k, (128, 1, 1))] == [Reason.LAUNCH_CONFIG]
+    assert [p.reason for p in S._block_directives(k, (512, 1, 1))] == [Reason.LAUNCH_CONFIG] * 2
