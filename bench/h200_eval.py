@@ -73,7 +73,7 @@ def discover(paths: list[str]) -> list[tuple[Path, str]]:
 def integrity_options(case: I.Case, seed: int) -> EvalOptions:
     """Every stage (keep going) except those the case skips on a GPU; timing only where the case
     expects a timing verdict; the case's own sanitizer tools; no profile."""
-    timed = bool(case.expect_gpu and {"impossible_speed", "clock_mismatch"} & case.expect_gpu)
+    timed = case.gpu_timing or bool(case.expect_gpu and {"impossible_speed", "clock_mismatch"} & case.expect_gpu)
     skip = set(case.gpu_skip) | {"profile"} | (set() if timed else {"timing"})
     if not case.gpu_sanitize:
         skip.add("sanitize")

@@ -175,11 +175,49 @@ class GpuWorker:
         peaks = _roofline.peaks_for(self.cuda.name)
         floor = _roofline.floor(contract, instance, peaks) if peaks else None
         problems, detail = _timing.compare(cand, base, self.clock, request.timing, instance, floor, str(tuned.best))
+        problems += self.check_timed(request, contract, instance, sets[0], tuned.best)
         c, b, s = detail.candidate, detail.baseline, detail.speedup
         summary = (f"{s} vs Triton ({tuned.best}; {tuned.space}): {c.median_ms:.4f} ms (IQR {c.spread:.1%}) vs "
                    f"{b.median_ms:.4f} ms (IQR {b.spread:.1%}) at {instance}"
                    + (f"; floor {detail.floor_ms:.4f} ms" if floor else "; no roofline floor for this device"))
         return StageResult.from_problems("timing", problems, summary, detail), tuned.best
+
+    def check_timed(self, request: GpuRequest, contract: Any, instance: str, inputs: dict[str, Any],
+                    config: _baseline.Config) -> list[Problem]:
+        """The timed launch computes what Triton's kernel computes: both run once on copies of the same
+        inputs, the candidate's outputs pre-filled with NaN (a fixed pattern for integers), and must
+        agree within twice the contract's tolerance (each side within it of the exact result). A
+        candidate that is right on the tested sizes and skips work at the timed one is caught here."""
+        import torch
+
+        from ..contract import compare_arrays
+        from ..interpret import from_torch
+
+        def copy(fill: bool) -> dict[str, Any]:
+            out = {}
+            for t in contract.tensors:
+                x = inputs[t.name]
+                if t.role == "out":
+                    x = torch.full_like(x, float("nan")) if x.is_floating_point() else torch.full_like(x, 0x5A)
+                out[t.name] = x.clone() if t.is_input else x if fill else torch.empty_like(x)
+            return out
+
+        mine, theirs = copy(True), copy(False)
+        self.candidate_side(request, contract, instance, [mine]).launch(0)
+        _baseline.TritonSide(contract, instance, config, [theirs]).launch(0)
+        self.cuda.sync("correctness check of the timed launch")
+        problems = []
+        for t in contract.tensors:
+            if not t.is_output:
+                continue
+            rtol, atol = contract.tolerance_for(t.dtype)
+            c = compare_arrays(t.name, t.dtype, from_torch(mine[t.name]), from_torch(theirs[t.name]).astype("float64"),
+                               2 * rtol, 2 * atol)
+            if not c.ok:
+                problems.append(Problem(Reason.WRONG_VALUES, f"at the timed instance ({instance}), output '{t.name}' "
+                                        f"differs from Triton's kernel in {c.bad} element(s) beyond twice the "
+                                        f"tolerance; {c.detail}"))
+        return problems
 
     def baseline(self, name: str, instance: str, plan: _timing.TimingPlan, space_limit: int,
                  seed: int) -> BaselineRow:
