@@ -20,15 +20,12 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_BAD_INPUT)
 
 
-def _read(path: Path) -> str:
+def _read(path: Path) -> bytes:
+    """The candidate's bytes, read once (every stage judges these; their sha256 is in the report)."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as e:
         _fail(f"{path}: cannot read file: {e.strerror}")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        _fail(f"{path}: not UTF-8 text (byte {e.start}); PTX is ASCII")
     raise AssertionError  # unreachable
 
 

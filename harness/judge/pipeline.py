@@ -313,8 +313,11 @@ def evaluate(contract: Contract | str, ptx: str | bytes, *, name: str = "candida
     GPU's target, else sm_90a (the H200 the suite is timed on)."""
     c = _contract(contract)
     options = options or EvalOptions()
-    text = ptx.decode("utf-8", errors="replace") if isinstance(ptx, bytes) else ptx
-    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        text = ptx.decode("utf-8") if isinstance(ptx, bytes) else ptx
+    except UnicodeDecodeError as e:
+        raise EvaluationError(f"{name}: not UTF-8 text (byte {e.start}); PTX is ASCII") from None
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()  # the bytes ptxas reads
     arch = arch or (target_for(gpu.capability) if gpu is not None else "sm_90a")
     if gpu is not None and not isinstance(contract, str) and c.name not in _suite_names():
         raise EvaluationError(f"GPU evaluation needs a suite contract (the worker loads it by name); {c.name!r} "

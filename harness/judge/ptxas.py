@@ -113,7 +113,7 @@ def assemble(ptx: str, target: str, entry: str, lineinfo: bool = False, timeout:
     ptxas = tool("ptxas")
     with tempfile.TemporaryDirectory(prefix="volta-judge-") as tmp:
         src, out = Path(tmp) / "candidate.ptx", Path(tmp) / "candidate.cubin"
-        src.write_text(ptx)
+        src.write_bytes(ptx.encode("utf-8"))  # the bytes whose sha256 the report carries
         cmd = [ptxas, "-v", f"-arch={target}", str(src), "-o", str(out)] + (["-lineinfo"] if lineinfo else [])
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

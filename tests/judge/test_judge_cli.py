@@ -42,6 +42,10 @@ def test_eval_terminal_table_and_bad_input(tmp_path: Path) -> None:
     assert _run("eval", str(HERE / "honest_relu.ptx"), "--contract", "nope").exit_code == 2
     res = _run("eval", str(HERE / "honest_relu.ptx"), "--contract", "relu", "--sanitize", "memchek")
     assert res.exit_code == 2 and "memchek" in res.output
+    binary = tmp_path / "bin.ptx"
+    binary.write_bytes(b".version 8.0\n\xff\xfe")
+    res = _run("eval", str(binary), "--contract", "relu")
+    assert res.exit_code == 2 and "not UTF-8" in res.output
 
 
 def test_baseline_plan_needs_no_gpu() -> None:
