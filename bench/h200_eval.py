@@ -8,7 +8,7 @@
 3. the integrity cases of tests/integrity on the GPU (harness.judge.integrity), each checked
    against the reasons its header names for a GPU run.
 
-    python3 bench/h200_eval.py --out OUT [--candidates examples/candidates] [--budget 500]
+    python3 bench/h200_eval.py --out OUT [--candidates examples/candidates] [--budget 420]
     python3 bench/h200_eval.py --plan          # what would run, no GPU needed
 
 Writes OUT/h200_eval.json (every record, written after each item) and OUT/h200_eval.md (the
@@ -17,7 +17,7 @@ processes (their on-disk cache is then hit), the baseline table gets up to 45% o
 candidates up to 75% (cumulative), integrity the rest; each timing adapts its repetitions to a
 per-comparison budget; an item that does not fit is recorded as skipped, never silently dropped.
 Needs torch, triton, cuda-python (cuda-bindings) and this repository's dependencies (lark and
-z3-solver travel as wheels: bench/results/README or DEVELOPERS.md say how).
+z3-solver travel as wheels: DEVELOPERS.md, "The GPU run", says how).
 """
 
 from __future__ import annotations
@@ -185,7 +185,8 @@ def main(argv: list[str] | None = None, session_factory: Any = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("h200_eval_out"))
     ap.add_argument("--candidates", nargs="*", default=[str(ROOT / "examples" / "candidates")])
     ap.add_argument("--contracts", nargs="*", help="baseline table for these only (default: every runnable one)")
-    ap.add_argument("--budget", type=float, default=500.0, help="seconds for the whole run")
+    ap.add_argument("--budget", type=float, default=420.0,
+                    help="seconds for the whole run (an item in progress may overrun it by its own length)")
     ap.add_argument("--space-limit", type=int, default=6, help="configs per contract in the autotuning space")
     ap.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)),
                     help="processes compiling Triton configs ahead (0: compile on first launch)")

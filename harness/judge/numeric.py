@@ -207,6 +207,7 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
     rng = np.random.default_rng([trial.seed, 0x6A7D])
     result = TrialResult(trial, True)
     runs: list[dict[str, np.ndarray]] = []
+    seen: set[tuple[Reason, str]] = set()  # guard/input problems are reported once per buffer, not per run
     inputs = {t.name: to_device(arrays[t.name], t.dtype) for t in c.tensors if t.is_input}
     hashes = {n: _digest(np.frombuffer(d.tobytes(), np.uint8)) for n, d in inputs.items()}
     for variant in range(2 if rerun else 1):
@@ -233,9 +234,14 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
         raws = run.read()
         runs.append(raws)
         for name, buf in run.buffers.items():
-            result.problems += _guard_problems(trial, buf, raws[name])
+            if (Reason.GUARD_BAND, name) not in seen:
+                found = _guard_problems(trial, buf, raws[name])
+                seen.update((p.reason, name) for p in found)
+                result.problems += found
         for t in c.tensors:
-            if t.role == "in" and _digest(raws[t.name][run.buffers[t.name].data]) != hashes[t.name]:
+            if t.role == "in" and (Reason.INPUT_MUTATED, t.name) not in seen and \
+                    _digest(raws[t.name][run.buffers[t.name].data]) != hashes[t.name]:
+                seen.add((Reason.INPUT_MUTATED, t.name))
                 result.problems.append(Problem(Reason.INPUT_MUTATED, f"input '{t.name}' changed during the run "
                                                f"({trial.describe()})"))
         if variant == 0:
