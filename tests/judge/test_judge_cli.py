@@ -54,3 +54,11 @@ def test_baseline_plan_needs_no_gpu() -> None:
     plan = json.loads(res.output)
     assert plan["configs"][0] == "warps=4 stages=3" and len(plan["configs"]) == 6
     assert abs(plan["compute_floor_ms"] - 2 * 8192**3 / 989.5e12 * 1e3) < 1e-9
+
+
+def test_skip_choices_are_the_stage_table() -> None:
+    from harness.judge.pipeline import STAGES
+    from volta.eval_cli import eval_cmd
+
+    skip = next(p for p in eval_cmd.params if p.name == "skip")
+    assert list(skip.type.choices) == [s.name for s in STAGES]
