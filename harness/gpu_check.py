@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from harness import dtypes as _dt
 from harness.contract import Contract
 from harness.interpret import from_torch, to_torch
 from harness.judge.roofline import min_bytes
