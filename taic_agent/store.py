@@ -44,11 +44,11 @@ CREATE TABLE IF NOT EXISTS candidates (
     verdict TEXT, reasons TEXT, rejected_at TEXT, decision TEXT, why TEXT,
     speedup REAL, speedup_low REAL, speedup_high REAL, timing_source TEXT,
     report TEXT, certificate TEXT, created REAL);
-CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run);
+CREATE UNIQUE INDEX IF NOT EXISTS candidates_name ON candidates(run, name);
 CREATE INDEX IF NOT EXISTS candidates_sha ON candidates(sha256);
 CREATE TABLE IF NOT EXISTS plans (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run TEXT, round INTEGER, level INTEGER, bottleneck TEXT,
-    plan TEXT, created REAL);
+    plan TEXT, created REAL, UNIQUE (run, round));
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY, session TEXT, run TEXT, role TEXT, model TEXT, request TEXT, answer TEXT,
     error TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, usd REAL, seconds REAL, created REAL);
@@ -56,8 +56,8 @@ CREATE TABLE IF NOT EXISTS ideas (
     contract TEXT, arch TEXT, key TEXT, title TEXT, status TEXT, why TEXT, run TEXT, round INTEGER,
     candidate INTEGER, created REAL, PRIMARY KEY (contract, arch, key));
 CREATE TABLE IF NOT EXISTS patterns (
-    key TEXT PRIMARY KEY, title TEXT, kind TEXT, metric TEXT, contract TEXT, signature TEXT,
-    validated INTEGER, best_speedup REAL, evidence TEXT, created REAL);
+    key TEXT, source TEXT, run TEXT, round INTEGER, title TEXT, kind TEXT, metric TEXT, contract TEXT,
+    signature TEXT, speedup REAL, evidence TEXT, created REAL, PRIMARY KEY (key, source));
 """
 
 
@@ -148,6 +148,9 @@ class Store:
     def add_candidate(self, run: str, round_: int, parent: int | None, name: str, origin: str, helper: int | None,
                       plan: int | None, changes: tuple[str, ...], ptx: str | None, sha: str | None,
                       judged: Judged | None, decision: str, why: str, timing_source: str = "") -> int:
+        old = self._row("SELECT id FROM candidates WHERE run = ? AND name = ?", (run, name))
+        if old is not None:  # a resumed run replays its candidates: keep the first record
+            return int(old["id"])
         sp = judged.speedup if judged else None
         cur = self._exec(
             "INSERT INTO candidates (run, round, parent, name, origin, helper, plan, changes, sha256, ptx, verdict, "
@@ -194,6 +197,9 @@ class Store:
     # -- plans ------------------------------------------------------------------------------------
 
     def add_plan(self, run: str, round_: int, level: int, bottleneck: str, plan: dict[str, Any]) -> int:
+        old = self._row("SELECT id FROM plans WHERE run = ? AND round = ?", (run, round_))
+        if old is not None:
+            return int(old["id"])
         cur = self._exec("INSERT INTO plans (run, round, level, bottleneck, plan, created) VALUES (?,?,?,?,?,?)",
                          (run, round_, level, bottleneck, json.dumps(plan), time.time()))
         return int(cur.lastrowid)
@@ -243,25 +249,32 @@ class Store:
                    "created) VALUES (?,?,?,?,?,?,?,?,?,?)",
                    (contract, arch, key, title, status, why, run, round_, candidate, time.time()))
 
-    def ideas(self, contract: str, arch: str) -> dict[str, dict[str, Any]]:
-        return {r["key"]: r for r in self._rows("SELECT * FROM ideas WHERE contract = ? AND arch = ? ORDER BY created",
-                                                (contract, arch))}
+    def ideas(self, contract: str, arch: str, run: str | None = None, before_round: int = 0) -> dict[str, dict[str, Any]]:
+        """The remembered ideas; with ``run``, only those of that run's rounds before ``before_round``
+        (and every other run's), so that a resumed run sees what it saw the first time."""
+        rows = self._rows("SELECT * FROM ideas WHERE contract = ? AND arch = ? ORDER BY created", (contract, arch))
+        return {r["key"]: r for r in rows if run is None or r["run"] != run or r["round"] < before_round}
 
     # -- learned patterns -------------------------------------------------------------------------
 
-    def learn(self, key: str, title: str, kind: str, metric: str, contract: str, signature: dict[str, Any],
-              speedup: float, evidence: str) -> None:
-        row = self._row("SELECT validated, best_speedup FROM patterns WHERE key = ?", (key,))
-        if row is None:
-            self._exec("INSERT INTO patterns (key, title, kind, metric, contract, signature, validated, best_speedup, "
-                       "evidence, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (key, title, kind, metric, contract, json.dumps(signature), 1, speedup, evidence, time.time()))
-        else:
-            self._exec("UPDATE patterns SET validated = ?, best_speedup = ?, evidence = ? WHERE key = ?",
-                       (row["validated"] + 1, max(row["best_speedup"] or 0.0, speedup), evidence, key))
+    def learn(self, key: str, source: str, run: str, round_: int, title: str, kind: str, metric: str, contract: str,
+              signature: dict[str, Any], speedup: float, evidence: str) -> None:
+        """A change that passed every gate and was faster (``source``: the candidate that showed it)."""
+        self._exec("INSERT OR IGNORE INTO patterns (key, source, run, round, title, kind, metric, contract, signature, "
+                   "speedup, evidence, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                   (key, source, run, round_, title, kind, metric, contract, json.dumps(signature), speedup, evidence,
+                    time.time()))
 
-    def patterns(self) -> list[dict[str, Any]]:
-        rows = self._rows("SELECT * FROM patterns ORDER BY validated DESC, best_speedup DESC")
+    def patterns(self, run: str | None = None, before_round: int = 0) -> list[dict[str, Any]]:
+        """Learned patterns, one per key: how often they validated and their best speedup (visibility
+        as for :meth:`ideas`)."""
+        rows = [r for r in self._rows("SELECT * FROM patterns ORDER BY created")
+                if run is None or r["run"] != run or r["round"] < before_round]
+        out: dict[str, dict[str, Any]] = {}
         for r in rows:
-            r["signature"] = json.loads(r["signature"] or "{}")
-        return rows
+            p = out.setdefault(r["key"], {**r, "signature": json.loads(r["signature"] or "{}"), "validated": 0,
+                                          "best_speedup": 0.0, "sources": []})
+            p["validated"] += 1
+            p["best_speedup"] = max(p["best_speedup"], r["speedup"] or 0.0)
+            p["sources"].append(r["source"])
+        return sorted(out.values(), key=lambda p: (-p["validated"], -p["best_speedup"]))
