@@ -225,6 +225,7 @@ class Loop:
             raise _Stop(StopReason.NO_IDEAS, why)
 
         names = [f"r{r}.h{k}" for k in range(self.cfg.helpers)]
+        keys = tuple(c.key for c in fresh)
         budget_stop: list[_Stop] = []
 
         def implement(k: int) -> Proposal:
@@ -232,9 +233,9 @@ class Loop:
                 return self._call(self.gen.implement, self.task, best.ptx, plan, k, names[k])
             except _Stop as s:
                 budget_stop.append(s)
-                return Proposal(None, note=s.why)
+                return Proposal(None, keys, note=s.why)
             except ModelError as e:
-                return Proposal(None, malformed=f"the endpoint failed: {e}")
+                return Proposal(None, keys, malformed=f"the endpoint failed: {e}")
 
         with ThreadPoolExecutor(max_workers=max(1, self.cfg.helpers)) as pool:
             proposals = list(pool.map(implement, range(self.cfg.helpers)))

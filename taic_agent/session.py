@@ -47,6 +47,7 @@ class Settings:
     start_ptx: str | None = None
     temperature: float = 0.7
     max_tokens: int = 8192
+    max_retries: int = 2  # the openai client's retries of a failed request
     seed: int = 0
     eval_seed: int | None = None
     verify_timeout: float = 300.0
@@ -64,7 +65,7 @@ class Settings:
 
     @staticmethod
     def from_json(d: dict[str, Any], start_ptx: str | None = None) -> "Settings":
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k != "start_ptx"}
         d["price"] = Price(**d["price"]) if d.get("price") else None
         return Settings(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(Settings)}},
                         start_ptx=start_ptx)
@@ -108,7 +109,7 @@ def optimize(settings: Settings, store: Store, *, executor: Executor | None = No
     executor = executor or LocalExecutor()
     timing = timing or HarnessTiming()
     if s.uses_model and client is None:
-        client = ChatClient(s.model or "", s.base_url, s.api_key_env, s.temperature)
+        client = ChatClient(s.model or "", s.base_url, s.api_key_env, s.temperature, max_retries=s.max_retries)
     cfg = LoopConfig(s.contract, s.arch, s.rounds, s.helpers, s.repairs, s.max_changes, s.min_gain, s.patience,
                      s.start, s.start_ptx, _options(s))
     result = SessionResult(session)
