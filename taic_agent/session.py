@@ -89,23 +89,20 @@ def _options(s: Settings) -> Any:
     return EvalOptions(seed=s.eval_seed, unseen=s.unseen, verify_timeout=s.verify_timeout)
 
 
-def _budget(s: Settings, store: Store, session: str) -> Budget:
-    price = price_for(s.model or "rules", s.price) if s.uses_model else price_for("rules")
-    return Budget(price, s.budget_usd, s.budget_tokens, store.spent(session))
-
-
 def optimize(settings: Settings, store: Store, *, executor: Executor | None = None,
              timing: TimingSource | None = None, on_event: Callable[[Event], None] | None = None,
              client: ChatClient | None = None, session: str | None = None) -> SessionResult:
     """Run (or, with ``session``, resume) a session. ``timing`` defaults to the harness's own GPU
     timing; tests inject a fake."""
     s = settings
+    price = price_for(s.model or "rules", s.price) if s.uses_model else price_for("rules")
+    budget = Budget(price, s.budget_usd, s.budget_tokens)  # raises PriceError before anything is recorded
     if session is None:
         gen_name = f"model:{s.model}" if s.uses_model else "rules"
         config = s.to_json()
         config["start_ptx"] = s.start_ptx
         session = store.new_session(s.contract, s.arch, gen_name, config)
-    budget = _budget(s, store, session)
+    budget.spent = store.spent(session)
     executor = executor or LocalExecutor()
     timing = timing or HarnessTiming()
     if s.uses_model and client is None:

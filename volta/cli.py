@@ -110,6 +110,7 @@ def _attach_optional_commands() -> None:
     main.add_command(regress_cmd)
     main.add_command(eval_cmd)
     main.add_command(baseline_cmd)
+    main.add_command(importlib.import_module("volta.agent_cli").agent)
 
 
 _attach_optional_commands()
