@@ -133,16 +133,26 @@ def _mlir(text: str, kernel_file: str) -> tuple[dict[int, Counter], list[str]]:
 
     out: dict[int, Counter] = {}
     layouts = [ln.strip() for ln in text.splitlines() if re.match(r"^#(blocked|shared|mma|linear|slice)\d*\s*=", ln)]
+    regions: list[str] = []  # ops with a region (tt.reduce, scf.for): their loc closes the region
     for line in text.splitlines():
-        if line.startswith("#") or "loc(" not in line:
+        if line.startswith("#"):
             continue
         lm = _MLIR_TRAILING_LOC.search(line)
         om = _MLIR_OP.match(line)
-        if not lm or not om or om.group(1).startswith(("tt.func", "builtin.module")):
+        if om and not lm and line.rstrip().endswith("{"):
+            regions.append(om.group(1))
+            continue
+        if line.lstrip().startswith("}") and lm and regions:
+            op = regions.pop()
+        elif om and lm:
+            op = om.group(1)
+        else:
+            continue
+        if op.startswith(("tt.func", "builtin.module")):
             continue
         ln = resolve(lm.group(1))
         if ln is not None:
-            out.setdefault(ln, Counter())[om.group(1)] += 1
+            out.setdefault(ln, Counter())[op] += 1
     return out, layouts
 
 

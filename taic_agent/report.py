@@ -88,12 +88,14 @@ def render(rep: dict[str, Any], console: Any, candidates: bool = True) -> None:
         if not candidates:
             continue
         t = Table(show_lines=False, expand=False)
-        for col in ("candidate", "origin", "parent", "verdict", "decision", "speedup", "why"):
+        for col in ("candidate", "origin", "parent", "changes", "verdict", "decision", "speedup", "why"):
             t.add_column(col, overflow="fold")
         for c in r["candidates"]:
             style = _DECISION_STYLE.get(c["decision"], "")
             verdict = (c["verdict"] or "-") + (f" @{c['rejected_at']}" if c["rejected_at"] else "")
-            t.add_row(c["name"], c["origin"], c["parent"] or "", escape(verdict), f"[{style}]{c['decision']}[/]",
+            changes = ", ".join(k.split(":", 1)[-1] for k in c["changes"])
+            t.add_row(c["name"], c["origin"], c["parent"] or "", escape(changes), escape(verdict),
+                      f"[{style}]{c['decision']}[/]",
                       _speed(c["speedup"]), escape((c["why"] or "")[:140]))
         console.print(t)
     if rep["ideas"]:

@@ -91,6 +91,10 @@ class _GpuEvaluator:
         return evaluate(req.contract, req.ptx, name=req.name, arch=req.arch, options=options, gpu=self.session)
 
 
+def _run_chunk(fn: Callable[[T], R], items: list[T]) -> list[R]:
+    return [fn(x) for x in items]
+
+
 def _repo_root() -> str:
     return str(Path(__file__).resolve().parent.parent)
 
@@ -128,9 +132,13 @@ class RayExecutor:
         runs = [self._actors[i % len(self._actors)].evaluate.remote(r) for i, r in enumerate(requests)]
         return [merge_verify(g, c) for g, c in zip(ray.get(runs), ray.get(checks))]
 
-    def map(self, fn: Callable[[T], R], items: list[T], gpu: bool = False) -> list[R]:
-        task = self._ray.remote(num_cpus=1, num_gpus=1 if gpu else 0)(fn)
-        return self._ray.get([task.remote(x) for x in items])
+    def map(self, fn: Callable[[T], R], items: list[T], gpu: bool = False, chunks_per_cpu: int = 4) -> list[R]:
+        """``fn`` over ``items`` as Ray tasks, in order; small items travel in chunks (a few per
+        CPU) so that a task's scheduling cost is paid per chunk, not per item."""
+        task = self._ray.remote(num_cpus=1, num_gpus=1 if gpu else 0)(_run_chunk)
+        size = max(1, -(-len(items) // max(1, self.cpus * chunks_per_cpu)))
+        parts = [items[i:i + size] for i in range(0, len(items), size)]
+        return [r for part in self._ray.get([task.remote(fn, p) for p in parts]) for r in part]
 
     def close(self) -> None:
         self._ray.shutdown()
