@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from .ladder import Climb
 from .llm import Caller, Malformed, extract_json, extract_ptx, need_str
-from .records import Analysis, Change, ChangeKind, Diagnosis, Judged, Level, Plan, Proposal, idea_key
+from .records import Analysis, Change, ChangeKind, Diagnosis, Judged, Plan, Proposal, idea_key
 from .rules import RULES, apply_all
 
 

@@ -23,10 +23,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import ptx_parser
+
 from . import escalate as _escalate
 from . import irmap
 from .records import Diagnosis, Judged, Level
-from .rules import RULES, Kernel, RuleError, Site, applicable
+from .rules import RULES, Kernel, Site, applicable
 
 
 class Bottleneck(str, enum.Enum):
@@ -218,13 +220,6 @@ def _hot_source_lines(inp: LadderInput, attr: irmap.Attribution) -> list[int]:
         return []
     try:
         _, where = irmap.ptx_lines(inp.ptx, attr.kernel_file)
-    except Exception:  # noqa: BLE001 - a PTX the parser rejects has no lines to map
+    except ptx_parser.ParseError:  # an accepted candidate parses; be safe all the same
         return []
     return [where[ln] for ln in inp.judged.hot_lines if ln in where]
-
-
-def kernel_or_none(ptx: str, roles: list[str]) -> Kernel | None:
-    try:
-        return Kernel.parse(ptx, roles)
-    except RuleError:
-        return None

@@ -36,28 +36,9 @@ from .llm import ModelError
 from .records import Decision, Judged, Measurement, Plan, Proposal, StopReason, sha256
 from .rules import Kernel, RuleError, contract_roles
 from .scale import EvalRequest, Executor
+from .settings import Settings
 from .store import Store
 from .timing import TimingSource
-
-
-@dataclass(frozen=True)
-class LoopConfig:
-    contract: str
-    arch: str = "sm_90a"
-    rounds: int = 3
-    helpers: int = 3
-    repairs: int = 2
-    max_changes: int = 3
-    min_gain: float = 0.02
-    patience: int = 2
-    start: str = "triton"  # "triton", "model" or "file" (start_ptx)
-    start_ptx: str | None = None
-    options: Any = None  # harness EvalOptions
-
-    def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("options", "start_ptx")}
-        d["start_ptx_sha256"] = sha256(self.start_ptx) if self.start_ptx else None
-        return d
 
 
 @dataclass
@@ -100,23 +81,19 @@ class _Stop(Exception):
 
 
 class Loop:
-    def __init__(self, config: LoopConfig, generator: Generator, store: Store, executor: Executor,
+    def __init__(self, config: Settings, options: Any, generator: Generator, store: Store, executor: Executor,
                  timing: TimingSource, budget: Budget, session: str,
                  on_event: Callable[[Event], None] | None = None) -> None:
         from harness import suite
         from harness.compile import compile_contract
 
-        self.cfg, self.gen, self.store, self.executor = config, generator, store, executor
+        self.cfg, self.options, self.gen, self.store, self.executor = config, options, generator, store, executor
         self.timing, self.budget, self.session = timing, budget, session
         self.on_event = on_event or (lambda e: None)
         self.contract = suite.get(config.contract)
         self.reference = compile_contract(self.contract, config.arch, "verify")
         self.roles = contract_roles(self.contract, self.reference)
         self.task = Task.of(self.contract, self.reference, self.roles)
-        if config.options is None:
-            from harness.judge.pipeline import EvalOptions
-
-            self.cfg = dataclasses.replace(config, options=EvalOptions())
 
     # -- one run ----------------------------------------------------------------------------------
 
@@ -296,9 +273,9 @@ class Loop:
                 continue
             sha = sha256(prop.ptx)
             if sha in self.seen:
-                cid = self.store.add_candidate(self.rid, self.round, parent, name, origin, helper, pid, prop.changes,
-                                               prop.ptx, sha, None, Decision.DUPLICATE.value,
-                                               f"the same bytes as {self.seen[sha]}")
+                self.store.add_candidate(self.rid, self.round, parent, name, origin, helper, pid, prop.changes,
+                                         prop.ptx, sha, None, Decision.DUPLICATE.value,
+                                         f"the same bytes as {self.seen[sha]}")
                 self._emit("candidate", f"{name}: duplicate of {self.seen[sha]}", name=name,
                            decision=Decision.DUPLICATE.value)
                 continue
@@ -310,7 +287,7 @@ class Loop:
                 todo.append((i, sha))
         if todo:
             reqs = [EvalRequest(self.cfg.contract, self.cfg.arch, items[i][0] + ".ptx", items[i][2].ptx or "",
-                                self.cfg.options) for i, _ in todo]
+                                self.options) for i, _ in todo]
             for (i, _), report in zip(todo, self.executor.evaluate(reqs)):
                 known[i] = Judged.from_report(report)
         for i, judged in sorted(known.items()):

@@ -12,63 +12,18 @@ replay their recorded calls and reports and carry on.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .budget import Budget, Price, price_for
+from .budget import Budget, price_for
 from .generators import ModelGenerator, RuleGenerator
 from .llm import Caller, ChatClient
-from .loop import Event, Loop, LoopConfig, RunResult
+from .loop import Event, Loop, RunResult
 from .records import StopReason
 from .scale import Executor, LocalExecutor
+from .settings import Settings
 from .store import Store
 from .timing import HarnessTiming, TimingSource
-
-
-@dataclass(frozen=True)
-class Settings:
-    contract: str
-    model: str | None = None  # None or "rules": the rule-based generator
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    price: Price | None = None  # overrides the table
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
-    runs: int = 1
-    arch: str = "sm_90a"
-    rounds: int = 3
-    helpers: int = 3
-    repairs: int = 2
-    max_changes: int = 3
-    min_gain: float = 0.02
-    patience: int = 2
-    start: str = "triton"
-    start_ptx: str | None = None
-    temperature: float = 0.7
-    max_tokens: int = 8192
-    max_retries: int = 2  # the openai client's retries of a failed request
-    seed: int = 0
-    eval_seed: int | None = None
-    verify_timeout: float = 300.0
-    unseen: int = 2
-
-    @property
-    def uses_model(self) -> bool:
-        return self.model not in (None, "", "rules")
-
-    def to_json(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["price"] = dataclasses.asdict(self.price) if self.price else None
-        d.pop("start_ptx")
-        return d
-
-    @staticmethod
-    def from_json(d: dict[str, Any], start_ptx: str | None = None) -> "Settings":
-        d = {k: v for k, v in d.items() if k != "start_ptx"}
-        d["price"] = Price(**d["price"]) if d.get("price") else None
-        return Settings(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(Settings)}},
-                        start_ptx=start_ptx)
 
 
 @dataclass
@@ -81,12 +36,6 @@ class SessionResult:
     @property
     def best(self) -> RunResult | None:
         return next((r for r in self.runs if r.run == self.best_run), None)
-
-
-def _options(s: Settings) -> Any:
-    from harness.judge.pipeline import EvalOptions
-
-    return EvalOptions(seed=s.eval_seed, unseen=s.unseen, verify_timeout=s.verify_timeout)
 
 
 def optimize(settings: Settings, store: Store, *, executor: Executor | None = None,
@@ -107,8 +56,7 @@ def optimize(settings: Settings, store: Store, *, executor: Executor | None = No
     timing = timing or HarnessTiming()
     if s.uses_model and client is None:
         client = ChatClient(s.model or "", s.base_url, s.api_key_env, s.temperature, max_retries=s.max_retries)
-    cfg = LoopConfig(s.contract, s.arch, s.rounds, s.helpers, s.repairs, s.max_changes, s.min_gain, s.patience,
-                     s.start, s.start_ptx, _options(s))
+    options = s.eval_options()
     result = SessionResult(session)
     for i in range(s.runs):
         rid = store.run_id(session, i)
@@ -122,7 +70,7 @@ def optimize(settings: Settings, store: Store, *, executor: Executor | None = No
             gen = ModelGenerator(Caller(client, store, budget, session, rid, s.max_tokens, s.seed + i))
         else:
             gen = RuleGenerator()
-        loop = Loop(cfg, gen, store, executor, timing, budget, session, on_event)
+        loop = Loop(s, options, gen, store, executor, timing, budget, session, on_event)
         r = loop.run(i, s.seed + i)
         result.runs.append(r)
         if r.stop is StopReason.BUDGET:

@@ -30,10 +30,10 @@ def agent() -> None:
 class _Live:
     """The live view on a terminal (round, best speedup so far, spend, the last events); silent in pipes."""
 
-    def __init__(self, console: Any, budget_text: Any) -> None:
+    def __init__(self, console: Any, store: Any) -> None:
         from rich.live import Live
 
-        self.console, self.budget_text = console, budget_text
+        self.console, self.store, self.spent = console, store, "$0"
         self.events: list[str] = []
         self.state = {"run": "-", "round": 0, "best": "-", "speedup": "-"}
         self.live = Live(self._render(), console=console, refresh_per_second=4, transient=True) \
@@ -44,12 +44,13 @@ class _Live:
         from rich.text import Text
 
         s = self.state
-        head = (f"run {s['run']}  round {s['round']}  best {s['best']} ({s['speedup']})  "
-                f"spent {self.budget_text()}")
+        head = f"run {s['run']}  round {s['round']}  best {s['best']} ({s['speedup']})  spent {self.spent}"
         return Panel(Text("\n".join(self.events[-8:]) or "starting..."), title=head, title_align="left")
 
     def __call__(self, e: Any) -> None:
         self.state["run"], self.state["round"] = e.run.rsplit(".", 1)[-1], e.round
+        sp = self.store.spent(e.run.rsplit(".", 1)[0])
+        self.spent = f"${sp.usd:.4f} ({sp.tokens} tokens)"
         if e.kind == "best":
             self.state["best"] = e.data.get("name", "-")
             sp = e.data.get("speedup")
@@ -163,8 +164,7 @@ def optimize_cmd(contract: str, model: str, base_url: str | None, api_key_env: s
         _fail(str(e))
     err = Console(stderr=True, highlight=False)
     executor = _executor(gpu, use_ray, address)
-    spent = {"text": "$0"}
-    live = _Live(err, lambda: spent["text"])
+    live = _Live(err, store)
     try:
         with live:
             if resume is not None:

@@ -239,7 +239,7 @@ def test_resume_after_interruption_replays_without_paying_twice(tmp_path, relu_v
 def test_cheating_candidates_are_rejected_for_their_exploit_class(tmp_path) -> None:
     """Every malicious relu case of tests/integrity (exploit classes 1-9, 13, 14 and entry/target/
     parameter tricks) proposed by helpers, each timed by the fake as 50x: none survives, each is
-    rejected for the reasons its header names, and the idea is remembered as failed."""
+    rejected for a reason its header names, and the idea is remembered as failed."""
     cases = [c for c in integrity.cases(integrity_ptx.__globals__["INTEGRITY"])
              if c.contract == "relu" and not c.accepted]
     assert len(cases) >= 12
