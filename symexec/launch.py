@@ -195,88 +195,92 @@ def pack_params(param_decls, values: list, addresses: dict[str, int]) -> tuple[b
 _PARAM_TYPES = {f"{k}{w}" for k in "bsu" for w in (8, 16, 32, 64)} | {"f16", "f32", "f64", "pred"}
 
 
+_FLOAT_FORMAT = {"f16": "<e", "f32": "<f", "f64": "<d"}
+
+
 def _encode(name: str, ty: str, size: int, v, addresses: dict[str, int]) -> bytes:
+    """The bytes of one parameter value (the launch spec's forms, already checked against the
+    schema; a Launch built in Python is checked here as well: nothing is truncated)."""
     kind = ty.lstrip(".")
-    if isinstance(v, str):
-        if v not in addresses:
-            raise LaunchError(f"parameter {name}: no buffer named {v!r} (buffers: {', '.join(addresses)})")
-        v = addresses[v]
     if isinstance(v, dict) and "buffer" in v:  # a pointer into a buffer: its address plus a byte offset
         if v["buffer"] not in addresses:
             raise LaunchError(f"parameter {name}: no buffer named {v['buffer']!r} (buffers: {', '.join(addresses)})")
+        if size != 8:
+            raise LaunchError(f"parameter {name} is {ty}; a buffer address needs a 64-bit parameter")
         v = addresses[v["buffer"]] + int(v.get("offset", 0))
     if isinstance(v, dict):
-        if "float" in v:
-            fv = float(v["float"])
-            if kind == "f32":
-                return struct.pack("<f", fv)
-            if kind == "f64":
-                return struct.pack("<d", fv)
-            raise LaunchError(f"parameter {name} is {ty}, not a float")
         if "bytes" in v:
             raw = bytes(v["bytes"])
-            return raw.ljust(size, b"\0")[:size]
-        v = v.get("value", 0)
-    if isinstance(v, float):
-        if kind == "f32":
-            return struct.pack("<f", v)
-        if kind == "f64":
-            return struct.pack("<d", v)
+            if len(raw) > size:
+                raise LaunchError(f"parameter {name}: {len(raw)} bytes given for a {size}-byte parameter")
+            return raw.ljust(size, b"\0")
+        v = v["float"] if "float" in v else v.get("value", 0)
+    if isinstance(v, str):
+        if v not in addresses:
+            raise LaunchError(f"parameter {name}: no buffer named {v!r} (buffers: {', '.join(addresses)})")
+        if size != 8:
+            raise LaunchError(f"parameter {name} is {ty}; a buffer address needs a 64-bit parameter")
+        v = addresses[v]
+    if kind in _FLOAT_FORMAT and size == struct.calcsize(_FLOAT_FORMAT[kind]):
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise LaunchError(f"parameter {name} is {ty}; got {v!r}")
+        return struct.pack(_FLOAT_FORMAT[kind], float(v))
+    if isinstance(v, (float, np.floating)):
         raise LaunchError(f"parameter {name} is {ty}; got a float")
     iv = int(v)
-    return (iv & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    bits = 8 * size
+    lo = 0 if kind.startswith("u") else -(1 << (bits - 1))
+    hi = (1 << (bits - 1)) - 1 if kind.startswith("s") else (1 << bits) - 1
+    if not lo <= iv <= hi:
+        raise LaunchError(f"parameter {name}: {iv} is outside the range of {ty} ({lo} to {hi})")
+    return (iv & ((1 << bits) - 1)).to_bytes(size, "little")
 
 
-def load_launch_spec(path: str | Path) -> Launch:
-    """Read a JSON launch spec (format in the module docstring). Errors name the field."""
+def read_launch_spec(path: str | Path):
+    """The decoded JSON of a launch spec file (not yet validated); errors name the file and line."""
     try:
-        spec = json.loads(Path(path).read_text())
+        text = Path(path).read_text()
+    except OSError as e:
+        raise LaunchError(f"{path}: cannot read the launch spec: {e.strerror}") from None
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise LaunchError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
-    return spec_to_launch(spec, str(path))
 
 
-def spec_to_launch(spec, where: str) -> Launch:
-    """A launch from an already-decoded spec object; errors name `where` and the field."""
+def load_launch_spec(path: str | Path, decls=None) -> Launch:
+    """Read a JSON launch spec (format in the module docstring). Errors name the field; with the
+    kernel's parameter declarations `decls`, each parameter is checked against its type."""
+    return spec_to_launch(read_launch_spec(path), str(path), decls)
+
+
+def spec_to_launch(spec, where: str, decls=None) -> Launch:
+    """A launch from an already-decoded spec object, validated against the declared schema
+    (symexec.launch_schema; with `decls`, the kernel's `.param` declarations type the parameters);
+    errors name `where` and the JSON path of the field."""
+    from .launch_schema import errors
+
     if not isinstance(spec, dict):
-        raise LaunchError(f"{where}: the launch spec must be a JSON object")
-    for key in ("grid", "block", "params"):
-        if key not in spec:
-            raise LaunchError(f"{where}: missing field '{key}'")
-    unknown = set(spec) - {"grid", "block", "params", "buffers", "dynamic_shared_bytes", "kernel", "comment"}
-    if unknown:
-        raise LaunchError(f"{where}: unknown field(s) {sorted(unknown)}")
-    buffers: dict[str, np.ndarray] = {}
-    specs = spec.get("buffers", {})
-    if not isinstance(specs, dict):
-        raise LaunchError(f"{where}: 'buffers' must be an object of name -> buffer, got {specs!r}")
-    for name, b in specs.items():
-        if not isinstance(b, dict):
-            raise LaunchError(f"{where}: buffers.{name} must be an object (dtype, shape or data, init)")
-        buffers[name] = _make_buffer(name, b)
-    if not isinstance(spec["params"], list):
-        raise LaunchError(f"{where}: 'params' must be a list, got {spec['params']!r}")
-    dyn = spec.get("dynamic_shared_bytes", 0)
-    if not isinstance(dyn, int) or isinstance(dyn, bool):
-        raise LaunchError(f"{where}: 'dynamic_shared_bytes' must be an integer, got {dyn!r}")
+        raise LaunchError(f"{where}: the launch spec must be a JSON object, got {type(spec).__name__}")
+    found = errors(spec, decls)
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise LaunchError(f"{where}: {found[0]}{more}")
+    buffers = {name: _make_buffer(name, b) for name, b in spec.get("buffers", {}).items()}
     grid, block = spec["grid"], spec["block"]
     return Launch(tuple(grid) if isinstance(grid, list) else grid, tuple(block) if isinstance(block, list) else block,
-                  buffers, spec["params"], dyn, spec.get("kernel"))
+                  buffers, spec["params"], spec.get("dynamic_shared_bytes", 0), spec.get("kernel"))
 
 
 def _make_buffer(name: str, b: dict) -> np.ndarray:
-    dtype_name = b.get("dtype", "float32")
-    if dtype_name not in _DTYPES:
-        raise LaunchError(f"buffers.{name}.dtype: unknown dtype {dtype_name!r} (known: {', '.join(_DTYPES)})")
-    dt = _DTYPES[dtype_name]
+    """A buffer of a validated spec entry (launch_schema: known fields, types and ranges)."""
+    dt = _DTYPES[b.get("dtype", "float32")]
     if "data" in b:
-        return np.asarray(b["data"], dtype=dt)
-    if "shape" not in b:
-        raise LaunchError(f"buffers.{name}: give 'data' or 'shape'")
-    raw_shape = b["shape"] if isinstance(b["shape"], list) else [b["shape"]]
-    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in raw_shape):
-        raise LaunchError(f"buffers.{name}.shape: expected non-negative integers, got {b['shape']!r}")
-    shape = tuple(raw_shape)
+        try:
+            return np.asarray(b["data"], dtype=dt)
+        except (ValueError, OverflowError) as e:  # ragged lists, values the dtype cannot hold
+            raise LaunchError(f"buffers.{name}.data: {e}") from None
+    shape = tuple(b["shape"] if isinstance(b["shape"], list) else [b["shape"]])
     nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dt).itemsize
     if nbytes > MAX_BUFFER_BYTES:
         raise LaunchError(f"buffers.{name}: {nbytes} bytes; the emulator holds at most {MAX_BUFFER_BYTES} per buffer")
@@ -291,4 +295,4 @@ def _make_buffer(name: str, b: dict) -> np.ndarray:
             return rng.standard_normal(shape).astype(dt)
         info = np.iinfo(dt)
         return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, dtype=dt)
-    raise LaunchError(f"buffers.{name}.init: expected zeros, ones or random, got {init!r}")
+    raise LaunchError(f"buffers.{name}.init: expected zeros, ones or random, got {init!r}")  # the schema has it
