@@ -3,9 +3,11 @@
 The Triton signature, constexprs and divisibility attributes come from
 :meth:`harness.contract.Contract.triton_signature`, i.e. exactly what a real launch with 16-byte
 aligned pointers would specialise on, so the PTX is the code a real run executes.  Results are
-cached by a content hash (kernel source, signature, constexprs, attrs, options, target, PTX
-version, Triton version) under ``$VOLTA_CACHE_DIR`` (default ``~/.cache/volta/aot``), with the
-intermediate ttir/ttgir/llir kept beside the PTX.
+cached by a content hash (kernel source and the file it is in, signature, constexprs, attrs,
+options, target, PTX version, Triton version) under ``$VOLTA_CACHE_DIR`` (default
+``~/.cache/volta/aot``), with the intermediate ttir/ttgir/llir kept beside the PTX; Triton's own
+cache goes to ``$VOLTA_CACHE_DIR/triton/<source file hash>``. Keying on the file keeps the `.file`
+paths of the PTX (and so the source lines of witnesses) in the checkout that asked.
 
 A tensor-descriptor argument (:class:`harness.contract.TensorDesc`) is compiled with the signature
 Triton's JIT gives a ``TensorDescriptor``, ``tensordesc<dtype[block]>`` (no divisibility
@@ -160,21 +162,36 @@ def _ptxas_path() -> str | None:
 
 
 @contextlib.contextmanager
-def _triton_ptxas() -> Iterator[None]:
-    """Point Triton at a CUDA-13 ptxas (the 12.x one rejects ``.version 9.0``)."""
-    old = os.environ.get("TRITON_PTXAS_PATH")
-    path = _ptxas_path()
-    if path is None:
-        yield
-        return
-    os.environ["TRITON_PTXAS_PATH"] = path
+def _triton_env(contract: Contract) -> Iterator[None]:
+    """Point Triton at a CUDA-13 ptxas (the 12.x one rejects ``.version 9.0``) and at a cache of
+    its own for this kernel's source file: Triton's cache key ignores where the source lives, so a
+    shared cache would hand this checkout PTX whose `.file` names another checkout's files."""
+    where = hashlib.sha256(_source_file(contract).encode()).hexdigest()[:16]
+    settings = {"TRITON_CACHE_DIR": str(cache_dir() / "triton" / where)}
+    ptxas = _ptxas_path()
+    if ptxas is not None:
+        settings["TRITON_PTXAS_PATH"] = ptxas
+    old = {k: os.environ.get(k) for k in settings}
+    os.environ.update(settings)
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("TRITON_PTXAS_PATH", None)
-        else:
-            os.environ["TRITON_PTXAS_PATH"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _source_file(contract: Contract) -> str:
+    """The file the kernel's source comes from (Triton writes it into the PTX's `.file` lines)."""
+    import inspect
+
+    fn = getattr(contract.kernel, "fn", contract.kernel)
+    try:
+        return str(Path(inspect.getsourcefile(fn) or "").resolve())
+    except TypeError:  # not defined in a file
+        return ""
 
 
 def _kernel_source(contract: Contract) -> str:
@@ -198,7 +215,7 @@ def cache_key(contract: Contract, cap: int, instance: str, ptx_version: int) -> 
     sig, consts, attrs = contract.triton_signature(instance)
     options = compile_options(contract, ptx_version)
     blob = json.dumps({
-        "src": _kernel_source(contract), "sig": sig,
+        "src": _kernel_source(contract), "file": _source_file(contract), "sig": sig,
         "consts": {k: repr(v) for k, v in sorted(consts.items())},
         "attrs": sorted((list(k), v) for k, v in attrs.items()),
         "options": {k: repr(v) for k, v in sorted(options.items())},
@@ -323,7 +340,7 @@ def _compile(contract: Contract, cap: int, instance: str, ptx_version: int,
     sig, consts, attrs = contract.triton_signature(instance)
     options = compile_options(contract, ptx_version)
     src = ASTSource(fn=contract.kernel, signature=sig, constexprs=consts, attrs=attrs)
-    with _triton_ptxas():
+    with _triton_env(contract):
         try:
             k = triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options)
         except Exception as e:  # Triton compile errors are long; keep the first lines
