@@ -232,6 +232,7 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     sh = Shadow(prog, _size_params(prog, sizes))
     run = new_run(prog, launch, reps, (sh,))
     rep = run_checked(run, prog, launch)
+    sh.finish()
     m = run.machine
     if rep.findings:  # real: these CTAs were executed concretely
         rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
@@ -410,9 +411,13 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         rep.assumptions.extend(sizes.assumptions)
         rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete)}
         scope = f"ALL sizes ({sizes.describe()}) and ALL CTAs of each"
+    guarded = (f" (except {', '.join(sh.guard_branches)}: a forward branch over code without synchronisation "
+               "or other branches, whose accesses are proved as a guard of it, every thread that reaches it having "
+               "run that code in an executed CTA)") if sh.guard_branches else ""
     rep.assumptions.append(
-        ("symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the sizes, "
-         if sizes else "symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid, ")
+        (f"symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the "
+         f"sizes{guarded}, " if sizes else
+         f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}, ")
         + f"so all CTAs run the same instruction sequence; proven for {scope}: global accesses in bounds, no race "
         "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "

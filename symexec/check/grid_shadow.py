@@ -62,6 +62,11 @@ class Shadow(InstructionObserver):
         self.poison: list[tuple[int, set, np.ndarray]] = []  # (reconvergence pc, registers, lanes)
         self.nonzero: list[tuple[tuple, str]] = []  # divisors that must not be 0 in any CTA
         self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
+        # forward branches on %ctaid over straight-line code (CUDA's `if (i < n) {...}`): their code is
+        # followed as guarded by the branch's condition (see _guard_region)
+        self.guard_branches: list[str] = []
+        self._region: dict | None = None  # the guarded region being executed
+        self._targets: set[int] | None = None
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -167,6 +172,12 @@ class Shadow(InstructionObserver):
     def before(self, g, ins: A.Instruction, mask: np.ndarray) -> tuple:
         op = ins.opcode
         pc = self.pc
+        region = self._region
+        if region is not None and not region["start"] <= pc < region["end"]:
+            self._close_region()
+            if self.failed is not None:
+                return [], None
+            region = None
         if self.poison:  # a register-only region ends where all of its lanes reconverge
             self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
                            if not (r == pc and not (lanes & ~g.mask).any())]
@@ -188,6 +199,15 @@ class Shadow(InstructionObserver):
                 self.regs[r] = TOP
             self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
             return [], None
+        if op == "bra" and guard is not None and guard is not TOP and region is None:
+            end = self._guard_region(pc)
+            if end is not None:
+                # every CTA runs the code up to `end` with the lanes whose branch is not taken: its memory
+                # accesses are those of a predicated straight-line block, guarded by "not taken"
+                self._region = {"start": pc + 1, "end": end, "guard": ("not", 0, guard), "ins": ins,
+                                "at_branch": set((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist()),
+                                "ran": set(), "writes": set()}
+                return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
                 why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
@@ -196,7 +216,13 @@ class Shadow(InstructionObserver):
             elif ".red" in ins.modifiers and any(self.state(o) is not None for o in ins.operands[1:]):
                 self.fail(f"{ins.name} at {ins.span} reduces values that depend on %ctaid")
             return [], None
-        self._memory(g, ins, mask, guard)
+        if region is not None:
+            region["ran"].update((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist())
+            region["writes"].update(n for n, _ in self._dests(ins))
+            path = region["guard"]
+            self._memory(g, ins, mask, path if guard is None else TOP if guard is TOP else ("band", 0, path, guard))
+        else:
+            self._memory(g, ins, mask, guard)
         dests = self._dests(ins)
         if not dests:
             return [], None
@@ -245,7 +271,9 @@ class Shadow(InstructionObserver):
             if not mask.any():
                 continue
             val = None if new is None else _to_reg(self, new, ty, rw)
-            whole = not (b.valid & ~mask).any()
+            region = self._region
+            # inside a guarded region only its lanes read what it writes, and it is unknown after it
+            whole = not (b.valid & ~mask).any() or (region is not None and region["start"] <= self.pc < region["end"])
             old = self.regs.get(name)
             if whole or (val is None and old is None):
                 if val is None:
@@ -288,6 +316,48 @@ class Shadow(InstructionObserver):
                 acc = term if acc is None else ("or", w, acc, term)
             return dests, Sv(acc)
         return dests, TOP
+
+    def _guard_region(self, pc: int) -> int | None:
+        """The end of the code a conditional forward branch at `pc` skips, when every CTA can be
+        taken to run it as predicated code: the branch's target is its reconvergence point, and
+        the code in between has no control flow, synchronisation or unit operation (only data
+        instructions and plain memory accesses) and no label another branch jumps to."""
+        prog = self.prog
+        ins = prog.code[pc]
+        t = ins.operands[0] if ins.operands else None
+        end = prog.labels.get(t.name) if isinstance(t, A.Sym) else None
+        if end is None or end <= pc + 1 or prog.reconverge.get(pc) != end:
+            return None
+        if any(is_machine_level(i.opcode) or i.opcode == "call" for i in prog.code[pc + 1:end]):
+            return None
+        if self._targets is None:
+            self._targets = {prog.labels[o.name] for i in prog.code if i.opcode in ("bra", "brx")
+                             for o in i.operands if isinstance(o, A.Sym) and o.name in prog.labels}
+        if any(pc + 1 < x < end for x in self._targets):
+            return None
+        return end
+
+    def finish(self) -> None:
+        """After the run: a guarded region that reached the end of the code is left there."""
+        if self._region is not None and self.failed is None:
+            self._close_region()
+
+    def _close_region(self) -> None:
+        """Leaving a guarded region: its registers differ between CTAs from here on (unknown), and
+        every thread that reached the branch must have run the region in some executed CTA, or
+        the rows recorded for its accesses miss that thread's."""
+        region, self._region = self._region, None
+        ins = region["ins"]
+        missing = region["at_branch"] - region["ran"]
+        if missing:
+            self.fail(f"the code after {ins.name} at {ins.span} (a branch on %ctaid) was not run by thread(s) "
+                      f"{sorted(missing)[:4]} in the executed CTAs: CTAs may follow different paths")
+            return
+        for r in region["writes"]:
+            self.regs[r] = TOP
+        where = f"{ins.name} at {ins.span}"
+        if where not in self.guard_branches:
+            self.guard_branches.append(where)
 
     def fail(self, why: str) -> None:
         if self.failed is None:

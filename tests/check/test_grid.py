@@ -230,11 +230,34 @@ def test_every_cta_writing_one_address_is_a_race() -> None:
     assert f.sites[0].cta != f.sites[1].cta and f.sites[0].thread == f.sites[1].thread == (0, 0, 0)
 
 
-def test_branch_on_ctaid_falls_back_to_enumeration() -> None:
+def test_branch_on_ctaid_over_straight_code_is_a_guard() -> None:
+    """CUDA's `if (blockIdx.x == 0) {...}` as a forward branch: its code is proved as guarded by the
+    branch's condition for every CTA (CTA 0, executed, ran it with every thread)."""
     prog = load_program(ptx_parser.parse(BRANCH_ON_CTAID, "branchy.ptx"))
     launch = Launch((4,), (32,), {"out": np.zeros(32, np.uint32)}, ["out"])
     r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", r.stats
+    assert any("except bra at branchy.ptx:14:" in a for a in r.assumptions), r.assumptions
+
+
+def test_branch_on_ctaid_no_executed_cta_takes_falls_back_to_enumeration() -> None:
+    """Only CTA 1 runs the guarded code; the executed CTAs (0 and 3) skip it: nothing was recorded
+    for its accesses, so the grid is enumerated."""
+    text = BRANCH_ON_CTAID.replace("setp.ne.u32 %p1, %r1, 0;", "setp.ne.u32 %p1, %r1, 1;")
+    prog = load_program(ptx_parser.parse(text, "branchy.ptx"))
+    launch = Launch((4,), (32,), {"out": np.zeros(32, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
     assert r.verdict == "race_free"
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the code after bra"), r.stats
+    assert "was not run by thread(s)" in r.stats["grid_method"]
+    assert r.notes[0].startswith("symbolic grid not applicable") and "all 4 CTAs were executed" in r.notes[0]
+
+
+def test_branch_on_ctaid_around_a_barrier_falls_back_to_enumeration() -> None:
+    text = BRANCH_ON_CTAID.replace("  st.global.u32 [%rd3], %r2;", "  bar.sync 0;\n  st.global.u32 [%rd3], %r2;")
+    prog = load_program(ptx_parser.parse(text, "branchy.ptx"))
+    launch = Launch((4,), (32,), {"out": np.zeros(32, np.uint32)}, ["out"])
+    r = check_kernel(prog, launch, grid="symbolic")
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra")
     assert "depends on %ctaid" in r.stats["grid_method"]
 

@@ -6,9 +6,9 @@ Three hand-written copies y[i] = x[i] over N floats, one thread per element, gri
 - `OFFSET32` is guarded but computes the byte offset 4 i in 32 bits and sign-extends it: right up
   to N = 2^29, out of bounds from N = 2^29 + 1 (4 i wraps negative), a 2 GiB launch run lazily;
 - `SAFE` is guarded with a 64-bit offset: right for every N.
-The guards are predicates on the accesses, as Triton emits masks (an early-exit branch on `i < n`
-is a branch on a size: the check falls back to the launch's sizes). Also: a branch on N falls back
-to the launch's sizes and says so, and the suite's elementwise and
+The guards are predicates on the accesses, as Triton emits masks. A forward branch on N over
+straight-line code (CUDA's `if (n <= 4096) {...}`) is proved as a guard of that code; a branch on N
+around a barrier falls back to the launch's sizes and says so. The suite's elementwise and
 normalisation contracts are proved for every size through `volta check --sizes symbolic`.
 """
 
@@ -61,6 +61,7 @@ OFFSET32 = HEAD + GUARD + """    mul.lo.s32 %r5, %r4, 4;
 BRANCH_ON_N = HEAD + """    setp.gt.u32 %p1, %r1, 4096;
     @%p1 bra DONE;
 """ + GUARD + WIDE + MASKED + "DONE:\n    ret;\n}\n"
+BARRIER_UNDER_N = BRANCH_ON_N.replace("    @%p1 bra DONE;\n", "    @%p1 bra DONE;\n    bar.sync 0;\n")
 
 
 def _launch(n: int) -> Launch:
@@ -107,8 +108,14 @@ def test_correct_for_every_size() -> None:
     assert any("proven for ALL sizes (N in [1, 2147483647]) and ALL CTAs" in a for a in r.assumptions)
 
 
-def test_a_branch_on_a_size_falls_back_to_the_launch() -> None:
+def test_a_branch_on_a_size_over_straight_code_is_a_guard() -> None:
     r = _check(BRANCH_ON_N, 300)
+    assert r.verdict == "race_free" and "fallback" not in r.stats["sizes"], r.notes
+    assert any("except bra at" in a and "as a guard" in a for a in r.assumptions), r.assumptions
+
+
+def test_a_branch_on_a_size_around_a_barrier_falls_back_to_the_launch() -> None:
+    r = _check(BARRIER_UNDER_N, 300)
     assert r.verdict == "race_free"
     assert "symbolic sizes not applicable" in r.notes[0] and "holds for the checked launch only (N = 300)" in r.notes[0]
     assert r.stats["sizes"]["fallback"]
