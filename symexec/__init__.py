@@ -13,16 +13,16 @@ from . import async_copy as _async_copy
 from . import mbarrier as _mbarrier
 from . import tma as _tma
 from . import wgmma as _wgmma
-from .errors import Deadlock, ExecError, MemoryFault, TimeLimit, UndefinedBehavior, Unsupported
+from .errors import Deadlock, ExecError, MemoryFault, MemoryLimit, TimeLimit, UndefinedBehavior, Unsupported
 from .events import Observer
 from .launch import Launch, LaunchError, load_launch_spec
-from .machine import Machine, run_kernel, time_limit
+from .machine import Machine, Progress, rss_bytes, run_kernel, run_limits, time_limit
 from .program import Program, load_program
 from .units import Unit, UnitState, register_unit
 
 for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT, _tma.UNIT):
     register_unit(_u)
 
-__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "Program", "load_program",
-           "ExecError", "TimeLimit", "Unsupported", "MemoryFault", "Deadlock", "UndefinedBehavior", "Observer",
+__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "run_limits", "Progress",
+           "rss_bytes", "Program", "load_program", "ExecError", "TimeLimit", "MemoryLimit", "Unsupported", "MemoryFault", "Deadlock", "UndefinedBehavior", "Observer",
            "Unit", "UnitState", "register_unit"]

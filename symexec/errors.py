@@ -5,7 +5,8 @@ from __future__ import annotations
 from ptx_parser import ast as A
 from semantics.errors import ExecError, UndefinedBehavior, Unsupported, where
 
-__all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "TimeLimit", "where"]
+__all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "TimeLimit", "MemoryLimit",
+           "where"]
 
 
 class MemoryFault(ExecError):
@@ -26,3 +27,7 @@ class Deadlock(ExecError):
 
 class TimeLimit(ExecError):
     """The emulation ran past its time limit (symexec.machine.time_limit): nothing decided."""
+
+
+class MemoryLimit(ExecError):
+    """The process's resident memory passed the run_limits() ceiling (symexec.machine): nothing decided."""

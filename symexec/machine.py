@@ -28,7 +28,7 @@ from semantics.ptx import HANDLERS
 from semantics.ptx.core import UINT, tinfo
 
 from . import units as _units
-from .errors import Deadlock, ExecError, TimeLimit
+from .errors import Deadlock, ExecError, MemoryLimit, TimeLimit
 from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Proxy, Reconverged, Release,
                      SplitReason, SyncKind, SyncPoint, hook_name)
 from .execctx import GroupExec
@@ -223,18 +223,71 @@ class Batch:
         return new
 
 
-#: (deadline on time.monotonic(), the limit in seconds) for machines created under time_limit().
-_DEADLINE: ContextVar[tuple[float, float] | None] = ContextVar("volta_deadline", default=None)
+@dataclass(frozen=True)
+class Progress:
+    """How far a running machine is, for a `run_limits(progress=...)` callback."""
+
+    ctas_done: int  # CTAs whose batch has finished
+    ctas_total: int  # CTAs this machine runs (the grid, or the CTAs it was given)
+    steps: int  # instructions executed so far, counted once per thread group (not per thread)
+    rss: int  # resident memory of the process in bytes (0 where unknown)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What machines created under `run_limits` stop at, and whom they tell how far they are."""
+
+    deadline: float | None = None  # on time.monotonic()
+    seconds: float | None = None
+    max_rss: int | None = None  # bytes of resident memory
+    progress: Callable[[Progress], None] | None = None
+
+
+_LIMITS: ContextVar[Limits] = ContextVar("volta_limits", default=Limits())
 
 
 @contextmanager
-def time_limit(seconds: float | None):
-    """Machines created inside raise TimeLimit once ``seconds`` have passed (None: no limit)."""
-    token = _DEADLINE.set((time.monotonic() + seconds, seconds) if seconds else None)
+def run_limits(seconds: float | None = None, max_rss: int | None = None,
+               progress: Callable[[Progress], None] | None = None):
+    """Machines created inside raise TimeLimit once ``seconds`` have passed, MemoryLimit once the
+    process's resident memory exceeds ``max_rss`` bytes (sampled as TimeLimit's clock is, every
+    1024 instructions), and call ``progress`` there and after every CTA batch. None: no limit."""
+    outer = _LIMITS.get()
+    token = _LIMITS.set(Limits(time.monotonic() + seconds if seconds else outer.deadline,
+                               seconds if seconds else outer.seconds,
+                               max_rss if max_rss else outer.max_rss,
+                               progress if progress is not None else outer.progress))
     try:
         yield
     finally:
-        _DEADLINE.reset(token)
+        _LIMITS.reset(token)
+
+
+def time_limit(seconds: float | None):
+    """Machines created inside raise TimeLimit once ``seconds`` have passed (None: no limit)."""
+    return run_limits(seconds)
+
+
+_PAGE = None
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process (Linux /proc; elsewhere the peak from getrusage)."""
+    global _PAGE
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            pages = int(f.read().split()[1])
+        if _PAGE is None:
+            import os
+
+            _PAGE = os.sysconf("SC_PAGE_SIZE")
+        return pages * _PAGE
+    except (OSError, ValueError, IndexError):
+        import resource
+        import sys
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
 
 
 class Machine:
@@ -261,7 +314,11 @@ class Machine:
             self.var_addr[p.name] = (".param", offsets[p.name])
         self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
         self.max_steps = max_steps
-        self.deadline = _DEADLINE.get()
+        self.limits = _LIMITS.get()
+        self._ctas_done = 0  # CTAs of finished batches (progress and limit messages)
+        self._steps_before = 0  # instructions of finished batches
+        self._batch_steps = 0  # instructions of the running batch
+        self._loops: list[tuple[int, int]] | None = None  # (head, backward branch pc), built on first use
         self.stats = RunStats()
         self.findings: list[MachineFinding] = []
         self.observers = list(observers)
@@ -337,10 +394,26 @@ class Machine:
                           self.observers, bi, base, self.exec_factory)
             base += len(these)
             self.stats.batches += 1
-            self._run_batch(batch)
-            self._finish_units(batch)
+            try:
+                self._run_batch(batch)
+                self._finish_units(batch)
+            except ExecError as e:  # the batch's CTAs name the lanes of a fault (its witness)
+                e.batch_ctas = list(these)
+                raise
+            self._ctas_done += len(these)
+            self._steps_before += self._batch_steps
+            self._batch_steps = 0
             self.findings.extend(batch.reports[:max(0, 64 - len(self.findings))])
+            if self.limits.progress is not None:
+                self.limits.progress(self.progress())
         return self.glob
+
+    @property
+    def ctas_total(self) -> int:
+        return len(self.ctas) if self.ctas is not None else self.launch.num_ctas
+
+    def progress(self) -> Progress:
+        return Progress(self._ctas_done, self.ctas_total, self._steps_before + self._batch_steps, rss_bytes())
 
     @staticmethod
     def _finish_units(batch: Batch) -> None:
@@ -363,9 +436,10 @@ class Machine:
                 raise Deadlock(self._deadlock_message(b, waiting),
                                self.prog.code[waiting[0].pc] if waiting[0].pc < len(self.prog.code) else None)
             self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
-            steps += self._step_group(b, ready[0])
-            self.stats.steps = steps
-            self._check_limits(steps, ready[0].pc, clock=True)
+            group = ready[0]
+            steps += self._step_group(b, group)
+            self.stats.steps = self._batch_steps = steps
+            self._check_limits(steps, group.pc, clock=True)
             b.groups = [g for g in b.groups if g.status != "done"]
         # not reached
 
@@ -437,7 +511,7 @@ class Machine:
         ctx.group = g
         policy = self.policy
         while g.status == "ready":
-            if not steps & 1023 or steps > self.max_steps:  # cheap test on the hot path
+            if (steps and not steps & 1023) or steps > self.max_steps:  # cheap test on the hot path
                 self._check_limits(steps, g.pc, clock=True)
             while g.ctl and g.pc == g.ctl[-1]:
                 g.ctl = g.ctl[:-1]
@@ -479,14 +553,46 @@ class Machine:
         return steps
 
     def _check_limits(self, steps: int, pc: int, clock: bool) -> None:
-        """Stop past max_steps, or (when ``clock``) past the time_limit() deadline."""
+        """Stop past max_steps or, when ``clock``, past run_limits()' deadline or memory ceiling;
+        report progress there."""
         code = self.prog.code
+        ins = code[min(pc, len(code) - 1)]
         if steps > self.max_steps:
-            raise ExecError(f"step limit of {self.max_steps} instructions reached (a loop that does not end?)",
-                            code[min(pc, len(code) - 1)])
-        if clock and self.deadline is not None and time.monotonic() > self.deadline[0]:
-            raise TimeLimit(f"time limit of {self.deadline[1]:g} s reached (a loop that does not end?)",
-                            code[min(pc, len(code) - 1)])
+            raise ExecError(f"step limit of {self.max_steps} instructions reached{self._where(pc)}", ins)
+        if not clock:
+            return
+        lim = self.limits
+        if lim.deadline is not None and time.monotonic() > lim.deadline:
+            raise TimeLimit(f"time limit of {lim.seconds:g} s reached{self._where(pc)}", ins)
+        if lim.max_rss is not None or lim.progress is not None:
+            now = self.progress()
+            if lim.max_rss is not None and now.rss > lim.max_rss:
+                raise MemoryLimit(f"memory limit of {lim.max_rss / 2**20:.0f} MiB reached ({now.rss / 2**20:.0f} MiB "
+                                  f"resident){self._where(pc)}", ins)
+            if lim.progress is not None:
+                lim.progress(now)
+
+    def _where(self, pc: int) -> str:
+        """`after 3 of 4000 CTAs, at ld.global.f32 at k.ptx:12:3 in the loop closed by bra at ...`."""
+        code = self.prog.code
+        pc = min(pc, len(code) - 1)
+        ins = code[pc]
+        at = f" at {ins.name}" + (f" at {ins.span}" if ins.span else "")
+        loop = self._loop_of(pc)
+        in_loop = f" in the loop closed by {code[loop].name} at {code[loop].span}" if loop is not None else ""
+        return f" after {self._ctas_done} of {self.ctas_total} CTAs{at}{in_loop}"
+
+    def _loop_of(self, pc: int) -> int | None:
+        """The backward branch of the innermost loop around `pc` (a branch at or after it to a label
+        at or before it), or None: straight-line code."""
+        if self._loops is None:
+            self._loops = []
+            for i, ins in enumerate(self.prog.code):
+                t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
+                if isinstance(t, A.Sym) and self.prog.labels.get(t.name, i + 1) <= i:
+                    self._loops.append((self.prog.labels[t.name], i))
+        inside = [(b - h, b) for h, b in self._loops if h <= pc <= b]
+        return min(inside)[1] if inside else None
 
     @staticmethod
     def _fingerprint(b: Batch, g: Group) -> bytes:
@@ -792,9 +898,17 @@ class Machine:
             exited = b.valid.reshape(b.n_ctas, -1) & ~alive
             for c in done_ctas:
                 if counts[c] is None and exited[c].any():
-                    self._finding(b, FindingKind.DIVERGENCE, f"barrier {bar_id} completed after thread(s) "
-                                  f"{np.nonzero(exited[c])[0][:8].tolist()} of the CTA exited; a CTA-wide "
-                                  "barrier must be reached by every thread", None, lane=c * b.lanes_per_cta)
+                    gone = np.nonzero(exited[c])[0]
+                    waiter = next((w for w in b.bar_waiting if w.barrier == bar_id and c in w.pending
+                                   and w.pc < len(self.prog.code)), None)
+                    lane = c * b.lanes_per_cta
+                    if waiter is not None:
+                        lane = int(np.nonzero(waiter.mask & (b.cta_of_lane == c))[0][0])
+                    self._finding(b, FindingKind.DIVERGENCE, f"barrier {bar_id} completed after {gone.size} thread(s) "
+                                  f"of the CTA had exited without reaching it (threads {_ranges(gone)} of "
+                                  f"{int(b.valid.reshape(b.n_ctas, -1)[c].sum())}); a CTA-wide barrier must be "
+                                  "reached by every thread (PTX 9.7.13.1)",
+                                  self.prog.code[waiter.pc] if waiter is not None else None, lane=lane)
             red_result = None
             if int(bar_id) in b.bar_red:
                 red_result = (b.bar_red.pop(int(bar_id)), b.bar_red_seen.pop(int(bar_id)))
@@ -899,6 +1013,17 @@ _CONTROL = {
     "call": "_unsupported",
     "brx": "_brx",
 }
+
+
+def _ranges(values: np.ndarray, most: int = 6) -> str:
+    """Sorted integers as ranges: `0-31, 64-255`; after `most` ranges, how many more."""
+    v = np.asarray(values, dtype=np.int64)
+    if v.size == 0:
+        return "none"
+    cuts = np.nonzero(np.diff(v) != 1)[0] + 1
+    runs = [(int(r[0]), int(r[-1])) for r in np.split(v, cuts)]
+    text = ", ".join(f"{a}-{z}" if z > a else f"{a}" for a, z in runs[:most])
+    return text + (f" and {len(runs) - most} more ranges" if len(runs) > most else "")
 
 
 def is_machine_level(opcode: str) -> bool:

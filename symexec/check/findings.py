@@ -47,8 +47,10 @@ class Verdict(str, Enum):
         return Verdict(kind.value)
 
 
-#: Findings, most severe first: the verdict of a report with findings is the most severe one's.
-SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.RACE, FindingKind.DEADLOCK, FindingKind.DIVERGENCE,
+#: Findings, most severe first: the verdict of a report with findings is the most severe one's. A
+#: deadlock or a barrier that not every thread reaches comes before races: the accesses it fails to
+#: order then race as a consequence, and the verdict names the cause.
+SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.DEADLOCK, FindingKind.DIVERGENCE, FindingKind.RACE,
             FindingKind.UNINITIALIZED, FindingKind.UNDEFINED_BEHAVIOR]
 
 
@@ -73,13 +75,15 @@ class Site:
     instruction: str
     source: str | None = None  # Triton/CUDA file:line from .loc
     access: str | None = None  # read / write / atomic
-    address: str | None = None
-    space: str | None = None
+    address: str | None = None  # in the user's terms: "x[12]", "partial[1] (0x4)" (places.py)
+    space: str | None = None  # ".global", ".shared", ...
+    byte: int | None = None  # the byte: a global address, or the offset in the space (shared: in the CTA's)
 
     def describe(self) -> str:
         who = f"CTA {self.cta} thread {self.thread}"
         what = f"{self.access} " if self.access else ""
-        at = f" of {self.space} {self.address}" if self.address else ""
+        at = f" of {self.space.lstrip('.')} {self.address}" if self.address and self.space else \
+            f" of {self.address}" if self.address else ""
         src = f" [{self.source}]" if self.source else ""
         return f"{who}: {what}{self.instruction}{at} at {self.ptx}{src}"
 

@@ -85,6 +85,9 @@ def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.
         return report
     report = run_checked(new_run(prog, launch), prog, launch)
     report.stats["grid_method"] = GridMethod.ENUMERATE.describe("" if mode is GridMode.ENUMERATE else why)
+    if why.startswith("symbolic not applicable"):  # the symbolic grid was asked for or chosen, and fell back
+        report.notes.insert(0, f"symbolic grid not applicable ({why.removeprefix('symbolic not applicable: ')}): "
+                               f"all {launch.num_ctas} CTAs were executed instead")
     return report
 
 

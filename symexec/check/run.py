@@ -19,13 +19,16 @@ from ptx_parser import ast as A
 from ..errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
 from ..events import Buffer, Completion, MemSpace, Observer
 from ..launch import Launch
+from ..tensormap import TensorMap
 from ..machine import FindingKind, Machine
 from ..program import Program
 from .exec import CheckedExec
 from .findings import SEVERITY, Finding, Report, Verdict, site_for
+from .places import global_place, shared_place
 from .policy import DataDependencePolicy
 from .races import find_races
 from .state import ATOMIC, READ, CheckState
+from .timeline import SyncLog, describe_point
 
 @dataclass
 class CheckRun:
@@ -34,6 +37,7 @@ class CheckRun:
     machine: Machine
     state: CheckState
     ctas: list | None = None  # the CTAs it executes (None: the whole grid)
+    sync: SyncLog | None = None  # the synchronisation each thread took part in (race timelines)
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = ()) -> CheckRun:
@@ -42,9 +46,10 @@ def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: 
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
     state.input_buffers = set(range(len(launch.buffers)))
-    m = Machine(prog, launch, observers=(state, *observers), policy=DataDependencePolicy(state), ctas=ctas,
+    sync = SyncLog(state)
+    m = Machine(prog, launch, observers=(state, sync, *observers), policy=DataDependencePolicy(state), ctas=ctas,
                 exec_factory=lambda b: CheckedExec(b, state))
-    return CheckRun(m, state, ctas)
+    return CheckRun(m, state, ctas, sync)
 
 
 def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
@@ -57,15 +62,14 @@ def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
 
 
 def _describe_buffer(m: Machine, buf: Buffer, byte: int) -> tuple[str, str]:
+    """(space, place) of byte `byte` of a buffer, in the user's terms (places.py)."""
     if buf.space is MemSpace.GLOBAL:
         alloc = m.glob.allocations[buf.index]
-        return ".global", f"{alloc.name}+{byte} (0x{alloc.base + byte:x})"
+        return ".global", global_place(m, alloc.base + byte) or f"{alloc.name}+{byte}"
     if buf.space is MemSpace.SHARED:
         per = max(1, m.prog.shared_size() + m.launch.dynamic_shared_bytes)
         off = byte % per
-        var = next((v for v in m.prog.variables.values() if v.space == ".shared"
-                    and v.offset <= off < v.offset + max(v.size, 1 if not v.extern else per)), None)
-        return ".shared", f"{var.name}+{off - var.offset} (0x{off:x})" if var is not None else f"0x{off:x}"
+        return ".shared", shared_place(m, off) or f"0x{off:x}"
     if buf.space is MemSpace.TMEM:  # 128 lanes x 512 columns of 32-bit cells per CTA (9.7.16.2)
         cell = (byte % (128 * 512 * 4)) // 4
         return ".tmem", f"lane {cell // 512} column {cell % 512}"
@@ -77,19 +81,22 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     m, state, ctas = run.machine, run.state, run.ctas
     module = prog.module
     report = Report(Verdict.RACE_FREE, prog.function.name)
-    ran = f"all {launch.num_ctas} CTA(s) executed" if ctas is None else f"CTA(s) {ctas} executed"
     report.assumptions += [
         f"launch: grid {launch.grid}, block {launch.block}, dynamic shared memory "
-        f"{launch.dynamic_shared_bytes} bytes; {ran}",
+        f"{launch.dynamic_shared_bytes} bytes; " + _ran(m, ctas, stopped=False),
         "scalar parameters fixed to the launch's values: " + (", ".join(
-            f"{p.name}={v}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)) or "none"),
+            f"{p.name}={_value(v)}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)) or "none"),
         "clusters of one CTA; asynchronous copies complete at their latest legal point",
     ]
     fatal: Finding | None = None
     try:
-        m.run()
+        try:
+            m.run()
+        except ExecError:
+            report.assumptions[0] = report.assumptions[0].rsplit("; ", 1)[0] + "; " + _ran(m, ctas, stopped=True)
+            raise
     except MemoryFault as e:
-        fatal = _fault_finding(m, module, e, ctas)
+        fatal = _fault_finding(m, module, e, getattr(e, "batch_ctas", None) or ctas)
     except Deadlock as e:
         fatal = Finding(FindingKind.DEADLOCK, e.message,
                         [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
@@ -100,7 +107,8 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     except UndefinedBehavior as e:
         cta, thread = (0, 0, 0), (0, 0, 0)
         if e.lane is not None:
-            cta, thread = _thread_of(launch, -(-launch.threads_per_block // 32) * 32, e.lane, ctas)
+            cta, thread = _thread_of(launch, -(-launch.threads_per_block // 32) * 32, e.lane,
+                                     getattr(e, "batch_ctas", None) or ctas)
         fatal = Finding(FindingKind.UNDEFINED_BEHAVIOR, e.message, [site_for(module, e.ins, cta, thread)] if e.ins else [])
     except ExecError as e:
         at = f" at {e.ins.span}" if e.ins is not None and e.ins.span is not None and str(e.ins.span) not in e.message else ""
@@ -114,7 +122,7 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             if f.ins is not None or f.cta is not None else []
         findings.append(Finding(f.kind, f.message, sites))
     for pair in find_races(state.events, state.clocks, state.lanes_per_cta):
-        f = _race_finding(m, module, state, pair, ctas)
+        f = _race_finding(m, module, state, pair, ctas, run.sync)
         if pair.benign:
             report.notes.append(f"{f.message} ({'; '.join(s.describe() for s in f.sites)})")
         else:
@@ -154,26 +162,54 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     return report
 
 
+def _ran(m: Machine, ctas: list | None, stopped: bool) -> str:
+    """Which CTAs the verdict covers: all of them, the ones given, or (the run stopped) how far it got."""
+    if stopped:
+        return (f"the emulation stopped after {m._ctas_done} of {m.ctas_total} CTAs had finished "
+                "(only what ran before the stop was checked)")
+    return f"all {m.launch.num_ctas} CTA(s) executed" if ctas is None else f"CTA(s) {ctas} executed"
+
+
+def _value(v) -> str:
+    """A parameter value as the assumptions print it (a tensor map by its buffer and box, not its repr)."""
+    if isinstance(v, TensorMap):
+        return (f"tensor map of {v.buffer} ({v.dtype.value}, dims {list(v.global_dims)}, box {list(v.box_dims)}, "
+                f"swizzle {v.swizzle.name.lower()})")
+    if isinstance(v, dict) and "float" in v:
+        return f"{v['float']!r}"
+    return str(v)
+
+
 def _fault_finding(m: Machine, module: A.Module, e: MemoryFault, ctas: list | None = None) -> Finding:
     sites = []
     for lane, addr in list(zip(e.lanes, e.addresses))[:2]:
         lpc = -(-m.launch.threads_per_block // 32) * 32
-        cta, thread = _thread_of(m.launch, lpc, lane, ctas)  # lanes of the first batch map directly
-        sites.append(site_for(module, e.ins, cta, thread, access="access", address=f"0x{addr:x}", space=e.space))
-    return Finding(FindingKind.OUT_OF_BOUNDS, e.message, sites, {"addresses": [hex(a) for a in e.addresses]})
+        cta, thread = _thread_of(m.launch, lpc, lane, ctas)  # ctas: the faulting batch's
+        place = None
+        if e.space in (".global", ".const"):
+            place = global_place(m, addr)
+        elif e.space.startswith(".shared"):
+            place = shared_place(m, addr)
+        sites.append(site_for(module, e.ins, cta, thread, access="access", address=place or f"0x{addr:x}",
+                              space=e.space, byte=int(addr)))
+    what = f"{e.message}: {sites[0].address}" if sites and sites[0].address else e.message
+    return Finding(FindingKind.OUT_OF_BOUNDS, what, sites, {"addresses": [hex(a) for a in e.addresses]})
 
 
-def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: list | None = None) -> Finding:
+def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: list | None = None,
+                  sync: SyncLog | None = None) -> Finding:
     kinds = {READ: "read", 1: "write", ATOMIC: "atomic"}
     sites = []
+    rows = []
     for ev_i, lane in ((pair.a_event, pair.a_lane), (pair.b_event, pair.b_lane)):
         ev = state.events[ev_i]
         j = int(np.nonzero(ev.lanes == lane)[0][0])
+        rows.append(int(ev.hb[j]) if ev.op is None else None)
         cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]), ctas)
         space, addr = _describe_buffer(m, ev.buffer, pair.byte)
         sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
-                              space=space))
-    space = sites[0].space
+                              space=space, byte=int(pair.byte)))
+    space = sites[0].space.lstrip(".")
     more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
     live = [] if pair.proxy_only else \
         [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
@@ -181,7 +217,36 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
         text = f"data race on {space} {sites[0].address}: {'; '.join(dict.fromkeys(live))}; {pair.reason}{more}"
     else:
         text = f"data race on {space} {sites[0].address}: {pair.reason}{more}"
-    return Finding(FindingKind.RACE, text, sites, {"conflicts": pair.count})
+    details: dict = {"conflicts": pair.count}
+    if sync is not None:
+        times = (state.events[pair.a_event].time, state.events[pair.b_event].time)
+        details["timeline"] = _timeline(module, sync, sites, rows, times)
+    return Finding(FindingKind.RACE, text, sites, details)
+
+
+def _timeline(module: A.Module, sync: SyncLog, sites: list, rows: list, times: tuple[int, int]) -> list[dict]:
+    """The two threads' accesses and the synchronisation each took part in between them (and just
+    before), in the order the emulator ran them: what the HTML report draws."""
+    from ptx_parser import source_location
+
+    t0, t1 = min(times), max(times)
+    out = []
+    for k, (site, row, t) in enumerate(zip(sites, rows, times)):
+        out.append({"thread": k, "time": int(t), "kind": "access", "text": f"{site.access} of {site.space.lstrip('.')} "
+                    f"{site.address}", "instruction": site.instruction, "ptx": site.ptx, "source": site.source})
+        if row is None:  # an asynchronous operation's access: its issuing thread's clock is not this row
+            continue
+        for r in sync.of(row, t0, t1):
+            src = source_location(module, r.ins) if r.ins is not None else None
+            point = describe_point(r.point)
+            text = {"arrive": f"arrives at {point}", "complete": f"{point} completes",
+                    "fence": "fence"}[r.what] if point or r.what == "fence" else r.what
+            out.append({"thread": k, "time": int(r.time), "kind": r.what, "text": text,
+                        "instruction": r.ins.name if r.ins is not None else "",
+                        "ptx": str(r.ins.span) if r.ins is not None and r.ins.span else None,
+                        "source": str(src) if src else None})
+    out.sort(key=lambda e: (e["time"], e["thread"], e["kind"] != "access"))
+    return out
 
 
 #: How the completion of an asynchronous operation is observed, for witnesses.
