@@ -53,8 +53,8 @@ def test_check_shows_a_race_witness():
     assert r.exit_code == 1
     assert "block_sum: race" in r.output
     # both sides of the race: thread, instruction, address and PTX line:col
-    assert "thread (1, 0, 0): write st.shared.f32 of .shared partial+4 (0x4) at" in r.output
-    assert "read ld.shared.f32 of .shared partial+4 (0x4) at" in r.output and "racy_reduction.ptx:39:" in r.output
+    assert "thread (1, 0, 0): write st.shared.f32 of shared partial[1] (0x4) at" in r.output
+    assert "read ld.shared.f32 of shared partial[1] (0x4) at" in r.output and "racy_reduction.ptx:39:" in r.output
 
 
 def test_check_json_and_sarif(tmp_path):
@@ -136,26 +136,30 @@ def test_unmodelled_feature_is_unsupported_not_a_traceback(tmp_path):
     assert r.exit_code == 3 and "unsupported: .texref variable tex0" in r.output
 
 
+_PARAMS = '"params": ["a", "a", "a", 1, 0, 0], "buffers": {"a": {"dtype": "float32", "shape": [4]}}'
+
+
 @pytest.mark.parametrize("spec, message", [
-    ('{"grid": "x", "block": [32], "params": []}', "grid must be 1 to 3 positive integers, got 'x'"),
-    ('{"grid": [0], "block": [32], "params": []}', "grid must be 1 to 3 positive integers"),
-    ('{"grid": [1, 70000], "block": [32], "params": []}', "grid y = 70000 exceeds CUDA's limit of 65535"),
-    ('{"grid": [1], "block": [2048], "params": []}', "exceeds CUDA's limit of 1024"),
-    ('{"grid": [1], "block": [32, 32, 2], "params": []}', "has 2048 threads; at most 1024"),
-    ('{"grid": [1], "block": [32], "params": 3}', "'params' must be a list"),
-    ('{"grid": [1], "block": [32], "params": [], "dynamic_shared_bytes": 99999999999}',
-     "dynamic_shared_bytes = 99999999999: must be 0 to 232448"),
-    ('{"grid": [1], "block": [32], "params": [], "buffers": [1]}', "'buffers' must be an object"),
-    ('{"grid": [1], "block": [32], "params": [], "buffers": {"a": 3}}', "buffers.a must be an object"),
+    ('{"grid": "x", "block": [32], %s}' % _PARAMS, "grid: expected 1 to 3 positive integers, got 'x'"),
+    ('{"grid": [0], "block": [32], %s}' % _PARAMS, "grid[0]: expected a positive integer, got 0"),
+    ('{"grid": [1, 70000], "block": [32], %s}' % _PARAMS, "grid[1]: 70000 exceeds CUDA's limit of 65535"),
+    ('{"grid": [1], "block": [2048], %s}' % _PARAMS, "block[0]: 2048 exceeds CUDA's limit of 1024"),
+    ('{"grid": [1], "block": [32, 32, 2], %s}' % _PARAMS, "has 2048 threads; at most 1024"),
+    ('{"grid": [1], "block": [32], "params": 3}', "params: expected a list of the kernel's parameter values, got 3"),
+    ('{"grid": [1], "block": [32], %s, "dynamic_shared_bytes": 99999999999}' % _PARAMS,
+     "dynamic_shared_bytes: 99999999999 exceeds CUDA's limit of 232448"),
+    ('{"grid": [1], "block": [32], "params": [], "buffers": [1]}', "buffers: expected an object of name -> buffer"),
+    ('{"grid": [1], "block": [32], "params": [], "buffers": {"a": 3}}', "buffers.a: expected an object"),
     ('{"grid": [1], "block": [32], "params": [], "buffers": {"a": {"dtype": "float32", "shape": [-1]}}}',
-     "buffers.a.shape: expected non-negative integers"),
-    ('{"grid": [1], "block": [32], "params": [], "buffers": {"a": {"dtype": "float32", "shape": [100000000000]}}}',
-     "buffers.a: 400000000000 bytes"),
+     "buffers.a.shape[0]: expected a non-negative integer, got -1"),
+    ('{"grid": [1], "block": [32], "params": ["a", "a", "a", 1, 0, 0], '
+     '"buffers": {"a": {"dtype": "float32", "shape": [100000000000]}}}', "buffers.a: 400000000000 bytes"),
     ('{"grid": [1], "block": [32], "params": [], "buffers": {"a": {"dtype": "f32", "shape": [4]}}}',
      "buffers.a.dtype: unknown dtype 'f32'"),
-    ('{"grid": [1], "block": [32], "params": [1]}', "the kernel has 6 parameters"),
+    ('{"grid": [1], "block": [32], "params": [1]}', "params: the kernel has 6 parameters"),
     ('{"grid": [1], "block": [32]', "invalid JSON"),
     ('[]', "the launch spec must be a JSON object"),
+    ('{"grid": [1], "block": [32], %s, "grids": [1]}' % _PARAMS, "(top level): unknown field 'grids'"),
 ])
 def test_bad_launch_specs_are_named(tmp_path, spec, message):
     path = tmp_path / "spec.json"

@@ -1,92 +1,93 @@
-"""`volta check` (verdict on one kernel) and `volta regress` (a folder of kernels with expected verdicts).
+"""`volta check` (verdicts on kernels: one file, many, or folders) and `volta regress` (a folder of
+kernels with expected verdicts).
 
-Exit codes: 0 proved (race_free), 1 bug found, 2 bad input, 3 unsupported or inconclusive.
+Exit codes: 0 proved (race_free), 1 bug found, 2 bad input, 3 unsupported or inconclusive; a set
+of files exits with its worst result (volta.results.SET_ORDER: 1, then 2, then 3, then 0).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
+import time
 from pathlib import Path
 
 import click
+from rich.console import Console
 
-from ptx_parser import ParseError, parse_file
+from .inputs import contract_launch, header, parse_ptx, spec_launch
+from .progress import MemorySize, RunProgress, address_space_ceiling
+from .results import BadInput, CheckResult, strict_json, worst, writable
 
-from .sarif import to_sarif
+__all__ = ["check_file", "check_cmd", "regress_cmd", "header", "DEFAULT_TIMEOUT"]
 
 EXIT_BAD_INPUT = 2
-_HEADER = re.compile(r"^\s*//\s*(expect|launch|why|twin|entry)\s*:\s*(.*?)\s*$")
-
-
-def header(path: Path) -> dict[str, str]:
-    """`// expect: race`, `// launch: {json}`, `// why: ...` lines at the top of a .ptx file."""
-    out: dict[str, str] = {}
-    for line in path.read_text(errors="replace").splitlines()[:40]:
-        m = _HEADER.match(line)
-        if m:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
-def _launch_from(path: Path, spec_path: Path | None, hdr: dict[str, str]):
-    from symexec.launch import LaunchError, load_launch_spec, spec_to_launch
-
-    if spec_path is not None:
-        return load_launch_spec(spec_path)
-    if "launch" in hdr:
-        try:
-            spec = json.loads(hdr["launch"])
-        except json.JSONDecodeError as e:
-            raise LaunchError(f"{path}: '// launch:' header is not valid JSON: {e.msg} (col {e.colno})") from None
-        return spec_to_launch(spec, f"{path} launch header")
-    sidecar = path.with_suffix(".json")
-    if sidecar.exists():
-        return load_launch_spec(sidecar)
-    raise LaunchError(f"{path}: no launch given (use --contract, --launch spec.json, a '// launch: {{...}}' "
-                      f"header or {sidecar.name})")
-
-
 DEFAULT_TIMEOUT = 600.0
 
 
 def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
                arch: str | None = None, instance: str = "verify", entry: str | None = None,
-               grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, sizes: str = "launch"):
-    """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation, then
-    inconclusive); returns a Report. Raises for bad input."""
-    from symexec import Unsupported, load_program, time_limit
+               grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, sizes: str = "launch",
+               max_memory: int | None = None, progress=None):
+    """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation and
+    ``max_memory`` bytes, then inconclusive); returns a Report. Raises BadInput for bad input."""
+    from symexec import Unsupported, load_program, run_limits
     from symexec.check import check_kernel
     from symexec.check.findings import Report, Verdict
 
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 
-    module = parse_file(path)
-    hdr = header(path)
+    path = Path(path)
+    if contract is not None and launch_path is not None:
+        raise BadInput("give --contract NAME or --launch spec.json, not both (the contract makes the launch)")
+    if sizes == "symbolic" and contract is None:
+        raise BadInput("--sizes symbolic needs --contract: the contract says how the launch depends on the sizes")
+    module = parse_ptx(path)
     domain = None
     if contract is not None:
-        from .run_cli import _contract_launch
-
-        c, launch, _, compiled = _contract_launch(contract, module, instance, 0, "normal", entry, arch, lazy=True)
-    elif sizes == "symbolic":
-        raise ValueError("--sizes symbolic needs --contract: the contract says how the launch depends on the sizes")
+        c, launch, _, compiled = contract_launch(contract, module, path, instance, 0, "normal", entry, arch,
+                                                 lazy=True)
     else:
-        launch = _launch_from(path, launch_path, hdr)
-    name = entry or hdr.get("entry") or launch.kernel or (module.kernels[0].name if len(module.kernels) == 1 else None)
+        launch, _ = spec_launch(path, module, launch_path, entry)
+    name = launch.kernel
     try:
         prog = load_program(module, name)
         if sizes == "symbolic":
             from harness.sizes import size_domain
 
             domain = size_domain(c, compiled, instance, [p.name for p in prog.params])
-        with time_limit(timeout):
+        with address_space_ceiling(max_memory), run_limits(timeout, max_memory, progress):
             report = check_kernel(prog, launch, grid=grid, sizes=domain)
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
         report = Report(Verdict.UNSUPPORTED, name or "?", str(e).removeprefix("unsupported: "))
         report.notes.append("the kernel could not be loaded for checking: no property was checked")
         return _named(report, path, name)
+    except MemoryError:
+        why = (f"memory limit of {max_memory / 2**20:.0f} MiB reached (an allocation beyond it failed)"
+               if max_memory else "out of memory")
+        report = Report(Verdict.INCONCLUSIVE, name or "?", why)
+        report.notes.append("the check stopped there: nothing was decided (a smaller launch, or --grid symbolic, "
+                            "may fit)")
+        return _named(report, path, name)
+    if contract is not None:
+        _refuse_short_shared(report, prog, launch, contract, compiled)
     return _named(report, path, prog.function.name)
+
+
+def _refuse_short_shared(report, prog, launch, contract: str, compiled) -> None:
+    """A contract's build that gives the kernel less shared memory than it uses is the wrong build
+    for this PTX (another --arch or instance), not a bug of the kernel: bad input."""
+    have = prog.shared_size() + launch.dynamic_shared_bytes
+    for f in report.findings:
+        if f.kind.value != "out_of_bounds":
+            continue
+        over = [s for s in f.sites if (s.space or "").startswith(".shared") and s.byte is not None and s.byte >= have]
+        if over:
+            s = over[0]
+            raise BadInput(f"{s.instruction} at {s.ptx} uses shared memory at byte {s.byte}, but contract {contract}'s "
+                           f"{compiled.target} build gives a CTA {have} bytes ({prog.shared_size()} static + "
+                           f"{launch.dynamic_shared_bytes} dynamic): this PTX needs the build it was compiled for; "
+                           f"pass that target with --arch (and --instance)")
 
 
 def _named(report, path: Path, kernel: str | None):
@@ -94,72 +95,146 @@ def _named(report, path: Path, kernel: str | None):
     return report
 
 
-def _print_report(report, out) -> None:
-    color = "green" if report.exit_code == 0 else "red" if report.exit_code == 1 else "yellow"
-    out(click.style(f"{report.kernel}: {report.verdict}", fg=color, bold=True))
-    for f in report.findings:
-        out(f"  {f.kind.value}: {f.message}")
-        for s in f.sites:
-            out(f"    {s.describe()}")
-    for n in report.notes:
-        out(f"  note: {n}")
-    if report.assumptions:
-        out("  assumptions:")
-        for a in report.assumptions:
-            out(f"    - {a}")
+def collect(paths: tuple[Path, ...]) -> list[Path]:
+    """The PTX files named: files as given, folders searched for *.ptx (sorted)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(p.rglob("*.ptx"))
+            if not found:
+                raise BadInput(f"{p}: no .ptx file in this folder")
+            out += found
+        else:
+            out.append(p)
+    return out
 
 
-@click.command("check")
-@click.argument("kernel", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--contract", default=None, help="Suite contract giving the launch (volta suite list).")
+def _run_one(path: Path, bar: RunProgress, **kw) -> CheckResult:
+    t0 = time.perf_counter()
+    try:
+        report = check_file(path, progress=bar.start(path.name), **kw)
+    except BadInput as e:
+        return CheckResult(path, error=e, seconds=time.perf_counter() - t0)
+    return CheckResult(path, report, seconds=time.perf_counter() - t0)
+
+
+_EPILOG = """\b
+Exit codes: 0 proved, 1 a bug was found, 2 bad input, 3 unsupported or inconclusive.
+With several files the worst wins: 1, then 2, then 3, then 0.
+
+\b
+The launch of a file, first found of: --contract NAME; --launch spec.json;
+a '// launch: {...}' line in the file's first 40 lines; KERNEL.json beside
+KERNEL.ptx. The spec's format is in the README ("volta check") and is
+checked against a schema and the kernel's .param declarations.
+
+\b
+Progress (CTAs, instructions/s, memory, time left) is shown on a terminal.
+"""
+
+
+@click.command("check", epilog=_EPILOG)
+@click.argument("kernels", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="KERNEL.ptx|DIR...")
+@click.option("--contract", default=None, metavar="NAME",
+              help="Take the launch from this suite contract (volta suite list): its arguments, and the threads and "
+                   "shared memory of Triton's build of it. Needs the 'triton' extra.")
 @click.option("--launch", "launch_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="JSON launch spec (format: symexec/launch.py).")
-@click.option("--arch", default=None, help="Target to compile the contract's reference for (default: the PTX's).")
-@click.option("--instance", default="verify", show_default=True, type=click.Choice(["verify", "bench"]))
-@click.option("--entry", default=None, help="Kernel to check when the module has several.")
+              metavar="SPEC.json", help="Take the launch from this JSON launch spec (grid, block, buffers, params; see "
+                                        "the README).")
+@click.option("--arch", default=None, metavar="TARGET",
+              help="With --contract: the Triton build (sm_80, sm_89, sm_90a, sm_100a, sm_120) that supplies threads "
+                   "and shared memory. Default: the one nearest the PTX's .target.")
+@click.option("--instance", default="verify", show_default=True, type=click.Choice(["verify", "bench"]),
+              help="With --contract: the contract instance whose sizes make the launch (verify: small sizes, the "
+                   "bench build's tiles; bench: the timed sizes).")
+@click.option("--entry", default=None, metavar="KERNEL",
+              help="The kernel (.entry) to check when the module has several (default: the file's '// entry:' line, "
+                   "the spec's \"kernel\", or the only kernel).")
 @click.option("--grid", type=click.Choice(["auto", "enumerate", "symbolic"]), default="auto", show_default=True,
               help="How CTAs are covered: run every CTA, or prove cross-CTA global races and bounds for a "
-                   "symbolic pair of CTAs with Z3 (auto: symbolic above 64 CTAs where it applies).")
+                   "symbolic pair of CTAs with Z3 (auto: symbolic above 64 CTAs where it applies; a fallback to "
+                   "enumeration is said in a note).")
 @click.option("--sizes", type=click.Choice(["launch", "symbolic"]), default="launch", show_default=True,
               help="launch: the verdict is for the instance's sizes; symbolic (with --contract): prove bounds and "
                    "global races for every size of the contract at once (Z3), the grid its function of the sizes; "
                    "falls back to the launch's sizes, and says why, where it cannot.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
-              help="Seconds of emulation before the verdict is inconclusive (a loop that does not end?).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+              help="Seconds of emulation per file before its verdict is inconclusive (it says how far it got).")
+@click.option("--max-memory", type=MemorySize(), default=None, metavar="SIZE",
+              help="Memory ceiling for the process (e.g. 8G, 500M): past it the verdict is 'inconclusive: memory "
+                   "limit' instead of exhausting the machine. Default: none.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as JSON on stdout (one file: its report; several: {files, summary, exit_code}); "
+                   "bad input too.")
 @click.option("--sarif", "sarif_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write a SARIF 2.1.0 log here (for code-scanning tools); never overwrites.")
-def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch: str | None, instance: str,
-              entry: str | None, grid: str, sizes: str, timeout: float, as_json: bool, sarif_path: Path | None) -> None:
-    """Prove KERNEL.ptx free of data races, barrier divergence, deadlocks and out-of-bounds accesses
-    for a launch, or show a witness; or say what could not be decided."""
-    from symexec import LaunchError
-
-    if sarif_path is not None and sarif_path.exists():
-        click.echo(f"error: {sarif_path} exists; not overwriting it", err=True)
-        sys.exit(EXIT_BAD_INPUT)
+              metavar="FILE", help="Also write a SARIF 2.1.0 log here (code-scanning tools); never overwrites.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+              help="Also write a self-contained HTML report here (races as a timeline of the two threads); never "
+                   "overwrites.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (it is off anyway when stderr is not a "
+                                                  "terminal).")
+def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path | None, arch: str | None,
+              instance: str, entry: str | None, grid: str, sizes: str, timeout: float, max_memory: int | None,
+              as_json: bool, sarif_path: Path | None, html_path: Path | None, quiet: bool) -> None:
+    """Prove each KERNEL.ptx (or every .ptx under DIR) free of data races, barrier divergence, deadlocks,
+    out-of-bounds accesses and tensor-memory/mbarrier lifecycle errors for a launch, or show a witness;
+    or say what could not be decided. Several files end with a summary table."""
+    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    started = time.time()
     try:
-        report = check_file(kernel, contract, launch_path, arch, instance, entry, grid, timeout, sizes)
-    except ParseError as e:
-        click.echo(str(e), err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except OSError as e:
-        click.echo(f"{kernel}: error: cannot read file: {e.strerror}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except (LaunchError, ValueError, KeyError) as e:
-        click.echo(f"error: {e}", err=True)
-        sys.exit(EXIT_BAD_INPUT)
-    except MemoryError:
-        click.echo(f"{kernel}: inconclusive: out of memory while checking (a smaller launch, or --grid symbolic, "
-                   "may fit)", err=True)
-        sys.exit(3)
-    if sarif_path is not None:
-        sarif_path.write_text(json.dumps(to_sarif([report]), indent=2))
+        if contract is not None and launch_path is not None:
+            raise BadInput("give --contract NAME or --launch spec.json, not both (the contract makes the launch)")
+        writable(sarif_path, "--sarif")
+        writable(html_path, "--html")
+        if html_path is not None and sarif_path is not None and html_path.resolve() == sarif_path.resolve():
+            raise BadInput("--sarif and --html name the same file")
+        files = collect(kernels)
+    except BadInput as e:
+        _fail(e, as_json, err)
+    kw = dict(contract=contract, launch_path=launch_path, arch=arch, instance=instance, entry=entry, grid=grid,
+              timeout=timeout, sizes=sizes, max_memory=max_memory)
+    results: list[CheckResult] = []
+    with RunProgress(err, enabled=not quiet) as bar:
+        for path in files:
+            r = _run_one(path, bar, **kw)
+            results.append(r)
+            if not as_json:
+                from .text_report import print_result
+
+                print_result(r, out, err)
+    code = worst(r.exit_code for r in results)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, default=str))
-    else:
-        _print_report(report, click.echo)
-    sys.exit(report.exit_code)
+        payload = results[0].to_json() if len(results) == 1 else {
+            "files": [r.to_json() for r in results], "exit_code": int(code),
+            "summary": {v: sum(r.verdict.split(":")[0] == v for r in results)
+                        for v in dict.fromkeys(r.verdict.split(":")[0] for r in results)}}
+        click.echo(json.dumps(strict_json(payload), indent=2))
+    elif len(results) > 1:
+        from .text_report import print_summary
+
+        print_summary(results, out)
+    invocation = {"argv": sys.argv, "started": started, "ended": time.time(), "exit_code": int(code)}
+    try:
+        if sarif_path is not None:
+            from .sarif import to_sarif
+
+            sarif_path.write_text(json.dumps(to_sarif(results, invocation), indent=2))
+        if html_path is not None:
+            from .html_report import render
+
+            html_path.write_text(render(results, invocation))
+    except OSError as e:
+        err.print(f"error: cannot write {e.filename}: {e.strerror}", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    sys.exit(int(code))
+
+
+def _fail(e: BadInput, as_json: bool, err: Console):
+    if as_json:
+        click.echo(json.dumps({"verdict": "bad_input", "exit_code": EXIT_BAD_INPUT, "error": e.to_json()}, indent=2))
+    err.print(e.text(), markup=False)
+    sys.exit(EXIT_BAD_INPUT)
 
 
 @click.command("regress")
@@ -170,30 +245,31 @@ def check_cmd(kernel: Path, contract: str | None, launch_path: Path | None, arch
               help="Seconds of emulation per file before its verdict is inconclusive.")
 def regress_cmd(directory: Path, as_json: bool, pattern: str | None, timeout: float) -> None:
     """Check every .ptx in DIRECTORY whose header states `// expect: VERDICT`; table of expected vs
-    actual; exit 1 on any mismatch."""
-    from rich.console import Console
+    actual; exit 1 on any mismatch, 2 when no file is a case."""
     from rich.table import Table
 
-    from symexec import LaunchError
-
-    files = sorted(p for p in directory.rglob("*.ptx") if pattern is None or pattern in p.name)
+    everything = sorted(directory.rglob("*.ptx"))
+    files = [p for p in everything if pattern is None or pattern in p.name]
     rows = []
     for path in files:
-        hdr = header(path)
-        expected = hdr.get("expect")
+        expected = header(path).get("expect")
         if expected is None:
             continue
         try:
             report = check_file(path, timeout=timeout)
             actual = report.verdict
             detail = report.findings[0].message if report.findings else (report.notes[0] if report.notes else "")
-        except ParseError as e:
+        except BadInput as e:
             actual, detail = "bad_input", str(e).splitlines()[0]
-        except (LaunchError, ValueError, KeyError) as e:
-            actual, detail = "bad_input", str(e)
         ok = actual == expected or actual.split(":")[0] == expected
         rows.append({"file": str(path.relative_to(directory)), "expected": expected, "actual": actual,
                      "ok": ok, "detail": detail})
+    if not rows:
+        why = (f"-k {pattern!r} matched none of the {len(everything)} .ptx file(s)" if pattern and not files else
+               f"{len(files)} .ptx file{'s' if len(files) != 1 else ''} under {directory}, none with a "
+               "'// expect: VERDICT' line in its header")
+        click.echo(f"error: no case to run: {why}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
@@ -202,7 +278,7 @@ def regress_cmd(directory: Path, as_json: bool, pattern: str | None, timeout: fl
             table.add_column(col)
         for r in rows:
             table.add_row(r["file"], r["expected"], r["actual"][:60], "[green]ok" if r["ok"] else "[red]MISMATCH")
-        Console().print(table)
+        Console(soft_wrap=True).print(table)
         bad = [r for r in rows if not r["ok"]]
         click.echo(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
     sys.exit(0 if all(r["ok"] for r in rows) else 1)

@@ -35,7 +35,8 @@ def _progress(total: int) -> Progress:
 @main.command("parse")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per file (a JSON list).")
-@click.option("--top", default=12, show_default=True, help="Opcodes/modifiers shown per file in text mode.")
+@click.option("--top", default=12, show_default=True, type=click.IntRange(min=0),
+              help="Opcodes/modifiers shown per file in text mode (0: none).")
 def parse_cmd(files: tuple[Path, ...], as_json: bool, top: int) -> None:
     """Parse PTX files and summarise them (kernels, instructions, opcodes, modifiers, target).
 
@@ -95,14 +96,13 @@ def _top(counts: dict[str, int], n: int) -> str:
 
 def _attach_optional_commands() -> None:
     """Subcommands that live in their own modules (they import heavier dependencies lazily)."""
-    import importlib.util
+    import importlib
 
-    if importlib.util.find_spec("volta.suite_cli") is not None:
-        from .suite_cli import suite
-
-        main.add_command(suite)
     from .check_cli import check_cmd, regress_cmd
     from .eval_cli import baseline_cmd, eval_cmd
+    from .suite_cli import suite
+
+    main.add_command(suite)
     from .run_cli import run_cmd
 
     main.add_command(run_cmd)

@@ -20,7 +20,17 @@ def _fail(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+def _require_triton() -> None:
+    from .results import BadInput, require_extra
+
+    try:
+        require_extra("triton", "the kernel suite")
+    except BadInput as e:
+        _fail(str(e))
+
+
 def _contract(name: str) -> Any:
+    _require_triton()
     from harness import suite as registry
     try:
         return registry.get(name)
@@ -61,13 +71,14 @@ def describe(contract: Any) -> dict[str, Any]:
 
 @click.group("suite")
 def suite() -> None:
-    """The kernel suite: Triton kernels with contracts and float64 references."""
+    """The kernel suite: Triton kernels with contracts and float64 references (needs the 'triton' extra)."""
 
 
 @suite.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list.")
 def list_cmd(as_json: bool) -> None:
     """List every kernel in the suite."""
+    _require_triton()
     from harness import suite as registry
     try:
         contracts = registry.all_contracts()
@@ -127,9 +138,9 @@ def show_cmd(name: str, as_json: bool) -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 def ptx_cmd(name: str, arch: str, instance: str, ptx_version: int, output: Path | None, force: bool) -> None:
     """Compile kernel NAME ahead of time (no GPU needed) and print or write its PTX."""
+    contract = _contract(name)
     from harness.compile import ArchError, compile_contract
     from harness.contract import ContractError
-    contract = _contract(name)
     if output is not None and output.exists() and not force:
         _fail(f"{output} exists; pass --force to overwrite")
     try:
