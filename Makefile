@@ -1,34 +1,43 @@
-# Quick start: `make demo` (set up + run the verifier's front end on a bundled example)
-#              `make test` (set up + run the whole test suite)
+# Quick start: `make demo` (the core install: check and run the bundled examples; no torch, no Triton)
+#              `make test` (every extra the tests need, then the whole test suite)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+CORE   := $(VENV)/.installed-core
+FULL   := $(VENV)/.installed-test
 
 .PHONY: setup demo test test-fast bench clean
 
-$(STAMP): pyproject.toml
+$(CORE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[torch,dev,agent,scale]'
-	touch $(STAMP)
+	$(PY) -m pip install -q -e .
+	touch $(CORE)
 
-setup: $(STAMP)
+$(FULL): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[triton,torch,dev,agent,scale]'
+	touch $(FULL) $(CORE)
 
-demo: setup
+setup: $(FULL)
+
+demo: $(CORE)
 	$(VENV)/bin/volta parse examples/*.ptx
 	$(VENV)/bin/volta check examples/vector_add.ptx        # launch: examples/vector_add.json
+	$(VENV)/bin/volta check examples/saxpy.ptx             # CUDA, 3907 CTAs covered symbolically
 	$(VENV)/bin/volta run examples/vector_add.ptx --launch examples/vector_add.json
-	@echo "--- a kernel with a missing barrier (exit status 1 is the expected verdict):"
+	@echo "--- kernels with bugs (exit status 1 is the expected verdict):"
 	-$(VENV)/bin/volta check examples/racy_reduction.ptx
+	-$(VENV)/bin/volta check examples/saxpy.ptx --entry saxpy_oob
 
-test: setup
+test: $(FULL)
 	$(PY) -m pytest -q -n 2 tests
 
-test-fast: setup
+test-fast: $(FULL)
 	$(PY) -m pytest -q -n 2 -m "not slow" tests
 
-bench: setup
+bench: $(FULL)
 	$(PY) bench/parse.py
 	$(PY) bench/emulate.py
 	$(PY) bench/verify.py

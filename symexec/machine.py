@@ -229,7 +229,8 @@ class Progress:
 
     ctas_done: int  # CTAs whose batch has finished
     ctas_total: int  # CTAs this machine runs (the grid, or the CTAs it was given)
-    steps: int  # instructions executed so far, counted once per thread group (not per thread)
+    steps: int  # instructions executed so far, counted once per thread group
+    thread_instructions: int  # ... counted per thread (the group's threads when it started running)
     rss: int  # resident memory of the process in bytes (0 where unknown)
 
 
@@ -318,6 +319,7 @@ class Machine:
         self._ctas_done = 0  # CTAs of finished batches (progress and limit messages)
         self._steps_before = 0  # instructions of finished batches
         self._batch_steps = 0  # instructions of the running batch
+        self._thread_steps = 0  # instructions times the threads that ran them (all batches)
         self._loops: list[tuple[int, int]] | None = None  # (head, backward branch pc), built on first use
         self.stats = RunStats()
         self.findings: list[MachineFinding] = []
@@ -413,7 +415,8 @@ class Machine:
         return len(self.ctas) if self.ctas is not None else self.launch.num_ctas
 
     def progress(self) -> Progress:
-        return Progress(self._ctas_done, self.ctas_total, self._steps_before + self._batch_steps, rss_bytes())
+        return Progress(self._ctas_done, self.ctas_total, self._steps_before + self._batch_steps, self._thread_steps,
+                        rss_bytes())
 
     @staticmethod
     def _finish_units(batch: Batch) -> None:
@@ -437,7 +440,10 @@ class Machine:
                                self.prog.code[waiting[0].pc] if waiting[0].pc < len(self.prog.code) else None)
             self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
             group = ready[0]
-            steps += self._step_group(b, group)
+            threads = int(np.count_nonzero(group.mask))
+            ran = self._step_group(b, group)
+            steps += ran
+            self._thread_steps += ran * threads
             self.stats.steps = self._batch_steps = steps
             self._check_limits(steps, group.pc, clock=True)
             b.groups = [g for g in b.groups if g.status != "done"]

@@ -1,7 +1,7 @@
 """The progress line of long runs, and the memory ceiling.
 
 On a terminal (stderr), `volta check` and `volta run` show for the file being checked: CTAs done of
-the machine's total, instructions per second (executed per thread group, not per thread), the
+the machine's total, instructions per second (per thread: a warp's instruction counts 32), the
 process's resident memory, and the time left at that rate. In a pipe or with `--quiet` nothing is
 shown. The machine reports through `symexec.run_limits(progress=...)`.
 
@@ -61,15 +61,16 @@ class RunProgress:
         if self.task is not None:
             self.bar.remove_task(self.task)
         self.task = self.bar.add_task(label, total=None, rate="-", mem="-")
-        last = {"t": time.monotonic(), "steps": 0, "rate": 0.0}
+        last = {"t": time.monotonic(), "done": 0, "rate": 0.0}
 
         def update(p: MachineProgress) -> None:
             now = time.monotonic()
-            if p.steps < last["steps"]:  # a new machine (the symbolic grid's CTAs, then a fallback)
-                last.update(t=now, steps=0)
+            done = p.thread_instructions
+            if done < last["done"]:  # a new machine (the symbolic grid's CTAs, then a fallback)
+                last.update(t=now, done=0)
             dt = now - last["t"]
             if dt > 0.2:
-                last.update(rate=(p.steps - last["steps"]) / dt, t=now, steps=p.steps)
+                last.update(rate=(done - last["done"]) / dt, t=now, done=done)
             self.bar.update(self.task, completed=p.ctas_done, total=p.ctas_total, rate=_rate(last["rate"]),
                             mem=_mib(p.rss))
 

@@ -132,7 +132,9 @@ def show_cmd(name: str, as_json: bool) -> None:
 @click.argument("name")
 @click.option("--arch", default="sm_90a", show_default=True,
               help="Target: sm_80, sm_89, sm_90a, sm_100a or sm_120 (a/no-a spellings accepted).")
-@click.option("--instance", type=click.Choice(["verify", "bench"]), default="verify", show_default=True)
+@click.option("--instance", type=click.Choice(["verify", "bench"]), default="verify", show_default=True,
+              help="The contract instance to compile (verify: small sizes with the bench build's tiles; bench: the "
+                   "timed sizes).")
 @click.option("--ptx-version", default=90, show_default=True, help="PTX ISA version x 10 (90 = .version 9.0).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write here instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")

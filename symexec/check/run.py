@@ -155,7 +155,8 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
         what, ins = state.data_dependent[0]
         where = f" at {ins.span}" if ins is not None and ins.span else ""
         report.decide(Verdict.INCONCLUSIVE, f"{what}{where} depends on input data (only this input was explored)")
-        report.notes += [f"{w} at {i.span if i is not None else '?'} depends on input data" for w, i in state.data_dependent]
+        report.notes += list(dict.fromkeys(f"{w} at {i.span if i is not None else '?'} depends on input data"
+                                           for w, i in state.data_dependent))
         return report
     report.assumptions.append("no branch, access guard or address depended on tensor data: the verdict "
                               "holds for every input of this launch")
