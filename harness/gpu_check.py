@@ -140,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         import torch
         import triton
     except ImportError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {e}: the GPU check needs the 'torch' extra with a CUDA build of torch "
+              "(pip install 'volta[torch]')", file=sys.stderr)
         return 2
     if ns.device == "cuda" and not torch.cuda.is_available():
         print("error: no CUDA device visible to torch", file=sys.stderr)
