@@ -284,15 +284,13 @@ def _make_buffer(name: str, b: dict) -> np.ndarray:
     nbytes = int(np.prod(shape, dtype=object)) * np.dtype(dt).itemsize
     if nbytes > MAX_BUFFER_BYTES:
         raise LaunchError(f"buffers.{name}: {nbytes} bytes; the emulator holds at most {MAX_BUFFER_BYTES} per buffer")
-    init = b.get("init", "zeros")
-    rng = np.random.default_rng(int(b.get("seed", 0)))
+    init = b.get("init", "zeros")  # zeros, ones or random (the schema's enum)
     if init == "zeros":
         return np.zeros(shape, dtype=dt)
     if init == "ones":
         return np.ones(shape, dtype=dt)
-    if init == "random":
-        if np.issubdtype(dt, np.floating):
-            return rng.standard_normal(shape).astype(dt)
-        info = np.iinfo(dt)
-        return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, dtype=dt)
-    raise LaunchError(f"buffers.{name}.init: expected zeros, ones or random, got {init!r}")  # the schema has it
+    rng = np.random.default_rng(int(b.get("seed", 0)))
+    if np.issubdtype(dt, np.floating):
+        return rng.standard_normal(shape).astype(dt)
+    info = np.iinfo(dt)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, dtype=dt)

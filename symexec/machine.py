@@ -411,6 +411,11 @@ class Machine:
         return self.glob
 
     @property
+    def ctas_done(self) -> int:
+        """CTAs whose batch has finished."""
+        return self._ctas_done
+
+    @property
     def ctas_total(self) -> int:
         return len(self.ctas) if self.ctas is not None else self.launch.num_ctas
 

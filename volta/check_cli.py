@@ -77,9 +77,11 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
 def _refuse_short_shared(report, prog, launch, contract: str, compiled) -> None:
     """A contract's build that gives the kernel less shared memory than it uses is the wrong build
     for this PTX (another --arch or instance), not a bug of the kernel: bad input."""
+    from symexec.machine import FindingKind
+
     have = prog.shared_size() + launch.dynamic_shared_bytes
     for f in report.findings:
-        if f.kind.value != "out_of_bounds":
+        if f.kind is not FindingKind.OUT_OF_BOUNDS:
             continue
         over = [s for s in f.sites if (s.space or "").startswith(".shared") and s.byte is not None and s.byte >= have]
         if over:

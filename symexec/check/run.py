@@ -166,7 +166,7 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
 def _ran(m: Machine, ctas: list | None, stopped: bool) -> str:
     """Which CTAs the verdict covers: all of them, the ones given, or (the run stopped) how far it got."""
     if stopped:
-        return (f"the emulation stopped after {m._ctas_done} of {m.ctas_total} CTAs had finished "
+        return (f"the emulation stopped after {m.ctas_done} of {m.ctas_total} CTAs had finished "
                 "(only what ran before the stop was checked)")
     return f"all {m.launch.num_ctas} CTA(s) executed" if ctas is None else f"CTA(s) {ctas} executed"
 
