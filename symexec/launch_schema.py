@@ -5,9 +5,10 @@ block within CUDA's launch limits, dynamic shared memory within 227 KiB, buffers
 only, and each parameter by the kernel's own `.param` declaration (PTX 5.1.6 kernel parameters):
 an integer parameter takes an integer within the range of its type (a `.u32` takes 0 to 2^32 - 1;
 a `.b32` any 32-bit pattern, signed or not), a 64-bit one may also name a buffer (its address is
-passed) or point into one (`{"buffer": name, "offset": bytes}`), a float parameter a number or `{"float": x}`, a 128-byte `.b8` array a tensor map, and any
-parameter raw `{"bytes": [...]}` of at most its size. `null`, `true` for an integer, a buffer name
-for a 32-bit parameter or an unknown key anywhere are errors.
+passed) or point into one (`{"buffer": name, "offset": bytes}`), a float parameter a number or
+`{"float": x}`, a 128-byte `.b8` array a tensor map, and any parameter raw `{"bytes": [...]}` of at
+most its size. `null`, `true` for an integer, a buffer name for a 32-bit parameter or an unknown
+key anywhere are errors.
 
 Messages name the JSON path of the field (`params[3]`, `buffers.x.shape[0]`) and what it takes;
 the texts come from the schema's own annotations (`x-expect`: what a field takes, `x-limit`: whose
@@ -223,6 +224,8 @@ def describe(e: jsonschema.ValidationError) -> str:
         return f"{path}: {schema['x-count']}; the launch gives {len(inst)}"
     if v == "items" and schema.get("x-count"):
         return f"{path}: {schema['x-count']}; the launch gives {len(inst)}"
+    if v == "enum" and "x-buffers" in schema:
+        return f"{path}: no buffer named {_short(inst)} (buffers: {', '.join(schema['x-buffers']) or 'none'})"
     if v == "enum" and schema.get("x-name"):
         return f"{path}: unknown {schema['x-name']} {_short(inst)} (known: {', '.join(map(str, schema['enum']))})"
     if v == "maximum" and schema.get("x-limit"):
