@@ -105,14 +105,15 @@ def _executor(gpu: bool, ray: bool, address: str | None):
 @click.option("--budget-tokens", type=click.IntRange(min=1), default=None, help="Tokens the session may spend.")
 @click.option("--price", default=None, help="USD per million input,output tokens (overrides the price table).")
 @click.option("--runs", type=click.IntRange(1, 64), default=1, show_default=True, help="Independent runs (best of N).")
-@click.option("--rounds", type=click.IntRange(0, 100), default=3, show_default=True)
+@click.option("--rounds", type=click.IntRange(0, 100), default=3, show_default=True,
+              help="Rounds per run (judge, diagnose, plan, implement, gate).")
 @click.option("--helpers", type=click.IntRange(1, 32), default=3, show_default=True,
               help="Helpers implementing each plan in parallel.")
 @click.option("--repairs", type=click.IntRange(0, 10), default=2, show_default=True,
               help="Repair attempts for a rejected candidate.")
 @click.option("--start", default="triton", show_default=True,
               help="'triton' (Triton's PTX for the contract), 'model' (the model writes it) or a PTX file.")
-@click.option("--arch", default="sm_90a", show_default=True)
+@click.option("--arch", default="sm_90a", show_default=True, help="Target the PTX is written and judged for.")
 @click.option("--gpu", is_flag=True, help="Evaluate on this machine's GPU (timing, profile): needed for 'faster'.")
 @click.option("--ray", "use_ray", is_flag=True, help="Evaluate through a local Ray instance (every core).")
 @click.option("--address", default=None, help="Evaluate on the Ray cluster at this address.")
@@ -120,7 +121,8 @@ def _executor(gpu: bool, ray: bool, address: str | None):
               help="Candidate store (SQLite; default $VOLTA_AGENT_STORE or .volta/agent.sqlite).")
 @click.option("--resume", default=None, help="Resume an interrupted session of the store.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the runs (run i gets seed + i).")
-@click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True)
+@click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=300.0, show_default=True,
+              help="Seconds of volta check per candidate before its verdict is inconclusive.")
 @click.option("--json", "as_json", is_flag=True, help="Print the final report as JSON.")
 def optimize_cmd(contract: str, model: str, base_url: str | None, api_key_env: str, budget_usd: float | None,
                  budget_tokens: int | None, price: str | None, runs: int, rounds: int, helpers: int, repairs: int,
@@ -189,10 +191,11 @@ def optimize_cmd(contract: str, model: str, base_url: str | None, api_key_env: s
 
 @agent.command("show")
 @click.argument("run", required=False)
-@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Candidate store (SQLite; default $VOLTA_AGENT_STORE or .volta/agent.sqlite).")
 @click.option("--candidate", default=None, help="One candidate of the run (e.g. r2.h1): its report and lineage.")
 @click.option("--ptx", "show_ptx", is_flag=True, help="With --candidate: print its PTX.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 def show_cmd(run: str | None, store_path: Path | None, candidate: str | None, show_ptx: bool, as_json: bool) -> None:
     """Browse a store: without RUN, its sessions; RUN is a session id or a run id (SESSION.N)."""
     from rich.console import Console

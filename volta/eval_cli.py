@@ -140,9 +140,10 @@ def eval_cmd(candidates: tuple[Path, ...], contract: str, gpu: bool, as_json: bo
 
 @click.command("baseline")
 @click.option("--contract", required=True, help="Suite contract (volta suite list).")
-@click.option("--instance", default="bench", show_default=True)
+@click.option("--instance", default="bench", show_default=True,
+              help="The contract instance whose sizes are timed (bench: the timed sizes; verify: the small ones).")
 @click.option("--plan", is_flag=True, help="Print the config space and the roofline floor only (no GPU needed).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the baseline as JSON.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the GPU inputs.")
 def baseline_cmd(contract: str, instance: str, plan: bool, as_json: bool, seed: int) -> None:
     """Time Triton's own kernel for a contract, autotuned over its declared config space (needs a GPU;
