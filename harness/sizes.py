@@ -21,6 +21,7 @@ from typing import Any, Callable
 from symexec.check.sizes import Env, SizeDomain, SizeVar, SymInt
 
 from . import dtypes as _dt
+from .candidate import LaunchHeader
 from .compile import CompiledPTX, DescPart
 from .contract import Contract, Scalar, Tensor, TensorDesc
 from .emulate import GLOBAL_SCRATCH, launch_for
@@ -53,9 +54,11 @@ def _symbolic(f: Callable[[Env], Any], env: Env) -> bool:
         return False
 
 
-def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: list[str]) -> SizeDomain:
+def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: list[str],
+                header: LaunchHeader | None = None) -> SizeDomain:
     """The domain of `compiled` (the contract's PTX, whose parameters are named `ptx_params`) around
-    the launch of `instance`."""
+    the launch of `instance`; `header`: a candidate's launch shape (harness.candidate), whose grid
+    replaces the contract's."""
     import z3
 
     r = c.resolve(instance)
@@ -68,7 +71,8 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
         return {**env, **{k: SymInt(v) for k, v in fixed.items()}}
 
     # what must be taken symbolically: the grid, scalar values, tensor shapes
-    funcs: list[tuple[str, Callable]] = [("grid", _fn(c.grid))]
+    grid_f = _fn(c.grid) if header is None else (lambda env: header.evaluate(env)[0])
+    funcs: list[tuple[str, Callable]] = [("grid", grid_f)]
     for a in c.args:
         if isinstance(a, Scalar) and a.dtype != "fp32":
             funcs.append((f"scalar {a.name}", _fn(a.value)))
@@ -100,7 +104,6 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
                 params[pname] = (lambda sf, k: lambda env: sf[k](env_of(env)))(shape_f, p.index)
             else:
                 params[pname] = (lambda sf, k: lambda env: _prod(f(env_of(env)) for f in sf[k + 1:]))(shape_f, p.index)
-    grid_f = _fn(c.grid)
 
     def grid(env: Env) -> tuple:
         g = tuple(grid_f(env_of(env)))
@@ -127,6 +130,9 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
         c.instances[WITNESS_INSTANCE] = dims
         launch = launch_for(c, compiled, c.make_inputs(WITNESS_INSTANCE, "normal", 0, lazy=True), WITNESS_INSTANCE)
         launch.params = (launch.params + [0] * len(ptx_params))[:len(ptx_params)]
+        if header is not None:
+            shape = header.shape(dims)
+            launch.grid, launch.block, launch.dynamic_shared_bytes = shape.grid, shape.block, shape.dynamic_shared_bytes
         return launch
 
     assumptions = ["symbolic sizes: every tensor has 1 to 2^31 - 1 elements (Triton's int32 indexing); integer "

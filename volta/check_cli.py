@@ -55,7 +55,9 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
         if sizes == "symbolic":
             from harness.sizes import size_domain
 
-            domain = size_domain(c, compiled, instance, [p.name for p in prog.params])
+            from harness.candidate import read_header
+
+            domain = size_domain(c, compiled, instance, [p.name for p in prog.params], read_header(path))
         with address_space_ceiling(max_memory), run_limits(timeout, max_memory, progress):
             report = check_kernel(prog, launch, grid=grid, sizes=domain)
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
@@ -71,7 +73,17 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
         return _named(report, path, name)
     if contract is not None:
         _refuse_short_shared(report, prog, launch, contract, compiled)
+        _header_assumption(report, path)
     return _named(report, path, prog.function.name)
+
+
+def _header_assumption(report, path: Path) -> None:
+    """A candidate's `// volta-launch:` header chose the launch shape: say so with the verdict."""
+    from harness.candidate import header_assumption, read_header
+
+    cand = read_header(path)
+    if cand is not None:
+        report.assumptions.append(header_assumption(cand))
 
 
 def _refuse_short_shared(report, prog, launch, contract: str, compiled) -> None:

@@ -105,13 +105,15 @@ def contract_launch(name: str, module: A.Module, path: Path, instance: str, seed
                     entry: str | None, arch: str | None = None, lazy: bool = False):
     """The contract's launch for the kernel of ``module``: buffers from its input generators,
     parameters checked against the kernel's, threads and shared memory from Triton's build for
-    ``arch`` (default: the suite target nearest the PTX's own ``.target``). lazy: buffers are made
-    page by page where the run touches them (the checker). Returns (contract, launch, host arrays,
-    compiled reference build)."""
+    ``arch`` (default: the suite target nearest the PTX's own ``.target``), or grid, block and shared
+    memory from a candidate's `// volta-launch:` header in ``path`` (harness/candidate.py). lazy:
+    buffers are made page by page where the run touches them (the checker). Returns (contract,
+    launch, host arrays, compiled reference build)."""
     require_extra("triton", "--contract")
     from harness import suite
     from harness.compile import ArchError, compile_contract
     from harness.contract import ContractError
+    from harness.candidate import apply_header, nearest_arch
     from harness.emulate import check_signature, kernel_launch
 
     try:
@@ -131,16 +133,10 @@ def contract_launch(name: str, module: A.Module, path: Path, instance: str, seed
         check_signature(contract, compiled, fn)
         arrays = contract.make_inputs(instance, distribution, seed, lazy=lazy)
         launch = kernel_launch(contract, compiled, fn, arrays, instance)
+        apply_header(launch, contract, path, instance)  # a candidate's `// volta-launch:` grid and block
     except (ArchError, ContractError, ValueError) as e:
         raise BadInput(str(e)) from None
     return contract, launch, arrays, compiled
 
 
-def nearest_arch(cap: int, min_arch: int) -> str:
-    for a, name in ((120, "sm_120"), (100, "sm_100a"), (90, "sm_90a"), (89, "sm_89"), (80, "sm_80")):
-        if cap >= a and a >= min_arch:
-            return name
-    return f"sm_{max(min_arch, 80)}"
-
-
-__all__ = ["header", "parse_ptx", "kernel_of", "raw_spec", "spec_launch", "contract_launch", "nearest_arch"]
+__all__ = ["header", "parse_ptx", "kernel_of", "raw_spec", "spec_launch", "contract_launch"]
