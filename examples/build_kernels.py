@@ -68,12 +68,17 @@ def load_manifest(path: Path = MANIFEST) -> list[PtxFile]:
         def assemble(target: str) -> tuple[str, ...]:
             return tuple(e.get("assemble", ())) or (target,)
 
+        tagged = e.get("name_target", True)  # false: one target, files named without it
+
+        def file(*parts: str, target: str) -> Path:
+            return folder / (".".join((*parts, target) if tagged else parts) + ".ptx")
+
         for target in e["targets"]:
-            out.append(PtxFile(folder / f"{stem}.{target}.ptx", target, assemble(target), header, source, (), extra))
+            out.append(PtxFile(file(stem, target=target), target, assemble(target), header, source, (), extra))
         for bug in e.get("bug", ()):
             for target in bug.get("targets", e["targets"][:1]):
                 lines = (*header, f"bug: {bug['what']}")
-                out.append(PtxFile(folder / f"{stem}.{bug['name']}.{target}.ptx", target, assemble(target), lines,
+                out.append(PtxFile(file(stem, bug["name"], target=target), target, assemble(target), lines,
                                    source, (bug["define"],), extra))
     return out
 
