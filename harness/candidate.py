@@ -241,23 +241,28 @@ def nearest_arch(cap: int, min_arch: int) -> str:
 def contract_launch(contract: Contract, module: ptx_parser.Module, *, source: str | Path | None = None,
                     instance: str = "verify", seed: int = 0, distribution: str = "normal",
                     entry: str | None = None, arch: str | None = None, lazy: bool = False,
-                    arrays: dict[str, Any] | None = None) -> ContractLaunch:
+                    arrays: dict[str, Any] | None = None, compiled: CompiledPTX | None = None) -> ContractLaunch:
     """The contract's launch for the one kernel of ``module`` (or ``entry``): buffers from its input
     generators (or ``arrays``), parameters checked against the kernel's, the parameter list, threads
     and shared memory from Triton's build for ``arch`` (default: the suite target nearest the PTX's
     own ``.target``), and grid/block/shared from the candidate's `// volta-launch:` header in
     ``source`` (the PTX file or text) when it has one. lazy: the buffers are made page by page where
-    the run touches them (the checker). Raises ValueError for a kernel that does not fit."""
+    the run touches them (the checker). ``compiled``: Triton's build to take the parameter list from
+    (default: compiled for ``arch`` and ``instance``; a build of another instance of the contract
+    has the same parameters unless an integer argument is 1 in one of them and not the other).
+    Raises ValueError for a kernel that does not fit."""
     from .emulate import check_signature, kernel_launch
 
     if arch is None:
         target = module.arch or "sm_90a"
         cap = int("".join(ch for ch in target[3:] if ch.isdigit()) or 90)
         arch = nearest_arch(cap, contract.min_arch)
-    compiled = compile_contract(contract, arch, instance)
-    kernels = module.kernels if entry is None else [module.function(entry)]
+    if compiled is None:
+        compiled = compile_contract(contract, arch, instance)
+    kernels = [f for f in module.kernels if entry is None or f.name == entry]
     if len(kernels) != 1:
-        raise ValueError(f"the module has {len(kernels)} kernels; choose one with --entry")
+        raise ValueError(f"{'no kernel named ' + repr(entry) if entry else f'{len(kernels)} kernels'} in the "
+                         "module; choose one with --entry")
     k = kernels[0]
     check_signature(contract, compiled, k)
     if arrays is None:

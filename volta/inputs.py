@@ -111,10 +111,9 @@ def contract_launch(name: str, module: A.Module, path: Path, instance: str, seed
     launch, host arrays, compiled reference build)."""
     require_extra("triton", "--contract")
     from harness import suite
-    from harness.compile import ArchError, compile_contract
+    from harness.candidate import contract_launch as candidate_contract_launch
+    from harness.compile import ArchError
     from harness.contract import ContractError
-    from harness.candidate import apply_header, nearest_arch
-    from harness.emulate import check_signature, kernel_launch
 
     try:
         contract = suite.get(name)
@@ -123,20 +122,13 @@ def contract_launch(name: str, module: A.Module, path: Path, instance: str, seed
     if distribution not in contract.distributions_for():
         raise BadInput(f"--distribution {distribution}: contract {name} draws its inputs from "
                        f"{', '.join(contract.distributions_for())}")
-    if arch is None:
-        target = module.arch or "sm_90a"
-        cap = int("".join(ch for ch in target[3:] if ch.isdigit()) or 90)
-        arch = nearest_arch(cap, contract.min_arch)
     fn = kernel_of(module, entry, path)
     try:
-        compiled = compile_contract(contract, arch, instance)
-        check_signature(contract, compiled, fn)
-        arrays = contract.make_inputs(instance, distribution, seed, lazy=lazy)
-        launch = kernel_launch(contract, compiled, fn, arrays, instance)
-        apply_header(launch, contract, path, instance)  # a candidate's `// volta-launch:` grid and block
+        cl = candidate_contract_launch(contract, module, source=path, instance=instance, seed=seed,
+                                       distribution=distribution, entry=fn.name, arch=arch, lazy=lazy)
     except (ArchError, ContractError, ValueError) as e:
         raise BadInput(str(e)) from None
-    return contract, launch, arrays, compiled
+    return contract, cl.launch, cl.arrays, cl.compiled
 
 
 __all__ = ["header", "parse_ptx", "kernel_of", "raw_spec", "spec_launch", "contract_launch"]
