@@ -125,6 +125,8 @@ EXTRA_SIZES: dict[str, list[tuple[str, dict[str, int]]]] = {
                           ("byte path, KB % 4 != 0", {"O": 7, "K": 9000, "KB": 1125})],
     "bitdelta_batched_mma": [("ragged M and O, 2 K chunks, 3 adapters", {"A": 3, "M": 40, "O": 300, "K": 512, "KB": 64}),
                              ("element-wise staging, KB % 16 != 0, K tail", {"A": 2, "M": 7, "O": 33, "K": 300, "KB": 38})],
+    "ce_zloss_smem_row": [("unrolled loop and tail", {"T": 2, "V": 40000}), ("cached and uncached parts", {"T": 2, "V": 70000}),
+                          ("scalar path, V % 8 != 0", {"T": 3, "V": 1001})],
     "conv2d_halo_mma": [("ragged tiles, 2 channel chunks, 2 filter blocks", _conv(2, 9, 17, 64, 72)),
                         ("direct path, C and F not multiples of 8", _conv(2, 5, 6, 3, 5))],
     "gemm_splitk": [("ragged tiles, 1 split", {"M": 20, "N": 36, "K": 100}),
@@ -136,6 +138,7 @@ BUG_INPUTS: dict[str, tuple[str, bool]] = {
     "bitdelta_signflip.bug_sign_set": ("normal", False),
     "bitdelta_signflip.bug_fp16_acc": ("large", True),  # a precision bug: benign on normal inputs
     "bitdelta_batched_mma.bug_sign_shift": ("normal", False),
+    "ce_zloss_smem_row.bug_label_off_by_one": ("normal", False),
     "conv2d_halo_mma.bug_halo_mask": ("normal", False),
     "gemm_splitk.bug_skip_last_split": ("normal", False),
 }
@@ -307,7 +310,7 @@ def test_cli_bad_header_is_bad_input(tmp_path: Path) -> None:
 def test_candidates_present() -> None:
     contracts = {headers(p)["volta-candidate"] for p in CANDIDATES}
     assert {"softmax", "bitdelta", "bitdelta_batched", "conv2d", "gemm_accumulate", "rmsnorm", "layernorm",
-            "rowsum"} <= contracts
+            "rowsum", "cross_entropy_zloss"} <= contracts
     for p in CANDIDATE_FILES:
         h = headers(p)
         assert h["volta-candidate"] in suite.names(), p
