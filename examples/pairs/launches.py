@@ -55,9 +55,9 @@ def attention(S: int) -> dict[str, Spec]:
     bufs = {"Q": _buf([S, d], 1), "K": _buf([S, d], 2), "V": _buf([S, d], 3), "O": _buf([S, d])}
     what = f"O = softmax(Q K^T / sqrt({d})) V, one head, S = {S}, head dim {d}, fp32"
     return {
-        "naive": {"comment": f"attention_naive (scores in the scratch buffer P): {what}", "kernel": "attention_naive",
-                  "grid": [S, 1, 1], "block": [256, 1, 1],
-                  "buffers": {**bufs, "P": _buf([S, S])}, "params": ["Q", "K", "V", "O", "P", S, scale]},
+        "naive": {"comment": f"attention_naive (one CTA per query row, the score row in shared memory): {what}",
+                  "kernel": "attention_naive", "grid": [S, 1, 1], "block": [256, 1, 1], "buffers": bufs,
+                  "params": ["Q", "K", "V", "O", S, scale]},
         "fast": {"comment": f"attention_flash (FlashAttention forward): {what}", "kernel": "attention_flash",
                  "grid": [_cdiv(S, 4), 1, 1], "block": [128, 1, 1], "buffers": bufs,
                  "params": ["Q", "K", "V", "O", S, scale]},

@@ -1,12 +1,13 @@
 // Naive softmax attention for one head, fp32: O = softmax(scale * Q K^T) V with Q, K, V, O [S, 32].
-// The textbook steps in order, one CTA of 256 threads per query row i: the score row
-// scale * q_i . k_j into P (an [S, S] global scratch buffer, keys j strided over the threads), its
-// max (a shared-memory tree), exp(score - max) written back to P and their sum (another tree), then
+// The textbook steps in order, one CTA of 256 threads per query row i: the whole score row
+// scale * q_i . k_j (keys j strided over the threads) into shared memory, its max (a shared-memory
+// tree), exp(score - max) written back and their sum (another tree), then
 // O[i, d] = (sum_j P[i, j] V[j, d]) / sum by 32 threads, one per d. The reference side of the
 // paper-style pair with fast.cu (FlashAttention forward). exp(x) is ex2.approx(x log2 e).
+// Requires S <= 8192 (the score row in 32 KB of shared memory).
 
 namespace {
-constexpr int kD = 32, kThreads = 256;
+constexpr int kD = 32, kThreads = 256, kMaxS = 8192;
 constexpr float kLog2e = 1.4426950408889634f;
 __device__ __forceinline__ float ex2(float v) {
   float r;
@@ -17,11 +18,11 @@ __device__ __forceinline__ float ex2(float v) {
 
 extern "C" __global__ void __launch_bounds__(kThreads)
 attention_naive(const float* __restrict__ Q, const float* __restrict__ K, const float* __restrict__ V,
-                float* __restrict__ O, float* __restrict__ P, int S, float scale) {
+                float* __restrict__ O, int S, float scale) {
+  __shared__ float p[kMaxS];  // the score row, then its exponentials
   __shared__ float red[kThreads];
   const int i = blockIdx.x, tid = threadIdx.x;
   const float* q = Q + static_cast<size_t>(i) * kD;
-  float* p = P + static_cast<size_t>(i) * S;
 
   float m = -INFINITY;
   for (int j = tid; j < S; j += kThreads) {  // scores
