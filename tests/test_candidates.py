@@ -497,7 +497,7 @@ def test_pair_race_free_committed(pair: str, tag: str, side: str) -> None:
 
 
 #: pair bug twin -> the size that exposes it
-PAIR_BUGS = {"attention/fast.bug_no_rescale.ptx": lambda: pair_launches.attention(128),
+PAIR_BUGS = {"attention/fast.bug_no_rescale.ptx": lambda: pair_launches.attention(300),  # 3 key tiles
              "conv/fast.bug_halo_mask.ptx": lambda: pair_launches.conv(3, 20, 19, 12)}
 
 
