@@ -408,6 +408,39 @@ def test_bug_twin_differs(path: Path) -> None:
         assert _ok(normal) == benign_on_normal, [str(x) for x in normal]
 
 
+#: candidates cheap enough to judge end to end on the CPU in the fast tier (the others: slow)
+JUDGED_FAST = {"softmax_warp_row", "rowsum_warp_row", "bitdelta_signflip"}
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=[] if p.name.split(".")[0] in JUDGED_FAST else
+                                               [pytest.mark.slow])
+                                  for p in CANDIDATES if _target(p) == "sm_90a"], ids=_rel)
+def test_judge_accepts_candidate(path: Path) -> None:
+    """`volta eval` on the CPU (harness.judge): static gate (the entry is Triton's kernel name),
+    ptxas, numeric trials at the verify instance and at sizes nobody saw (the header evaluated
+    there), volta check on the same bytes: accepted."""
+    from harness.judge.pipeline import EvalOptions, evaluate
+
+    report = evaluate(headers(path)["volta-candidate"], path.read_text(), name=path.name,
+                      options=EvalOptions(seed=7))
+    assert report.accepted, [(r.stage, r.status.value, r.summary) for r in report.stages]
+
+
+def test_judge_rejects_a_twin_and_a_bad_header() -> None:
+    from harness.judge.pipeline import EvalOptions, evaluate
+    from harness.judge.report import Reason
+
+    twin = EXAMPLES / "candidates/bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx"
+    report = evaluate("bitdelta", twin.read_text(), name=twin.name, options=EvalOptions(seed=7))
+    assert not report.accepted and any(p.reason is Reason.WRONG_VALUES for r in report.stages for p in r.problems)
+    good = (EXAMPLES / "candidates/rowsum/rowsum_warp_row.sm_90a.ptx").read_text()
+    bad = good.replace("grid=(M, 1, 1)", "grid=(M + Q, 1, 1)", 1)
+    report = evaluate("rowsum", bad, name="bad.ptx", options=EvalOptions(seed=7))
+    static = report.stages[0]
+    assert static.stage == "static" and static.status.value == "rejected"
+    assert any(p.reason is Reason.LAUNCH_CONFIG and "unknown name 'Q'" in p.message for p in static.problems)
+
+
 # --------------------------------------------------------------------------- pairs
 def run_spec(ptx: Path, spec: dict):
     """(outputs as float32 arrays, input buffers) of one launch spec."""

@@ -203,7 +203,7 @@ def run_trial(device: Device, kernel: Any, code: KernelCode, contract: Contract,
         want = c.run_reference(arrays, trial.label)
         scale = c.abs_scale(arrays, trial.label)
     values, scratch = param_values(c, ref_build, trial.label)
-    config = launch_config(c, ref_build, trial.label)
+    config = launch_config(c, ref_build, trial.label, code.ptx)
     rng = np.random.default_rng([trial.seed, 0x6A7D])
     result = TrialResult(trial, True)
     runs: list[dict[str, np.ndarray]] = []

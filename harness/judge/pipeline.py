@@ -27,6 +27,7 @@ import numpy as np
 from ptx_parser import ParseError
 from ptx_parser import ast as A
 
+from ..candidate import LaunchHeaderError
 from ..compile import ARCH_ALIASES, CompiledPTX, compile_contract
 from ..contract import Contract
 from . import ptxas as _ptxas
@@ -180,7 +181,10 @@ def _run_static(ctx: Context) -> StageResult:
     except ParseError as e:
         return StageResult.from_problems("static", [Problem(Reason.BAD_PTX, e.message, where=e.location)], "")
     ref = ctx.reference
-    block = launch_config(ctx.contract, ref, "verify").block
+    try:
+        block = launch_config(ctx.contract, ref, "verify", ctx.ptx).block
+    except LaunchHeaderError as e:
+        return StageResult.from_problems("static", [Problem(Reason.LAUNCH_CONFIG, str(e))], "")
     problems, ctx.kernel = _static.gate(ctx.contract, ctx.module, ref, _reference_module(ref), block)
     detail = StaticDetail(ref.entry, ctx.module.arch, ref.target,
                           len(ctx.kernel.params or ()) if ctx.kernel else 0, ref.key)
@@ -242,7 +246,8 @@ def _run_numeric(ctx: Context) -> StageResult:
 
 
 def _run_verify(ctx: Context) -> StageResult:
-    report = _verify.check(ctx.contract, ctx.module, ctx.kernel, ctx.reference, "verify", ctx.options.verify_timeout)
+    report = _verify.check(ctx.contract, ctx.module, ctx.kernel, ctx.reference, "verify", ctx.options.verify_timeout,
+                           ctx.ptx)
     problems, detail, undecided = _verify.judge(report, ctx.sha256, "verify")
     if undecided:
         return StageResult("verify", Status.UNDECIDED, report.verdict, problems, detail)

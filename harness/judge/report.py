@@ -74,7 +74,8 @@ REASONS: dict[Reason, ReasonInfo] = {
     Reason.ENTRY_NAME: ReasonInfo("the .entry name differs from the contract's Triton kernel"),
     Reason.PARAMETERS: ReasonInfo("the parameter list cannot carry the contract's arguments"),
     Reason.TARGET: ReasonInfo("the .target cannot run on the contract's target"),
-    Reason.LAUNCH_CONFIG: ReasonInfo(".reqntid/.maxntid/.maxnctapersm contradict the launch the harness makes"),
+    Reason.LAUNCH_CONFIG: ReasonInfo(".reqntid/.maxntid/.maxnctapersm contradict the launch the harness makes, or the "
+                                     "candidate's `// volta-launch:` header cannot be read"),
     Reason.GLOBAL_DATA: ReasonInfo(".global/.const data the reference does not declare (cross-launch state)", (8,)),
     Reason.SPECIAL_REGISTER: ReasonInfo("reads a timer/placement special register the reference does not", (9,)),
     Reason.FOREIGN_CALL: ReasonInfo("calls a function the reference does not (device-side launches, host "

@@ -34,8 +34,9 @@ class VerifyDetail:
 
 
 def check(contract: Contract, module: A.Module, kernel: A.Function, reference: CompiledPTX, instance: str,
-          timeout: float) -> Any:
-    """The symexec.check Report of ``kernel`` at ``instance`` (at most ``timeout`` seconds of emulation)."""
+          timeout: float, ptx: str | None = None) -> Any:
+    """The symexec.check Report of ``kernel`` at ``instance`` (at most ``timeout`` seconds of emulation);
+    ``ptx``: the candidate's text, whose `// volta-launch:` header gives the launch shape."""
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
     from symexec import Unsupported, load_program, time_limit
     from symexec.check import check_kernel
@@ -43,7 +44,7 @@ def check(contract: Contract, module: A.Module, kernel: A.Function, reference: C
 
     arrays = contract.make_inputs(instance, "normal", 0, lazy=True)
     launch = kernel_launch(contract, reference, kernel, arrays, instance)
-    config = launch_config(contract, reference, instance)
+    config = launch_config(contract, reference, instance, ptx)
     launch.grid, launch.block, launch.dynamic_shared_bytes = config.grid, config.block, config.dynamic_shared
     try:
         prog = load_program(module, kernel.name)

@@ -135,7 +135,7 @@ class GpuWorker:
         import torch
 
         ref = compile_contract(contract, request.arch, instance)
-        config = launch_config(contract, ref, instance)
+        config = launch_config(contract, ref, instance, request.ptx)
         launch = KernelLaunch(config.grid, config.block, config.dynamic_shared)
         loaded = LoadedKernel(self.cuda, request.code(twin))
         values, scratch = param_values(contract, ref, instance)

@@ -90,8 +90,9 @@ __device__ __forceinline__ float signed_sum(uint32_t bits, const uint32_t (&pair
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kWarps * kLanes)
-bitdelta_signflip(const uint8_t* __restrict__ packed, const __half* __restrict__ scale,
+bitdelta_gemv_kernel(const uint8_t* __restrict__ packed, const __half* __restrict__ scale,
                   const __half* __restrict__ x, __half* __restrict__ y, int O, int K, int KB,
                   const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ float part[kWarps][kRows];

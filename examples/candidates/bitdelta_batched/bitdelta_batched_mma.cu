@@ -47,8 +47,9 @@ __device__ __forceinline__ uint32_t signs(uint32_t shifted) { return (shifted & 
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads)
-bitdelta_batched_mma(const __half* __restrict__ x, const uint8_t* __restrict__ packed, const __half* __restrict__ scale,
+bitdelta_batched_kernel(const __half* __restrict__ x, const uint8_t* __restrict__ packed, const __half* __restrict__ scale,
                      __half* __restrict__ y, int M, int O, int K, int KB,
                      const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ __align__(128) uint8_t xs[kBM * kXRow];  // 16384 bytes

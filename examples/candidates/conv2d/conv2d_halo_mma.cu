@@ -72,8 +72,9 @@ __device__ void conv_direct(const __half* __restrict__ x, const __half* __restri
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads)
-conv2d_halo_mma(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y,
+conv2d_kernel(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y,
                 int NB, int H, int W, int C, int F, int OH, int OW,
                 const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ __align__(128) uint8_t xs[kHH * kHW * kCK * 2];   // 11520 bytes

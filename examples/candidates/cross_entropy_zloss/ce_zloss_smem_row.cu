@@ -65,8 +65,9 @@ __device__ __forceinline__ uint32_t pack2(float a, float b) {
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
-ce_zloss_smem_row(uint16_t* __restrict__ logits, const int* __restrict__ labels, float* __restrict__ loss,
+ce_zloss_kernel(uint16_t* __restrict__ logits, const int* __restrict__ labels, float* __restrict__ loss,
                   float* __restrict__ lse, int V, float zc, float gscale,
                   const void* /*global scratch*/, const void* /*profile scratch*/) {
   extern __shared__ uint4 cache[];  // the row's first min(V, kCache) elements (the launch gives 2 min(V, kCache) bytes)

@@ -51,8 +51,9 @@ __device__ __forceinline__ void red_add(float* p, float v) {
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads)
-gemm_splitk(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int M, int N, int K,
+gemm_accumulate_kernel(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int M, int N, int K,
             const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ __align__(128) uint8_t smem[kStages * (kAStage + kBStage)];  // 49152 bytes
 

