@@ -16,6 +16,7 @@ Hand-written PTX (no `source`) is listed too, so that the check covers it; it is
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -92,11 +93,11 @@ def generate(f: PtxFile) -> str:
         raise RuntimeError(f"nvcc failed for {f.name}:\n{proc.stderr}")
 
     def relative(m: re.Match[str]) -> str:
-        p = Path(m.group(2))
-        try:
-            rel = p.resolve().relative_to(src.parent.resolve())
-        except ValueError:
-            rel = Path(p.name)  # a CUDA header: its name only
+        p = Path(m.group(2)).resolve()
+        if p.is_relative_to(ROOT):  # ours: relative to the PTX file's folder
+            rel = os.path.relpath(p, src.parent.resolve())
+        else:
+            rel = p.name  # a CUDA header: its name only
         return f'{m.group(1)}"{rel}"'
 
     body = _FILE.sub(relative, proc.stdout)

@@ -22,18 +22,15 @@
 #include <cstdint>
 #include <cuda_fp16.h>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kWarps = 8;
 constexpr int kRows = 16;
 constexpr int kLanes = 32;
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
 
 // 32 activations x[k0 .. k0 + 31] as 16 fp16 pairs (x[k0 + j] low, x[k0 + j + 16] high); zeros past K.
 __device__ __forceinline__ void load_pairs(const __half* __restrict__ x, int k0, int K, uint32_t (&pair)[16]) {
@@ -54,9 +51,7 @@ __device__ __forceinline__ void load_pairs(const __half* __restrict__ x, int k0,
       w[i] = lo | (hi << 16);
     }
   }
-#pragma unroll
-  for (int j = 0; j < 16; ++j)  // low half of word j/2 (j even) or its high half (j odd), same of word 8 + j/2
-    pair[j] = __byte_perm(w[j >> 1], w[8 + (j >> 1)], (j & 1) ? 0x7632 : 0x5410);
+  pairs_j_j16(w, pair);
 }
 
 // sum_j s_j x_j over one word of signs, fp32 accumulation.
@@ -93,8 +88,8 @@ __device__ __forceinline__ float signed_sum(uint32_t bits, const uint32_t (&pair
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kWarps * kLanes)
 bitdelta_gemv_kernel(const uint8_t* __restrict__ packed, const __half* __restrict__ scale,
-                  const __half* __restrict__ x, __half* __restrict__ y, int O, int K, int KB,
-                  const void* /*global scratch*/, const void* /*profile scratch*/) {
+                     const __half* __restrict__ x, __half* __restrict__ y, int O, int K, int KB,
+                     const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ float part[kWarps][kRows];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int row0 = blockIdx.x * kRows;

@@ -19,6 +19,10 @@
 #include <cstdint>
 #include <cuda_fp16.h>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kTH = 8, kTW = 16;            // output tile
@@ -33,23 +37,6 @@ constexpr int kThreads = 128;
 __device__ __forceinline__ uint32_t xs_off(int p, int u) { return p * 64 + 16 * (u ^ ((p >> 1) & 3)); }
 // byte offset of unit v (filters 8v .. 8v + 7) of filter row (tap, k): rows of 128 bytes
 __device__ __forceinline__ uint32_t ws_off(int tap, int k, int v) { return (tap * kCK + k) * 128 + 16 * (v ^ (k & 7)); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-               "{%8, %9}, {%0, %1, %2, %3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 // Direct loop for C or F not a multiple of 8: every output of the tile, one at a time.
 __device__ void conv_direct(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y,
@@ -75,8 +62,8 @@ __device__ void conv_direct(const __half* __restrict__ x, const __half* __restri
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads)
 conv2d_kernel(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y,
-                int NB, int H, int W, int C, int F, int OH, int OW,
-                const void* /*global scratch*/, const void* /*profile scratch*/) {
+              int NB, int H, int W, int C, int F, int OH, int OW,
+              const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ __align__(128) uint8_t xs[kHH * kHW * kCK * 2];   // 11520 bytes
   __shared__ __align__(128) uint8_t ws[kTaps * kCK * kFN * 2]; // 36864 bytes
 

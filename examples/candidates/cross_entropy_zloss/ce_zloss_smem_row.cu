@@ -20,25 +20,16 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kThreads = 1024, kWarps = kThreads / 32;
 constexpr int kCache = 60 * 1024;  // bf16 elements of a row kept in shared memory
 constexpr int kUnroll = 4;
-constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
-constexpr unsigned kFull = 0xffffffffu;
 
-__device__ __forceinline__ float ex2(float v) {
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
-__device__ __forceinline__ float lg2(float v) {
-  float r;
-  asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
-__device__ __forceinline__ float expm(float v, float m) { return ex2((v - m) * kLog2e); }
 __device__ __forceinline__ float bf(uint32_t bits16) { return __uint_as_float(bits16 << 16); }
 
 // (m, s) <- the pair for the union of two sets of terms (s: sum of exp(z - m)); empty sets have s = 0
@@ -68,8 +59,8 @@ __device__ __forceinline__ uint32_t pack2(float a, float b) {
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 ce_zloss_kernel(uint16_t* __restrict__ logits, const int* __restrict__ labels, float* __restrict__ loss,
-                  float* __restrict__ lse, int V, float zc, float gscale,
-                  const void* /*global scratch*/, const void* /*profile scratch*/) {
+                float* __restrict__ lse, int V, float zc, float gscale,
+                const void* /*global scratch*/, const void* /*profile scratch*/) {
   extern __shared__ uint4 cache[];  // the row's first min(V, kCache) elements (the launch gives 2 min(V, kCache) bytes)
   __shared__ float red_m[kWarps], red_s[kWarps], red_zy[kWarps];
   __shared__ float row_lse;

@@ -16,6 +16,10 @@
 #include <cstdint>
 #include <cuda_fp16.h>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3, kThreads = 256;
@@ -31,20 +35,6 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool v
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
 __device__ __forceinline__ void cp_async_wait_1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-               "{%8, %9}, {%0, %1, %2, %3};"
-               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 __device__ __forceinline__ void red_add(float* p, float v) {
   asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
 }
@@ -54,7 +44,7 @@ __device__ __forceinline__ void red_add(float* p, float v) {
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(kThreads)
 gemm_accumulate_kernel(const __half* __restrict__ A, const __half* __restrict__ B, float* __restrict__ C, int M, int N, int K,
-            const void* /*global scratch*/, const void* /*profile scratch*/) {
+                       const void* /*global scratch*/, const void* /*profile scratch*/) {
   __shared__ __align__(128) uint8_t smem[kStages * (kAStage + kBStage)];  // 49152 bytes
 
   const int m0 = blockIdx.x * kBM, n0 = blockIdx.y * kBN;

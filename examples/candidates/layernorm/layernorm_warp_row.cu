@@ -13,32 +13,23 @@
 
 #include <cstdint>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kLanes = 32;
 constexpr int kSlots = 32;
 constexpr int kMaxFastN = kLanes * kSlots * 4;  // 4096
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float rsqrt_approx(float v) {
-  float r;
-  asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
 
 }  // namespace
 
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
 layernorm_kernel(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
-                   float* __restrict__ y, int N, float eps,
-                   const void* /*global scratch*/, const void* /*profile scratch*/) {
+                 float* __restrict__ y, int N, float eps,
+                 const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);
   const float* xr = x + base;

@@ -12,18 +12,15 @@
 #include <cstdint>
 #include <cuda_fp16.h>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kLanes = 32;
 constexpr int kSlots = 32;                     // 8-wide fp16 slots per lane on the fast path
 constexpr int kMaxFastN = kLanes * kSlots * 8; // 8192
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
 
 __device__ __forceinline__ float2 f2(uint32_t h2) { return __half22float2(*reinterpret_cast<const __half2*>(&h2)); }
 
@@ -32,18 +29,12 @@ __device__ __forceinline__ uint32_t h2(float a, float b) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-__device__ __forceinline__ float rsqrt_approx(float v) {
-  float r;
-  asm("rsqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
-
 }  // namespace
 
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
 rmsnorm_kernel(const __half* __restrict__ x, const __half* __restrict__ w, __half* __restrict__ y, int N,
-                 float eps, const void* /*global scratch*/, const void* /*profile scratch*/) {
+               float eps, const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);
   const __half* xr = x + base;

@@ -9,24 +9,21 @@
 
 #include <cstdint>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kLanes = 32;
 constexpr int kDepth = 8;  // float4 loads in flight per lane
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
 
 }  // namespace
 
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
 rowsum_kernel(const float* __restrict__ x, float* __restrict__ y, int N,
-                const void* /*global scratch*/, const void* /*profile scratch*/) {
+              const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const float* xr = x + static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);
   float total;

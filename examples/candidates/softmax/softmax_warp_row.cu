@@ -16,33 +16,15 @@
 
 #include <cstdint>
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 
 constexpr int kLanes = 32;
 constexpr int kSlots = 32;                     // float4 slots per lane on the fast path
 constexpr int kMaxFastN = kLanes * kSlots * 4; // 4096
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ __forceinline__ float ex2(float v) {
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
-
-__device__ __forceinline__ float expm(float v, float m) { return ex2((v - m) * kLog2e); }
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-  return v;
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-  return v;
-}
 
 __device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
 
@@ -51,7 +33,7 @@ __device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), 
 // The entry has the name of Triton's kernel for the contract (the evaluation harness requires it).
 extern "C" __global__ void __launch_bounds__(32)
 softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int N,
-                 const void* /*global scratch*/, const void* /*profile scratch*/) {
+               const void* /*global scratch*/, const void* /*profile scratch*/) {
   const int lane = threadIdx.x;
   const size_t base = static_cast<size_t>(blockIdx.x) * static_cast<unsigned>(N);
   const float* xr = x + base;

@@ -8,15 +8,12 @@
 // o[d] += sum_j exp(s_j - m') V[j, d], with exp(s_j - m') broadcast from the lane that scored key j.
 // After the last tile O = o / l. Keys past S score -inf (exp gives 0).
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 constexpr int kD = 32, kTile = 128, kPer = kTile / 32, kWarps = 4;
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr unsigned kFull = 0xffffffffu;
-__device__ __forceinline__ float ex2(float v) {
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kWarps * 32)

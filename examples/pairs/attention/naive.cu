@@ -6,14 +6,12 @@
 // paper-style pair with fast.cu (FlashAttention forward). exp(x) is ex2.approx(x log2 e).
 // Requires S <= 8192 (the score row in 32 KB of shared memory).
 
+#include "../../common.cuh"
+
+using namespace vk;
+
 namespace {
 constexpr int kD = 32, kThreads = 256, kMaxS = 8192;
-constexpr float kLog2e = 1.4426950408889634f;
-__device__ __forceinline__ float ex2(float v) {
-  float r;
-  asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-}
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(kThreads)
