@@ -290,4 +290,5 @@ def header_assumption(header: LaunchHeader) -> str:
 
 
 __all__ = ["LaunchHeader", "LaunchHeaderError", "LaunchShape", "ContractLaunch", "parse_header", "read_header",
-           "candidate_launch", "header_shape", "contract_launch", "apply_header", "nearest_arch", "header_assumption", "cdiv", "HEADER_LINES"]
+           "candidate_launch", "header_shape", "contract_launch", "apply_header", "nearest_arch", "header_assumption",
+           "cdiv", "HEADER_LINES"]
