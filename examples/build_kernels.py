@@ -110,20 +110,20 @@ def generate(f: PtxFile) -> str:
 
 
 _B8_RUN = re.compile(r"(?:^\.b8 [0-9,]+\n)+", re.MULTILINE)
-_INTERNAL = re.compile(rb"_INTERNAL_[0-9a-f]{8}_")
+_PATH_HASH = re.compile(rb"(_INTERNAL_|_GLOBAL__N__)[0-9a-f]{8}_")
 
 
 def _stable_internal_names(body: str, source: Path) -> str:
-    """`body` with the hash nvcc puts in internal-linkage names (`_INTERNAL_<8 hex>_`, derived
-    from the source's absolute path) replaced by one derived from its path under examples/, so
+    """`body` with the hash nvcc puts in internal-linkage names (`_INTERNAL_<8 hex>_` and
+    `_GLOBAL__N__<8 hex>_`, derived from the source's absolute path) replaced by one derived from its path under examples/, so
     that a build is byte-identical in every checkout. The names appear only as `.b8` debug
     strings; the byte count is unchanged, so every line keeps its length."""
-    stable = b"_INTERNAL_" + hashlib.sha256(source.as_posix().encode()).hexdigest()[:8].encode() + b"_"
+    stable = hashlib.sha256(source.as_posix().encode()).hexdigest()[:8].encode()
 
     def rewrite(m: re.Match[str]) -> str:
         lines = m.group(0).splitlines()
         rows = [[int(b) for b in line[4:].split(",")] for line in lines]
-        data = _INTERNAL.sub(stable, bytes(b for row in rows for b in row))
+        data = _PATH_HASH.sub(lambda h: h.group(1) + stable + b"_", bytes(b for row in rows for b in row))
         out, i = [], 0
         for row in rows:
             out.append(".b8 " + ",".join(str(b) for b in data[i:i + len(row)]))
