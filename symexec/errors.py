@@ -6,7 +6,7 @@ from ptx_parser import ast as A
 from semantics.errors import ExecError, UndefinedBehavior, Unsupported, where
 
 __all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "TimeLimit", "MemoryLimit",
-           "where"]
+           "Trap", "where"]
 
 
 class MemoryFault(ExecError):
@@ -31,3 +31,12 @@ class TimeLimit(ExecError):
 
 class MemoryLimit(ExecError):
     """The process's resident memory passed the run_limits() ceiling (symexec.machine): nothing decided."""
+
+
+class Trap(ExecError):
+    """Threads executed `trap` (PTX 9.7.19.4: abort execution and signal the host) or a call that
+    traps (`__assertfail`): the launch fails. `lanes` are batch lanes that trapped."""
+
+    def __init__(self, message: str, ins: A.Instruction | None, lanes: list[int]) -> None:
+        super().__init__(message, ins)
+        self.lanes = lanes

@@ -28,16 +28,17 @@ from semantics.ptx import HANDLERS
 from semantics.ptx.core import UINT, tinfo
 
 from . import units as _units
-from .errors import Deadlock, ExecError, MemoryLimit, TimeLimit
+from .errors import Deadlock, ExecError, MemoryLimit, TimeLimit, Trap
 from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Proxy, Reconverged, Release,
                      SplitReason, SyncKind, SyncPoint, hook_name)
 from .execctx import GroupExec
-from .launch import Launch, pack_params
-from .memory import GlobalMemory, Memory
+from .launch import Launch, check_launch_bounds, pack_params
+from .memory import FUNCTION_BASE, GlobalMemory, Memory
 from .opcodes import Purity, purity, touches_memory_or_sync
 from .program import Program
 
-MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
+MAX_STEPS = 5_000_000
+GRID_WORKSPACE_BYTES = 256  # the cooperative-groups grid workspace (a barrier word and its neighbours)  # instructions per batch (a group executing one instruction = 1 step)
 
 MachineHandler = _units.MachineHandler
 
@@ -46,6 +47,7 @@ class FindingKind(str, Enum):
     """What a verdict reports (most severe first in symexec.check's ordering)."""
 
     OUT_OF_BOUNDS = "out_of_bounds"
+    TRAP = "trap"  # the kernel executes trap (or a failed device assert): the launch fails
     RACE = "race"
     DEADLOCK = "deadlock"
     DIVERGENCE = "divergence"
@@ -140,9 +142,11 @@ class Batch:
     def __init__(self, prog: Program, launch: Launch, glob: GlobalMemory, ctas: list[tuple[int, int, int]],
                  params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]],
                  observers: Sequence[Observer] = (), batch_id: int = 0, cta_base: int = 0,
-                 exec_factory: Callable[["Batch"], GroupExec] = GroupExec) -> None:
+                 exec_factory: Callable[["Batch"], GroupExec] = GroupExec,
+                 environment: dict[str, int] | None = None) -> None:
         self.prog = prog
         self.launch = launch
+        self.environment = environment or {}  # %envreg values (Machine.environment)
         T = launch.threads_per_block
         self.lanes_per_cta = -(-T // 32) * 32
         self.warps_per_cta = self.lanes_per_cta // 32
@@ -301,6 +305,7 @@ class Machine:
         """observers: hear the run's events (symexec.events); policy: how guards and branches are
         treated (default: follow the values); ctas: run exactly these CTAs, as one batch (default:
         the whole grid, batch by batch); exec_factory: the instruction context of each batch."""
+        check_launch_bounds(prog.function, launch)
         self.prog = prog
         self.launch = launch
         self.glob = GlobalMemory()
@@ -314,6 +319,14 @@ class Machine:
         for p in prog.params:
             self.var_addr[p.name] = (".param", offsets[p.name])
         self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
+        self.environment: dict[str, int] = {}
+        if prog.specials & {"%envreg1", "%envreg2"}:
+            # A cooperative launch (cudaLaunchCooperativeKernel): cooperative groups find the grid's
+            # barrier workspace at the address %envreg1:%envreg2 (high:low), zero-filled; every CTA is
+            # resident at once, so the grid runs as one batch and a grid-wide sync can complete
+            ws = self.glob.allocate("cooperative-groups grid workspace", GRID_WORKSPACE_BYTES)
+            self.environment = {"%envreg1": ws.base >> 32, "%envreg2": ws.base & 0xFFFFFFFF}
+            self.batch_ctas = launch.num_ctas
         self.max_steps = max_steps
         self.limits = _LIMITS.get()
         self._ctas_done = 0  # CTAs of finished batches (progress and limit messages)
@@ -332,6 +345,9 @@ class Machine:
     # ------------------------------------------------------------------ set-up
     def _place_variables(self) -> dict[str, tuple[str, int]]:
         out: dict[str, tuple[str, int]] = {}
+        # every function has an address (mov of its name, call tables, indirect calls; PTX 9.7.12.5)
+        for i, fn in enumerate(dict.fromkeys(f.name for f in self.prog.module.functions)):
+            out[fn] = (".func", FUNCTION_BASE + 16 * i)
         pending_init = []
         for v in self.prog.variables.values():
             if v.space in (".global", ".const"):
@@ -393,7 +409,7 @@ class Machine:
         base = 0
         for bi, these in enumerate(batches):
             batch = Batch(self.prog, self.launch, self.glob, these, self.params, self.param_offsets, self.var_addr,
-                          self.observers, bi, base, self.exec_factory)
+                          self.observers, bi, base, self.exec_factory, self.environment)
             base += len(these)
             self.stats.batches += 1
             try:
@@ -791,9 +807,10 @@ class Machine:
     def _exit_ins(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         if self.prog.function.kind == ".func" and ins.opcode == "ret":
             raise Unsupported("ret from a .func called by the kernel", ins)
-        if ins.opcode == "trap":
+        if ins.opcode == "trap":  # abort the kernel and signal the host (PTX 9.7.19, trap)
             if mask.any():
-                raise ExecError("trap executed", ins)
+                lanes = np.nonzero(mask)[0]
+                raise Trap(f"trap executed by {lanes.size} thread(s)", ins, [int(x) for x in lanes[:8]])
             g.pc += 1
             return True
         stay = self._exit(b, g, mask)
@@ -1021,7 +1038,6 @@ _CONTROL = {
     "pmevent": "_nop",
     "fence": "_fence",
     "membar": "_fence",
-    "call": "_unsupported",
     "brx": "_brx",
 }
 

@@ -26,6 +26,7 @@ class Verdict(str, Enum):
     RACE_FREE = "race_free"
     VERIFIED = "verified"
     OUT_OF_BOUNDS = "out_of_bounds"
+    TRAP = "trap"
     RACE = "race"
     DEADLOCK = "deadlock"
     DIVERGENCE = "divergence"
@@ -50,7 +51,7 @@ class Verdict(str, Enum):
 #: Findings, most severe first: the verdict of a report with findings is the most severe one's. A
 #: deadlock or a barrier that not every thread reaches comes before races: the accesses it fails to
 #: order then race as a consequence, and the verdict names the cause.
-SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.DEADLOCK, FindingKind.DIVERGENCE, FindingKind.RACE,
+SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP, FindingKind.DEADLOCK, FindingKind.DIVERGENCE, FindingKind.RACE,
             FindingKind.UNINITIALIZED, FindingKind.UNDEFINED_BEHAVIOR]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
+from ..errors import Deadlock, ExecError, MemoryFault, Trap, UndefinedBehavior, Unsupported
 from ..events import Buffer, Completion, MemSpace, Observer
 from ..launch import Launch
 from ..tensormap import TensorMap
@@ -97,6 +97,11 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             raise
     except MemoryFault as e:
         fatal = _fault_finding(m, module, e, getattr(e, "batch_ctas", None) or ctas)
+    except Trap as e:
+        bctas = getattr(e, "batch_ctas", None) or ctas
+        sites = [site_for(module, e.ins, *_thread_of(launch, -(-launch.threads_per_block // 32) * 32, lane, bctas))
+                 for lane in e.lanes[:2]]
+        fatal = Finding(FindingKind.TRAP, e.message, sites)
     except Deadlock as e:
         fatal = Finding(FindingKind.DEADLOCK, e.message,
                         [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
