@@ -384,7 +384,7 @@ def _assertfail(m: "Machine", b: "Batch", call: CallSite, lanes: np.ndarray, ins
     line = int(_read_arg(b, call, 2, 4, lanes[:1], ins)[0])
     cta, tid = _who(b, lane)
     raise Trap(f"assertion `{msg}` failed in {func} at {file}:{line} (CTA {cta} thread {tid}; "
-               f"{lanes.size} thread(s) of this group)", ins, [int(x) for x in lanes[:8]])
+               f"{lanes.size} thread(s) of this group)", ins, [int(x) for x in lanes])
 
 
 #: name -> (effect summary, (parameter bytes...), return bytes or 0)

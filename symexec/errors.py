@@ -16,6 +16,7 @@ class MemoryFault(ExecError):
                  space: str) -> None:
         super().__init__(message, ins)
         self.lanes, self.addresses, self.space = lanes, addresses, space
+        self.all_lanes: list[int] = list(lanes)  # every failing lane (lanes: the first few, for witnesses)
 
     def __str__(self) -> str:
         return f"{self.message} at {where(self.ins)}"

@@ -171,8 +171,10 @@ class Memory:
 
     @staticmethod
     def _fault(msg: str, ins, lanes, addrs, bad, space) -> None:
-        sel = np.nonzero(bad)[0][:8]
-        raise MemoryFault(msg, ins, [int(lanes[i]) for i in sel], [int(addrs[i]) for i in sel], space)
+        sel = np.nonzero(bad)[0]
+        e = MemoryFault(msg, ins, [int(lanes[i]) for i in sel[:8]], [int(addrs[i]) for i in sel[:8]], space)
+        e.all_lanes = [int(x) for x in lanes[sel]]
+        raise e
 
     def _split_generic(self, addrs: np.ndarray) -> dict[str, np.ndarray]:
         a = addrs.astype(np.uint64)
