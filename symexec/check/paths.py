@@ -277,7 +277,7 @@ class PathConditions:
         self.state = state
         self.terms = Terms(state.terms or TermLog(), prog, names)
         self.deadline = time.monotonic() + BUDGET_S
-        self.cache: dict[frozenset, z3.CheckSatResult] = {}
+        self.cache: dict[frozenset, tuple[z3.CheckSatResult, list]] = {}
         self.model: z3.ModelRef | None = None
 
     def literals(self, path: tuple[int, ...], row: int) -> list | None:
@@ -302,14 +302,16 @@ class PathConditions:
 
     def check(self, sides: tuple[tuple[tuple[int, ...], int], ...]) -> z3.CheckSatResult:
         lits: list = []
-        for path, row in sides:
-            got = self.literals(path, row)
+        for side in sides:
+            if len(sides) > 1 and self.check((side,)) == z3.unsat:  # each thread's own path first
+                return z3.unsat
+            got = self.literals(*side)
             if got is None:
                 return z3.unsat
             lits += got
-        key = frozenset(str(x) for x in lits)
+        key = frozenset(x.get_id() for x in lits)  # the cache holds the terms: their ids stay theirs
         if key in self.cache:
-            return self.cache[key]
+            return self.cache[key][0]
         if time.monotonic() > self.deadline:
             return z3.unknown
         s = z3.Solver()
@@ -318,7 +320,7 @@ class PathConditions:
         res = s.check()
         if res == z3.sat and self.model is None:
             self.model = s.model()
-        self.cache[key] = res
+        self.cache[key] = (res, lits)
         return res
 
 
@@ -451,7 +453,7 @@ def _replay_model(f: Finding, pc: PathConditions, alt, prog: "Program", launch: 
     rep = conclude(record_report(r, prog, given.launch), r.state)
     if any(g.key == f.key for g in rep.findings):
         return Judgement(f, Outcome.POSSIBLE, f"an input with {given.describe()} reaches it (replayed concretely)",
-                         rep, given.describe())
+                         rep, given.describe(), given.launch)
     return Judgement(f, Outcome.UNKNOWN, f"the branch conditions allow an input with {given.describe()}, but "
                                          "replaying that input does not show it")
 

@@ -303,7 +303,8 @@ def _merge_by_instructions(events: list[Event], pairs: list[RacePair]) -> list[R
 
 
 def _same_instruction_writes(buf, c, limit: int, threads: int, stats: dict | None = None) -> list[RacePair]:
-    """Lanes of one instruction writing one byte: allowed only by the same-value rule (same_value.py)."""
+    """Lanes of one instruction writing one byte: allowed only by the same-value rule (same_value.py).
+    One pair per dynamic instruction and reason, counting its byte pairs and the bytes they span."""
     w = c["kind"] != READ
     same = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
     js = np.nonzero(same)[0]
@@ -312,24 +313,33 @@ def _same_instruction_writes(buf, c, limit: int, threads: int, stats: dict | Non
     ok = equal_defined_values(c, js, js + 1)
     if stats is not None:
         stats["same_value"] = stats.get("same_value", 0) + int(ok.sum())
+    a = js[~ok]
+    if a.size == 0:
+        return []
+    b = a + 1
+    same_warp = c["row"][a] // 32 == c["row"][b] // 32
+    same_cta = c["row"][a] // threads == c["row"][b] // threads
+    undefined = c["undef"][a] | c["undef"][b]
+    equal = (c["hash"][a] == c["hash"][b]) & ~undefined
+    benign = same_warp & (c["real"][a] == c["real"][b]) & ~undefined
+    code = np.select([benign, undefined & same_warp, same_warp, same_cta & equal, same_cta], [0, 1, 2, 3, 4], 5)
+    reasons = ["lanes write values that are equal in real arithmetic but may differ by rounding; which lane's value "
+               "lands is unspecified",
+               "lanes write values read from memory no thread wrote (not defined values)",
+               "lanes of one warp write values that are not provably equal",
+               "two warps write the same value to the same bytes in one instruction: nothing orders their stores (the "
+               "same-value rule covers the lanes of one warp only)",
+               "two warps write the same bytes in one instruction without synchronisation",
+               "two CTAs write the same bytes without inter-CTA synchronisation"]
+    keys = c["ev"][a] * 8 + code
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     out = []
-    for j in js[~ok][:limit]:
-        a, b = j, j + 1
-        same_warp = c["row"][a] // 32 == c["row"][b] // 32
-        same_cta = c["row"][a] // threads == c["row"][b] // threads
-        benign = bool(same_warp and c["real"][a] == c["real"][b] and not c["undef"][a] and not c["undef"][b])
-        undefined = bool(c["undef"][a] or c["undef"][b])
-        equal = bool(c["hash"][a] == c["hash"][b]) and not undefined
-        reason = ("lanes write values that are equal in real arithmetic but may differ by "
-                  "rounding; which lane's value lands is unspecified" if benign else
-                  "lanes write values read from memory no thread wrote (not defined values)" if undefined and same_warp
-                  else "lanes of one warp write values that are not provably equal" if same_warp
-                  else "two warps write the same value to the same bytes in one instruction: nothing orders their "
-                       "stores (the same-value rule covers the lanes of one warp only)" if same_cta and equal
-                  else "two warps write the same bytes in one instruction without synchronisation" if same_cta
-                  else "two CTAs write the same bytes without inter-CTA synchronisation")
-        out.append(RacePair(buf, int(c["byte"][a]) * c.granule, int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
-                            int(c["lane"][b]), reason, benign))
+    for i, n in zip(first[:limit].tolist(), counts[:limit].tolist()):
+        sel = keys == keys[i]
+        ja, jb = int(a[i]), int(b[i])
+        out.append(RacePair(buf, int(c["byte"][ja]) * c.granule, int(c["ev"][ja]), int(c["lane"][ja]),
+                            int(c["ev"][jb]), int(c["lane"][jb]), reasons[int(code[i])], bool(benign[i]), int(n),
+                            int(c["byte"][a[sel]].max()) * c.granule))
     return out
 
 

@@ -41,6 +41,7 @@ class Judgement:
     why: str
     witness: Report | None = None  # POSSIBLE: the concrete replay of the input that reaches it
     input: str = ""  # that input, in the launch's terms
+    launch: Launch | None = None  # ... and the launch that carries it
 
     def note(self) -> str:
         site = self.finding.sites[0].describe() if self.finding.sites else "?"
@@ -72,6 +73,7 @@ def confirm(explored: Report, run: CheckRun, prog: Program, launch: Launch) -> R
         reached = next((j for j in judged if j.outcome is Outcome.POSSIBLE), None)
         if reached is not None:  # a bug for an input the branch conditions give, replayed
             witness = reached.witness
+            witness.witness_launch = reached.launch
             for f in witness.findings:
                 f.details["input"] = reached.input
             witness.notes.insert(0, f"the launch's own input does not reach this; an input with {reached.input} does "
@@ -106,6 +108,35 @@ def _with(report: Report, stats: dict, notes: list[str]) -> Report:
     return report
 
 
+def replays(prog: Program, launch: Launch, report: Report) -> tuple[bool, str]:
+    """Does the report's first finding show again when its witness input runs concretely? An
+    out-of-bounds access or a trap must stop the plain emulator (no checker attached) at the same
+    instruction; anything else must be found again by a check-mode run that follows the input's
+    own branches (ConcretePolicy), with the same kind and instructions. (ok, what happened)"""
+    from ..errors import ExecError, MemoryFault, Trap
+    from ..machine import FindingKind, run_kernel
+
+    if not report.findings:
+        return False, "no finding"
+    f = report.findings[0]
+    given = report.witness_launch or launch
+    if f.kind in (FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP):
+        try:
+            run_kernel(prog, given)
+        except (MemoryFault, Trap) as e:
+            where = str(e.ins.span) if e.ins is not None and e.ins.span is not None else "?"
+            same = any(s.ptx == where for s in f.sites)
+            return same, f"the emulator stops with '{e.message}' at {where}"
+        except ExecError as e:
+            return False, f"the emulator stops otherwise: {e}"
+        return False, "the emulator runs the witness input to the end"
+    r = new_run(prog, given, concrete=True)
+    again = record_report(r, prog, given)
+    ok = any(g.key == f.key for g in again.findings)
+    return ok, ("found again" if ok else "not found by the concrete replay: "
+                + "; ".join(g.message[:80] for g in again.findings[:3]))
+
+
 def judge(findings: list[Finding], run: CheckRun, prog: Program, launch: Launch) -> list[Judgement]:
     """Decide, for findings of the explored run that the launch's input does not reach, whether
     any input does."""
@@ -114,4 +145,4 @@ def judge(findings: list[Finding], run: CheckRun, prog: Program, launch: Launch)
     return judge_findings(findings, run, prog, launch)
 
 
-__all__ = ["confirm", "judge", "Outcome", "Judgement"]
+__all__ = ["confirm", "judge", "replays", "Outcome", "Judgement"]
