@@ -189,42 +189,42 @@ def translate(ins: A.Instruction, k: int, kids: list[z3.BitVecRef]) -> z3.BitVec
         if isinstance(ins.operands[3], A.Negated):
             c = z3.Not(c)
         return z3.If(c, fit(kids[0], w), fit(kids[1], w))
+    if op == "cvt":
+        return _cvt(ins, mods, kids)
     if kind == "pred":
         a = [fit(x, 1) for x in kids]
         return {"and": lambda: a[0] & a[1], "or": lambda: a[0] | a[1], "xor": lambda: a[0] ^ a[1],
                 "not": lambda: ~a[0], "mov": lambda: a[0]}.get(op, lambda: None)()
     if kind == "f":
         return _float(ins, op, mods, w, kids)
-    if op == "cvt":
-        src = tinfo(ins.types[1]) if len(ins.types) > 1 else t
-        if src.kind == "f" or t.kind == "f":
-            return None
-        return _ext(fit(kids[0], src.width), w, src.kind == "s")
-    signed = kind == "s"
+    return _int(ins, op, mods, t, kids)
+
+
+def _cvt(ins: A.Instruction, mods: frozenset, kids: list) -> z3.BitVecRef | None:
+    """cvt.dtype.atype between integer types: truncation, or sign/zero extension by the source
+    type (PTX 9.7.9.21); float conversions and rounding/saturation modifiers: None."""
+    if len(ins.types) != 2:
+        return None
+    dst, src = tinfo(ins.types[0]), tinfo(ins.types[1])
+    if src.kind not in "bsu" or dst.kind not in "bsu" or mods - set(ins.types):
+        return None
+    return _ext(fit(kids[0], src.width), dst.width, src.kind == "s")
+
+
+def _int(ins: A.Instruction, op: str, mods: frozenset, t, kids: list) -> z3.BitVecRef | None:
+    """Integer and bit arithmetic of type t (PTX 9.7.1, 9.7.8)."""
+    w, signed = t.width, t.kind == "s"
     a = [fit(x, w) for x in kids]
+    unary = {"not": 1, "neg": 1, "mov": 1, "abs": 1}
     if op in ("add", "sub", "and", "or", "xor", "not", "neg", "mov", "min", "max", "abs") and len(a) == \
-            {"not": 1, "neg": 1, "mov": 1, "abs": 1}.get(op, 2):
-        if op == "add":
-            return a[0] + a[1]
-        if op == "sub":
-            return a[0] - a[1]
-        if op == "and":
-            return a[0] & a[1]
-        if op == "or":
-            return a[0] | a[1]
-        if op == "xor":
-            return a[0] ^ a[1]
-        if op == "not":
-            return ~a[0]
-        if op == "neg":
-            return -a[0]
-        if op == "mov":
-            return a[0]
-        if op == "abs":
-            return z3.If(a[0] < 0, -a[0], a[0])
-        less = (lambda x, y: x < y) if signed else z3.ULT
-        return z3.If(less(a[0], a[1]), a[0], a[1]) if op == "min" else z3.If(less(a[0], a[1]), a[1], a[0])
-    if op in ("shl", "shr") and len(kids) == 2:
+            unary.get(op, 2):
+        if op in ("min", "max"):
+            less = (lambda x, y: x < y) if signed else z3.ULT
+            return z3.If(less(a[0], a[1]), a[0], a[1]) if op == "min" else z3.If(less(a[0], a[1]), a[1], a[0])
+        return {"add": lambda: a[0] + a[1], "sub": lambda: a[0] - a[1], "and": lambda: a[0] & a[1],
+                "or": lambda: a[0] | a[1], "xor": lambda: a[0] ^ a[1], "not": lambda: ~a[0], "neg": lambda: -a[0],
+                "mov": lambda: a[0], "abs": lambda: z3.If(a[0] < 0, -a[0], a[0])}[op]()
+    if op in ("shl", "shr") and len(kids) == 2:  # shift amounts beyond the width give 0 / the sign
         amount = fit(kids[1], 32)
         amount = _ext(amount, w, False) if w >= 32 else z3.If(z3.UGE(amount, w), z3.BitVecVal(w, w),
                                                                 fit(amount, w))

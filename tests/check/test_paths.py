@@ -25,6 +25,7 @@ INT_OPS = {  # opcode text -> number of register operands
     "add.s32": 2, "sub.s32": 2, "mul.lo.s32": 2, "mul.hi.s32": 2, "mul.hi.u32": 2, "mad.lo.s32": 3,
     "and.b32": 2, "or.b32": 2, "xor.b32": 2, "shl.b32": 2, "shr.s32": 2, "shr.u32": 2, "min.s32": 2,
     "max.u32": 2, "min.u32": 2, "max.s32": 2, "neg.s32": 1, "abs.s32": 1, "not.b32": 1, "mov.b32": 1,
+    "cvt.s32.s8": 1, "cvt.u32.u16": 1, "cvt.s32.s16": 1, "mul.wide.s16": 2,
 }
 CMPS = ["eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"]
 FLOAT_OPS = {"add.rn.f32": 2, "sub.rz.f32": 2, "mul.rn.f32": 2, "fma.rn.f32": 3, "neg.f32": 1, "abs.f32": 1}
