@@ -81,6 +81,18 @@ def share_line(name: str, c: Counter, n: int, ok: int) -> str:
     return f"{name}: {n} checks: {parts}; {ok} of {n} match the expected verdict"
 
 
+def detail_line(name: str, rows: list[dict], key: str = "verdict") -> str:
+    """How far race_free verdicts reach, and the bug verdicts on kernels that owe race_free (false
+    alarms) or the race_free verdicts on kernels with a bug (misses)."""
+    only = sum(r[key].startswith("race_free: for the launch's input only") for r in rows)
+    every = sum(r[key] == "race_free" for r in rows)
+    false_bug = sum(r["expect"] == "race_free" and verdict_class(r[key]) == "bug" for r in rows)
+    missed = sum(r["expect"] not in ("race_free", "bad_input") and verdict_class(r[key]) == "race_free"
+                 for r in rows)
+    return (f"{name}: race_free for every input {every}, for the launch's input only {only}; bug verdicts on "
+            f"kernels that owe race_free {false_bug}; race_free on kernels with a bug {missed}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds of emulation per check")
@@ -110,9 +122,11 @@ def main() -> None:
     for fl in ("O3", "G"):
         sub = [r for r in rows if r["flavour"] == fl]
         lines.append(share_line(f"  -{fl}", shares(sub), len(sub), sum(r["ok"] for r in sub)))
+    lines.append(detail_line("this run", rows))
     if before:
         old = [dict(before[r["id"]], expect=r["expect"]) for r in rows if r["id"] in before]
         lines.append(share_line("before", shares(old), len(old), sum(matches(o["expect"], o["verdict"]) for o in old)))
+        lines.append(detail_line("before", old))
     lines.append(f"total wall time {time.perf_counter() - t0:.0f} s")
     print("\n".join(lines))
     if args.json:
