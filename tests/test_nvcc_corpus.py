@@ -22,11 +22,13 @@ if _REPO_ROOT not in sys.path:
 import pytest
 
 import ptx_parser
-from symexec import LaunchError, load_program
+from symexec import load_program
 from symexec.check.findings import Verdict
 from symexec.check.reach import replays
 from tests.corpus.nvcc_check import CheckCase, generate_check_corpus
-from volta.check_cli import _launch_from, check_file, header
+from volta.check_cli import check_file
+from volta.inputs import spec_launch
+from volta.results import BadInput
 
 HAVE_NVCC = shutil.which("nvcc") is not None
 CASES: list[CheckCase] = generate_check_corpus() if HAVE_NVCC else []
@@ -46,7 +48,7 @@ KNOWN_GAPS: dict[str, str] = {
 def test_nvcc_kernel_verdict(case: CheckCase) -> None:
     try:
         report = check_file(case.path, timeout=120)
-    except LaunchError as e:
+    except BadInput as e:
         assert case.expect == "bad_input", f"{case.test_id}: expected {case.expect}, got bad input: {e}"
         return
     got = report.verdict.split(":")[0]
@@ -54,8 +56,8 @@ def test_nvcc_kernel_verdict(case: CheckCase) -> None:
                                 + (report.findings[0].message if report.findings else "; ".join(report.notes[:2])))
     if report.outcome.exit_code == 1:
         module = ptx_parser.parse_file(case.path)
-        launch = _launch_from(case.path, None, header(case.path))
-        ok, what = replays(load_program(module), launch, report)
+        launch, fn = spec_launch(case.path, module, None, None)
+        ok, what = replays(load_program(module, fn.name), launch, report)
         assert ok, f"{case.test_id}: the witness does not replay: {what}"
 
 

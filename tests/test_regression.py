@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from ptx_parser import parse_file
-from symexec import LaunchError, load_program
+from symexec import load_program
 from symexec.check.reach import replays
-from volta.check_cli import _launch_from, check_file, header
+from volta.check_cli import check_file
+from volta.inputs import header, spec_launch
+from volta.results import BadInput
 
 HERE = Path(__file__).parent / "regression"
 CASES = sorted(p for p in HERE.glob("*.ptx") if "expect" in header(p))
@@ -40,15 +42,16 @@ def test_regression_case(path: Path) -> None:
     expected = header(path)["expect"]
     try:
         report = check_file(path)
-    except LaunchError as e:  # a launch CUDA refuses: bad input (volta check exits 2)
+    except BadInput as e:  # a launch CUDA refuses: bad input (volta check exits 2)
         assert expected == "bad_input", f"{path.name}: expected {expected}, got bad input: {e}"
         return
     assert report.verdict.split(":")[0] == expected, (
         f"{path.name}: expected {expected}, got {report.verdict}: "
         + (report.findings[0].message if report.findings else "; ".join(report.notes[:1])))
     if report.outcome.exit_code == 1:  # a bug: its witness must show again when its input runs concretely
-        ok, what = replays(load_program(parse_file(path), header(path).get("entry")), _launch_from(path, None,
-                                                                                               header(path)), report)
+        module = parse_file(path)
+        launch, fn = spec_launch(path, module, None, None)
+        ok, what = replays(load_program(module, fn.name), launch, report)
         assert ok, f"{path.name}: the witness does not replay: {what}"
 
 

@@ -168,8 +168,6 @@ class Region:
     last: str = ""
 
     def describe(self) -> str:
-        if self.named:
-            return self.named + (f" and the next {self.hi - self.lo} bytes" if self.hi > self.lo else "")
         if self.hi == self.lo:
             return f"{self.space} {self.first}"
         if self.last:
