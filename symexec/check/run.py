@@ -208,11 +208,11 @@ def conclude(report: Report, state: CheckState) -> Report:
         what, ins = sched[0]
         report.decide(Verdict.INCONCLUSIVE, f"{what}{_at(ins)} depends on the schedule (a value another CTA wrote or "
                       "an atomic returned): another run of the same input may touch other memory")
-        report.notes += [f"{w}{_at(i)} depends on the schedule" for w, i in sched]
+        report.notes += list(dict.fromkeys(f"{w}{_at(i)} depends on the schedule" for w, i in sched))
         return report
     if state.data_dependent:
         report.decide(Verdict.RACE_FREE, INPUT_ONLY)
-        report.notes += [f"{w}{_at(i)} depends on input data" for w, i, _ in state.data_dependent]
+        report.notes += list(dict.fromkeys(f"{w}{_at(i)} depends on input data" for w, i, _ in state.data_dependent))
         report.assumptions.append("the launch's input data: the access pattern depends on it (see the notes), so the "
                                   "verdict holds for this input only; other inputs were not explored")
         return report
