@@ -37,8 +37,8 @@ from .memory import FUNCTION_BASE, GlobalMemory, Memory
 from .opcodes import Purity, purity, touches_memory_or_sync
 from .program import Program
 
-MAX_STEPS = 5_000_000
-GRID_WORKSPACE_BYTES = 256  # the cooperative-groups grid workspace (a barrier word and its neighbours)  # instructions per batch (a group executing one instruction = 1 step)
+MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
+GRID_WORKSPACE_BYTES = 256  # the cooperative-groups grid workspace (a barrier word and its neighbours)
 
 MachineHandler = _units.MachineHandler
 
@@ -610,7 +610,7 @@ class Machine:
             try:
                 return run(mask)
             except (MemoryFault, Trap, UndefinedBehavior) as e:
-                failing = _failing_lanes(e, b.n) & mask
+                failing = failing_lanes(e, b.n) & mask
                 if not failing.any() or not self.policy.on_error(b, g, e):
                     raise
                 mask = mask & ~failing
@@ -1134,7 +1134,7 @@ def _ranges(values: np.ndarray, most: int = 6) -> str:
     return text + (f" and {len(runs) - most} more ranges" if len(runs) > most else "")
 
 
-def _failing_lanes(e: ExecError, n: int) -> np.ndarray:
+def failing_lanes(e: ExecError, n: int) -> np.ndarray:
     """The lanes an error names (a fault's every failing lane, a trap's lanes, an undefined act's lane)."""
     out = np.zeros(n, bool)
     lanes = getattr(e, "all_lanes", None) or getattr(e, "lanes", None)

@@ -28,9 +28,9 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..errors import ExecError
-from ..machine import Batch, BranchDecision, Group, Policy
+from ..machine import Batch, BranchDecision, Group, Policy, failing_lanes
 from ..opcodes import Scope, register_only, strength
-from .shadow import DATA, DEP, SCHED
+from .shadow import DATA, DEP
 from .state import CheckState
 
 #: Opcodes a spin-wait's body may hold besides register arithmetic: strong polls and back-off hints.
@@ -38,6 +38,8 @@ _SPIN_OPS = frozenset({"ld", "ldu", "nanosleep", "bra"})
 
 
 class DataDependencePolicy(Policy):
+    explores = True  # data-dependent forward branches with memory effects: both ways
+
     def __init__(self, state: CheckState) -> None:
         self.state = state
 
@@ -84,8 +86,6 @@ class DataDependencePolicy(Policy):
                                      "another data-dependent branch", ins)
         return BranchDecision.FOLLOW
 
-    explores = True  # data-dependent forward branches with memory effects: both ways
-
     def explored(self, b: Batch, g: Group, ins: A.Instruction) -> tuple[int, np.ndarray]:
         pred = b.regs.get(ins.guard.pred, np.zeros((), bool))
         both = (self._taint(b, ins.guard.pred) & DEP) != 0  # the others cannot choose otherwise
@@ -94,9 +94,7 @@ class DataDependencePolicy(Policy):
     def on_error(self, b: Batch, g: Group | None, err: Exception) -> bool:
         if g is None or g.explore <= 0:
             return False
-        from ..machine import _failing_lanes
-
-        lanes = np.nonzero(_failing_lanes(err, b.n) & g.mask)[0]
+        lanes = np.nonzero(failing_lanes(err, b.n) & g.mask)[0]
         self.state.record_candidate(err, lanes, g.path)
         return True
 
@@ -127,4 +125,4 @@ def _spin_wait(code: list[A.Instruction], head: int, tail: int) -> bool:
     return polls > 0
 
 
-__all__ = ["DataDependencePolicy", "ConcretePolicy", "SCHED"]
+__all__ = ["DataDependencePolicy", "ConcretePolicy", "ExplorationStopped"]
