@@ -61,7 +61,7 @@ def _is_alloc_slot_war(f) -> bool:
     (tcgen05.alloc, ld.shared) and a TMA load, explained by the missing proxy fence."""
     kinds = sorted(s.instruction.split(".")[0] for s in f.sites)
     return (f.kind.value == "race" and "fence.proxy.async" in f.message
-            and f.details.get("region", "").startswith(".shared global_smem+0")
+            and f.region is not None and f.region.label == ".shared global_smem" and f.region.lo == 0
             and kinds in (["cp", "tcgen05"], ["cp", "ld"])
             and any(s.instruction.startswith("cp.async.bulk.tensor") for s in f.sites))
 
