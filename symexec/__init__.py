@@ -10,19 +10,21 @@ registered here, tcgen05's when the `tcgen05` package is imported.
 """
 
 from . import async_copy as _async_copy
+from . import calls as _calls
 from . import mbarrier as _mbarrier
 from . import tma as _tma
 from . import wgmma as _wgmma
-from .errors import Deadlock, ExecError, MemoryFault, MemoryLimit, TimeLimit, UndefinedBehavior, Unsupported
+from .errors import Deadlock, ExecError, MemoryFault, MemoryLimit, TimeLimit, Trap, UndefinedBehavior, Unsupported
 from .events import Observer
 from .launch import Launch, LaunchError, load_launch_spec
 from .machine import Machine, Progress, rss_bytes, run_kernel, run_limits, time_limit
 from .program import Program, load_program
 from .units import Unit, UnitState, register_unit
 
-for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT, _tma.UNIT):
+for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT, _tma.UNIT, _calls.UNIT):
     register_unit(_u)
 
 __all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "run_limits", "Progress",
-           "rss_bytes", "Program", "load_program", "ExecError", "TimeLimit", "MemoryLimit", "Unsupported", "MemoryFault", "Deadlock", "UndefinedBehavior", "Observer",
+           "rss_bytes", "Program", "load_program", "ExecError", "TimeLimit", "MemoryLimit", "Trap", "Unsupported",
+           "MemoryFault", "Deadlock", "UndefinedBehavior", "Observer",
            "Unit", "UnitState", "register_unit"]

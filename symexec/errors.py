@@ -6,7 +6,7 @@ from ptx_parser import ast as A
 from semantics.errors import ExecError, UndefinedBehavior, Unsupported, where
 
 __all__ = ["ExecError", "Unsupported", "UndefinedBehavior", "MemoryFault", "Deadlock", "TimeLimit", "MemoryLimit",
-           "where"]
+           "Trap", "where"]
 
 
 class MemoryFault(ExecError):
@@ -16,6 +16,7 @@ class MemoryFault(ExecError):
                  space: str) -> None:
         super().__init__(message, ins)
         self.lanes, self.addresses, self.space = lanes, addresses, space
+        self.all_lanes: list[int] = list(lanes)  # every failing lane (lanes: the first few, for witnesses)
 
     def __str__(self) -> str:
         return f"{self.message} at {where(self.ins)}"
@@ -31,3 +32,12 @@ class TimeLimit(ExecError):
 
 class MemoryLimit(ExecError):
     """The process's resident memory passed the run_limits() ceiling (symexec.machine): nothing decided."""
+
+
+class Trap(ExecError):
+    """Threads executed `trap` (PTX 9.7.19.4: abort execution and signal the host) or a call that
+    traps (`__assertfail`): the launch fails. `lanes` are batch lanes that trapped."""
+
+    def __init__(self, message: str, ins: A.Instruction | None, lanes: list[int]) -> None:
+        super().__init__(message, ins)
+        self.lanes = lanes

@@ -23,6 +23,7 @@ from semantics.ptx.core import UINT, Exec, tinfo
 from .events import AsyncOp, Proxy
 from .memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
 from .opcodes import SCHEDULE_DEPENDENT
+from .program import RESERVED_SHARED
 
 if TYPE_CHECKING:  # pragma: no cover
     from .machine import Batch, Group
@@ -141,6 +142,10 @@ class GroupExec(Exec):
         if isinstance(op, A.Sym):
             if op.component is None and op.name in self.b.var_addr:
                 v = self._address_value(op.name, ty)
+                self._on_read_const(v, tinfo(ty).width)
+                return v
+            if op.name == "WARP_SZ" and self.b.prog.reg(op.name) is None:  # 32 on every target (PTX 4.4.1)
+                v = np.asarray(32, dtype=tinfo(ty).dtype)
                 self._on_read_const(v, tinfo(ty).width)
                 return v
             if op.name.startswith("%") and op.name != _CC and self.b.prog.reg(op.name) is None:
@@ -334,6 +339,18 @@ class GroupExec(Exec):
             if name.endswith("_hi"):
                 t = t >> np.uint64(32)
             return np.asarray(t, dtype=np.uint64 if name in ("%clock64", "%globaltimer") else np.uint32)
+        if name.startswith("%reserved_smem_offset"):  # the region reserved for system software (PTX 10.29)
+            var = b.prog.variables[RESERVED_SHARED]
+            rel = {"_begin": 0, "_0": 0, "_1": 16, "_end": var.size, "_cap": var.size}.get(name[len("%reserved_smem_offset"):])
+            if rel is None:
+                raise Unsupported(f"special register {name}", self.ins)
+            return np.asarray(rel if name.endswith("_cap") else var.offset + rel, dtype=np.uint32)
+        if name.startswith("%envreg"):  # driver-defined (PTX 10.22); cooperative launches: see Machine.environment
+            value = b.environment.get(name)
+            if value is None:
+                raise Unsupported(f"special register {name} (driver-defined; Volta models %envreg1/%envreg2, the "
+                                  "cooperative-groups grid workspace address, only)", self.ins)
+            return np.asarray(value, dtype=np.uint32)
         if name == "%dynamic_smem_size":
             return np.asarray(b.launch.dynamic_shared_bytes, dtype=np.uint32)
         if name in ("%total_smem_size", "%aggr_smem_size"):

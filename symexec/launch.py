@@ -107,6 +107,29 @@ MAX_DYNAMIC_SHARED = 227 * 1024
 MAX_BUFFER_BYTES = 1 << 34
 
 
+def check_launch_bounds(fn, launch: "Launch") -> None:
+    """Refuse a launch that the kernel's performance directives forbid, as CUDA does (PTX 11.4):
+    `.reqntid nx, ny, nz` requires each block dimension to equal its value (11.4.3), `.maxntid`
+    bounds the block's thread count by the product of its values (11.4.2); either way the launch
+    fails on a GPU, so the verdict would be about a kernel that never runs."""
+    block = launch.block
+    req = fn.directive(".reqntid")
+    if req is not None:
+        want = tuple(req.values) + (1,) * (3 - len(req.values))
+        if tuple(block) != want:
+            raise LaunchError(f"block {tuple(block)} contradicts the kernel's .reqntid {', '.join(map(str, req.values))}: "
+                              f"CUDA refuses the launch (each block dimension must equal it, PTX 11.4.3)")
+    mx = fn.directive(".maxntid")
+    if mx is not None:
+        limit = 1
+        for v in mx.values:
+            limit *= v
+        if launch.threads_per_block > limit:
+            raise LaunchError(f"block {tuple(block)} has {launch.threads_per_block} threads, more than the kernel's "
+                              f".maxntid {', '.join(map(str, mx.values))} ({limit} threads): CUDA refuses the launch "
+                              "(PTX 11.4.2)")
+
+
 def _dim3(v, what: str) -> tuple[int, int, int]:
     if isinstance(v, int) and not isinstance(v, bool):
         v = (v,)

@@ -28,16 +28,17 @@ from semantics.ptx import HANDLERS
 from semantics.ptx.core import UINT, tinfo
 
 from . import units as _units
-from .errors import Deadlock, ExecError, MemoryLimit, TimeLimit
+from .errors import Deadlock, ExecError, MemoryFault, MemoryLimit, TimeLimit, Trap
 from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Proxy, Reconverged, Release,
                      SplitReason, SyncKind, SyncPoint, hook_name)
 from .execctx import GroupExec
-from .launch import Launch, pack_params
-from .memory import GlobalMemory, Memory
+from .launch import Launch, check_launch_bounds, pack_params
+from .memory import FUNCTION_BASE, GlobalMemory, Memory
 from .opcodes import Purity, purity, touches_memory_or_sync
 from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
+GRID_WORKSPACE_BYTES = 256  # the cooperative-groups grid workspace (a barrier word and its neighbours)
 
 MachineHandler = _units.MachineHandler
 
@@ -46,6 +47,7 @@ class FindingKind(str, Enum):
     """What a verdict reports (most severe first in symexec.check's ordering)."""
 
     OUT_OF_BOUNDS = "out_of_bounds"
+    TRAP = "trap"  # the kernel executes trap (or a failed device assert): the launch fails
     RACE = "race"
     DEADLOCK = "deadlock"
     DIVERGENCE = "divergence"
@@ -85,6 +87,18 @@ class Policy:
     def on_indirect(self, b: "Batch", g: "Group", ins: A.Instruction, index: A.Operand) -> None:
         """An indirect branch (brx.idx) chooses its target from `index` (just read)."""
 
+    def explored(self, b: "Batch", g: "Group", ins: A.Instruction) -> tuple[int, np.ndarray]:
+        """The branch `ins` of group `g` is explored both ways: an id for this exploration (the
+        paths of the two groups record it) and the lanes that go down both paths (the others go
+        the way their predicate says)."""
+        return 0, g.mask
+
+    def on_error(self, b: "Batch", g: "Group | None", err: Exception) -> bool:
+        """An error (an out-of-bounds access, a trap, undefined behaviour) of group `g`: True to
+        record it and go on without the failing lanes' effect (a path that no input may take),
+        False to stop the run with it."""
+        return False
+
 
 class InstructionObserver(Observer):
     """An observer that also sees every instruction before and after it runs (the symbolic grid's
@@ -104,7 +118,9 @@ class Join:
     arrived: np.ndarray
     parked: list["Group"] = field(default_factory=list)
     paths: int = 0  # >0: wait for this many groups (both paths explored with the same lanes)
+    explored: bool = False  # the join of a both-paths exploration (its lanes come back once per path)
     taint_regs: frozenset = frozenset()  # registers that depend on the data-dependent path after merging
+    dep: int = 0  # what the explored choice depends on (Group.dep of the branching group)
 
 
 @dataclass(eq=False)
@@ -120,11 +136,20 @@ class Group:
     explore: int = 0  # inside a both-paths exploration: stores depend on data
     waiting_for: str = ""  # what a waiting group waits for (deadlock witnesses)
     red: A.Instruction | None = None  # a bar.red waiting for its result
+    dep: int = 0  # what the enclosing data-dependent choices depend on (the policy's bits, check mode)
+    path: tuple[int, ...] = ()  # the explored choices that led here: 2 * exploration id + (1 taken, 0 not)
 
     def fork(self, mask: np.ndarray, pc: int) -> "Group":
         """A group of `mask` at `pc` with this group's control-dependence state (joins, enclosing
         data-dependent regions, exploration depth)."""
-        return Group(mask, pc, self.joins, ctl=self.ctl, explore=self.explore)
+        return self.derive(mask, pc, self.joins)
+
+    def derive(self, mask: np.ndarray, pc: int, joins: tuple["Join", ...], explore: int | None = None,
+               path: tuple[int, ...] | None = None) -> "Group":
+        """A group of `mask` at `pc` under `joins` that keeps this group's enclosing regions,
+        explorations and path (or the given ones)."""
+        return Group(mask, pc, joins, ctl=self.ctl, explore=self.explore if explore is None else explore,
+                     dep=self.dep, path=self.path if path is None else path)
 
 
 @dataclass
@@ -140,9 +165,11 @@ class Batch:
     def __init__(self, prog: Program, launch: Launch, glob: GlobalMemory, ctas: list[tuple[int, int, int]],
                  params: bytes, param_offsets: dict[str, int], var_addr: dict[str, tuple[str, int]],
                  observers: Sequence[Observer] = (), batch_id: int = 0, cta_base: int = 0,
-                 exec_factory: Callable[["Batch"], GroupExec] = GroupExec) -> None:
+                 exec_factory: Callable[["Batch"], GroupExec] = GroupExec,
+                 environment: dict[str, int] | None = None) -> None:
         self.prog = prog
         self.launch = launch
+        self.environment = environment or {}  # %envreg values (Machine.environment)
         T = launch.threads_per_block
         self.lanes_per_cta = -(-T // 32) * 32
         self.warps_per_cta = self.lanes_per_cta // 32
@@ -301,6 +328,7 @@ class Machine:
         """observers: hear the run's events (symexec.events); policy: how guards and branches are
         treated (default: follow the values); ctas: run exactly these CTAs, as one batch (default:
         the whole grid, batch by batch); exec_factory: the instruction context of each batch."""
+        check_launch_bounds(prog.function, launch)
         self.prog = prog
         self.launch = launch
         self.glob = GlobalMemory()
@@ -314,6 +342,14 @@ class Machine:
         for p in prog.params:
             self.var_addr[p.name] = (".param", offsets[p.name])
         self.batch_ctas = max(1, min(batch_ctas, max(1, 16384 // max(32, launch.threads_per_block))))
+        self.environment: dict[str, int] = {}
+        if prog.specials & {"%envreg1", "%envreg2"}:
+            # A cooperative launch (cudaLaunchCooperativeKernel): cooperative groups find the grid's
+            # barrier workspace at the address %envreg1:%envreg2 (high:low), zero-filled; every CTA is
+            # resident at once, so the grid runs as one batch and a grid-wide sync can complete
+            ws = self.glob.allocate("cooperative-groups grid workspace", GRID_WORKSPACE_BYTES)
+            self.environment = {"%envreg1": ws.base >> 32, "%envreg2": ws.base & 0xFFFFFFFF}
+            self.batch_ctas = launch.num_ctas
         self.max_steps = max_steps
         self.limits = _LIMITS.get()
         self._ctas_done = 0  # CTAs of finished batches (progress and limit messages)
@@ -332,6 +368,9 @@ class Machine:
     # ------------------------------------------------------------------ set-up
     def _place_variables(self) -> dict[str, tuple[str, int]]:
         out: dict[str, tuple[str, int]] = {}
+        # every function has an address (mov of its name, call tables, indirect calls; PTX 9.7.12.5)
+        for i, fn in enumerate(dict.fromkeys(f.name for f in self.prog.module.functions)):
+            out[fn] = (".func", FUNCTION_BASE + 16 * i)
         pending_init = []
         for v in self.prog.variables.values():
             if v.space in (".global", ".const"):
@@ -393,7 +432,7 @@ class Machine:
         base = 0
         for bi, these in enumerate(batches):
             batch = Batch(self.prog, self.launch, self.glob, these, self.params, self.param_offsets, self.var_addr,
-                          self.observers, bi, base, self.exec_factory)
+                          self.observers, bi, base, self.exec_factory, self.environment)
             base += len(these)
             self.stats.batches += 1
             try:
@@ -463,7 +502,7 @@ class Machine:
         released = []
         joins = {id(g.joins[-1]): g.joins[-1] for g in b.groups if g.status == "parked" and g.joins}
         for j in joins.values():
-            if not j.parked or j.paths:
+            if not j.parked or j.explored:
                 continue
             need = (j.expected & b.alive).reshape(-1, 32)
             got = j.arrived.reshape(-1, 32)
@@ -472,7 +511,7 @@ class Machine:
                 continue
             lanes = np.repeat(complete, 32) & j.arrived
             base = j.parked[0]
-            g = Group(lanes.copy(), j.pc, base.joins[:-1], ctl=base.ctl, explore=base.explore)  # per-warp release
+            g = base.derive(lanes.copy(), j.pc, base.joins[:-1])  # per-warp release
             j.expected &= ~lanes
             j.arrived &= ~lanes
             for p in j.parked:
@@ -545,7 +584,7 @@ class Machine:
             window = max(window, purity[g.pc])
             if ctl is not None:
                 pc = g.pc
-                if not ctl(b, g, ins, mask):
+                if not self._attempt(b, g, mask, lambda m: ctl(b, g, ins, m)):
                     return steps
                 if g.pc <= pc and g.status == "ready" and steps > _WATCH_AFTER:  # a backward jump
                     if window == Purity.EFFECT:
@@ -559,9 +598,51 @@ class Machine:
                         seen.add(key)
                     window = Purity.PURE
                 continue
-            self._run_data(ctx, ins, fn, mask)
+            self._attempt(b, g, mask, lambda m: self._run_data(ctx, ins, fn, m))
             g.pc += 1
         return steps
+
+    def _attempt(self, b: Batch, g: Group, mask: np.ndarray, run: Callable[[np.ndarray], Any]) -> Any:
+        """run(mask); when lanes of it fault, trap or do something undefined and the policy takes
+        the error (a path explored for a data-dependent branch, which no input may take), run
+        again without those lanes: their effect is left out and the rest of the path is checked."""
+        while True:
+            try:
+                return run(mask)
+            except (MemoryFault, Trap, UndefinedBehavior) as e:
+                failing = failing_lanes(e, b.n) & mask
+                if not failing.any() or not self.policy.on_error(b, g, e):
+                    raise
+                mask = mask & ~failing
+                self._drop(b, g, failing)
+
+    def _drop(self, b: Batch, g: Group, lanes: np.ndarray) -> None:
+        """Lanes leave the path `g` explores (an error the policy took there): joins inside the
+        exploration stop waiting for them; at the exploration's join they count as arrived, and
+        they go on after it only if their copy on the other path came through (_try_merge)."""
+        g.mask = g.mask & ~lanes
+        j = None
+        for jj in reversed(g.joins):
+            if jj.explored:
+                j = jj
+                jj.arrived |= lanes
+                break
+            jj.expected &= ~lanes
+        if not g.mask.any():
+            g.status = "done"
+            if j is not None:
+                j.paths -= 1  # one path group fewer will come
+                self._try_merge(b, j)
+
+    def _retire(self, b: Batch, lanes: np.ndarray) -> None:
+        """Lanes dropped on every explored path: they end here, as if they had exited."""
+        if b.observers:
+            b.emit(Exited(np.nonzero(lanes)[0]))
+        b.alive &= ~lanes
+        for grp in b.groups:
+            for jj in grp.joins:
+                jj.expected &= ~lanes
+        self._check_barriers(b)
 
     def _check_limits(self, steps: int, pc: int, clock: bool) -> None:
         """Stop past max_steps or, when ``clock``, past run_limits()' deadline or memory ceiling;
@@ -663,15 +744,27 @@ class Machine:
         self._try_merge(b, j)
 
     def _try_merge(self, b: Batch, j: Join) -> None:
+        if j.explored and j.paths <= 0 and not j.parked:  # every copy of its lanes was dropped
+            gone = j.expected & b.alive
+            if gone.any():
+                self._retire(b, gone)
+            return
         if not j.parked:
             return
-        if j.paths and len(j.parked) < j.paths:
+        if j.explored and len(j.parked) < j.paths:
             return
         if (j.expected & b.alive & ~j.arrived).any():
             return
         base = j.parked[0]
-        merged = Group(j.arrived & b.alive, j.pc, base.joins[:-1], ctl=base.ctl,
-                       explore=max(0, base.explore - (1 if j.paths else 0)))
+        mask = j.arrived & b.alive
+        if j.explored:  # lanes whose every explored copy was dropped (Machine._drop) end here
+            mask = np.logical_or.reduce([p.mask for p in j.parked]) & b.alive
+            gone = j.expected & b.alive & ~mask
+            if gone.any():
+                self._retire(b, gone)
+        merged = base.derive(mask, j.pc, base.joins[:-1],
+                             explore=max(0, base.explore - (1 if j.explored else 0)),
+                             path=base.path[:-1] if j.explored and base.path else base.path)
         for p in j.parked:
             p.status = "done"
         j.parked = []
@@ -697,12 +790,16 @@ class Machine:
             elif decision is BranchDecision.BOTH_PATHS:
                 # explore both paths with every lane (a superset of what any input does); the
                 # registers they write depend on the choice after they merge
+                # (lanes whose predicate does not depend on data go their own way only)
                 j = Join(self.prog.reconverge[g.pc], g.mask.copy(), np.zeros_like(g.mask), paths=2,
-                         taint_regs=frozenset(self.prog.region_writes(g.pc)))
+                         taint_regs=frozenset(self.prog.region_writes(g.pc)), dep=g.dep, explored=True)
                 g.status = "done"
                 e = g.explore + 1
-                paths = (Group(g.mask.copy(), g.pc + 1, g.joins + (j,), ctl=g.ctl, explore=e),
-                         Group(g.mask.copy(), dest, g.joins + (j,), ctl=g.ctl, explore=e))
+                ident, both = self.policy.explored(b, g, ins)
+                k = 2 * ident
+                both = both & g.mask
+                paths = (g.derive((g.mask & ~taken) | both, g.pc + 1, g.joins + (j,), explore=e, path=g.path + (k,)),
+                         g.derive((taken & g.mask) | both, dest, g.joins + (j,), explore=e, path=g.path + (k + 1,)))
                 b.groups.extend(paths)
                 if b.observers:
                     b.emit(GroupSplit(g, paths, SplitReason.BOTH_PATHS, ins))
@@ -725,8 +822,8 @@ class Machine:
         r = self.prog.reconverge.get(g.pc)
         j = Join(r, g.mask.copy(), np.zeros_like(g.mask))
         joins = g.joins + (j,)
-        fall = Group(g.mask & ~taken, g.pc + 1, joins, ctl=g.ctl, explore=g.explore)
-        jump = Group(taken.copy(), dest, joins, ctl=g.ctl, explore=g.explore)
+        fall = g.derive(g.mask & ~taken, g.pc + 1, joins)
+        jump = g.derive(taken.copy(), dest, joins)
         g.status = "done"
         b.groups.extend([fall, jump])
         if b.observers:
@@ -762,9 +859,9 @@ class Machine:
             return True
         j = Join(self.prog.reconverge.get(g.pc), g.mask.copy(), np.zeros_like(g.mask))
         joins = g.joins + (j,)
-        parts = [Group(mask & (dests == t), int(t), joins, ctl=g.ctl, explore=g.explore) for t in targets]
+        parts = [g.derive(mask & (dests == t), int(t), joins) for t in targets]
         if (g.mask & ~mask).any():  # lanes whose guard is false fall through
-            parts.append(Group(g.mask & ~mask, g.pc + 1, joins, ctl=g.ctl, explore=g.explore))
+            parts.append(g.derive(g.mask & ~mask, g.pc + 1, joins))
         g.status = "done"
         b.groups.extend(parts)
         if b.observers:
@@ -791,9 +888,10 @@ class Machine:
     def _exit_ins(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> bool:
         if self.prog.function.kind == ".func" and ins.opcode == "ret":
             raise Unsupported("ret from a .func called by the kernel", ins)
-        if ins.opcode == "trap":
+        if ins.opcode == "trap":  # abort the kernel and signal the host (PTX 9.7.19, trap)
             if mask.any():
-                raise ExecError("trap executed", ins)
+                lanes = np.nonzero(mask)[0]
+                raise Trap(f"trap executed by {lanes.size} thread(s)", ins, [int(x) for x in lanes])
             g.pc += 1
             return True
         stay = self._exit(b, g, mask)
@@ -1021,7 +1119,6 @@ _CONTROL = {
     "pmevent": "_nop",
     "fence": "_fence",
     "membar": "_fence",
-    "call": "_unsupported",
     "brx": "_brx",
 }
 
@@ -1035,6 +1132,17 @@ def _ranges(values: np.ndarray, most: int = 6) -> str:
     runs = [(int(r[0]), int(r[-1])) for r in np.split(v, cuts)]
     text = ", ".join(f"{a}-{z}" if z > a else f"{a}" for a, z in runs[:most])
     return text + (f" and {len(runs) - most} more ranges" if len(runs) > most else "")
+
+
+def failing_lanes(e: ExecError, n: int) -> np.ndarray:
+    """The lanes an error names (a fault's every failing lane, a trap's lanes, an undefined act's lane)."""
+    out = np.zeros(n, bool)
+    lanes = getattr(e, "all_lanes", None) or getattr(e, "lanes", None)
+    if lanes is None and getattr(e, "lane", None) is not None:
+        lanes = [e.lane]
+    if lanes:
+        out[np.asarray(lanes, dtype=np.int64)] = True
+    return out
 
 
 def is_machine_level(opcode: str) -> bool:

@@ -24,6 +24,7 @@ GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
 LOCAL_BASE = 0x2000_0000_0000
 PARAM_BASE = 0x3000_0000_0000
+FUNCTION_BASE = 0x4000_0000_0000  # function addresses (indirect calls); no memory lives there
 WINDOW = 1 << 32
 GUARD = 4096  # unmapped bytes between allocations: small overruns fault
 
@@ -34,6 +35,7 @@ class Allocation:
     base: int
     store: PagedArray  # uint8, pages made on first touch
     readonly: bool = False
+    freed: bool = False  # a device-heap block after free(): every access faults
 
     @property
     def size(self) -> int:
@@ -56,6 +58,7 @@ class GlobalMemory:
         self.allocations: list[Allocation] = []
         self._next = GLOBAL_BASE
         self._bases = np.zeros(0, dtype=np.uint64)
+        self.freed_blocks = 0  # device-heap blocks freed so far (symexec.calls)
 
     def allocate(self, name: str, nbytes: int, align: int = 256, data=None,
                  readonly: bool = False) -> Allocation:
@@ -154,6 +157,10 @@ class Memory:
         bad = idx < 0
         if bad.any():
             self._fault("global memory access out of bounds", ins, lanes, addrs, bad, space)
+        if self.glob.freed_blocks:
+            gone = np.array([self.glob.allocations[int(i)].freed for i in idx.tolist()], dtype=bool)
+            if gone.any():
+                self._fault("access to a device-heap block after free()", ins, lanes, addrs, gone, space)
         first = int(idx[0]) if idx.size else 0
         if idx.size and (idx == first).all():
             alloc = self.glob.allocations[first]
@@ -164,8 +171,10 @@ class Memory:
 
     @staticmethod
     def _fault(msg: str, ins, lanes, addrs, bad, space) -> None:
-        sel = np.nonzero(bad)[0][:8]
-        raise MemoryFault(msg, ins, [int(lanes[i]) for i in sel], [int(addrs[i]) for i in sel], space)
+        sel = np.nonzero(bad)[0]
+        e = MemoryFault(msg, ins, [int(lanes[i]) for i in sel[:8]], [int(addrs[i]) for i in sel[:8]], space)
+        e.all_lanes = [int(x) for x in lanes[sel]]
+        raise e
 
     def _split_generic(self, addrs: np.ndarray) -> dict[str, np.ndarray]:
         a = addrs.astype(np.uint64)

@@ -86,7 +86,9 @@ OPCODES: dict[str, OpcodeFacts] = {
     "tcgen05": OpcodeFacts(_E.ASYNC, _L.MULTI_WARP, memory_result=True),
     "tensormap": OpcodeFacts(_E.ASYNC),
     # control flow (9.7.12)
-    **_facts(_E.CONTROL, "bra brx call"),
+    **_facts(_E.CONTROL, "bra brx"),
+    # a call the loader could not inline (symexec.calls): an external function's effects, a trap
+    "call": OpcodeFacts(_E.OTHER, _L.LANE),
     **_facts(_E.EXIT, "exit ret trap"),
     **_facts(_E.HINT, "prefetch prefetchu applypriority createpolicy discard nanosleep pmevent setmaxnreg"),
 }

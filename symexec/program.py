@@ -14,6 +14,7 @@ import networkx as nx
 
 from ptx_parser import ast as A
 
+from .calls import CallSite, indirect_targets, library_function, parse_call
 from .errors import Unsupported
 from .opcodes import EXITS, region_neutral
 
@@ -107,6 +108,16 @@ class Program:
     def params(self) -> tuple[A.Param, ...]:
         return self.function.params or ()
 
+    @property
+    def specials(self) -> frozenset[str]:
+        """The special registers (PTX 10) and predefined constants the code reads."""
+        got = getattr(self, "_specials", None)
+        if got is None:
+            got = frozenset(name for ins in self.code for name in _operand_names(ins.operands)
+                            if name == "WARP_SZ" or (name.startswith("%") and self.reg(name) is None))
+            self._specials = got
+        return got
+
     def shared_size(self) -> int:
         return max((v.offset + v.size for v in self.variables.values() if v.space == ".shared"), default=0)
 
@@ -184,41 +195,102 @@ class _Flattener:
         self.inlining: list[str] = []  # functions being inlined (recursion is left as a call)
 
     def inline_call(self, ins: A.Instruction) -> bool:
-        """Replace a direct `call` of a defined .func by its body (PTX 9.7.12.3): the callee's
-        parameters are renamed to the caller's argument .param variables, its registers and labels
-        are respelled, and `ret` jumps to the end. Indirect, recursive, guarded or extern calls, and
-        functions with .reg parameters, stay calls (unsupported when executed)."""
-        ops = list(ins.operands)
-        rets: tuple = ()
-        if ops and isinstance(ops[0], A.ParenList):
-            rets = ops.pop(0).elements
-        if not ops or not isinstance(ops[0], A.Sym) or ins.guard is not None:
+        """Replace a `call` of a defined .func by its body (PTX 9.7.12.5): the callee's parameters
+        are renamed to the caller's argument .param variables, its registers and labels are
+        respelled, and `ret` jumps to the end. A guarded call branches around the body; an indirect
+        call (a function address in a register) becomes a comparison of the address with each
+        possible target and that target's body (`calls.indirect_targets`). Recursive or extern
+        calls, and functions with .reg parameters, stay calls (symexec.calls runs them)."""
+        call = parse_call(ins)
+        if call is None:
             return False
-        callee_name = ops.pop(0).name
-        args = ops.pop(0).elements if ops and isinstance(ops[0], A.ParenList) else ()
+        if call.indirect:
+            return self._inline_indirect(ins, call)
+        fn = self._callee(call.callee, call)
+        if fn is None:
+            return False
+        self._guarded(ins, lambda: self._inline_body(fn, call, ins))
+        return True
+
+    def _callee(self, name: str, call: "CallSite") -> A.Function | None:
+        """The defined function `name` if a call to it can be inlined here."""
         try:
-            fn = self.p.module.function(callee_name)
+            fn = self.p.module.function(name)
         except KeyError:
-            return False
-        if fn.kind != ".func" or fn.body is None or callee_name in self.inlining or len(self.inlining) >= 8:
-            return False
+            return None
+        if fn.body is None:  # an external function Volta supplies in PTX (memcpy, memset)
+            fn = library_function(name) or fn
+        if fn.kind != ".func" or fn.body is None or name in self.inlining or len(self.inlining) >= 8:
+            return None
         params, returns = fn.params or (), fn.returns or ()
-        if any(p.space != ".param" for p in params + returns) or len(params) != len(args) or len(returns) != len(rets):
-            return False
-        if not all(isinstance(a, A.Sym) for a in tuple(args) + tuple(rets)):
-            return False
-        names: dict[str, str] = {}
-        for p, a in zip(params + returns, tuple(args) + tuple(rets)):
-            names[p.name] = a.name
+        if any(p.space != ".param" for p in params + returns) or len(params) != len(call.args) \
+                or len(returns) != len(call.rets):
+            return None
+        if not all(isinstance(a, A.Sym) for a in call.args + call.rets):
+            return None
+        return fn
+
+    def _inline_body(self, fn: A.Function, call: "CallSite", at: A.Instruction) -> None:
+        params, returns = fn.params or (), fn.returns or ()
+        names = {p.name: a.name for p, a in zip(params + returns, call.args + call.rets)}
         self.counter += 1
-        end = f"$ret#{callee_name}#{self.counter}"
+        end = f"$ret#{fn.name}#{self.counter}"
         body = A.Block(tuple(_ret_to_branch(st, end) for st in fn.body.statements))
-        self.inlining.append(callee_name)
+        first = len(self.p.code)
+        self.inlining.append(fn.name)
         try:
             self.block(body, names, False)
         finally:
             self.inlining.pop()
+        if fn is library_function(fn.name):  # Volta's own body: witnesses point at the call
+            self.p.code[first:] = [replace(i, span=at.span, loc=at.loc) for i in self.p.code[first:]]
         self.p.labels[end] = len(self.p.code)
+
+    def _guarded(self, ins: A.Instruction, emit) -> None:
+        """emit() the code of `ins`; a guarded `@p call` skips it where p is false."""
+        if ins.guard is None:
+            emit()
+            return
+        self.counter += 1
+        skip = f"$call_skip#{self.counter}"
+        self.p.code.append(_branch(skip, A.Guard(ins.guard.pred, not ins.guard.negated), ins))
+        emit()
+        self.p.labels[skip] = len(self.p.code)
+
+    def _inline_indirect(self, ins: A.Instruction, call: "CallSite") -> bool:
+        """`call (r), %fptr, (args), flist|fproto`: for every function the pointer can hold (the
+        call table or .calltargets list, else every function whose address the module takes and
+        whose signature fits the prototype), `setp.eq %p, %fptr, f; @%p bra L_f`; an address that
+        is none of them falls through to the original call, which reports it when executed."""
+        targets = [f for f in indirect_targets(self.p.module, call, self.p.branch_targets)
+                   if self._callee(f, call) is not None]
+        if not targets:
+            return False
+        reg = self.p.reg(call.callee)
+        width = reg.width if reg is not None else 64
+        self.counter += 1
+        k = self.counter
+        pred, done = f"%icall#{k}_", f"$icall_end#{k}"
+        self.p.regs[pred] = RegDecl(".pred", 1)
+
+        def emit() -> None:
+            for i, name in enumerate(targets):
+                ty = f".u{width}"
+                self.p.code.append(A.Instruction("setp", frozenset({".eq", ty}), (ty,), (),
+                                                 (A.Sym(pred), A.Sym(call.callee), A.Sym(name)), None,
+                                                 (".eq", ty), ins.span, ins.loc))
+                self.p.code.append(_branch(f"$icall#{k}_{i}", A.Guard(pred), ins))
+            self.p.code.append(replace(ins, guard=None))  # no target matched: symexec.calls reports it
+            self.p.code.append(_branch(done, None, ins))
+            for i, name in enumerate(targets):
+                self.p.labels[f"$icall#{k}_{i}"] = len(self.p.code)
+                fn = self._callee(name, call)
+                assert fn is not None
+                self._inline_body(fn, call, ins)
+                self.p.code.append(_branch(done, None, ins))
+            self.p.labels[done] = len(self.p.code)
+
+        self._guarded(ins, emit)
         return True
 
     def unique(self, name: str) -> str:
@@ -297,6 +369,22 @@ class _Flattener:
                                                   decl.align or _elem_size(decl), decl, item)
 
 
+#: The shared memory reserved for system software (PTX 10.29, %reserved_smem_offset_*): the manual gives
+#: no size; CUDA reserves 1 KiB per CTA on sm_80 and later. Modelled as a variable of that size.
+RESERVED_SHARED = "%reserved_smem"
+RESERVED_SHARED_BYTES = 1024
+
+
+def _reserve_shared(prog: Program) -> None:
+    """Code that reads %reserved_smem_offset_* (cooperative groups under nvcc -G) gets the reserved
+    region as shared memory of its own, after the kernel's variables."""
+    if not any(n.startswith("%reserved_smem_offset") for n in prog.specials):
+        return
+    decl = A.VarDecl(".shared", (".b8",), 16, (A.VarItem(RESERVED_SHARED, None, (A.IntLit(RESERVED_SHARED_BYTES),)),))
+    prog.variables[RESERVED_SHARED] = Variable(RESERVED_SHARED, ".shared", RESERVED_SHARED_BYTES, 16, decl,
+                                               decl.items[0])
+
+
 def _layout(prog: Program) -> None:
     """Offsets of .shared and .local variables in their windows; extern shared arrays last."""
     for space in (".shared", ".local"):
@@ -351,6 +439,11 @@ def _cfg(prog: Program) -> None:
             prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], EXITS)
 
 
+def _branch(label: str, guard: A.Guard | None, at: A.Instruction) -> A.Instruction:
+    """`{@guard} bra label` placed at instruction `at`'s source position."""
+    return A.Instruction("bra", frozenset(), (), (), (A.Sym(label),), guard, (), at.span, at.loc)
+
+
 def _ret_to_branch(st, end: str):
     """`ret` of an inlined function continues after the call site."""
     if isinstance(st, A.Instruction) and st.opcode == "ret":
@@ -359,6 +452,18 @@ def _ret_to_branch(st, end: str):
     if isinstance(st, A.Block):
         return A.Block(tuple(_ret_to_branch(x, end) for x in st.statements), st.span)
     return st
+
+
+def _operand_names(ops):
+    for o in ops:
+        if isinstance(o, A.Sym):
+            yield o.name
+        elif isinstance(o, A.Vector) or isinstance(o, A.ParenList):
+            yield from _operand_names(o.elements)
+        elif isinstance(o, A.Negated):
+            yield from _operand_names((o.operand,))
+        elif isinstance(o, A.Address) and o.base is not None:
+            yield o.base.name
 
 
 def _dest_names(op) -> set[str]:
@@ -419,6 +524,7 @@ def load_program(module: A.Module, kernel: str | None = None) -> Program:
                                           p.align or _elem_size(decl), decl, decl.items[0])
     assert fn.body is not None
     flat.block(fn.body, {}, True)
+    _reserve_shared(prog)
     _layout(prog)
     _cfg(prog)
     return prog

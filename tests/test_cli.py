@@ -173,7 +173,7 @@ def test_bad_launch_specs_are_named(tmp_path, spec, message):
 def test_huge_grids_are_covered_symbolically_or_refused(tmp_path):
     """10^8 CTAs: the symbolic grid runs two of them (and finds Triton's int32 offset overflow in
     the last CTA as an out-of-bounds access); enumerating them is refused as inconclusive."""
-    spec = {"grid": [100_000_000], "block": [32], "params": ["a", "b", "c", 10, 0, 0],
+    spec = {"grid": [100_000_000], "block": [128], "params": ["a", "b", "c", 10, 0, 0],
             "buffers": {n: {"dtype": "float32", "shape": [10]} for n in "abc"}}
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec))

@@ -31,7 +31,7 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
                max_memory: int | None = None, progress=None):
     """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation and
     ``max_memory`` bytes, then inconclusive); returns a Report. Raises BadInput for bad input."""
-    from symexec import Unsupported, load_program, run_limits
+    from symexec import LaunchError, Unsupported, load_program, run_limits
     from symexec.check import check_kernel
     from symexec.check.findings import Report, Verdict
 
@@ -60,6 +60,8 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
             domain = size_domain(c, compiled, instance, [p.name for p in prog.params], read_header(path))
         with address_space_ceiling(max_memory), run_limits(timeout, max_memory, progress):
             report = check_kernel(prog, launch, grid=grid, sizes=domain)
+    except LaunchError as e:  # a launch the kernel's directives forbid (the machine refuses it)
+        raise BadInput(str(e)) from None
     except Unsupported as e:  # a feature refused while loading or set up outside the machine's run
         report = Report(Verdict.UNSUPPORTED, name or "?", str(e).removeprefix("unsupported: "))
         report.notes.append("the kernel could not be loaded for checking: no property was checked")

@@ -87,7 +87,7 @@ def raw_spec(path: Path, spec_path: Path | None, hdr: dict[str, str]) -> tuple[o
 
 def spec_launch(path: Path, module: A.Module, spec_path: Path | None, entry: str | None):
     """(Launch, kernel) from a launch spec, validated against the kernel's parameters."""
-    from symexec.launch import LaunchError, spec_to_launch
+    from symexec.launch import LaunchError, check_launch_bounds, spec_to_launch
 
     hdr = header(path)
     spec, where = raw_spec(path, spec_path, hdr)
@@ -95,6 +95,7 @@ def spec_launch(path: Path, module: A.Module, spec_path: Path | None, entry: str
     fn = kernel_of(module, entry or hdr.get("entry") or named, path)
     try:
         launch = spec_to_launch(spec, where, fn.params or ())
+        check_launch_bounds(fn, launch)
     except LaunchError as e:
         raise BadInput(str(e)) from None
     launch.kernel = fn.name

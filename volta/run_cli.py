@@ -89,8 +89,7 @@ def _answer(as_json: bool, err: Console, code: int, text: str, payload: dict):
 
 def _run(kernel: Path, contract_name, launch_path, instance, seed, distribution, entry, timeout, max_memory, dump,
          dynamic_shared, bar: RunProgress):
-    from symexec import (ExecError, LaunchError, MemoryLimit, TimeLimit, Unsupported, load_program, run_kernel,
-                         run_limits)
+    from symexec import ExecError, LaunchError, Machine, MemoryLimit, TimeLimit, Unsupported, load_program, run_limits
 
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 
@@ -109,7 +108,8 @@ def _run(kernel: Path, contract_name, launch_path, instance, seed, distribution,
     try:
         prog = load_program(module, launch.kernel)
         with bar, address_space_ceiling(max_memory), run_limits(timeout, max_memory, bar.start(kernel.name)):
-            glob, _, stats = run_kernel(prog, launch)
+            machine = Machine(prog, launch)
+            glob, stats = machine.run(), machine.stats
     except LaunchError as e:
         raise BadInput(str(e)) from None
     except Unsupported as e:
@@ -144,6 +144,14 @@ def _run(kernel: Path, contract_name, launch_path, instance, seed, distribution,
                    if a.name in launch.buffers}
         lines = [f"{name}: {arr.dtype}{list(arr.shape)}, {arr.nbytes} bytes, sha1 {_digest(arr)}"
                  for name, arr in outputs.items()]
+    calls = getattr(machine, "call_state", None)
+    printed = calls.printed if calls is not None else []  # device printf (vprintf), in execution order
+    if printed:
+        result["printf"] = [{"cta": cta, "thread": t, "text": text} for cta, t, text in printed]
+        lines.append(f"printf output ({len(printed)} call(s)):")
+        lines += [f"  CTA {cta} thread {t}: {text.rstrip(chr(10))}" for cta, t, text in printed[:50]]
+        if len(printed) > 50:
+            lines.append(f"  ... {len(printed) - 50} more (--json has them all)")
     if dump is not None:
         try:
             np.savez(dump, **outputs)

@@ -22,6 +22,7 @@ _RULES = {
     "deadlock": "Deadlock: a barrier or wait that can never complete",
     "divergence": "Barrier divergence: a barrier not reached by every thread it needs",
     "out_of_bounds": "Out-of-bounds memory access",
+    "trap": "The kernel executes trap or fails a device assert: the launch fails",
     "uninitialized": "Uninitialised shared memory or accumulator reaches memory",
     "undefined_behavior": "Behaviour the PTX ISA leaves undefined",
     "undecided": "Volta could not decide (unsupported or inconclusive)",

@@ -38,7 +38,7 @@ def check(contract: Contract, module: A.Module, kernel: A.Function, reference: C
     """The symexec.check Report of ``kernel`` at ``instance`` (at most ``timeout`` seconds of emulation);
     ``ptx``: the candidate's text, whose `// volta-launch:` header gives the launch shape."""
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
-    from symexec import Unsupported, load_program, time_limit
+    from symexec import LaunchError, Unsupported, load_program, time_limit
     from symexec.check import check_kernel
     from symexec.check.findings import Report, Verdict
 
@@ -50,6 +50,8 @@ def check(contract: Contract, module: A.Module, kernel: A.Function, reference: C
         prog = load_program(module, kernel.name)
         with time_limit(timeout):
             return check_kernel(prog, launch)
+    except LaunchError as e:  # .reqntid/.maxntid forbid this block: CUDA refuses the launch (the static gate says so)
+        return Report(Verdict.INCONCLUSIVE, kernel.name, f"the launch is refused: {e}")
     except Unsupported as e:
         return Report(Verdict.UNSUPPORTED, kernel.name, str(e).removeprefix("unsupported: "))
     except MemoryError:
@@ -61,6 +63,8 @@ def judge(report: Any, sha: str, instance: str) -> tuple[list[Problem], VerifyDe
     detail = VerifyDetail(report.verdict, sha, instance, str(report.stats.get("grid", "")),
                           [f.to_json() for f in report.findings], list(report.assumptions), list(report.notes))
     code = report.exit_code
+    if code == 0 and report.reason:  # race_free for the verify input only (data-dependent accesses)
+        return [Problem(Reason.VERIFY_UNDECIDED, report.verdict, Severity.FLAG)], detail, True
     if code == 0:
         return [], detail, False
     if code == 1:

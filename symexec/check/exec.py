@@ -13,6 +13,7 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..execctx import GroupExec
+from .shadow import DATA
 from .state import CheckState
 
 
@@ -34,19 +35,21 @@ class CheckedExec(GroupExec):
         tr = self.state.tracker
         g = self.group
         if g is not None:
-            tr.control = bool(g.ctl)  # inside a data-dependent register-only region
-            tr.explore = g.explore > 0  # on one of two explored paths
+            dep = np.uint8(g.dep or DATA)
+            tr.control = dep if g.ctl else np.uint8(0)  # inside a data-dependent register-only region
+            tr.explore = dep if g.explore > 0 else np.uint8(0)  # on one of two explored paths
+            self.state.path = g.path
         self.state.begin(ins, self.pc)
 
     def _save(self) -> tuple:
         st = self.state
-        return super()._save(), (st.ins, st.pc, st.tracker.save())
+        return super()._save(), (st.ins, st.pc, st.path, st.tracker.save())
 
     def _restore(self, saved: tuple) -> None:
-        mine, (ins, pc, tracked) = saved
+        mine, (ins, pc, path, tracked) = saved
         super()._restore(mine)
         st = self.state
-        st.ins, st.pc = ins, pc
+        st.ins, st.pc, st.path = ins, pc, path
         st.tracker.restore(tracked)
 
     # ------------------------------------------------------------------ hooks

@@ -34,6 +34,8 @@ import time
 import numpy as np
 import z3
 
+from ptx_parser import ast as A
+
 from ..launch import DIM_LIMITS, Launch, param_layout
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
@@ -227,6 +229,9 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     gx, gy, gz = launch.grid
     if launch.num_ctas == 1 and sizes is None:
         return None, "one CTA"
+    whole = needs_whole_grid(prog)
+    if whole:
+        return None, f"symbolic not applicable: {whole}"
     last = (gx - 1, gy - 1, gz - 1)
     reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
     sh = Shadow(prog, _size_params(prog, sizes))
@@ -237,12 +242,24 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     if rep.findings:  # real: these CTAs were executed concretely
         rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
         return rep, ""
-    if rep.outcome is not Verdict.RACE_FREE or sh.failed:
+    if rep.outcome is not Verdict.RACE_FREE or sh.failed or rep.reason:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
     try:
         return _prove(prog, launch, m, sh, rep, reps, t0, sizes)
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
+
+
+def needs_whole_grid(prog: Program) -> str:
+    """Why two representative CTAs cannot stand for the grid ("" when they can): a cooperative
+    launch's grid barrier needs every CTA resident (%envreg), device-heap blocks are placed as the
+    CTAs run (malloc)."""
+    if prog.specials & {"%envreg1", "%envreg2"}:
+        return "a cooperative launch (%envreg: a grid barrier needs every CTA)"
+    if any(i.opcode == "call" and any(isinstance(o, A.Sym) and o.name == "malloc" for o in i.operands)
+           for i in prog.code):
+        return "device-heap allocations (malloc)"
+    return ""
 
 
 def _size_params(prog: Program, sizes: SizeDomain | None) -> dict[str, int]:

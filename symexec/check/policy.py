@@ -2,14 +2,23 @@
 
 A verdict must hold for every input of the launch, so whether a lane executes an instruction with
 memory or synchronisation effects must not depend on tensor data; where it does, the verdict is
-limited to the input explored (a note, then `inconclusive`) unless the machine can cover both
-outcomes:
+limited to the input explored (a note) unless the machine can cover both outcomes:
 - a data-dependent choice between register-only paths (Program.region_pure): values written
   until the reconvergence point depend on data through control flow (implicit flow);
 - memory effects on a data-dependent forward path that reconverges and does not exit: both paths
   are explored with every lane (a superset of what any input does), and the registers they write
-  are data-dependent after they merge;
-- anything else (a loop exit condition, a path that leaves the kernel): noted, inconclusive.
+  are data-dependent after they merge. Each such exploration is recorded (CheckState.decisions)
+  with the predicate's term numbers, so that what an explored path finds can be decided for real
+  inputs afterwards (symexec.check.reach); an error on an explored path (out of bounds, trap,
+  undefined behaviour) is recorded as a candidate and the path goes on without the failing lanes;
+- a spin-wait (a loop that only polls memory that other threads or CTAs update, e.g. the grid
+  barrier of cooperative groups): its exit depends on the schedule, not on what the kernel does
+  after it; followed, and named in the assumptions;
+- anything else (a loop exit condition, a path that leaves the kernel): noted, and the verdict
+  holds for the launch's input only (or is inconclusive when the schedule decides).
+
+`ConcretePolicy` follows every branch as the launch's input decides (no exploration): the replay
+that confirms a finding for the input, and the run behind a verdict for that input alone.
 """
 
 from __future__ import annotations
@@ -18,12 +27,19 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..machine import Batch, BranchDecision, Group, Policy
-from .shadow import DATA
+from ..errors import ExecError
+from ..machine import Batch, BranchDecision, Group, Policy, failing_lanes
+from ..opcodes import Scope, register_only, strength
+from .shadow import DATA, DEP
 from .state import CheckState
+
+#: Opcodes a spin-wait's body may hold besides register arithmetic: strong polls and back-off hints.
+_SPIN_OPS = frozenset({"ld", "ldu", "nanosleep", "bra"})
 
 
 class DataDependencePolicy(Policy):
+    explores = True  # data-dependent forward branches with memory effects: both ways
+
     def __init__(self, state: CheckState) -> None:
         self.state = state
 
@@ -42,16 +58,71 @@ class DataDependencePolicy(Policy):
 
     def on_branch(self, b: Batch, g: Group, ins: A.Instruction, dest: int) -> BranchDecision:
         taint = self._taint(b, ins.guard.pred)
-        if not ((taint & DATA) != 0)[g.mask].any():
+        bits = int(np.bitwise_or.reduce(taint[g.mask])) if g.mask.any() else 0
+        if not bits & int(DEP):
             return BranchDecision.FOLLOW
         prog = b.prog
         r = prog.reconverge.get(g.pc)
+        if dest <= g.pc and not bits & int(DATA) and _spin_wait(prog.code, dest, g.pc):
+            self.state.spin_waits.add(g.pc)
+            return BranchDecision.FOLLOW
         if prog.region_pure.get(g.pc):
+            g.dep |= bits
             return BranchDecision.REGISTER_REGION
-        if r is not None and dest > g.pc and not prog.region_exits.get(g.pc):
+        # explore both ways while that can still prove the kernel for every input (nothing else
+        # depends on data so far); the launch's input decides the rest
+        if self.explores and r is not None and dest > g.pc and not prog.region_exits.get(g.pc) \
+                and not self.state.data_dependent:
             self.state.both_paths += 1
+            g.dep |= bits
             return BranchDecision.BOTH_PATHS
         self.state.ins = ins
         why = "loop exit condition" if dest <= g.pc else "branch condition"
         self.state.note_dependence(f"{why} of {ins.name}", taint, g.mask)
+        if g.explore > 0:
+            # on an explored path the registers hold the launch's values, which need not fit the
+            # path: a loop there may run for ever, and the run can no longer prove every input
+            raise ExplorationStopped(f"{why} of {ins.name} depends on input data on a path explored for "
+                                     "another data-dependent branch", ins)
         return BranchDecision.FOLLOW
+
+    def explored(self, b: Batch, g: Group, ins: A.Instruction) -> tuple[int, np.ndarray]:
+        pred = b.regs.get(ins.guard.pred, np.zeros((), bool))
+        both = (self._taint(b, ins.guard.pred) & DEP) != 0  # the others cannot choose otherwise
+        return self.state.record_decision(ins, g.pc, g.mask, pred), both
+
+    def on_error(self, b: Batch, g: Group | None, err: Exception) -> bool:
+        if g is None or g.explore <= 0:
+            return False
+        lanes = np.nonzero(failing_lanes(err, b.n) & g.mask)[0]
+        self.state.record_candidate(err, lanes, g.path)
+        return True
+
+
+class ExplorationStopped(ExecError):
+    """A run that explores data-dependent branches met something it cannot explore (see on_branch)."""
+
+
+class ConcretePolicy(DataDependencePolicy):
+    """Follow every branch as the launch's input decides; note what depends on it."""
+
+    explores = False
+
+
+def _spin_wait(code: list[A.Instruction], head: int, tail: int) -> bool:
+    """Is the loop [head, tail] a spin-wait: register arithmetic, strong loads (polls another
+    thread's or CTA's store may change, PTX 8.4) and back-off hints, nothing else?"""
+    polls = 0
+    for ins in code[head:tail + 1]:
+        if register_only(ins.opcode):
+            continue
+        if ins.opcode not in _SPIN_OPS:
+            return False
+        if ins.opcode in ("ld", "ldu"):
+            if strength(ins) is Scope.NONE:
+                return False
+            polls += 1
+    return polls > 0
+
+
+__all__ = ["DataDependencePolicy", "ConcretePolicy", "ExplorationStopped"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..events import MemSpace
 from .hb import SLOTS, Clocks
+from .same_value import equal_defined_values
 from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
 
 
@@ -36,6 +37,7 @@ class RacePair:
     reason: str
     benign: bool = False  # equal up to floating-point rounding: a note, not a race
     count: int = 1  # conflicting byte pairs between the same two instructions
+    last: int = -1  # the highest conflicting byte between them (-1: `byte` only)
 
     @property
     def proxy_only(self) -> bool:
@@ -110,7 +112,7 @@ class Columns:
 
 
 _PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
-                  "start", "size")
+                  "start", "size", "undef")
 _ASYNC_COLUMNS = ("hbrow", "pbase", "tbase", "proxy", "col", "thread", "slot")
 
 
@@ -177,6 +179,7 @@ def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
         cols["epoch"].append(rep(e.epochs))
         cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
         cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
+        cols["undef"].append(rep(e.undef) if e.undef is not None else np.zeros(k * nb, bool))
     out = {k: np.concatenate(v) for k, v in cols.items()}
     if owns_c:  # own entries beyond the epoch (streams, agents)
         out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
@@ -200,28 +203,35 @@ class SyncEdge:
     r_time: int
 
 
+#: Longest chain of read-modify-writes followed back from an acquire read (a grid barrier's counter
+#: is updated once per CTA).
+MAX_RMW_CHAIN = 4096
+
+
 def sync_edges(events: list[Event], threads: int) -> list[SyncEdge]:
     """Cross-CTA release -> acquire edges: an acquire read's value comes from the latest write of
-    its bytes in this execution; when that write is a release by another CTA, they synchronise."""
+    its bytes in this execution, and through it from every write before an unbroken chain of atomic
+    read-modify-writes ending there (observation order, PTX 8.9.2); each release among them by
+    another CTA synchronises with the read (8.9.4). A grid barrier is this pattern: every CTA's
+    atom.add.release on one counter, then ld.acquire polls of it."""
     if not any(e.sem & RELEASE for e in events) or not any(e.sem & ACQUIRE for e in events):
         return []
     edges: list[SyncEdge] = []
-    last: dict = {}
+    last: dict = {}  # (buffer, byte) -> the writes it was last observed through: [(event, lane), ...]
     for i, e in enumerate(events):
         if e.sem & ACQUIRE and e.kind in (READ, ATOMIC):
             for j in range(e.lanes.size):
-                src = last.get((e.buffer, int(e.flat[j][0])))
-                if src is None:
-                    continue
-                W = events[src[0]]
-                wj = src[1]
-                if W.sem & RELEASE and W.rows[wj] // threads != e.rows[j] // threads:
-                    edges.append(SyncEdge(int(W.hb[wj]), int(W.epochs[wj]), int(W.bases[0][wj]), W.time,
-                                          int(e.hb[j]), int(e.epochs[j]), int(e.bases[0][j]), e.time))
+                for wi, wj in last.get((e.buffer, int(e.flat[j][0])), ()):
+                    W = events[wi]
+                    if W.sem & RELEASE and W.rows[wj] // threads != e.rows[j] // threads:
+                        edges.append(SyncEdge(int(W.hb[wj]), int(W.epochs[wj]), int(W.bases[0][wj]), W.time,
+                                              int(e.hb[j]), int(e.epochs[j]), int(e.bases[0][j]), e.time))
         if e.kind != READ:
             for j in range(e.lanes.size):
                 for byte in e.flat[j]:
-                    last[(e.buffer, int(byte))] = (i, j)
+                    key = (e.buffer, int(byte))
+                    chain = last.get(key, ()) if e.kind == ATOMIC else ()
+                    last[key] = (*chain[-MAX_RMW_CHAIN + 1:], (i, j))
     return edges
 
 
@@ -246,7 +256,10 @@ def _cross_ordered(clocks: Clocks, threads: int, edges: list[SyncEdge], x, y) ->
     return False
 
 
-def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 20) -> list[RacePair]:
+def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 20,
+               stats: dict | None = None) -> list[RacePair]:
+    """stats (optional): counts what the verdict relies on ("same_value": byte pairs the same-value
+    rule accepted)."""
     edges = sync_edges(events, threads)
     by_buffer: dict[object, list[int]] = {}
     for i, e in enumerate(events):
@@ -258,7 +271,7 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         c = _entries(events, idx, clocks)
         order = np.lexsort((c["lane"], c["time"], c["byte"]))
         c = c.take(order)
-        races += _same_instruction_writes(buf, c, limit, threads)
+        races += _same_instruction_writes(buf, c, limit, threads, stats)
         c = _collapse_same_event_writes(c)
         races += _merge_by_instructions(events, _ordered_pairs(buf, c, clocks, threads, limit, edges)
                                         + _atomic_vs_plain(buf, c, clocks, threads, limit, edges))
@@ -281,33 +294,52 @@ def _merge_by_instructions(events: list[Event], pairs: list[RacePair]) -> list[R
         kept = out[key]
         if kept.proxy_only and not p.proxy_only:
             p.count += kept.count
+            p.byte, p.last = min(p.byte, kept.byte), max(p.last, kept.last, kept.byte)
             out[key] = p
         else:
             kept.count += p.count
+            kept.byte, kept.last = min(p.byte, kept.byte), max(p.last, kept.last, p.byte)
     return list(out.values())
 
 
-def _same_instruction_writes(buf, c, limit: int, threads: int) -> list[RacePair]:
-    """Lanes of one instruction writing one byte: allowed only within a warp with equal values."""
+def _same_instruction_writes(buf, c, limit: int, threads: int, stats: dict | None = None) -> list[RacePair]:
+    """Lanes of one instruction writing one byte: allowed only by the same-value rule (same_value.py).
+    One pair per dynamic instruction and reason, counting its byte pairs and the bytes they span."""
     w = c["kind"] != READ
     same = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
+    js = np.nonzero(same)[0]
+    both_atomic = (c["kind"][js] == ATOMIC) & (c["kind"][js + 1] == ATOMIC)
+    js = js[~both_atomic]
+    ok = equal_defined_values(c, js, js + 1)
+    if stats is not None:
+        stats["same_value"] = stats.get("same_value", 0) + int(ok.sum())
+    a = js[~ok]
+    if a.size == 0:
+        return []
+    b = a + 1
+    same_warp = c["row"][a] // 32 == c["row"][b] // 32
+    same_cta = c["row"][a] // threads == c["row"][b] // threads
+    undefined = c["undef"][a] | c["undef"][b]
+    equal = (c["hash"][a] == c["hash"][b]) & ~undefined
+    benign = same_warp & (c["real"][a] == c["real"][b]) & ~undefined
+    code = np.select([benign, undefined & same_warp, same_warp, same_cta & equal, same_cta], [0, 1, 2, 3, 4], 5)
+    reasons = ["lanes write values that are equal in real arithmetic but may differ by rounding; which lane's value "
+               "lands is unspecified",
+               "lanes write values read from memory no thread wrote (not defined values)",
+               "lanes of one warp write values that are not provably equal",
+               "two warps write the same value to the same bytes in one instruction: nothing orders their stores (the "
+               "same-value rule covers the lanes of one warp only)",
+               "two warps write the same bytes in one instruction without synchronisation",
+               "two CTAs write the same bytes without inter-CTA synchronisation"]
+    keys = c["ev"][a] * 8 + code
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
     out = []
-    for j in np.nonzero(same)[0][:limit]:
-        a, b = j, j + 1
-        if c["kind"][a] == ATOMIC and c["kind"][b] == ATOMIC:
-            continue
-        same_warp = c["lane"][a] // 32 == c["lane"][b] // 32
-        same_cta = c["row"][a] // threads == c["row"][b] // threads
-        if same_cta and c["hash"][a] == c["hash"][b]:
-            continue  # provably the same value: the store's outcome does not depend on the order
-        benign = bool(same_cta and c["real"][a] == c["real"][b])
-        reason = ("lanes write values that are equal in real arithmetic but may differ by "
-                  "rounding; which lane's value lands is unspecified" if benign else
-                  "lanes of one warp write values that are not provably equal" if same_warp
-                  else "two warps write the same bytes in one instruction without synchronisation" if same_cta
-                  else "two CTAs write the same bytes without inter-CTA synchronisation")
-        out.append(RacePair(buf, int(c["byte"][a]) * c.granule, int(c["ev"][a]), int(c["lane"][a]), int(c["ev"][b]),
-                            int(c["lane"][b]), reason, benign))
+    for i, n in zip(first[:limit].tolist(), counts[:limit].tolist()):
+        sel = keys == keys[i]
+        ja, jb = int(a[i]), int(b[i])
+        out.append(RacePair(buf, int(c["byte"][ja]) * c.granule, int(c["ev"][ja]), int(c["lane"][ja]),
+                            int(c["ev"][jb]), int(c["lane"][jb]), reasons[int(code[i])], bool(benign[i]), int(n),
+                            int(c["byte"][a[sel]].max()) * c.granule))
     return out
 
 
@@ -432,6 +464,8 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
         key = (int(c["pc"][ia]), int(c["pc"][ib]), bool(same_cta[j]))  # one finding per pair of instructions
         if key in seen:
             seen[key].count += 1
+            seen[key].last = max(seen[key].last, int(c["byte"][ia]) * c.granule)
+            seen[key].byte = min(seen[key].byte, int(c["byte"][ia]) * c.granule)
             continue
         reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
         pair = RacePair(buf, int(c["byte"][ia]) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]),

@@ -16,18 +16,20 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..errors import Deadlock, ExecError, MemoryFault, UndefinedBehavior, Unsupported
+from ..errors import Deadlock, ExecError, MemoryFault, Trap, UndefinedBehavior, Unsupported
 from ..events import Buffer, Completion, MemSpace, Observer
 from ..launch import Launch
 from ..tensormap import TensorMap
 from ..machine import FindingKind, Machine
 from ..program import Program
 from .exec import CheckedExec
-from .findings import SEVERITY, Finding, Report, Verdict, site_for
+from .findings import SEVERITY, Finding, Reach, Region, Report, Verdict, group_findings, race_message, site_for
 from .places import global_place, shared_place
-from .policy import DataDependencePolicy
+from .policy import ConcretePolicy, DataDependencePolicy
 from .races import find_races
+from .same_value import ASSUMPTION as SAME_VALUE
 from .state import ATOMIC, READ, CheckState
+from .terms import TermLog
 from .timeline import SyncLog, describe_point
 
 @dataclass
@@ -40,20 +42,27 @@ class CheckRun:
     sync: SyncLog | None = None  # the synchronisation each thread took part in (race timelines)
 
 
-def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = ()) -> CheckRun:
+def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
+            concrete: bool = False, terms: bool = False) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
-    observers (the symbolic grid's shadow)."""
+    observers (the symbolic grid's shadow). concrete: follow every branch as the launch's input
+    decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
+    data-dependent values are computed (terms.py)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
+    if terms:
+        state.terms = TermLog()
     state.input_buffers = set(range(len(launch.buffers)))
     sync = SyncLog(state)
-    m = Machine(prog, launch, observers=(state, sync, *observers), policy=DataDependencePolicy(state), ctas=ctas,
+    policy = (ConcretePolicy if concrete else DataDependencePolicy)(state)
+    m = Machine(prog, launch, observers=(state, sync, *observers), policy=policy, ctas=ctas,
                 exec_factory=lambda b: CheckedExec(b, state))
     return CheckRun(m, state, ctas, sync)
 
 
 def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
                ctas: list | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The CTA and thread of clock row `row` (CTA slot * lanes_per_cta + thread slot)."""
     cta_index, t = divmod(int(row), lanes_per_cta)
     gx, gy, _ = launch.grid
     bx, by, _ = launch.block
@@ -76,8 +85,35 @@ def _describe_buffer(m: Machine, buf: Buffer, byte: int) -> tuple[str, str]:
     return "." + buf.space.value, f"0x{byte:x}"
 
 
+def _region_of(m: Machine, buf: Buffer, byte: int) -> tuple[str, int]:
+    """(what holds byte `byte` of `buf`: its space and the variable or buffer, the byte's offset in
+    it) for a finding's region; memory without variables (tensor memory) is one region per space."""
+    if buf.space is MemSpace.GLOBAL:
+        return f".global {m.glob.allocations[buf.index].name}", byte
+    if buf.space is MemSpace.SHARED:
+        per = max(1, m.prog.shared_size() + m.launch.dynamic_shared_bytes)
+        off = byte % per
+        var = next((v for v in m.prog.variables.values() if v.space == ".shared"
+                    and v.offset <= off < v.offset + max(v.size, 1 if not v.extern else per)), None)
+        return (f".shared {var.name}", off - var.offset) if var is not None else (".shared", off)
+    return "." + buf.space.value, byte
+
+
 def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
-    """Run a check-mode machine and turn its record into a report."""
+    """Run a check-mode machine and turn its record into a report. A run that explored
+    data-dependent branches both ways decides its findings for real inputs afterwards: a concrete
+    replay of the launch's input confirms them, Z3 over the explored paths' conditions prunes the
+    ones no input reaches (symexec.check.reach)."""
+    report = record_report(run, prog, launch)
+    if run.state.both_paths:
+        from .reach import confirm
+
+        return confirm(report, run, prog, launch)
+    return conclude(report, run.state)
+
+
+def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
+    """Run the machine; the report of its record, findings unjudged (no verdict from them yet)."""
     m, state, ctas = run.machine, run.state, run.ctas
     module = prog.module
     report = Report(Verdict.RACE_FREE, prog.function.name)
@@ -88,6 +124,7 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             f"{p.name}={_value(v)}" for p, v in zip(prog.params, launch.params) if not isinstance(v, str)) or "none"),
         "clusters of one CTA; asynchronous copies complete at their latest legal point",
     ]
+    lpc = state.lanes_per_cta
     fatal: Finding | None = None
     try:
         try:
@@ -95,21 +132,12 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
         except ExecError:
             report.assumptions[0] = report.assumptions[0].rsplit("; ", 1)[0] + "; " + _ran(m, ctas, stopped=True)
             raise
-    except MemoryFault as e:
-        fatal = _fault_finding(m, module, e, getattr(e, "batch_ctas", None) or ctas)
-    except Deadlock as e:
-        fatal = Finding(FindingKind.DEADLOCK, e.message,
-                        [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
     except Unsupported as e:
         report.decide(Verdict.UNSUPPORTED,
                       e.what + (f" at {e.ins.span}" if e.ins is not None and e.ins.span else ""))
         report.notes.append(str(e))
-    except UndefinedBehavior as e:
-        cta, thread = (0, 0, 0), (0, 0, 0)
-        if e.lane is not None:
-            cta, thread = _thread_of(launch, -(-launch.threads_per_block // 32) * 32, e.lane,
-                                     getattr(e, "batch_ctas", None) or ctas)
-        fatal = Finding(FindingKind.UNDEFINED_BEHAVIOR, e.message, [site_for(module, e.ins, cta, thread)] if e.ins else [])
+    except (MemoryFault, Trap, Deadlock, UndefinedBehavior) as e:
+        fatal = error_finding(m, module, e, getattr(e, "batch_ctas", None) or ctas, 0, lpc)
     except ExecError as e:
         at = f" at {e.ins.span}" if e.ins is not None and e.ins.span is not None and str(e.ins.span) not in e.message else ""
         report.decide(Verdict.INCONCLUSIVE, f"{e.message}{at}")
@@ -117,11 +145,21 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     findings: list[Finding] = []
     if fatal is not None:
         findings.append(fatal)
+    merged: dict[tuple, list] = {}  # errors on explored paths: findings if an input takes the path
+    for c in state.candidates:
+        merged.setdefault((type(c.error), id(c.ins)), []).append(c)
+    for group in merged.values():
+        c = group[0]
+        f = error_finding(m, module, c.error, ctas, int(c.rows[0]) - int(c.lanes[0]) if c.lanes.size else 0, lpc,
+                          lanes=c.lanes)
+        f.origin = Reach(tuple(((x.path, int(r)),) for x in group for r in x.rows)[:64])
+        findings.append(f)
     for f in m.findings:
         sites = [site_for(module, f.ins, f.cta or (0, 0, 0), f.thread or (0, 0, 0))] \
             if f.ins is not None or f.cta is not None else []
         findings.append(Finding(f.kind, f.message, sites))
-    for pair in find_races(state.events, state.clocks, state.lanes_per_cta):
+    race_stats: dict = {}
+    for pair in find_races(state.events, state.clocks, state.lanes_per_cta, stats=race_stats):
         f = _race_finding(m, module, state, pair, ctas, run.sync)
         if pair.benign:
             report.notes.append(f"{f.message} ({'; '.join(s.describe() for s in f.sites)})")
@@ -142,25 +180,104 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
             "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; the async-proxy reads of any operation "
             "whose completion was observed are performed (a later generic write needs no fence); other "
             "generic/async pairs need fence.proxy.async on the happens-before path (8.6, 8.9.5)")
+    if race_stats.get("same_value"):
+        report.assumptions.append(f"{SAME_VALUE} ({race_stats['same_value']} byte pair(s))")
+    report.assumptions += feature_assumptions(prog, m, state)
+    findings = group_findings(findings)
     findings.sort(key=lambda f: SEVERITY.index(f.kind))  # the verdict's finding first
     report.findings = findings
     report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
                     "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}
-    if findings:
-        report.decide(Verdict.of(min((f.kind for f in findings), key=SEVERITY.index)))
+    return report
+
+
+#: The reason of a verdict that holds for the launch's input data only.
+INPUT_ONLY = "for the launch's input only"
+
+
+def conclude(report: Report, state: CheckState) -> Report:
+    """The verdict of a run whose record is exact for the launch's input (nothing explored both
+    ways): its findings; else what it depends on decides how far `race_free` reaches."""
+    if report.findings:
+        report.decide(Verdict.of(min((f.kind for f in report.findings), key=SEVERITY.index)))
         return report
     if report.outcome in (Verdict.UNSUPPORTED, Verdict.INCONCLUSIVE):
         return report
+    sched = [(w, i) for w, i, s in state.data_dependent if s]
+    if sched:
+        what, ins = sched[0]
+        report.decide(Verdict.INCONCLUSIVE, f"{what}{_at(ins)} depends on the schedule (a value another CTA wrote or "
+                      "an atomic returned): another run of the same input may touch other memory")
+        report.notes += list(dict.fromkeys(f"{w}{_at(i)} depends on the schedule" for w, i in sched))
+        return report
     if state.data_dependent:
-        what, ins = state.data_dependent[0]
-        where = f" at {ins.span}" if ins is not None and ins.span else ""
-        report.decide(Verdict.INCONCLUSIVE, f"{what}{where} depends on input data (only this input was explored)")
-        report.notes += list(dict.fromkeys(f"{w} at {i.span if i is not None else '?'} depends on input data"
-                                           for w, i in state.data_dependent))
+        report.decide(Verdict.RACE_FREE, INPUT_ONLY)
+        report.notes += list(dict.fromkeys(f"{w}{_at(i)} depends on input data" for w, i, _ in state.data_dependent))
+        report.assumptions.append("the launch's input data: the access pattern depends on it (see the notes), so the "
+                                  "verdict holds for this input only; other inputs were not explored")
         return report
     report.assumptions.append("no branch, access guard or address depended on tensor data: the verdict "
                               "holds for every input of this launch")
     return report
+
+
+def _at(ins: A.Instruction | None) -> str:
+    return f" at {ins.span}" if ins is not None and ins.span else ""
+
+
+def feature_assumptions(prog: Program, m: Machine, state: CheckState) -> list[str]:
+    """What the verdict assumes about modelled CUDA features the kernel uses."""
+    out = []
+    sp = prog.specials
+    if sp & {"%envreg1", "%envreg2"}:
+        out.append("cooperative launch: %envreg1:%envreg2 hold the address of a zero-filled grid workspace (how "
+                   "cooperative groups find their grid barrier) and every CTA is resident at once")
+    if any(n.startswith("%reserved_smem_offset") for n in sp):
+        out.append("the shared memory reserved for system software (%reserved_smem_offset_*, PTX 10.29) is 1 KiB "
+                   "after the kernel's own; offsets _0 and _1 are its bytes 0 and 16")
+    if state.spin_waits:
+        where = ", ".join(str(prog.code[pc].span) for pc in sorted(state.spin_waits)[:4])
+        out.append(f"spin-wait loop(s) at {where}: they poll memory other threads or CTAs update; how often they "
+                   "loop depends on the schedule, what the kernel does after them does not")
+    calls = getattr(m, "call_state", None)
+    if calls is not None and calls.heap:
+        out.append(f"device heap: {len(calls.heap)} malloc block(s), each with its own bounds; malloc returns NULL "
+                   "beyond CUDA's default 8 MiB heap")
+    return out
+
+
+def error_finding(m: Machine, module: A.Module, e: Exception, ctas: list | None, row_base: int, lpc: int,
+                  lanes=None) -> Finding:
+    """The finding of an error that stopped (or, on an explored path, would stop) the run. Its lanes
+    are a batch's lanes: `ctas` that batch's CTAs, or the run's with `row_base` the batch's first
+    clock row."""
+    def who(lane: int):
+        return _thread_of(m.launch, lpc, row_base + int(lane), ctas)
+
+    if isinstance(e, MemoryFault):
+        sites = []
+        pairs = list(zip(e.lanes, e.addresses))
+        if lanes is not None:
+            keep = set(int(x) for x in lanes)
+            pairs = [(lane, a) for lane, a in pairs if lane in keep] or pairs
+        for lane, addr in pairs[:2]:
+            place = None
+            if e.space in (".global", ".const"):
+                place = global_place(m, addr)
+            elif e.space.startswith(".shared"):
+                place = shared_place(m, addr)
+            sites.append(site_for(module, e.ins, *who(lane), access="access", address=place or f"0x{addr:x}",
+                                  space=e.space, byte=int(addr)))
+        what = f"{e.message}: {sites[0].address}" if sites and sites[0].address else e.message
+        return Finding(FindingKind.OUT_OF_BOUNDS, what, sites, {"addresses": [hex(a) for _, a in pairs[:8]]})
+    if isinstance(e, Trap):
+        picked = list(lanes[:2]) if lanes is not None and len(lanes) else e.lanes[:2]
+        return Finding(FindingKind.TRAP, e.message, [site_for(module, e.ins, *who(lane)) for lane in picked])
+    if isinstance(e, Deadlock):
+        return Finding(FindingKind.DEADLOCK, e.message, [site_for(module, e.ins, (0, 0, 0), (0, 0, 0))] if e.ins else [])
+    lane = e.lane if getattr(e, "lane", None) is not None else (int(lanes[0]) if lanes is not None and len(lanes) else None)
+    cta, thread = who(lane) if lane is not None else ((0, 0, 0), (0, 0, 0))
+    return Finding(FindingKind.UNDEFINED_BEHAVIOR, e.message, [site_for(module, e.ins, cta, thread)] if e.ins else [])
 
 
 def _ran(m: Machine, ctas: list | None, stopped: bool) -> str:
@@ -181,48 +298,38 @@ def _value(v) -> str:
     return str(v)
 
 
-def _fault_finding(m: Machine, module: A.Module, e: MemoryFault, ctas: list | None = None) -> Finding:
-    sites = []
-    for lane, addr in list(zip(e.lanes, e.addresses))[:2]:
-        lpc = -(-m.launch.threads_per_block // 32) * 32
-        cta, thread = _thread_of(m.launch, lpc, lane, ctas)  # ctas: the faulting batch's
-        place = None
-        if e.space in (".global", ".const"):
-            place = global_place(m, addr)
-        elif e.space.startswith(".shared"):
-            place = shared_place(m, addr)
-        sites.append(site_for(module, e.ins, cta, thread, access="access", address=place or f"0x{addr:x}",
-                              space=e.space, byte=int(addr)))
-    what = f"{e.message}: {sites[0].address}" if sites and sites[0].address else e.message
-    return Finding(FindingKind.OUT_OF_BOUNDS, what, sites, {"addresses": [hex(a) for a in e.addresses]})
-
-
 def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: list | None = None,
                   sync: SyncLog | None = None) -> Finding:
     kinds = {READ: "read", 1: "write", ATOMIC: "atomic"}
     sites = []
     rows = []
+    origin = []
     for ev_i, lane in ((pair.a_event, pair.a_lane), (pair.b_event, pair.b_lane)):
         ev = state.events[ev_i]
         j = int(np.nonzero(ev.lanes == lane)[0][0])
         rows.append(int(ev.hb[j]) if ev.op is None else None)
+        origin.append((ev.path, int(ev.rows[j])))
         cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]), ctas)
         space, addr = _describe_buffer(m, ev.buffer, pair.byte)
         sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
                               space=space, byte=int(pair.byte)))
-    space = sites[0].space.lstrip(".")
-    more = f" ({pair.count} conflicting byte pairs between these two instructions)" if pair.count > 1 else ""
     live = [] if pair.proxy_only else \
         [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
-    if live:  # the asynchronous window explains the race better than "not ordered": say it first
-        text = f"data race on {space} {sites[0].address}: {'; '.join(dict.fromkeys(live))}; {pair.reason}{more}"
-    else:
-        text = f"data race on {space} {sites[0].address}: {pair.reason}{more}"
-    details: dict = {"conflicts": pair.count}
+    # the asynchronous window explains the race better than "not ordered": say it first
+    why = f"{'; '.join(dict.fromkeys(live))}; {pair.reason}" if live else pair.reason
+    buf = state.events[pair.a_event].buffer
+    label, lo = _region_of(m, buf, pair.byte)
+    label_hi, hi = _region_of(m, buf, pair.last) if pair.last > pair.byte else (label, lo)
+    last = _describe_buffer(m, buf, pair.last)[1] if pair.last > pair.byte else ""
+    region = Region(sites[0].space.lstrip("."), label, lo, hi if label_hi == label and hi >= lo else lo,
+                    sites[0].address, last if label_hi == label and hi >= lo else "")
+    details: dict = {"conflicts": pair.count, "region": region.describe(), "why": why}
     if sync is not None:
         times = (state.events[pair.a_event].time, state.events[pair.b_event].time)
         details["timeline"] = _timeline(module, sync, sites, rows, times)
-    return Finding(FindingKind.RACE, text, sites, details)
+    f = Finding(FindingKind.RACE, race_message(region, why, pair.count), sites, details, region=region)
+    f.origin = Reach((tuple(origin),), (state.events[pair.a_event].pc, state.events[pair.b_event].pc, buf))
+    return f
 
 
 def _timeline(module: A.Module, sync: SyncLog, sites: list, rows: list, times: tuple[int, int]) -> list[dict]:
@@ -268,4 +375,4 @@ def _live(op) -> str:
             f"until {_COMPLETION_WORDS[op.completion]} (PTX 8.9.1.1)")
 
 
-__all__ = ["run_checked", "new_run", "CheckRun"]
+__all__ = ["run_checked", "record_report", "conclude", "new_run", "CheckRun", "INPUT_ONLY"]

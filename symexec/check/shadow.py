@@ -1,8 +1,10 @@
 """Shadow values for checking: what each register and memory byte *depends on*, per lane.
 
 Two facts travel with every value in check mode:
-- a taint byte: bit DATA when the value depends on input tensor data, bit UNINIT when it was
-  computed from shared memory that no thread had written;
+- a taint byte: bit DATA when the value depends on input tensor data, bit SCHED when it depends on
+  the schedule (a value another CTA wrote, an atomic's old value, a timer: another run of the same
+  input may see another), bit UNINIT when it was computed from shared memory that no thread had
+  written, bit UNDEF when from local memory the thread never wrote (neither is a defined value);
 - a term hash: a 64-bit value number of the expression that computed it. Values that do not depend
   on data are numbered by their concrete bits (they are the same for every input of the launch);
   data-dependent ones by (operation, operand numbers), operands of commutative operations sorted,
@@ -25,9 +27,13 @@ import numpy as np
 
 from ..opcodes import LaneScope, facts
 from ..paged import PagedArray, constant, element_indices
+from .terms import LoadRecord, OpRecord, TermLog
 
 DATA = np.uint8(1)
 UNINIT = np.uint8(2)
+SCHED = np.uint8(4)
+UNDEF = np.uint8(8)  # read from a thread's local memory before anything was written there
+DEP = np.uint8(DATA | SCHED)  # depends on something other than the launch's fixed values
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -92,10 +98,13 @@ class MemShadow:
     taint. Paged (symexec.paged): a byte's shadow exists once the byte is touched, so a buffer's
     shadow costs what the run touches, not the buffer's size."""
 
-    def __init__(self, size: int, taint: int, key: int, salt: int) -> None:
+    def __init__(self, size: int, taint: int, key: int, salt: int, buffer: object = None) -> None:
+        self.buffer = buffer  # the Buffer it shadows (input bytes name it in the term log)
+
         def numbered(pages: np.ndarray) -> np.ndarray:  # an untouched byte is numbered by its position
             return mix(key, np.uint64(salt), element_indices(pages).astype(np.uint64))
 
+        self.key, self.salt = key, salt  # an untouched byte's number: mix(key, salt, its offset)
         self.cta = PagedArray(size, np.int32, constant(-1, np.int32))  # CTA slot that last wrote each byte
         self.hash = PagedArray(size, np.uint64, numbered)
         self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8))
@@ -115,8 +124,10 @@ class Tracker:
         self.reg_parts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.mem: dict[object, MemShadow] = {}
         self.counter = 0
-        self.control = False  # inside a data-dependent branch region: writes depend on data
-        self.explore = False  # on one of two explored paths: stores depend on data
+        self.control = np.uint8(0)  # inside a data-dependent branch region: taint of its predicates
+        self.explore = np.uint8(0)  # on one of two explored paths: taint of the predicates chosen
+        self.terms: TermLog | None = None  # how data-dependent values were computed (terms.py), if asked
+        self.pc = -1
         self.begin(None)
 
     # -------------------------------------------------------------- per instruction
@@ -128,6 +139,7 @@ class Tracker:
         self.in_taint = np.zeros(self.n, dtype=np.uint8)
         self.in_parts: list[tuple | None] = []  # per input: its packed halves' shadows, if known
         self.in_taints: list[np.ndarray] = []
+        self.in_value: list[np.ndarray] = []  # operand bits (kept only while recording terms)
         self.addr_taint = np.zeros(self.n, dtype=np.uint8)
         self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
         self.loaded_lanes: np.ndarray | None = None  # lanes whose bytes `loaded` holds
@@ -147,7 +159,8 @@ class Tracker:
             elif lanes is LaneScope.MULTI_WARP:
                 self.collective = "opaque"
 
-    _PER_INSTRUCTION = ("ins", "in_hash", "in_real", "in_width", "in_taint", "in_parts", "in_taints", "addr_taint",
+    _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_real", "in_width", "in_taint", "in_parts", "in_taints", "in_value",
+                        "addr_taint",
                         "loaded", "loaded_lanes",
                         "load_cursor",
                         "write_index", "permute", "store_map", "collective", "warp_key", "address_mode")
@@ -168,22 +181,27 @@ class Tracker:
         if h is None:  # never written: numbered by its (zero) bits, untainted
             h = r = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
             t = np.zeros((), dtype=np.uint8)
-        self._input(h, t, width, r, self.reg_parts.get(name) if width == 64 else None)
+        self._input(h, t, width, r, self.reg_parts.get(name) if width == 64 else None, value)
 
     def on_read_const(self, value: np.ndarray, width: int) -> None:
         h = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
-        self._input(h, np.zeros((), np.uint8), width, h)
+        self._input(h, np.zeros((), np.uint8), width, h, value=value)
 
     def on_read_volatile(self, value: np.ndarray, width: int) -> None:
-        """A value that another execution could see differently (a timer): data, numbered freshly."""
+        """A value that another execution could see differently (a timer): schedule-dependent,
+        numbered freshly."""
         self.counter += 1
         h = mix(key_of("volatile"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
-        self._input(h, np.full(self.n, DATA, np.uint8), width, h)
+        self._input(h, np.full(self.n, SCHED, np.uint8), width, h, value=value)
 
-    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray, parts: tuple | None = None) -> None:
+    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray, parts: tuple | None = None,
+               value: np.ndarray | None = None) -> None:
         if self.address_mode:
             self.addr_taint |= np.broadcast_to(t, (self.n,))
             return
+        if self.terms is not None:
+            self.in_value.append(np.broadcast_to(np.asarray(value if value is not None else 0).astype(np.uint64),
+                                                 (self.n,)))
         self.in_real.append(np.broadcast_to(r, (self.n,)))
         self.in_hash.append(np.broadcast_to(h, (self.n,)))
         self.in_width.append(width)
@@ -326,7 +344,7 @@ class Tracker:
         if self.control:  # implicit flow: which value is written depends on data
             self.counter += 1
             h = mix(key_of("control"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
-            return h, np.full(self.n, DATA, np.uint8) | self.in_taint
+            return h, np.full(self.n, self.control, np.uint8) | self.in_taint
         if self.collective is not None:
             return self._collective(value, k)
         if self.loaded is not None:  # a load: the k-th destination takes the next `width` bytes
@@ -345,6 +363,8 @@ class Tracker:
         if not taint.any():
             return mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)), taint
         ins = self.ins
+        if ins is not None and ins.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
+            return np.asarray(self.in_hash[0], np.uint64), taint  # the same bits: the same number
         parts = list(self.in_hash)
         f = facts(ins.opcode) if ins is not None else None
         if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
@@ -356,6 +376,11 @@ class Tracker:
         key = key_of(ins.name if ins is not None else "?")
         h = mix(key, np.uint64(k), *parts)
         h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        if self.terms is not None and len(self.in_value) == len(self.in_hash):
+            sel = np.nonzero(taint)[0]
+            self.terms.op(OpRecord(self.pc, k, width, h[sel], tuple(x[sel] for x in self.in_hash),
+                                   tuple(x[sel] for x in self.in_taints), tuple(x[sel] for x in self.in_value),
+                                   tuple(self.in_width)))
         return h, taint
 
     def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -395,14 +420,19 @@ class Tracker:
         combined = mix(BYTES_KEY, *[bh[:, i] for i in range(nb)], *[bp[:, i].astype(np.uint64) for i in range(nb)])
         h = np.where(whole, bh[:, 0], combined)
         h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        if self.terms is not None:
+            sel = np.nonzero((taint != 0) & ~whole)[0]
+            if sel.size:
+                self.terms.load(LoadRecord(h[sel], bh[sel], bp[sel], width))
         return h, taint.astype(np.uint8)
 
-    def taint_registers(self, names) -> None:
-        """After two explored paths merge, registers either wrote depend on the data's choice."""
+    def taint_registers(self, names, taint: int = int(DATA)) -> None:
+        """After two explored paths merge, registers either wrote depend on the choice (`taint`: the
+        branch predicate's)."""
         for name in names:
             self.reg_parts.pop(name, None)
             self.counter += 1
-            self.reg_taint[name] = np.full(self.n, DATA, np.uint8)
+            self.reg_taint[name] = np.full(self.n, taint, np.uint8)
             self.reg_hash[name] = mix(key_of("merged"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
             self.reg_real[name] = self.reg_hash[name]
 
@@ -410,7 +440,7 @@ class Tracker:
     def shadow(self, key, size: int, taint: int, init_key: int, salt: int) -> MemShadow:
         s = self.mem.get(key)
         if s is None:
-            s = self.mem[key] = MemShadow(size, taint, init_key, salt)
+            s = self.mem[key] = MemShadow(size, taint, init_key, salt, key)
         return s
 
     def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
@@ -425,10 +455,13 @@ class Tracker:
         taint = shadow.taint[flat]
         if ctas is not None:
             writer = shadow.cta[flat]
-            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), DATA, np.uint8(0)).astype(np.uint8)
+            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
-            taint = taint | DATA
+            taint = taint | SCHED
         bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
+        if self.terms is not None and (taint & DATA).any():  # input bytes read as they were: the leaves
+            first = (bp[lanes] == 0xFF) & (bh[lanes] == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
+            self.terms.leaf(bh[lanes][first], shadow.buffer, flat[first])
         m = np.zeros(self.n, bool)
         m[lanes] = True
         if self.loaded is None:
@@ -458,7 +491,7 @@ class Tracker:
             H = hashes[src_reg, src_lane]
             P = (src_byte | (2 << 4)).astype(np.uint8)  # byte i of a 32-bit register value
             t = np.bitwise_or.reduce(taints[src_reg, src_lane], axis=1)
-            t = t | (DATA if (self.control or self.explore) else np.uint8(0))
+            t = t | self.control | self.explore
             shadow.hash[flat], shadow.pos[flat] = H, P
             shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
             exact = row_number(key_of("value"), H)
@@ -478,7 +511,7 @@ class Tracker:
                 np.zeros(lanes.size, np.uint64)
             H = np.repeat(h[:, None], nbytes, axis=1)
             P = np.full((lanes.size, nbytes), 0xFF, np.uint8)
-        t = self.in_taint[lanes] | (DATA if (self.control or self.explore) else np.uint8(0))
+        t = self.in_taint[lanes] | self.control | self.explore
         shadow.hash[flat] = H
         shadow.pos[flat] = P
         shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)

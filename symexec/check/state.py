@@ -20,7 +20,9 @@ from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fen
                       MemSpace, Observer, Proxy, Reconverged, Release)
 from ..opcodes import Order
 from .hb import STAMPED, Clocks, Kind, Stamp
-from .shadow import CONST_KEY, DATA, INPUT_KEY, UNINIT, UNINIT_KEY, Tracker, key_of, mix, row_number
+from .terms import TermLog
+from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix,
+                     row_number)
 
 READ, WRITE, ATOMIC = 0, 1, 2
 RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
@@ -47,6 +49,8 @@ class Event:
     # they have streams (None: just the epoch)
     proxy: int = 0  # PROXY_CODE of the access
     op: AsyncOp | None = None
+    path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
+    undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
 
     @property
     def hb(self) -> np.ndarray:
@@ -54,6 +58,38 @@ class Event:
 
 
 PROXY_CODE = {Proxy.GENERIC: 0, Proxy.ASYNC: 1, Proxy.TENSORMAP: 2}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A data-dependent branch explored both ways (id: its index in CheckState.decisions). Per lane
+    of the branching group: its clock row, whether the launch's input takes the branch, and the
+    term number and taint of the predicate (symexec.check.paths reads them back as Z3 terms)."""
+
+    id: int
+    pc: int
+    ins: A.Instruction
+    rows: np.ndarray
+    taken: np.ndarray
+    hashes: np.ndarray
+    taints: np.ndarray
+
+    def lane(self, row: int) -> int | None:
+        """Index of clock row `row` in this decision's arrays."""
+        i = int(np.searchsorted(self.rows, row))
+        return i if i < self.rows.size and self.rows[i] == row else None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An error on a path explored for a data-dependent branch (an out-of-bounds access, a trap,
+    undefined behaviour): a finding only if some input takes that path (symexec.check.reach)."""
+
+    error: Exception
+    ins: A.Instruction | None
+    rows: np.ndarray  # clock rows of the failing threads
+    lanes: np.ndarray  # their lanes in the batch
+    path: tuple[int, ...]
 
 
 @dataclass
@@ -65,7 +101,7 @@ class CheckState(Observer):
     tracker: Tracker = field(init=False)
     clocks: Clocks = field(init=False)
     events: list[Event] = field(default_factory=list)
-    data_dependent: list[tuple[str, A.Instruction]] = field(default_factory=list)
+    data_dependent: list[tuple[str, A.Instruction, bool]] = field(default_factory=list)  # (what, where, schedule)
     uninit_outputs: list[tuple[A.Instruction, int, int]] = field(default_factory=list)
     input_buffers: set = field(default_factory=set)
     time: int = 0
@@ -75,6 +111,11 @@ class CheckState(Observer):
     n: int = 0
     both_paths: int = 0  # data-dependent branches explored both ways
     async_ops: int = 0
+    path: tuple[int, ...] = ()  # the running group's explored choices (Group.path)
+    decisions: list[Decision] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    spin_waits: set = field(default_factory=set)  # pcs of loops taken as spin-waits (policy)
+    terms: TermLog | None = None  # record how data-dependent values are computed (reach.py asks)
 
     def __post_init__(self) -> None:
         self.mem: dict = {}
@@ -89,6 +130,7 @@ class CheckState(Observer):
         self.cta_base = batch.cta_base
         self.tracker = Tracker(batch.n)
         self.tracker.mem = self.mem  # memory shadows outlive batches (global memory)
+        self.tracker.terms = self.terms
 
     def on_access(self, ev: MemoryAccess) -> None:
         self.access(ev)
@@ -129,8 +171,7 @@ class CheckState(Observer):
         if tr.loaded is not None:
             taint |= np.bitwise_or.reduce(tr.loaded[2], axis=1)
         t = np.full(lanes.size, np.bitwise_or.reduce(taint), np.uint8)  # the whole operation's inputs
-        if tr.control or tr.explore:
-            t |= DATA
+        t |= tr.control | tr.explore
         k, nb = flat.shape
         H = mix(key_of("computed"), np.uint64(op.ident), flat.reshape(-1).astype(np.uint64)).reshape(k, nb)
         shadow.hash[flat], shadow.pos[flat] = H, 0xFF
@@ -184,7 +225,7 @@ class CheckState(Observer):
 
     def on_reconverge(self, ev: Reconverged) -> None:
         if ev.data_registers:
-            self.tracker.taint_registers(ev.data_registers)
+            self.tracker.taint_registers(ev.data_registers, int(ev.join.dep) or int(DATA))
 
     def rows(self, lanes: np.ndarray) -> np.ndarray:
         return self.clocks.rows_of(lanes + self.cta_base * self.lanes_per_cta, self.lanes_per_cta)
@@ -195,12 +236,32 @@ class CheckState(Observer):
         self.pc = pc
         self.ins = ins
         self.tracker.begin(ins)
+        self.tracker.pc = pc
 
     def note_dependence(self, what: str, taint: np.ndarray, mask: np.ndarray) -> None:
-        """A branch, address or synchronisation operand computed from input data."""
-        if (np.broadcast_to(taint, (self.n,)) & DATA & mask.astype(np.uint8)).any():
-            if len(self.data_dependent) < 32:
-                self.data_dependent.append((what, self.ins))
+        """A branch, address or synchronisation operand computed from input data or from the
+        schedule (then another run of the same input may differ)."""
+        t = np.broadcast_to(taint, (self.n,))[mask]
+        if (t & DEP).any() and len(self.data_dependent) < 32:
+            self.data_dependent.append((what, self.ins, bool((t & SCHED).any())))
+
+    def record_decision(self, ins: A.Instruction, pc: int, mask: np.ndarray, pred: np.ndarray) -> int:
+        """A branch explored both ways; `pred`: whether each lane takes it on the launch's input."""
+        tr = self.tracker
+        name = ins.guard.pred
+        lanes = np.nonzero(mask)[0]
+        h = np.broadcast_to(tr.reg_hash.get(name, np.zeros((), np.uint64)), (self.n,))[lanes]
+        t = np.broadcast_to(tr.reg_taint.get(name, np.zeros((), np.uint8)), (self.n,))[lanes]
+        taken = np.broadcast_to(pred, (self.n,))[lanes].astype(bool)
+        if ins.guard.negated:
+            taken = ~taken
+        d = Decision(len(self.decisions), pc, ins, self.rows(lanes), taken, h.copy(), t.copy())
+        self.decisions.append(d)
+        return d.id
+
+    def record_candidate(self, error: Exception, lanes: np.ndarray, path: tuple[int, ...]) -> None:
+        if len(self.candidates) < 256:
+            self.candidates.append(Candidate(error, getattr(error, "ins", None), self.rows(lanes), lanes, path))
 
     # -------------------------------------------------------------- memory
     def shadow_for(self, buffer: Buffer, size: int):
@@ -208,6 +269,8 @@ class CheckState(Observer):
             return self.tracker.shadow(buffer, size, int(UNINIT), UNINIT_KEY, 1)
         if buffer.space is MemSpace.GLOBAL and buffer.index in self.input_buffers:
             return self.tracker.shadow(buffer, size, int(DATA), INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
+        if buffer.space is MemSpace.LOCAL:  # never written: no defined value (same_value.py)
+            return self.tracker.shadow(buffer, size, int(UNDEF), INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
         return self.tracker.shadow(buffer, size, 0, INPUT_KEY, hash(buffer) & 0xFFFFFFFF)
 
     def _copied(self, ev: MemoryAccess, shadow, flat: np.ndarray, lanes: np.ndarray, ctas: np.ndarray):
@@ -223,7 +286,7 @@ class CheckState(Observer):
         if not ev.write:
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
-            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), DATA, np.uint8(0)).astype(np.uint8)
+            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
             for i, lane in enumerate(lanes.tolist()):
                 self._read_bytes.setdefault((op.ident, lane), []).append(
                     (shadow.hash[flat[i]], shadow.pos[flat[i]], taint[i]))
@@ -249,8 +312,7 @@ class CheckState(Observer):
             H[i], P[i], T[i] = h, p, t
         if not any_read:
             return None  # written from registers (tcgen05.st, wgmma results): the register shadows say
-        if self.tracker.control or self.tracker.explore:
-            T |= DATA
+        T |= self.tracker.control | self.tracker.explore
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
         shadow.cta[flat] = ctas[:, None]
         exact = row_number(key_of("value"), H)
@@ -261,7 +323,7 @@ class CheckState(Observer):
         shadow = self.shadow_for(ev.buffer, ev.size)
         is_write = ev.write
         k = ATOMIC if ev.atomic else (WRITE if is_write else READ)
-        hashes = real = None
+        hashes = real = undef = None
         rows = self.rows(lanes)
         ctas = rows // self.lanes_per_cta
         copied = self._copied(ev, shadow, flat, lanes, ctas) if ev.op is not None else None
@@ -271,6 +333,7 @@ class CheckState(Observer):
             else:
                 hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
                 taint = self.tracker.in_taint[lanes]
+            undef = (np.broadcast_to(taint, lanes.shape) & (UNINIT | UNDEF)) != 0
             if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
                 bad = (taint & UNINIT) != 0
                 if bad.any() and len(self.uninit_outputs) < 8:
@@ -298,7 +361,7 @@ class CheckState(Observer):
                                  hashes, real, int(ev.order), hbrows=hb,
                                  tbases=st.tbases.astype(np.int32) if (ev.op is not None or ev.buffer.space is
                                                                        MemSpace.TMEM) else None, owns=owns,
-                                 proxy=proxy, op=ev.op))
+                                 proxy=proxy, op=ev.op, path=self.path, undef=undef))
 
 
 def proxy_table(buffer: Buffer, proxy: Proxy = Proxy.GENERIC) -> int:

@@ -148,7 +148,10 @@ def _grouped(bad_group: bool = False) -> Contract:
               Tensor("c", "fp16", ("M", "N"), role="out"), Scalar("M", "i32", value="M"),
               Scalar("N", "i32", value="N"), Scalar("K", "i32", value="K")],
         constexprs={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32, "GROUP_M": 2, "BUG": int(bad_group)},
-        grid=lambda d: (cdiv(d["M"], 16) * cdiv(d["N"], 16), 1, 1), num_warps=4, num_stages=1,
+        # one warp holds the 16x16 tile alone: with 4 the accumulator is replicated across warps and each
+        # stores it to shared memory in the epilogue (a PTX 8.7.1 race of equal values, see REPLICATED_STORE
+        # in tests/test_check_suite.py), which is not what this test is about
+        grid=lambda d: (cdiv(d["M"], 16) * cdiv(d["N"], 16), 1, 1), num_warps=1, num_stages=1,
         reference=lambda a, b, M, N, K: {"c": a.astype(np.float64) @ b.astype(np.float64)},
         instances={"verify": {"M": 80, "N": 48, "K": 40}, "bench": {"M": 80, "N": 48, "K": 40}},
         scale_by_abs_reference=True)

@@ -108,12 +108,13 @@ ret;
 
 
 def test_checker_notes_a_data_dependent_jump_table_index() -> None:
-    """The path a data-dependent brx.idx takes depends on the input: the verdict cannot hold for
-    every input (inconclusive, naming the branch), never race_free."""
+    """The path a data-dependent brx.idx takes depends on the input: the verdict holds for the
+    launch's input only, says so, and names the branch; never a plain race_free."""
     from symexec.check import check_kernel
 
     prog = load_program(parse(DATA_INDEX))
     r = check_kernel(prog, Launch((1,), (32,), {"in": np.arange(32, dtype=np.uint32), "out": np.zeros(32, np.uint32)},
                                   ["in", "out"]))
-    assert r.verdict.startswith("inconclusive"), r.verdict
-    assert "target index of brx.idx" in r.verdict
+    assert r.verdict == "race_free: for the launch's input only", r.verdict
+    assert any("target index of brx.idx" in n for n in r.notes), r.notes
+    assert not any("every input" in a for a in r.assumptions)

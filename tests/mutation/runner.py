@@ -32,7 +32,7 @@ from .engine import Mutant, Site, mutations, sample_sites, sites
 TABLE = Path(__file__).with_name("verdicts.toml")
 
 #: verdicts that name a bug
-CAUGHT = {"race", "deadlock", "divergence", "out_of_bounds", "uninitialized", "undefined_behavior"}
+CAUGHT = {"race", "deadlock", "divergence", "out_of_bounds", "uninitialized", "undefined_behavior", "trap"}
 
 #: a finding's identity across mutants of one kernel: (kind, PTX lines of its sites, how). The
 #: engine keeps every line number, so the baseline's lines name the same instructions in a mutant.
