@@ -1,0 +1,469 @@
+"""``one-row-per-warp``: a row reduction of Triton's shape, one warp per row, its cross-warp stage gone.
+
+Triton lowers a row reduction whose row does not fit in registers (``rowsum``: a loop over
+``BLOCK_N`` chunks, ``num_warps`` warps per row) to this PTX:
+
+- each of the CTA's T threads owns the column ``col = (4 * tid) & (4T - 4)`` of a chunk and loads
+  ``.v4`` words at ``col + n + 4T * j`` (j < V, each masked by ``< N``); the loop steps ``n`` by
+  ``S = 4T * V``; the per-thread partials are reduced in registers;
+- a butterfly of five ``shfl.sync.bfly`` (offsets 16 .. 1, PTX ISA 9.7.8.6) reduces each warp;
+- the cross-warp stage: lane 0 of warp w stores its partial to ``global_smem[w]``, ``bar.sync``,
+  thread t loads ``global_smem[t % W]`` and a butterfly of log2(W) steps combines the W partials;
+- thread 0 stores the row's result.
+
+The rewrite launches 32 threads per row (``.reqntid 32``, the candidate's ``// volta-launch:``
+header gets ``block=(32, 1, 1)``, the grid is the contract's): the column mask becomes 124, the
+chunk offsets ``128 * j`` and the loop step ``128 * V``, so one warp visits every element of the
+row the T threads visited (the same vectors under the same masks, in another order). The first
+butterfly then already holds the whole row in every lane, so the cross-warp stage (shared store,
+barrier, shared load, second butterfly) becomes a ``mov``: the reduction runs on warp shuffles
+alone. The combining operation must be associative and commutative (add, min, max, and, or, xor):
+only the order of the terms changes.
+
+The shape is recognised exactly or not at all (:func:`match` raises RuleError naming the first
+thing it does not recognise): every value computed from ``%tid.x`` must be one of the forms above,
+every access through such a value one of the loads or the stage's shared accesses, and no other
+special register that names a thread (``%ntid``, ``%laneid``, ``%warpid``, ...) may appear. Kernels
+that keep the row in registers (softmax, rmsnorm, layernorm at the suite's sizes) have no chunk
+loop to re-stride and are refused: one warp would need W times the registers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+
+from ptx_parser import ast as A
+
+from .rules import Kernel, RuleError, Site, _address, _dests, _line, _offset, _statements, _syms, straight_loops
+
+WARP = 32
+# associative and commutative, so reordering the terms is sound (up to floating-point rounding for add)
+_COMBINE = {"add", "min", "max", "and", "or", "xor"}
+# special registers that name a thread or its place; only %tid.x in one `mov` is understood
+_THREAD_SPECIALS = ("%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%lanemask", "%cluster_ctarank",
+                    "%cluster_nctarank")
+_PURE = {"mov", "add", "sub", "and", "or", "xor", "shl", "shr", "mul", "mad", "cvt", "cvta", "setp", "selp"}
+
+
+class Form(enum.Enum):
+    """What a thread-dependent value is."""
+
+    TID = "tid"  # %tid.x
+    TID4 = "4*tid"
+    COL = "column"  # col + (n) + constant, in elements
+    COLPRED = "column mask"  # column < N
+    ADDR = "element address"  # &x[row, column]
+    WARP8 = "tid >> 3"
+    WSLOT = "4 * warp"
+    RSLOT = "4 * (tid % W)"
+    WADDR = "shared slot of the warp"
+    RADDR = "shared slot read"
+    LEADER = "tid == 0"
+
+
+@dataclass(frozen=True)
+class Value:
+    form: Form
+    offset: int = 0  # COL / ADDR: elements past col (+ n when chunked)
+    chunked: bool = False  # COL / ADDR: the loop's chunk base n was added
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One cross-warp stage: the statements it removes and the mov that replaces its last one."""
+
+    removed: tuple[int, ...]
+    last: int
+    result: str  # the register the stage defines
+    source: str  # the warp's whole reduction
+    op: A.Instruction  # the combining instruction (for the mov's type)
+    line: int | None
+
+
+@dataclass(frozen=True)
+class Shape:
+    threads: int
+    rescale: dict[int, A.Instruction]  # statement index -> the instruction with one-warp constants
+    stages: tuple[Stage, ...]
+    sites: tuple[Site, ...]
+    grid: str
+
+
+def _refuse(why: str, ins: A.Instruction | None = None) -> RuleError:
+    where = f" (line {_line(ins)}: {ins.name})" if ins is not None and _line(ins) else ""
+    return RuleError(f"one-row-per-warp: {why}{where}")
+
+
+def _imm(o: object) -> int | None:
+    if isinstance(o, A.IntLit):
+        return o.value
+    if isinstance(o, A.Unary) and o.op == "-" and isinstance(o.operand, A.IntLit):
+        return -o.operand.value
+    return None
+
+
+def _reg(o: object) -> str | None:
+    return o.name if isinstance(o, A.Sym) and o.component is None else None
+
+
+def _special(o: object) -> str | None:
+    return o.name + (o.component or "") if isinstance(o, A.Sym) and o.name.startswith("%") and (
+        o.component or any(o.name.startswith(s) for s in _THREAD_SPECIALS)) else None
+
+
+def _with_operand(ins: A.Instruction, i: int, value: int) -> A.Instruction:
+    ops = list(ins.operands)
+    ops[i] = A.IntLit(value)
+    return dataclasses.replace(ins, operands=tuple(ops))
+
+
+def _grid(k: Kernel, threads: int) -> str:
+    from harness.candidate import LaunchHeaderError, parse_header
+
+    launch = [h for h in k.header if "volta-launch" in h]
+    if not launch:
+        if k.grid is None:
+            raise _refuse("the contract's grid is not known as a header expression")
+        return k.grid
+    try:
+        header = parse_header("\n".join(launch))
+    except LaunchHeaderError as e:
+        raise _refuse(f"the launch header cannot be read: {e}") from None
+    assert header is not None
+    import ast
+
+    block = [ast.unparse(b) for b in header.block] + ["1"] * (3 - len(header.block))
+    if block != [str(threads), "1", "1"]:
+        raise _refuse(f"the launch header's block ({', '.join(block)}) is not the kernel's .reqntid {threads}")
+    return "(" + ", ".join(ast.unparse(g) for g in header.grid) + ")"
+
+
+def _threads(k: Kernel) -> int:
+    d = k.fn.directive(".reqntid")
+    if k.fn.directive(".maxntid") is not None:
+        raise _refuse(".maxntid: the block size is not fixed")
+    if d is None or not d.values or any(v != 1 for v in d.values[1:]):
+        raise _refuse("no one-dimensional .reqntid")
+    t = d.values[0]
+    if t <= WARP or t % WARP or t & (t - 1):
+        raise _refuse(f".reqntid {t}: not a power-of-two number of warps above one")
+    return t
+
+
+def match(k: Kernel) -> Shape:
+    """The row-reduction shape of ``k``, or RuleError naming what is not recognised."""
+    t = _threads(k)
+    w = t // WARP
+    stmts = _statements(k.fn)
+    if any(isinstance(s, A.Block) for s in stmts):
+        raise _refuse("nested blocks")
+    at = {id(s): i for i, s in enumerate(stmts)}
+    instrs = [s for s in stmts if isinstance(s, A.Instruction)]
+    defs: dict[str, list[A.Instruction]] = {}
+    uses: dict[str, list[A.Instruction]] = {}
+    for ins in instrs:
+        for d in _dests(ins):
+            defs.setdefault(d, []).append(ins)
+        srcs = list(_syms(ins.operands[0])) if not _dests(ins) and ins.operands else []
+        for o in ins.operands[1:] if _dests(ins) else ins.operands:
+            srcs += list(_syms(o))
+        if ins.guard is not None:
+            srcs.append(ins.guard.pred)
+        for n in set(srcs):
+            uses.setdefault(n, []).append(ins)
+
+    loops = straight_loops(k.fn)
+    if len(loops) != 1:
+        raise _refuse(f"{len(loops)} straight-line chunk loops (one expected)")
+    loop = loops[0]
+    back = stmts[loop.branch]
+    assert isinstance(back, A.Instruction) and back.guard is not None
+    cond = defs.get(back.guard.pred, [])
+    if len(cond) != 1 or cond[0].opcode != "setp" or ".lt" not in cond[0].modifiers or back.guard.negated:
+        raise _refuse("the chunk loop's exit is not `setp.lt n, N; @p bra`", back)
+    n = _reg(cond[0].operands[1])
+    steps = [i for i in defs.get(n or "", []) if loop.head < at[id(i)] < loop.branch]
+    if n is None or len(steps) != 1 or steps[0].opcode != "add" or _reg(steps[0].operands[1]) != n \
+            or _imm(steps[0].operands[2]) is None:
+        raise _refuse("the chunk loop's induction is not `add n, n, S`", cond[0])
+    step_ins = steps[0]
+    step = _imm(step_ins.operands[2])
+    assert step is not None
+    if step <= 0 or step % (4 * t):
+        raise _refuse(f"the loop step {step} is not a multiple of 4 * {t} elements", step_ins)
+    vectors = step // (4 * t)
+
+    values: dict[str, Value] = {}
+    rescale: dict[int, A.Instruction] = {at[id(step_ins)]: _with_operand(step_ins, 2, step // t * WARP)}
+    tid_movs = 0
+
+    def val(o: object) -> Value | None:
+        r = o.base.name if isinstance(o, A.Address) and o.base is not None else _reg(o)
+        return values.get(r) if r else None
+
+    def inside(ins: A.Instruction) -> bool:
+        return loop.head < at[id(ins)] < loop.branch
+
+    for ins in instrs:  # forward: every value derived from %tid.x gets its form, or the shape is refused
+        specials = [s for o in ins.operands for s in ([_special(o)] if _special(o) else [])]
+        thread_specials = [s for s in specials if s.startswith(_THREAD_SPECIALS)]
+        ops, dests = ins.operands, _dests(ins)
+        args = [val(o) for o in (ops[1:] if dests else ops)]
+        guard = values.get(ins.guard.pred) if ins.guard else None
+        if thread_specials:
+            if thread_specials == ["%tid.x"] and ins.opcode == "mov" and len(ops) == 2 and len(dests) == 1:
+                tid_movs += 1
+                values[dests[0]] = Value(Form.TID)
+                continue
+            raise _refuse(f"{', '.join(thread_specials)} is read", ins)
+        if not any(args) and guard is None:
+            continue
+        form = _form(ins, args, guard, t, w, n, inside(ins))
+        if isinstance(form, str):
+            raise _refuse(form, ins)
+        if form is None:  # an accepted use (a load, a shared access, the leader's store)
+            continue
+        value, replaced = form
+        if len(dests) != 1 or len(defs[dests[0]]) != 1:
+            raise _refuse("a thread-dependent register is assigned twice", ins)
+        values[dests[0]] = value
+        if replaced is not None:
+            rescale[at[id(ins)]] = replaced
+    if tid_movs != 1:
+        raise _refuse(f"{tid_movs} reads of %tid.x (one expected)")
+
+    loads = [i for i in instrs if i.opcode == "ld" and val(_address(i).base if _address(i) else None) is not None
+             and val(_address(i).base).form is Form.ADDR]
+    offsets = sorted(val(_address(i).base).offset for i in loads)
+    if offsets != [4 * t * j for j in range(vectors)]:
+        raise _refuse(f"the loads cover chunk offsets {offsets}, not 0, {4 * t}, ... below the step {step}")
+
+    stages = tuple(_stage(stmts, at, defs, uses, values, ins, w) for ins in instrs
+                   if ins.opcode == "st" and ".shared" in ins.spaces)
+    if not stages:
+        raise _refuse("no cross-warp stage")
+    if [i for i in instrs if i.opcode in ("ld", "st", "atom", "red") and ".shared" in i.spaces
+            and at[id(i)] not in {r for s in stages for r in s.removed}]:
+        raise _refuse("shared memory used outside the cross-warp stages")
+    for ins in instrs:  # a remaining bar.sync 0 waits for the one warp; a thread count would be wrong
+        if ins.opcode in ("bar", "barrier") and (len(ins.operands) != 1 or ".arrive" in ins.modifiers
+                                                 or ".red" in ins.modifiers):
+            raise _refuse("a barrier with a thread count, or arrive/red", ins)
+    mask_at = next(at[id(i)] for i in instrs if i.opcode == "and" and _reg(i.operands[0]) in values
+                   and values[_reg(i.operands[0])].form is Form.COL)
+    sites = (Site(_line(stmts[mask_at]), f"{w} warps per row -> 1: column mask {4 * t - 4} -> {4 * WARP - 4}"),
+             Site(_line(step_ins), f"chunk step {step} -> {step // t * WARP} elements"),
+             *(Site(s.line, f"cross-warp stage of {w} partials through shared memory -> warp shuffles only")
+               for s in stages))
+    return Shape(t, rescale, stages, sites, _grid(k, t))
+
+
+def _form(ins: A.Instruction, args: list[Value | None], guard: Value | None, t: int, w: int, n: str,
+          in_loop: bool) -> tuple[Value, A.Instruction | None] | str | None:
+    """The form of the value ``ins`` computes from thread-dependent ``args`` (address operands by
+    their base) under a thread-dependent ``guard``, with the instruction rewritten for one warp (or
+    None when it stays); None for an accepted use; or why it is refused."""
+    op, ops = ins.opcode, ins.operands
+    a = args[0] if args else None
+    b = args[1] if len(args) > 1 else None
+    imm = _imm(ops[2]) if len(ops) > 2 else None
+    forms = [x.form if x else None for x in args]
+    if op == "shl" and forms[:1] == [Form.TID] and imm == 2 and ins.guard is None:
+        return Value(Form.TID4), None
+    if op == "shr" and forms[:1] == [Form.TID] and imm == 3 and ".u32" in ins.types:
+        return Value(Form.WARP8), None
+    if op == "and" and forms[:1] == [Form.TID4] and imm == 4 * t - 4:
+        return Value(Form.COL), _with_operand(ins, 2, 4 * WARP - 4)
+    if op == "and" and forms[:1] == [Form.TID4] and imm == 4 * w - 4:
+        return Value(Form.RSLOT), None
+    if op == "and" and forms[:1] == [Form.WARP8] and imm == 4 * w - 4:
+        return Value(Form.WSLOT), None
+    if op == "add" and ins.types in ((".s32",), (".u32",)) and len(ops) == 3 and ins.guard is None:
+        if a is not None and b is not None:
+            return "two thread-dependent terms"
+        x, other = (a, ops[2]) if a is not None else (b, ops[1])
+        if x.form in (Form.WSLOT, Form.RSLOT) and _reg(other) is not None:
+            return Value(Form.WADDR if x.form is Form.WSLOT else Form.RADDR), None
+        if x.form is Form.COL and _reg(other) == n and not x.chunked and in_loop:
+            return Value(Form.COL, x.offset, True), None
+        k = _imm(other)
+        if x.form is Form.COL and k is not None and k > 0 and k % (4 * t) == 0 and in_loop:
+            return Value(Form.COL, x.offset + k, x.chunked), _with_operand(ins, 1 if a is None else 2,
+                                                                           k // t * WARP)
+        return f"an unrecognised sum with a {x.form.value}"
+    if op == "add" and ins.types in ((".s64",), (".u64",)) and a is not None and a.form is Form.ADDR:
+        k = _imm(ops[2])
+        if k is not None and k > 0 and k % (16 * t) == 0 and ins.guard is None:
+            return Value(Form.ADDR, a.offset + k // 4, a.chunked), _with_operand(ins, 2, k // t * WARP)
+        return "an unrecognised address offset"
+    if op == "mad" and ".wide" in ins.modifiers and forms == [Form.COL, None, None] and _imm(ops[2]) == 4 \
+            and _reg(ops[3]) is not None and ins.guard is None:
+        if not args[0].chunked:
+            return "an address of a column outside the chunk loop"
+        return Value(Form.ADDR, args[0].offset, True), None
+    if op == "setp" and ".lt" in ins.modifiers and a is not None and a.form is Form.COL and b is None \
+            and a.chunked and len(ops) == 3:
+        return Value(Form.COLPRED, a.offset, True), None
+    if op == "setp" and ".eq" in ins.modifiers and forms[:1] == [Form.TID] and _imm(ops[2]) == 0 and len(ops) == 3:
+        return Value(Form.LEADER), None
+    if guard is not None and op not in ("ld", "st"):
+        return f"an instruction guarded by a {guard.form.value}"
+    addr = _address(ins)
+    if op == "ld" and ".global" in ins.spaces and ".v4" in ins.modifiers and len(ins.types) == 1 \
+            and ins.types[0] in (".b32", ".f32") and addr is not None and _offset(addr) == 0 and not any(args[1:]):
+        av = args[0]
+        if av is None or av.form is not Form.ADDR or not in_loop:
+            return "a load whose address is not a column of the chunk"
+        if guard is None or guard.form is not Form.COLPRED or guard.offset != av.offset or ins.guard.negated:
+            return "a load of the chunk not masked by its own column < N"
+        return None
+    if op == "st" and ".global" in ins.spaces and guard is not None and guard.form is Form.LEADER \
+            and not ins.guard.negated and not any(args):
+        return None  # thread 0 stores the row's result
+    if op in ("st", "ld") and ".shared" in ins.spaces and guard is None:
+        return None  # checked by _stage
+    return "an unrecognised use of a thread-dependent value"
+
+
+def _chain(start: str, offsets: list[int], forward: bool, defs: dict, uses: dict) -> tuple[list[A.Instruction], str,
+                                                                                           A.Instruction] | None:
+    """A butterfly ``x = op(x, shfl.bfly(x, o))`` over ``offsets`` from ``start`` (forward) or ending
+    in ``start`` (backward): its instructions, the other end's register and the combining op."""
+    out: list[A.Instruction] = []
+    cur, combine = start, None
+    for o in offsets:
+        if forward:
+            sh = [u for u in uses.get(cur, []) if u.opcode == "shfl"]
+            if len(sh) != 1:
+                return None
+            shfl = sh[0]
+            comb = [u for u in uses.get(_reg(shfl.operands[0]) or "", []) if u.opcode in _COMBINE]
+            if len(comb) != 1 or len(uses.get(cur, [])) != 2 or comb[0] not in uses.get(cur, []):
+                return None
+            c = comb[0]
+        else:
+            d = defs.get(cur, [])
+            if len(d) != 1 or d[0].opcode not in _COMBINE or len(d[0].operands) != 3:
+                return None
+            c = d[0]
+            srcs = [_reg(x) for x in c.operands[1:]]
+            sh = [s for s in srcs if s and len(defs.get(s, [])) == 1 and defs[s][0].opcode == "shfl"]
+            if len(sh) != 1:
+                return None
+            shfl = defs[sh[0]][0]
+            other = [s for s in srcs if s != sh[0]]
+            if len(other) != 1 or _reg(shfl.operands[1]) != other[0]:
+                return None
+        if not (".bfly" in shfl.modifiers and ".sync" in shfl.modifiers and len(shfl.operands) == 5
+                and _imm(shfl.operands[2]) == o and _imm(shfl.operands[3]) == 31 and _imm(shfl.operands[4]) == -1
+                and shfl.guard is None and c.guard is None):
+            return None
+        if combine is not None and (c.opcode, c.types, c.modifiers) != (combine.opcode, combine.types,
+                                                                         combine.modifiers):
+            return None
+        combine = c
+        out += [shfl, c]
+        cur = _reg(c.operands[0]) if forward else _reg(shfl.operands[1])
+        if cur is None:
+            return None
+    assert combine is not None
+    return out, cur, combine
+
+
+def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, values: dict[str, Value],
+           store: A.Instruction, w: int) -> Stage:
+    addr = _address(store)
+    if not (len(store.operands) == 2 and addr is not None and _offset(addr) == 0 and store.guard is None
+            and addr.base is not None and values.get(addr.base.name, Value(Form.TID)).form is Form.WADDR
+            and store.types in ((".b32",), (".f32",))):
+        raise _refuse("a shared store that is not a warp's partial to its slot", store)
+    partial = _reg(store.operands[1])
+    tree = _chain(partial or "", [1, 2, 4, 8, 16], False, defs, uses) if partial else None
+    if tree is None:
+        raise _refuse("the stored partial is not a full warp butterfly", store)
+    _, _, combine = tree
+    i = at[id(store)]
+    bar = next((j for j in range(i + 1, len(stmts)) if isinstance(stmts[j], A.Instruction)), None)
+    if bar is None or stmts[bar].opcode not in ("bar", "barrier") or _imm(stmts[bar].operands[0]) != 0 \
+            or len(stmts[bar].operands) != 1:
+        raise _refuse("the partials' store is not followed by bar.sync 0", store)
+    load = next((j for j in range(bar + 1, len(stmts)) if isinstance(stmts[j], A.Instruction)
+                 and ".shared" in stmts[j].spaces), None)
+    ld = stmts[load] if load is not None else None
+    la = _address(ld) if ld is not None else None
+    if ld is None or ld.opcode != "ld" or la is None or la.base is None or _offset(la) != 0 or ld.guard is not None \
+            or values.get(la.base.name, Value(Form.TID)).form is not Form.RADDR or ld.types != store.types:
+        raise _refuse("no load of the W partials after the barrier", store)
+    if any(isinstance(s, A.Label) for s in stmts[i:load]) or any(
+            isinstance(s, A.Instruction) and s.opcode in ("bra", "brx", "ret", "exit") for s in stmts[i:load]):
+        raise _refuse("control flow inside the cross-warp stage", store)
+    second = _chain(_reg(ld.operands[0]) or "", [w >> (s + 1) for s in range(w.bit_length() - 1)], True, defs, uses)
+    if second is None:
+        raise _refuse(f"the W partials are not combined by a {w}-lane butterfly", ld)
+    chain, result, op = second
+    if (op.opcode, op.types, op.modifiers) != (combine.opcode, combine.types, combine.modifiers):
+        raise _refuse(f"the stage combines with {op.name}, the warp with {combine.name}", op)
+    removed = [i, bar, load] + [at[id(c)] for c in chain]
+    return Stage(tuple(sorted(removed)), max(removed), result, partial or "", op, _line(store))
+
+
+def _dead(stmts: list, dropped: set[int], kept: set[str]) -> set[int]:
+    """Pure instructions whose results nobody reads once ``dropped`` is gone (and were read before);
+    the registers ``kept`` are read by what replaces them."""
+    def readers(skip: set[int]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for j, s in enumerate(stmts):
+            if j in skip or not isinstance(s, A.Instruction):
+                continue
+            srcs = [x for o in (s.operands[1:] if _dests(s) else s.operands) for x in _syms(o)]
+            if s.guard is not None:
+                srcs.append(s.guard.pred)
+            for x in srcs:
+                out[x] = out.get(x, 0) + 1
+        return out
+
+    before = readers(set())
+    gone = set(dropped)
+    while True:
+        now = readers(gone)
+        more = {j for j, s in enumerate(stmts) if j not in gone and isinstance(s, A.Instruction)
+                and s.opcode in _PURE and s.guard is None and _dests(s)
+                and all(before.get(d) and not now.get(d) and d not in kept for d in _dests(s))}
+        if not more:
+            return gone - set(dropped)
+        gone |= more
+
+
+def find(k: Kernel) -> list[Site]:
+    try:
+        return list(match(k).sites)
+    except RuleError:
+        return []
+
+
+def rewrite(k: Kernel) -> A.Function:
+    shape = match(k)
+    stmts = _statements(k.fn)
+    dropped = {j for s in shape.stages for j in s.removed}
+    dead = _dead(stmts, dropped, {s.source for s in shape.stages})
+    lasts = {s.last: s for s in shape.stages}
+    out: list[object] = []
+    for j, s in enumerate(stmts):
+        if j in lasts:
+            st = lasts[j]
+            out.append(dataclasses.replace(st.op, opcode="mov", operands=(A.Sym(st.result), A.Sym(st.source)),
+                                           modifiers=frozenset(st.op.types), order=st.op.types, guard=None))
+        elif j in dropped or j in dead:
+            continue
+        else:
+            out.append(shape.rescale.get(j, s))
+    directives = tuple(dataclasses.replace(d, values=(WARP,) + d.values[1:]) if d.name == ".reqntid" else d
+                       for d in k.fn.directives)
+    return dataclasses.replace(k.fn, directives=directives,
+                               body=dataclasses.replace(k.fn.body, statements=tuple(out)))
+
+
+def launch(k: Kernel) -> str:
+    return f"// volta-launch: grid={match(k).grid} block=({WARP}, 1, 1) shared=0"
