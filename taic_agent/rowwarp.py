@@ -83,12 +83,20 @@ class Stage:
 
 
 @dataclass(frozen=True)
+class Strategy(enum.Enum):
+    RESTRIDE = "re-stride the chunk loop"
+    REPLICATE = "each lane runs the W threads lane + 32 * v"
+
+
+@dataclass(frozen=True)
 class Shape:
     threads: int
-    rescale: dict[int, A.Instruction]  # statement index -> the instruction with one-warp constants
+    strategy: Strategy
+    rescale: dict[int, A.Instruction]  # RESTRIDE: statement index -> the instruction with one-warp constants
     stages: tuple[Stage, ...]
     sites: tuple[Site, ...]
     grid: str
+    varying: frozenset[str] = frozenset()  # REPLICATE: registers each virtual thread has its own of
 
 
 def _refuse(why: str, ins: A.Instruction | None = None) -> RuleError:
@@ -152,28 +160,60 @@ def _threads(k: Kernel) -> int:
     return t
 
 
-def match(k: Kernel) -> Shape:
-    """The row-reduction shape of ``k``, or RuleError naming what is not recognised."""
+def _sources(ins: A.Instruction) -> set[str]:
+    """The names ``ins`` reads (operands, address bases, the guard)."""
+    srcs = [x for o in (ins.operands[1:] if _dests(ins) else ins.operands) for x in _syms(o)]
+    if ins.guard is not None:
+        srcs.append(ins.guard.pred)
+    return set(srcs)
+
+
+@dataclass(frozen=True)
+class _Flow:
+    t: int
+    w: int
+    stmts: list
+    at: dict[int, int]
+    instrs: list[A.Instruction]
+    defs: dict[str, list[A.Instruction]]
+    uses: dict[str, list[A.Instruction]]
+
+
+def _flow(k: Kernel) -> _Flow:
     t = _threads(k)
-    w = t // WARP
     stmts = _statements(k.fn)
     if any(isinstance(s, A.Block) for s in stmts):
         raise _refuse("nested blocks")
-    at = {id(s): i for i, s in enumerate(stmts)}
     instrs = [s for s in stmts if isinstance(s, A.Instruction)]
     defs: dict[str, list[A.Instruction]] = {}
     uses: dict[str, list[A.Instruction]] = {}
     for ins in instrs:
         for d in _dests(ins):
             defs.setdefault(d, []).append(ins)
-        srcs = list(_syms(ins.operands[0])) if not _dests(ins) and ins.operands else []
-        for o in ins.operands[1:] if _dests(ins) else ins.operands:
-            srcs += list(_syms(o))
-        if ins.guard is not None:
-            srcs.append(ins.guard.pred)
-        for n in set(srcs):
+        for n in _sources(ins):
             uses.setdefault(n, []).append(ins)
+    return _Flow(t, t // WARP, stmts, {id(s): i for i, s in enumerate(stmts)}, instrs, defs, uses)
 
+
+def match(k: Kernel) -> Shape:
+    """The row-reduction shape of ``k`` (the chunk loop re-strided when it has Triton's looped
+    shape, else replication), or RuleError naming what neither strategy recognises."""
+    f = _flow(k)
+    try:
+        return match_restride(k, f)
+    except RuleError as e:
+        try:
+            return _match_replicate(k, f)
+        except RuleError as e2:
+            raise _refuse(f"{str(e).removeprefix('one-row-per-warp: ')}; and not replicable: "
+                          f"{str(e2).removeprefix('one-row-per-warp: ')}") from None
+
+
+def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
+    """The re-stride strategy alone (RuleError when Triton's looped shape is not recognised)."""
+    f = f or _flow(k)
+    t, w, stmts, at, instrs, defs, uses = f.t, f.w, f.stmts, f.at, f.instrs, f.defs, f.uses
+    _no_counted_effects(instrs)
     loops = straight_loops(k.fn)
     if len(loops) != 1:
         raise _refuse(f"{len(loops)} straight-line chunk loops (one expected)")
@@ -240,7 +280,7 @@ def match(k: Kernel) -> Shape:
     if offsets != [4 * t * j for j in range(vectors)]:
         raise _refuse(f"the loads cover chunk offsets {offsets}, not 0, {4 * t}, ... below the step {step}")
 
-    stages = tuple(_stage(stmts, at, defs, uses, values, ins, w) for ins in instrs
+    stages = tuple(_stage(stmts, at, defs, uses, ins, w) for ins in instrs
                    if ins.opcode == "st" and ".shared" in ins.spaces)
     if not stages:
         raise _refuse("no cross-warp stage")
@@ -257,7 +297,7 @@ def match(k: Kernel) -> Shape:
              Site(_line(step_ins), f"chunk step {step} -> {step // t * WARP} elements"),
              *(Site(s.line, f"cross-warp stage of {w} partials through shared memory -> warp shuffles only")
                for s in stages))
-    return Shape(t, rescale, stages, sites, _grid(k, t))
+    return Shape(t, Strategy.RESTRIDE, rescale, stages, sites, _grid(k, t))
 
 
 def _form(ins: A.Instruction, args: list[Value | None], guard: Value | None, t: int, w: int, n: str,
@@ -372,11 +412,40 @@ def _chain(start: str, offsets: list[int], forward: bool, defs: dict, uses: dict
     return out, cur, combine
 
 
-def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, values: dict[str, Value],
-           store: A.Instruction, w: int) -> Stage:
+def _def1(defs: dict, reg: str | None) -> A.Instruction | None:
+    d = defs.get(reg or "", [])
+    return d[0] if len(d) == 1 else None
+
+
+def _slot(defs: dict, reg: str, w: int) -> Form | None:
+    """WADDR for ``global_smem + ((tid >> 3) & (4W - 4))`` (the warp's slot), RADDR for
+    ``global_smem + ((tid << 2) & (4W - 4))`` (slot tid % W), else None."""
+    add = _def1(defs, reg)
+    if add is None or add.opcode != "add" or add.types not in ((".s32",), (".u32",)) or add.guard is not None:
+        return None
+    parts = [_def1(defs, _reg(o)) for o in add.operands[1:]]
+    if any(p is None for p in parts):
+        return None
+    base = [p for p in parts if p.opcode == "mov" and isinstance(p.operands[1], A.Sym)
+            and not p.operands[1].name.startswith("%")]
+    index = [p for p in parts if p not in base]
+    if len(base) != 1 or len(index) != 1 or index[0].opcode != "and" or _imm(index[0].operands[2]) != 4 * w - 4:
+        return None
+    inner = _def1(defs, _reg(index[0].operands[1]))
+    tid = _def1(defs, _reg(inner.operands[1])) if inner is not None else None
+    if tid is None or tid.opcode != "mov" or _special(tid.operands[1]) != "%tid.x":
+        return None
+    if inner.opcode == "shr" and _imm(inner.operands[2]) == 3:
+        return Form.WADDR
+    if inner.opcode == "shl" and _imm(inner.operands[2]) == 2:
+        return Form.RADDR
+    return None
+
+
+def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, store: A.Instruction, w: int) -> Stage:
     addr = _address(store)
     if not (len(store.operands) == 2 and addr is not None and _offset(addr) == 0 and store.guard is None
-            and addr.base is not None and values.get(addr.base.name, Value(Form.TID)).form is Form.WADDR
+            and addr.base is not None and _slot(defs, addr.base.name, w) is Form.WADDR
             and store.types in ((".b32",), (".f32",))):
         raise _refuse("a shared store that is not a warp's partial to its slot", store)
     partial = _reg(store.operands[1])
@@ -394,7 +463,7 @@ def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, values: dict
     ld = stmts[load] if load is not None else None
     la = _address(ld) if ld is not None else None
     if ld is None or ld.opcode != "ld" or la is None or la.base is None or _offset(la) != 0 or ld.guard is not None \
-            or values.get(la.base.name, Value(Form.TID)).form is not Form.RADDR or ld.types != store.types:
+            or _slot(defs, la.base.name, w) is not Form.RADDR or ld.types != store.types:
         raise _refuse("no load of the W partials after the barrier", store)
     if any(isinstance(s, A.Label) for s in stmts[i:load]) or any(
             isinstance(s, A.Instruction) and s.opcode in ("bra", "brx", "ret", "exit") for s in stmts[i:load]):
@@ -407,6 +476,200 @@ def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, values: dict
         raise _refuse(f"the stage combines with {op.name}, the warp with {combine.name}", op)
     removed = [i, bar, load] + [at[id(c)] for c in chain]
     return Stage(tuple(sorted(removed)), max(removed), result, partial or "", op, _line(store))
+
+
+def _no_counted_effects(instrs: list[A.Instruction]) -> None:
+    """Refuse what a thread count changes even where it does not depend on the thread: atomics and
+    reductions (T threads add T times), calls, asynchronous copies, indirect branches."""
+    for ins in instrs:
+        if ins.opcode in ("call", "atom", "red", "brx") or (ins.opcode == "cp" and ".async" in ins.modifiers):
+            raise _refuse(f"{ins.opcode} in the kernel", ins)
+
+
+_LANE_VARYING = {"shfl", "vote", "activemask", "match", "redux"}
+
+
+def _match_replicate(k: Kernel, f: _Flow) -> Shape:
+    """Replication: lane l runs what threads l + 32 v (v < W) ran, each with its own copy of every
+    register that depends on the thread; the shuffles of copy v are those of warp v. Refused: any
+    branch, barrier or return under a thread-dependent predicate, shared memory outside the
+    cross-warp stages, atomics, calls, special registers that name a thread other than %tid.x."""
+    t, w, stmts, at, instrs, defs, uses = f.t, f.w, f.stmts, f.at, f.instrs, f.defs, f.uses
+    tid_reads = 0
+    for ins in instrs:
+        specials = [x for o in ins.operands if (x := _special(o)) and x.startswith(_THREAD_SPECIALS)]
+        if specials and not (specials == ["%tid.x"] and ins.opcode == "mov" and len(ins.operands) == 2):
+            raise _refuse(f"{', '.join(specials)} is read", ins)
+        tid_reads += len(specials)
+    _no_counted_effects(instrs)
+    if tid_reads == 0:
+        raise _refuse("%tid.x is never read")
+    varying = _varying(instrs)
+    for ins in instrs:
+        if ins.opcode in ("bra", "ret", "exit", "bar", "barrier", "trap") and _sources(ins) & varying:
+            raise _refuse("control flow or a barrier under a thread-dependent predicate", ins)
+        if ins.opcode in ("bar", "barrier") and len(ins.operands) != 1:
+            raise _refuse("a barrier with a thread count", ins)
+        if ins.opcode == "shfl" and not (".bfly" in ins.modifiers and len(ins.operands) == 5 and
+                                         _imm(ins.operands[2]) in (1, 2, 4, 8, 16) and _imm(ins.operands[3]) == 31
+                                         and _imm(ins.operands[4]) == -1):
+            raise _refuse("a shuffle other than a full-warp butterfly of a constant offset", ins)
+    stages = tuple(_stage(stmts, at, defs, uses, ins, w) for ins in instrs
+                   if ins.opcode == "st" and ".shared" in ins.spaces)
+    if not stages:
+        raise _refuse("no cross-warp stage")
+    removed = {r for st in stages for r in st.removed}
+    if [i for i in instrs if (".shared" in i.spaces or i.opcode == "ldmatrix") and at[id(i)] not in removed]:
+        raise _refuse("shared memory used outside the cross-warp stages")
+    tid_at = next(i for i in instrs if i.opcode == "mov" and _special(i.operands[1]) == "%tid.x")
+    sites = (Site(_line(tid_at), f"{w} warps per row -> 1: lane l runs threads l + 32 * v, v < {w}, with their own "
+                                 "registers (the kernel keeps the row in registers: no chunk loop to re-stride)"),
+             *(Site(st.line, f"cross-warp stage of {w} partials through shared memory -> registers and warp "
+                             "shuffles only") for st in stages))
+    return Shape(t, Strategy.REPLICATE, {}, stages, sites, _grid(k, t), frozenset(varying))
+
+
+def _varying(instrs: list[A.Instruction]) -> set[str]:
+    """Registers whose value may differ between the threads of a warp-row (to a fixpoint): results of
+    %tid.x, of lane-varying operations (shuffles, shared loads), of loads through such addresses and
+    of anything that reads one (a guarded definition included)."""
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for ins in instrs:
+            ds = set(_dests(ins))
+            if not ds or ds <= out:
+                continue
+            if (_sources(ins) & out or ins.opcode in _LANE_VARYING or ".shared" in ins.spaces
+                    or any(_special(o) == "%tid.x" for o in ins.operands)):
+                out |= ds
+                changed = True
+    return out
+
+
+def _rename(o: object, f) -> object:
+    if isinstance(o, A.Sym):
+        return A.Sym(f(o.name), o.component) if o.component is None else o
+    if isinstance(o, A.Vector):
+        return A.Vector(tuple(_rename(e, f) for e in o.elements))
+    if isinstance(o, A.Pair):
+        return A.Pair(_rename(o.first, f), _rename(o.second, f))
+    if isinstance(o, A.Negated):
+        return A.Negated(_rename(o.operand, f))
+    if isinstance(o, A.Address) and o.base is not None:
+        return dataclasses.replace(o, base=_rename(o.base, f))
+    return o
+
+
+def _copy_names(stmts: list, w: int) -> tuple[dict[str, list[str]], list[A.VarDecl]]:
+    """For each declared register, its names in copies 1..W-1, and the declarations of those names
+    (``%r<273>`` -> ``%r_w1_<273>``, ...)."""
+    taken = {it.name for s in stmts if isinstance(s, A.VarDecl) for it in s.items}
+    names: dict[str, list[str]] = {}
+    decls: list[A.VarDecl] = []
+    for s in stmts:
+        if not (isinstance(s, A.VarDecl) and s.space == ".reg"):
+            continue
+        for v in range(1, w):
+            items = []
+            for it in s.items:
+                new = f"{it.name}_w{v}_"
+                if new in taken:
+                    raise _refuse(f"a register named {new} exists")
+                items.append(dataclasses.replace(it, name=new))
+                if it.range is None:
+                    names.setdefault(it.name, []).append(new)
+                else:
+                    for i in range(it.range):
+                        names.setdefault(f"{it.name}{i}", []).append(f"{new}{i}")
+            decls.append(dataclasses.replace(s, items=tuple(items)))
+    return names, decls
+
+
+def _rewrite_replicate(k: Kernel, shape: Shape) -> list[object]:
+    stmts = _statements(k.fn)
+    w = shape.threads // WARP
+    names, decls = _copy_names(stmts, w)
+    varying = shape.varying
+    dropped = {j for s in shape.stages for j in s.removed}
+    dead = _dead(stmts, dropped, {s.source for s in shape.stages})
+    lasts = {s.last: s for s in shape.stages}
+    last_decl = max(j for j, s in enumerate(stmts) if isinstance(s, A.VarDecl) and s.space == ".reg")
+    taken = {it.name for s in stmts if isinstance(s, A.VarDecl) for it in s.items}
+    temp = next(f"%vw{n}_" for n in range(100) if f"%vw{n}_" not in taken)
+    temps: list[str] = []
+
+    def name(v: int):
+        def f(n: str) -> str:
+            if v == 0 or n not in varying:
+                return n
+            if n not in names:
+                raise _refuse(f"register {n} is not declared with .reg")
+            return names[n][v - 1]
+        return f
+
+    def copy(ins: A.Instruction, v: int) -> list[A.Instruction]:
+        f = name(v)
+        new = dataclasses.replace(ins, operands=tuple(_rename(o, f) for o in ins.operands),
+                                  guard=dataclasses.replace(ins.guard, pred=f(ins.guard.pred)) if ins.guard else None)
+        if v and any(_special(o) == "%tid.x" for o in ins.operands):  # virtual thread lane + 32 v
+            d = new.operands[0]
+            return [new, A.Instruction("add", frozenset({".u32"}), (".u32",), (), (d, d, A.IntLit(WARP * v)),
+                                       order=(".u32",))]
+        return [new]
+
+    def combine(st: Stage) -> list[A.Instruction]:
+        """The W partials combined in the order of the stage's butterfly (lane 0's; every lane's is
+        the same value, the operation being commutative), into every copy's result."""
+        out: list[A.Instruction] = []
+        memo: dict[tuple[int, int], str] = {}
+        offsets = [w >> (s + 1) for s in range(w.bit_length() - 1)]
+
+        def value(step: int, r: int) -> str:
+            if step == 0:
+                return name(r)(st.source)
+            if (step, r) not in memo:
+                o = offsets[step - 1]
+                a, b = value(step - 1, r), value(step - 1, r ^ o)
+                d = name(0)(st.result) if step == len(offsets) and r == 0 else f"{temp}{len(temps)}"
+                if d != name(0)(st.result):
+                    temps.append(d)
+                out.append(dataclasses.replace(st.op, operands=(A.Sym(d), A.Sym(a), A.Sym(b)), guard=None))
+                memo[(step, r)] = d
+            return memo[(step, r)]
+
+        value(len(offsets), 0)
+        for v in range(1, w):
+            out.append(dataclasses.replace(st.op, opcode="mov", operands=(A.Sym(name(v)(st.result)),
+                                                                          A.Sym(name(0)(st.result))),
+                                           modifiers=frozenset(st.op.types), order=st.op.types, guard=None))
+        return out
+
+    out: list[object] = []
+    for j, s in enumerate(stmts):
+        if j in lasts:
+            out += combine(lasts[j])
+        elif j in dropped or j in dead:
+            continue
+        elif isinstance(s, A.Instruction) and ((set(_dests(s)) | _sources(s)) & varying
+                                               or any(_special(o) == "%tid.x" for o in s.operands)):
+            for v in range(w):
+                out += copy(s, v)
+        else:
+            out.append(s)
+        if j == last_decl:
+            out += decls
+            out.append(_TEMPS)  # replaced below, once the temporaries are counted
+    at = out.index(_TEMPS)
+    src_decl = next(s for s in stmts if isinstance(s, A.VarDecl) and s.space == ".reg" and any(
+        it.range is not None and shape.stages[0].source.startswith(it.name) and
+        shape.stages[0].source[len(it.name):].isdigit() for it in s.items))
+    out[at:at + 1] = [dataclasses.replace(src_decl, items=(A.VarItem(temp, len(temps), (), None),))] if temps else []
+    return out
+
+
+_TEMPS = object()
 
 
 def _dead(stmts: list, dropped: set[int], kept: set[str]) -> set[int]:
@@ -446,6 +709,8 @@ def find(k: Kernel) -> list[Site]:
 def rewrite(k: Kernel) -> A.Function:
     shape = match(k)
     stmts = _statements(k.fn)
+    if shape.strategy is Strategy.REPLICATE:
+        return _finish(k, _rewrite_replicate(k, shape))
     dropped = {j for s in shape.stages for j in s.removed}
     dead = _dead(stmts, dropped, {s.source for s in shape.stages})
     lasts = {s.last: s for s in shape.stages}
@@ -459,6 +724,10 @@ def rewrite(k: Kernel) -> A.Function:
             continue
         else:
             out.append(shape.rescale.get(j, s))
+    return _finish(k, out)
+
+
+def _finish(k: Kernel, out: list[object]) -> A.Function:
     directives = tuple(dataclasses.replace(d, values=(WARP,) + d.values[1:]) if d.name == ".reqntid" else d
                        for d in k.fn.directives)
     return dataclasses.replace(k.fn, directives=directives,

@@ -1,8 +1,10 @@
-"""The global rewrite one-row-per-warp (taic_agent/rowwarp.py): on Triton's looped row reduction
-(rowsum) it gives a 32-thread-per-row kernel that ptxas assembles and the harness accepts on the
-CPU (emulator numerics at unseen sizes, volta check race_free under the header's launch); it
-refuses every other suite kernel and every near miss of the shape, naming what it did not
-recognise; and the rule-based loop plans it, implements it and lets it win when it is faster."""
+"""The global rewrite one-row-per-warp (taic_agent/rowwarp.py): on Triton's row reductions (rowsum's
+chunk loop re-strided; softmax, rmsnorm and layernorm replicated, their row in registers) it gives a
+32-thread-per-row kernel without the cross-warp shared-memory stage that ptxas assembles and the
+harness accepts on the CPU (emulator numerics at unseen sizes, volta check race_free under the
+header's launch); the replicated kernels compute bit for bit what Triton's do; it refuses the
+other suite kernels and near misses of each shape, naming what it did not recognise; and the
+rule-based loop plans it, implements it and lets it win when it is faster."""
 
 from __future__ import annotations
 
@@ -74,6 +76,37 @@ def test_rowsum_one_row_per_warp_is_accepted_on_the_cpu(rowsum_ptx: str) -> None
     assert R.RULES[RULE].find(R.Kernel.parse(out, list(k.roles.values()))) == []  # .reqntid 32: not again
 
 
+@pytest.mark.parametrize("contract,warps", [("softmax", 4), ("rmsnorm", 8), ("layernorm", 8)])
+def test_row_in_registers_is_replicated_and_bit_exact(contract: str, warps: int) -> None:
+    k = kernel_of(contract)
+    shape = rowwarp.match(k)
+    assert shape.strategy is rowwarp.Strategy.REPLICATE and len(shape.sites) >= 2
+    with pytest.raises(R.RuleError, match="straight-line chunk loops"):
+        rowwarp.match_restride(k)
+    out = R.RULES[RULE].apply(k)
+    assert out is not None and ".reqntid 32" in out and "block=(32, 1, 1) shared=0" in out.splitlines()[0]
+    assert "st.shared" not in out and "ld.shared" not in out
+    assert f"%r_w{warps - 1}_" in out and f"%r_w{warps}_" not in out  # W copies of the per-thread registers
+    accepted(contract, out)
+    # the same bytes as Triton's kernel: each lane runs its W threads' instructions, and the W partials
+    # are combined in the order of the stage's butterfly
+    for seed in (0, 1):
+        assert emulated(contract, out, seed) == emulated(contract, compile_contract(
+            suite.get(contract), "sm_90a", "verify").ptx, seed)
+
+
+def emulated(contract: str, ptx: str, seed: int) -> dict[str, bytes]:
+    import ptx_parser
+    from harness.candidate import contract_launch
+    from symexec import load_program, run_kernel
+
+    c = suite.get(contract)
+    module = ptx_parser.parse(ptx, f"{contract}.ptx")
+    cl = contract_launch(c, module, source=ptx, seed=seed)
+    glob, _, _ = run_kernel(load_program(module, cl.compiled.entry), cl.launch)
+    return {t.name: bytes(glob.by_name(t.name).data) for t in c.tensors if t.is_output}
+
+
 def test_composes_with_the_local_rules(rowsum_ptx: str) -> None:
     c = suite.get("rowsum")
     ref = compile_contract(c, "sm_90a", "verify")
@@ -82,44 +115,61 @@ def test_composes_with_the_local_rules(rowsum_ptx: str) -> None:
     assert done == keys
     assert "ld.global.nc.L2::256B.v4.b32" in out and "st.global.cs.b32" in out and ".reqntid 32" in out
     accepted("rowsum", out)
-    # unrolled first, the loop is no longer straight-line: refused, the other rules still apply
-    _, done = R.apply_all(rowsum_ptx, R.contract_roles(c, ref), ["unroll-2", RULE], grid=contract_grid_text(c))
-    assert done == ["unroll-2"]
+    # unrolled first, the loop is no longer straight-line: not re-strided but replicated
+    out, done = R.apply_all(rowsum_ptx, R.contract_roles(c, ref), ["unroll-2", RULE], grid=contract_grid_text(c))
+    assert done == ["unroll-2", RULE] and "%r_w3_" in out
+    accepted("rowsum", out)
 
 
 @pytest.mark.parametrize("contract,why", [
-    ("softmax", "0 straight-line chunk loops"),  # the row in registers: one warp would need 4x the registers
-    ("rmsnorm", "0 straight-line chunk loops"),
-    ("layernorm", "0 straight-line chunk loops"),
-    ("relu", "0 straight-line chunk loops"),
-    ("cross_entropy_zloss", "2 straight-line chunk loops"),
-    ("gemm_fp16", "induction"),
+    ("relu", "no cross-warp stage"),
+    ("cross_entropy_zloss", "control flow or a barrier under a thread-dependent predicate"),
+    ("dion_update", "a shared store that is not a warp's partial to its slot"),
+    ("gemm_fp16", "cp in the kernel"),  # cp.async into shared memory
     ("gemv", "the loop step 128 is not a multiple of 4 * 128"),  # a row reduction of another layout
 ])
 def test_refuses_other_suite_kernels(contract: str, why: str) -> None:
     assert why in refusal(compile_contract(suite.get(contract), "sm_90a", "verify").ptx, contract)
 
 
-@pytest.mark.parametrize("edit,why", [
-    (("and.b32 \t%r3, %r2, 508;", "and.b32 \t%r3, %r2, 252;"), "unrecognised use"),  # another column layout
-    ((".reqntid 128", ".maxntid 128"), ".maxntid"),
-    ((".reqntid 128", ".reqntid 96"), "not a power-of-two number of warps"),
-    (("add.s32 \t%r44, %r44, 1024;", "add.s32 \t%r44, %r44, 768;"), "not a multiple of 4 * 128"),
-    (("add.s32 \t%r44, %r44, 1024;", "add.s32 \t%r44, %r44, 2048;"), "the loads cover chunk offsets [0, 512]"),
-    (("bar.sync \t0;", "bar.sync \t0, 128;"), "not followed by bar.sync 0"),
-    (("shr.u32 \t%r34, %r1, 3;", "mov.u32 \t%r34, %tid.y;"), "%tid.y is read"),
+REPLICATED = "replicated"
+
+
+@pytest.mark.parametrize("edit,why,overall", [
+    # near misses of the looped shape that only re-striding depends on: replication still applies
+    (("and.b32 \t%r3, %r2, 508;", "and.b32 \t%r3, %r2, 252;"), "unrecognised use", REPLICATED),
+    (("add.s32 \t%r44, %r44, 1024;", "add.s32 \t%r44, %r44, 768;"), "not a multiple of 4 * 128", REPLICATED),
+    (("add.s32 \t%r44, %r44, 1024;", "add.s32 \t%r44, %r44, 2048;"), "the loads cover chunk offsets [0, 512]",
+     REPLICATED),
+    (("@%p2 ld.global.v4.b32", "@%p3 ld.global.v4.b32"), "not masked by its own column", REPLICATED),
+    (("setp.eq.b32 \t%p5, %r1, 0;", "setp.eq.b32 \t%p5, %r1, 1;"), "unrecognised use", REPLICATED),
+    # near misses of the block, the stage or the butterflies: refused by both
+    ((".reqntid 128", ".maxntid 128"), ".maxntid", ".maxntid"),
+    ((".reqntid 128", ".reqntid 96"), "not a power-of-two number of warps", "not a power-of-two"),
+    (("bar.sync \t0;", "bar.sync \t0, 128;"), "not followed by bar.sync 0", "a barrier with a thread count"),
+    (("shr.u32 \t%r34, %r1, 3;", "mov.u32 \t%r34, %tid.y;"), "%tid.y is read", "%tid.y is read"),
     (("shfl.sync.bfly.b32 \t%r43, %r42, 1, 31, -1;", "shfl.sync.bfly.b32 \t%r43, %r42, 2, 31, -1;"),
-     "4-lane butterfly"),
-    (("add.f32 \t%r23, %r42, %r43;", "max.f32 \t%r23, %r42, %r43;"), "4-lane butterfly"),
+     "4-lane butterfly", "4-lane butterfly"),
+    (("add.f32 \t%r23, %r42, %r43;", "max.f32 \t%r23, %r42, %r43;"), "4-lane butterfly", "4-lane butterfly"),
     (("shfl.sync.bfly.b32 \t%r24, %r53, 16, 31, -1;", "shfl.sync.bfly.b32 \t%r24, %r53, 16, 15, -1;"),
-     "not a full warp butterfly"),
-    (("@%p2 ld.global.v4.b32", "@%p3 ld.global.v4.b32"), "not masked by its own column"),
-    (("setp.eq.b32 \t%p5, %r1, 0;", "setp.eq.b32 \t%p5, %r1, 1;"), "unrecognised use"),
+     "not a full warp butterfly", "a shuffle other than a full-warp butterfly"),
+    (("shfl.sync.bfly.b32 \t%r24, %r53, 16, 31, -1;", "shfl.sync.idx.b32 \t%r24, %r53, 16, 31, -1;"),
+     "not a full warp butterfly", "a shuffle other than a full-warp butterfly"),
+    (("ret;", "atom.global.add.f32 %r40, [%rd10], %r23;\n\tret;"), "atom in the kernel", "atom in the kernel"),
+    (("setp.eq.b32 \t%p5, %r1, 0;", "setp.eq.b32 \t%p5, %r1, 0;\n\t@%p5 bra $L__BB0_4;"), "chunk loops",
+     "control flow or a barrier under a thread-dependent predicate"),
 ])
-def test_refuses_near_misses_of_the_shape(rowsum_ptx: str, edit: tuple[str, str], why: str) -> None:
+def test_refuses_near_misses_of_the_shape(rowsum_ptx: str, edit: tuple[str, str], why: str, overall: str) -> None:
     old, new = edit
     assert old in rowsum_ptx, old
-    assert why in refusal(rowsum_ptx.replace(old, new, 1))
+    ptx = rowsum_ptx.replace(old, new, 1)
+    with pytest.raises(R.RuleError) as e:
+        rowwarp.match_restride(kernel_of("rowsum", ptx))
+    assert why in str(e.value)
+    if overall == REPLICATED:
+        assert rowwarp.match(kernel_of("rowsum", ptx)).strategy is rowwarp.Strategy.REPLICATE
+    else:
+        assert overall in refusal(ptx)
 
 
 def test_needs_the_launch_it_writes(rowsum_ptx: str) -> None:
