@@ -634,8 +634,8 @@ def apply_all(ptx: str, roles: list[str], keys: Iterable[str], name: str = "cand
 def _register_global_rules() -> None:
     from . import rowwarp
 
-    rule = Rule("one-row-per-warp", "one warp per row: re-strided chunk loop, the cross-warp reduction on warp "
-                "shuffles only", ChangeKind.GLOBAL, "shared_loads",
+    rule = Rule("one-row-per-warp", "one warp per row (32-thread CTAs), the cross-warp reduction moved to warp "
+                "shuffles and registers", ChangeKind.GLOBAL, "shared_loads",
                 "no shared-memory round trip or CTA barrier per row; 32-thread CTAs, more of them resident",
                 ("barrier", "occupancy", "issue", "memory_latency"), "9.7.8.6 (shfl.sync), 9.7.13.4 (bar.sync), "
                 "11.4.3 (.reqntid)", rowwarp.find, rowwarp.rewrite, rowwarp.launch)
