@@ -80,6 +80,8 @@ class Stage:
     source: str  # the warp's whole reduction
     op: A.Instruction  # the combining instruction (for the mov's type)
     line: int | None
+    tree: tuple[A.Instruction, ...] = ()  # the warp's butterfly that gives ``source``
+    tree_input: str = ""  # the thread's partial the butterfly starts from
 
 
 @dataclass(frozen=True)
@@ -246,7 +248,10 @@ def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
     def inside(ins: A.Instruction) -> bool:
         return loop.head < at[id(ins)] < loop.branch
 
+    indexed = _index_taint(instrs)
     for ins in instrs:  # forward: every value derived from %tid.x gets its form, or the shape is refused
+        if (_sources(ins) & indexed) - set(values):
+            raise _refuse("a thread-dependent value read before its definition", ins)
         specials = [s for o in ins.operands for s in ([_special(o)] if _special(o) else [])]
         thread_specials = [s for s in specials if s.startswith(_THREAD_SPECIALS)]
         ops, dests = ins.operands, _dests(ins)
@@ -287,6 +292,9 @@ def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
     if [i for i in instrs if i.opcode in ("ld", "st", "atom", "red") and ".shared" in i.spaces
             and at[id(i)] not in {r for s in stages for r in s.removed}]:
         raise _refuse("shared memory used outside the cross-warp stages")
+    loaded = {d for i in loads for d in _dests(i)}
+    for st in stages:
+        _check_partials(instrs, defs, uses, st, loaded)
     for ins in instrs:  # a remaining bar.sync 0 waits for the one warp; a thread count would be wrong
         if ins.opcode in ("bar", "barrier") and (len(ins.operands) != 1 or ".arrive" in ins.modifiers
                                                  or ".red" in ins.modifiers):
@@ -298,6 +306,80 @@ def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
              *(Site(s.line, f"cross-warp stage of {w} partials through shared memory -> warp shuffles only")
                for s in stages))
     return Shape(t, Strategy.RESTRIDE, rescale, stages, sites, _grid(k, t))
+
+
+def _index_taint(instrs: list[A.Instruction]) -> set[str]:
+    """Registers computed (not loaded) from %tid.x, to a fixpoint."""
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for ins in instrs:
+            ds = set(_dests(ins))
+            if not ds or ds <= out or ins.opcode in _LOAD_LIKE:
+                continue
+            if _sources(ins) & out or any(_special(o) == "%tid.x" for o in ins.operands):
+                out |= ds
+                changed = True
+    return out
+
+
+_LOAD_LIKE = {"ld", "ldu", "shfl", "atom", "vote", "match", "redux"}
+# the identity of each combining operation, as the 32-bit pattern of a literal or register holding it
+_IDENTITY = {("add", ".f32"): {0}, ("max", ".f32"): {0xFF800000}, ("min", ".f32"): {0x7F800000},
+             ("add", ".s32"): {0}, ("add", ".u32"): {0}}
+
+
+def _literal_bits(o: object) -> int | None:
+    if isinstance(o, A.FloatLit) and o.width == 32 and o.bits is not None:
+        return o.bits
+    v = _imm(o)
+    return v & 0xFFFFFFFF if v is not None else None
+
+
+def _check_partials(instrs: list[A.Instruction], defs: dict, uses: dict, st: Stage, loaded: set[str]) -> None:
+    """Re-striding gives each thread other elements, so the thread's partial must not depend on which
+    elements it got: it must be the combining operation folded over loaded elements and its identity
+    (an accumulator, a masked-out default), nothing else. A greatest fixpoint: a register is a fold
+    value when every definition is the identity, a copy of a fold value, the combining operation of
+    two, or a loaded element; and nothing but the fold and the warp's butterfly may read one."""
+    op = st.op
+    key = (op.opcode, op.types[0] if op.types else "")
+    if key not in _IDENTITY or len(op.types) != 1:
+        raise _refuse(f"{op.name}: no identity known for re-striding its partials", op)
+    ident = _IDENTITY[key]
+    same = (op.opcode, op.types, op.modifiers)
+    holds_identity = {r for r, ds in defs.items() if ds and all(
+        d.opcode == "mov" and len(d.operands) == 2 and _literal_bits(d.operands[1]) in ident and d.guard is None
+        for d in ds)}
+    fold = {r for r, ds in defs.items() if any(
+        (i.opcode, i.types, i.modifiers) == same or i.opcode == "mov" or r in loaded for i in ds)} - holds_identity
+
+    def ok(r: str, d: A.Instruction) -> bool:
+        if r in loaded and d.opcode == "ld":
+            return True
+        if d.opcode == "mov" and len(d.operands) == 2:
+            src = d.operands[1]
+            return _literal_bits(src) in ident or _reg(src) in holds_identity or _reg(src) in fold
+        if (d.opcode, d.types, d.modifiers) == same and len(d.operands) == 3 and d.guard is None:
+            return all(_reg(x) in fold for x in d.operands[1:])
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for r in sorted(fold):
+            if not all(ok(r, d) for d in defs[r]):
+                fold.discard(r)
+                changed = True
+    if st.tree_input not in fold:
+        raise _refuse(f"the warp's partial {st.tree_input} is not the {op.name} of loaded elements and its "
+                      "identity, so it depends on which elements the thread got")
+    tree = set(map(id, st.tree))
+    for r in fold:
+        for u in uses.get(r, []):
+            if id(u) not in tree and not (_dests(u) and set(_dests(u)) <= fold):
+                raise _refuse(f"{r}, a fold of the thread's elements, is read outside the fold", u)
 
 
 def _form(ins: A.Instruction, args: list[Value | None], guard: Value | None, t: int, w: int, n: str,
@@ -452,7 +534,7 @@ def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, store: A.Ins
     tree = _chain(partial or "", [1, 2, 4, 8, 16], False, defs, uses) if partial else None
     if tree is None:
         raise _refuse("the stored partial is not a full warp butterfly", store)
-    _, _, combine = tree
+    tree_instrs, tree_input, combine = tree
     i = at[id(store)]
     bar = next((j for j in range(i + 1, len(stmts)) if isinstance(stmts[j], A.Instruction)), None)
     if bar is None or stmts[bar].opcode not in ("bar", "barrier") or _imm(stmts[bar].operands[0]) != 0 \
@@ -475,7 +557,8 @@ def _stage(stmts: list, at: dict[int, int], defs: dict, uses: dict, store: A.Ins
     if (op.opcode, op.types, op.modifiers) != (combine.opcode, combine.types, combine.modifiers):
         raise _refuse(f"the stage combines with {op.name}, the warp with {combine.name}", op)
     removed = [i, bar, load] + [at[id(c)] for c in chain]
-    return Stage(tuple(sorted(removed)), max(removed), result, partial or "", op, _line(store))
+    return Stage(tuple(sorted(removed)), max(removed), result, partial or "", op, _line(store), tuple(tree_instrs),
+                 tree_input)
 
 
 def _no_counted_effects(instrs: list[A.Instruction]) -> None:

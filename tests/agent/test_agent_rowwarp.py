@@ -143,6 +143,12 @@ REPLICATED = "replicated"
      REPLICATED),
     (("@%p2 ld.global.v4.b32", "@%p3 ld.global.v4.b32"), "not masked by its own column", REPLICATED),
     (("setp.eq.b32 \t%p5, %r1, 0;", "setp.eq.b32 \t%p5, %r1, 1;"), "unrecognised use", REPLICATED),
+    # the thread's partial must be a fold of its elements, or it depends on which elements it got
+    (("add.f32 \t%r48, %r48, %r9;", "max.f32 \t%r48, %r48, %r9;"), "is not the add.f32 of loaded elements",
+     REPLICATED),
+    (("mov.u32 %r6, %r10;", "mov.u32 %r6, %r4;"), "is not the add.f32 of loaded elements", REPLICATED),
+    (("add.f32 \t%r17, %r45, %r46;", "add.f32 \t%r17, %r45, %r46;\n\tst.global.f32 [%rd3], %r45;"),
+     "is read outside the fold", REPLICATED),
     # near misses of the block, the stage or the butterflies: refused by both
     ((".reqntid 128", ".maxntid 128"), ".maxntid", ".maxntid"),
     ((".reqntid 128", ".reqntid 96"), "not a power-of-two number of warps", "not a power-of-two"),
