@@ -248,7 +248,7 @@ def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
     def inside(ins: A.Instruction) -> bool:
         return loop.head < at[id(ins)] < loop.branch
 
-    indexed = _index_taint(instrs)
+    indexed = _thread_dependent(instrs, through_data=False)
     for ins in instrs:  # forward: every value derived from %tid.x gets its form, or the shape is refused
         if (_sources(ins) & indexed) - set(values):
             raise _refuse("a thread-dependent value read before its definition", ins)
@@ -308,23 +308,27 @@ def match_restride(k: Kernel, f: _Flow | None = None) -> Shape:
     return Shape(t, Strategy.RESTRIDE, rescale, stages, sites, _grid(k, t))
 
 
-def _index_taint(instrs: list[A.Instruction]) -> set[str]:
-    """Registers computed (not loaded) from %tid.x, to a fixpoint."""
+_LOAD_LIKE = {"ld", "ldu", "shfl", "atom", "vote", "match", "redux"}
+
+
+def _thread_dependent(instrs: list[A.Instruction], through_data: bool) -> set[str]:
+    """Registers that depend on the thread, to a fixpoint. ``through_data``: also what lane-varying
+    operations (shuffles, shared loads) give and what loads through thread-dependent addresses
+    return (the registers each replicated thread needs its own of); else only what is computed from
+    %tid.x (the index values re-striding recognises)."""
     out: set[str] = set()
     changed = True
     while changed:
         changed = False
         for ins in instrs:
             ds = set(_dests(ins))
-            if not ds or ds <= out or ins.opcode in _LOAD_LIKE:
+            if not ds or ds <= out or (not through_data and ins.opcode in _LOAD_LIKE):
                 continue
-            if _sources(ins) & out or any(_special(o) == "%tid.x" for o in ins.operands):
+            if (_sources(ins) & out or any(_special(o) == "%tid.x" for o in ins.operands)
+                    or (through_data and (ins.opcode in _LANE_VARYING or ".shared" in ins.spaces))):
                 out |= ds
                 changed = True
     return out
-
-
-_LOAD_LIKE = {"ld", "ldu", "shfl", "atom", "vote", "match", "redux"}
 # the identity of each combining operation, as the 32-bit pattern of a literal or register holding it
 _IDENTITY = {("add", ".f32"): {0}, ("max", ".f32"): {0xFF800000}, ("min", ".f32"): {0x7F800000},
              ("add", ".s32"): {0}, ("add", ".u32"): {0}}
@@ -587,7 +591,7 @@ def _match_replicate(k: Kernel, f: _Flow) -> Shape:
     _no_counted_effects(instrs)
     if tid_reads == 0:
         raise _refuse("%tid.x is never read")
-    varying = _varying(instrs)
+    varying = _thread_dependent(instrs, through_data=True)
     for ins in instrs:
         if ins.opcode in ("bra", "ret", "exit", "bar", "barrier", "trap") and _sources(ins) & varying:
             raise _refuse("control flow or a barrier under a thread-dependent predicate", ins)
@@ -610,25 +614,6 @@ def _match_replicate(k: Kernel, f: _Flow) -> Shape:
              *(Site(st.line, f"cross-warp stage of {w} partials through shared memory -> registers and warp "
                              "shuffles only") for st in stages))
     return Shape(t, Strategy.REPLICATE, {}, stages, sites, _grid(k, t), frozenset(varying))
-
-
-def _varying(instrs: list[A.Instruction]) -> set[str]:
-    """Registers whose value may differ between the threads of a warp-row (to a fixpoint): results of
-    %tid.x, of lane-varying operations (shuffles, shared loads), of loads through such addresses and
-    of anything that reads one (a guarded definition included)."""
-    out: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for ins in instrs:
-            ds = set(_dests(ins))
-            if not ds or ds <= out:
-                continue
-            if (_sources(ins) & out or ins.opcode in _LANE_VARYING or ".shared" in ins.spaces
-                    or any(_special(o) == "%tid.x" for o in ins.operands)):
-                out |= ds
-                changed = True
-    return out
 
 
 def _rename(o: object, f) -> object:
