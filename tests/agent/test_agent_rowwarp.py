@@ -219,3 +219,21 @@ def test_the_rule_loop_plans_and_keeps_one_row_per_warp(tmp_path, rowsum_ptx: st
                for i in range(4))
     assert run.best_name == "r1.h3" and run.measurement.speedup == pytest.approx(1.4)
     assert store.ideas("rowsum", "sm_90a")["rule:one-row-per-warp"]["status"] == "validated"
+
+
+@pytest.mark.parametrize("contract,sizes", [("rowsum", "launch"), ("softmax", "symbolic")])
+def test_volta_check_contract_on_the_rewritten_file(tmp_path, contract: str, sizes: str) -> None:
+    """`volta check --contract` takes the launch from the file's header; the replicated softmax is
+    race_free for every size (its branches do not depend on the CTA or the sizes)."""
+    from click.testing import CliRunner
+
+    from volta.cli import main
+
+    path = tmp_path / f"{contract}_warp.ptx"
+    path.write_text(R.RULES[RULE].apply(kernel_of(contract)))
+    r = CliRunner().invoke(main, ["check", str(path), "--contract", contract, "--sizes", sizes])
+    assert r.exit_code == 0, r.output
+    assert f"{contract}_kernel: race_free" in r.output and "block (32, 1, 1)" in r.output
+    assert "launch shape from the candidate's header" in r.output
+    if sizes == "symbolic":
+        assert "proven for ALL sizes" in r.output
