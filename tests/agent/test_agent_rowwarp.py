@@ -237,3 +237,18 @@ def test_volta_check_contract_on_the_rewritten_file(tmp_path, contract: str, siz
     assert "launch shape from the candidate's header" in r.output
     if sizes == "symbolic":
         assert "proven for ALL sizes" in r.output
+
+
+def test_blackwell_builds() -> None:
+    """sm_100a: Triton's rowsum combines partials in another shape (replicated, still accepted);
+    its softmax reduces a warp with redux.sync, which neither strategy recognises (refused)."""
+    c = suite.get("rowsum")
+    ref = compile_contract(c, "sm_100a", "verify")
+    k = R.Kernel.parse(ref.ptx, R.contract_roles(c, ref), grid=contract_grid_text(c))
+    assert rowwarp.match(k).strategy is rowwarp.Strategy.REPLICATE
+    rep = evaluate("rowsum", R.RULES[RULE].apply(k), arch="sm_100a", options=EvalOptions(seed=5, unseen=1))
+    assert rep.accepted, [(s.stage, s.summary) for s in rep.stages]
+    s = suite.get("softmax")
+    ref = compile_contract(s, "sm_100a", "verify")
+    with pytest.raises(R.RuleError, match="not a full warp butterfly"):
+        rowwarp.match(R.Kernel.parse(ref.ptx, R.contract_roles(s, ref), grid=contract_grid_text(s)))
