@@ -1,35 +1,39 @@
-"""``one-row-per-warp``: a row reduction of Triton's shape, one warp per row, its cross-warp stage gone.
+"""``one-row-per-warp``: Triton's row reductions with one warp per row and no cross-warp stage.
 
-Triton lowers a row reduction whose row does not fit in registers (``rowsum``: a loop over
-``BLOCK_N`` chunks, ``num_warps`` warps per row) to this PTX:
+Triton lowers a reduction over a row spread across W warps (T = 32 W threads, ``.reqntid T``) to:
+each thread's partial, a butterfly of five ``shfl.sync.bfly`` (offsets 16 .. 1, PTX ISA 9.7.9.6)
+per warp, then the cross-warp stage: every warp stores its partial to ``global_smem[warp]``,
+``bar.sync 0`` (9.7.13.1), thread t loads ``global_smem[t % W]`` and a butterfly of log2(W) steps
+combines the W partials in every thread. The rewrite launches 32 threads per row (``.reqntid 32``
+and the candidate's ``// volta-launch:`` header with ``block=(32, 1, 1)``, the contract's grid;
+harness/candidate.py), and the stage goes away: the reduction runs on shuffles and registers only.
+Two strategies, tried in this order:
 
-- each of the CTA's T threads owns the column ``col = (4 * tid) & (4T - 4)`` of a chunk and loads
-  ``.v4`` words at ``col + n + 4T * j`` (j < V, each masked by ``< N``); the loop steps ``n`` by
-  ``S = 4T * V``; the per-thread partials are reduced in registers;
-- a butterfly of five ``shfl.sync.bfly`` (offsets 16 .. 1, PTX ISA 9.7.8.6) reduces each warp;
-- the cross-warp stage: lane 0 of warp w stores its partial to ``global_smem[w]``, ``bar.sync``,
-  thread t loads ``global_smem[t % W]`` and a butterfly of log2(W) steps combines the W partials;
-- thread 0 stores the row's result.
+- **re-stride** (a kernel with one chunk loop, rowsum): thread t owns column
+  ``(4 t) & (4T - 4)`` of each chunk and loads ``.v4`` words at ``+ 4T j`` (j < V), each masked by
+  ``< N``; the loop steps by ``4T V``. The mask becomes 124, the offsets ``128 j`` and the step
+  ``128 V``: one warp visits the same vectors under the same masks, and its butterfly already
+  holds the row, so the stage's result is the butterfly's (a ``mov``). A thread now gets other
+  elements, so its partial must be a fold of the combining operation over its elements and the
+  operation's identity (:func:`_check_partials`); only the order of the terms changes.
+- **replicate** (any other kernel of the shape, e.g. the row kept in registers by softmax, rmsnorm
+  and layernorm): lane l runs what threads l + 32 v (v < W) ran, instruction by instruction, with
+  its own copy of every register that depends on the thread (``%r_w1_<N>``, ...; copy v reads
+  ``%tid.x + 32 v``). Copy v's shuffles are warp v's. The stage becomes the W copies' partials
+  combined in registers in the stage's butterfly order, so the kernel computes bit for bit what
+  Triton's does. The price is W times the registers.
 
-The rewrite launches 32 threads per row (``.reqntid 32``, the candidate's ``// volta-launch:``
-header gets ``block=(32, 1, 1)``, the grid is the contract's): the column mask becomes 124, the
-chunk offsets ``128 * j`` and the loop step ``128 * V``, so one warp visits every element of the
-row the T threads visited (the same vectors under the same masks, in another order). The first
-butterfly then already holds the whole row in every lane, so the cross-warp stage (shared store,
-barrier, shared load, second butterfly) becomes a ``mov``: the reduction runs on warp shuffles
-alone. The combining operation must be associative and commutative (add, min, max, and, or, xor):
-only the order of the terms changes.
-
-The shape is recognised exactly or not at all (:func:`match` raises RuleError naming the first
-thing it does not recognise): every value computed from ``%tid.x`` must be one of the forms above,
-every access through such a value one of the loads or the stage's shared accesses, and no other
-special register that names a thread (``%ntid``, ``%laneid``, ``%warpid``, ...) may appear. Kernels
-that keep the row in registers (softmax, rmsnorm, layernorm at the suite's sizes) have no chunk
-loop to re-stride and are refused: one warp would need W times the registers.
+A shape is recognised exactly or not at all: :func:`match` raises RuleError naming the first thing
+neither strategy recognises. Refused, for example: special registers that name a thread other than
+``%tid.x`` (``%ntid``, ``%laneid``, ...), a branch, barrier or return under a thread-dependent
+predicate, shared memory outside the stage, atomics and reductions (a thread count changes how
+often they happen), calls, a shuffle other than a constant full-warp butterfly, a barrier with a
+thread count, and a stage whose butterflies or combining operations differ from the above.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 from dataclasses import dataclass
@@ -84,7 +88,6 @@ class Stage:
     tree_input: str = ""  # the thread's partial the butterfly starts from
 
 
-@dataclass(frozen=True)
 class Strategy(enum.Enum):
     RESTRIDE = "re-stride the chunk loop"
     REPLICATE = "each lane runs the W threads lane + 32 * v"
@@ -142,8 +145,6 @@ def _grid(k: Kernel, threads: int) -> str:
     except LaunchHeaderError as e:
         raise _refuse(f"the launch header cannot be read: {e}") from None
     assert header is not None
-    import ast
-
     block = [ast.unparse(b) for b in header.block] + ["1"] * (3 - len(header.block))
     if block != [str(threads), "1", "1"]:
         raise _refuse(f"the launch header's block ({', '.join(block)}) is not the kernel's .reqntid {threads}")

@@ -637,7 +637,7 @@ def _register_global_rules() -> None:
     rule = Rule("one-row-per-warp", "one warp per row (32-thread CTAs), the cross-warp reduction moved to warp "
                 "shuffles and registers", ChangeKind.GLOBAL, "shared_loads",
                 "no shared-memory round trip or CTA barrier per row; 32-thread CTAs, more of them resident",
-                ("barrier", "occupancy", "issue", "memory_latency"), "9.7.8.6 (shfl.sync), 9.7.13.4 (bar.sync), "
+                ("barrier", "occupancy", "issue", "memory_latency"), "9.7.9.6 (shfl.sync), 9.7.13.1 (bar.sync), "
                 "11.4.3 (.reqntid)", rowwarp.find, rowwarp.rewrite, rowwarp.launch)
     RULES[rule.key] = rule
 
