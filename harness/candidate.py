@@ -289,6 +289,58 @@ def header_assumption(header: LaunchHeader) -> str:
             "not from the contract's Triton build")
 
 
+class _DimText:
+    """A dim as header text: the operators a contract's grid function uses build the expression
+    (``triton.cdiv(M, 4)`` is ``(M + 4 - 1) // 4``)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @staticmethod
+    def _of(v: Any) -> "_DimText":
+        if isinstance(v, _DimText):
+            return v
+        if type(v) is int:
+            return _DimText(str(v) if v >= 0 else f"({v})")
+        raise TypeError(f"{v!r} in a grid expression")
+
+    def _bin(self, op: str, other: Any, flip: bool = False) -> "_DimText":
+        a, b = (self._of(other), self) if flip else (self, self._of(other))
+        return _DimText(f"({a.text} {op} {b.text})")
+
+    def __add__(self, o: Any) -> "_DimText": return self._bin("+", o)
+    def __radd__(self, o: Any) -> "_DimText": return self._bin("+", o, True)
+    def __sub__(self, o: Any) -> "_DimText": return self._bin("-", o)
+    def __rsub__(self, o: Any) -> "_DimText": return self._bin("-", o, True)
+    def __mul__(self, o: Any) -> "_DimText": return self._bin("*", o)
+    def __rmul__(self, o: Any) -> "_DimText": return self._bin("*", o, True)
+    def __floordiv__(self, o: Any) -> "_DimText": return self._bin("//", o)
+    def __rfloordiv__(self, o: Any) -> "_DimText": return self._bin("//", o, True)
+    def __neg__(self) -> "_DimText":
+        m = re.fullmatch(r"\(\(-(.+)\) // (\d+)\)", self.text)  # -((-a) // b): cdiv(a, b)
+        return _DimText(f"cdiv({m.group(1)}, {m.group(2)})" if m else f"(-{self.text})")
+
+
+def contract_grid_text(contract: Contract, instance: str = "verify") -> str | None:
+    """The contract's grid as a header's ``grid=(...)`` text over its dims (the grid function run on
+    symbolic dims), checked to give the contract's own grid at ``instance``; None when the function
+    needs concrete sizes (a comparison, ``min``, ``next_power_of_2``)."""
+    dims = contract.resolve(instance).dims
+    try:
+        raw = tuple(contract.grid({n: _DimText(n) for n in dims}))
+    except (TypeError, ValueError, ArithmeticError, KeyError, AttributeError):
+        return None
+    if not 1 <= len(raw) <= 3 or not all(isinstance(v, (_DimText, int)) for v in raw):
+        return None
+    axes = [_DimText._of(v).text for v in raw] + ["1"] * (3 - len(raw))
+    text = f"({', '.join(axes)})"
+    header = parse_header(f"// volta-launch: grid={text} block=(1, 1, 1)")
+    assert header is not None
+    if header.evaluate(dims)[0] != tuple(contract.resolve(instance).grid):
+        return None
+    return text
+
+
 __all__ = ["LaunchHeader", "LaunchHeaderError", "LaunchShape", "ContractLaunch", "parse_header", "read_header",
            "candidate_launch", "header_shape", "contract_launch", "apply_header", "nearest_arch", "header_assumption",
-           "cdiv", "HEADER_LINES"]
+           "cdiv", "HEADER_LINES", "contract_grid_text"]

@@ -37,9 +37,12 @@ class Task:
     triton_source: str
     reference_ptx: str
     ir_paths: dict[str, str] = field(default_factory=dict)
+    grid: str | None = None  # the contract's grid as `// volta-launch:` text (rules that change the launch)
 
     @staticmethod
     def of(contract: Any, reference: Any, roles: list[str]) -> "Task":
+        from harness.candidate import contract_grid_text
+
         try:
             src = inspect.getsource(getattr(contract.kernel, "fn", contract.kernel))
         except (OSError, TypeError):
@@ -51,7 +54,7 @@ class Task:
                   f"{reference.shared} B at the verify instance {dict(contract.instances['verify'])}; the bench "
                   f"instance {dict(contract.instances.get('bench', {}))} is timed")
         return Task(contract.name, contract.description, reference.target, reference.entry, params, tuple(roles),
-                    launch, src, reference.ptx, dict(reference.paths))
+                    launch, src, reference.ptx, dict(reference.paths), contract_grid_text(contract))
 
 
 class Generator(Protocol):
@@ -116,7 +119,7 @@ class RuleGenerator:
         if helper >= len(subs):
             return Proposal(None, note=f"helper {helper}: no further combination of {len(plan.changes)} change(s)")
         chosen = [plan.changes[i] for i in subs[helper]]
-        text, done = apply_all(ptx, list(task.roles), [c.rule for c in chosen if c.rule])
+        text, done = apply_all(ptx, list(task.roles), [c.rule for c in chosen if c.rule], grid=task.grid)
         if not done:
             return Proposal(None, note="no rule applied")
         keys = tuple(c.key for c in chosen if c.rule in done)

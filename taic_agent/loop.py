@@ -177,7 +177,7 @@ class Loop:
         self._emit("round", f"round {r}: from {best.name}" + (f" ({best.measurement})" if best.measurement else ""))
         failed = {k: v["why"] for k, v in self.store.ideas(self.cfg.contract, self.cfg.arch, self.rid, r).items()
                   if v["status"] == "failed"}
-        kernel = Kernel.parse(best.ptx, self.roles, best.name)
+        kernel = Kernel.parse(best.ptx, self.roles, best.name, self.task.grid)
         climb = diagnose(LadderInput(kernel, best.judged, self.task.ir_paths, set(failed),
                                      self.store.patterns(self.rid, r), best.ptx,
                                      ask=lambda q, ex: self._ask(q, ex, f"r{r}.escalate")))

@@ -29,6 +29,7 @@ the first three never change what a kernel computes; unrolling and vectorisation
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -49,6 +50,7 @@ _VECTORS = (".v2", ".v4", ".v8")
 _NC_TYPES = {".b8", ".b16", ".b32", ".b64", ".b128", ".u8", ".u16", ".u32", ".u64", ".s8", ".s16", ".s32", ".s64",
              ".f32", ".f64"}
 _WORD_TYPES = {".b32", ".f32", ".u32", ".s32"}
+_LAUNCH = re.compile(r"^\s*//\s*volta-launch\s*:")
 
 
 class RuleError(ValueError):
@@ -73,9 +75,10 @@ class Kernel:
     fn: A.Function
     roles: dict[str, str]
     header: tuple[str, ...] = ()  # leading // lines of the source, kept when printing
+    grid: str | None = None  # the contract's grid as `// volta-launch:` text, "(M, 1, 1)" (None: unknown)
 
     @staticmethod
-    def parse(ptx: str, roles_by_index: list[str], name: str = "candidate.ptx") -> "Kernel":
+    def parse(ptx: str, roles_by_index: list[str], name: str = "candidate.ptx", grid: str | None = None) -> "Kernel":
         try:
             module = ptx_parser.parse(ptx, name)
         except ptx_parser.ParseError as e:
@@ -92,15 +95,24 @@ class Kernel:
                 header.append(line.rstrip())
             elif line.strip():
                 break
-        return Kernel(module, fn, roles, tuple(header))
+        return Kernel(module, fn, roles, tuple(header), grid)
 
     def params_with(self, *roles: str) -> set[str]:
         return {n for n, r in self.roles.items() if r in roles}
 
-    def text(self, fn: A.Function) -> str:
+    def text(self, fn: A.Function, launch: str | None = None) -> str:
+        """The module with ``fn`` for the kernel; ``launch``: a new `// volta-launch:` line, which
+        replaces the header's (or is added first)."""
         items = tuple(fn if it is self.fn else it for it in self.module.items)
         body = print_module(dataclasses.replace(self.module, items=items))
-        return ("\n".join(self.header) + "\n" if self.header else "") + body
+        header = list(self.header)
+        if launch is not None:
+            at = next((i for i, h in enumerate(header) if _LAUNCH.match(h)), None)
+            if at is None:
+                header.insert(0, launch)
+            else:
+                header[at] = launch
+        return ("\n".join(header) + "\n" if header else "") + body
 
 
 def contract_roles(contract: object, reference: object) -> list[str]:
@@ -322,12 +334,13 @@ class Rule:
     manual: str
     find: Callable[[Kernel], list[Site]]
     rewrite: Callable[[Kernel], A.Function]
+    launch: Callable[[Kernel], str] | None = None  # the new `// volta-launch:` line of a global rewrite
 
     def apply(self, kernel: Kernel) -> str | None:
         """The rewritten PTX, or None when the rule does not apply."""
         if not self.find(kernel):
             return None
-        return kernel.text(self.rewrite(kernel))
+        return kernel.text(self.rewrite(kernel), self.launch(kernel) if self.launch else None)
 
 
 def _nc_candidates(k: Kernel) -> set[int]:
@@ -604,14 +617,29 @@ def applicable(kernel: Kernel) -> dict[str, list[Site]]:
     return out
 
 
-def apply_all(ptx: str, roles: list[str], keys: Iterable[str], name: str = "candidate.ptx") -> tuple[str, list[str]]:
+def apply_all(ptx: str, roles: list[str], keys: Iterable[str], name: str = "candidate.ptx",
+              grid: str | None = None) -> tuple[str, list[str]]:
     """Apply the rules ``keys`` in order (each to the previous result); the text and the keys that
-    applied."""
+    applied. ``grid``: the contract's grid as header text (for rules that change the launch)."""
     done = []
     for key in keys:
-        k = Kernel.parse(ptx, roles, name)
+        k = Kernel.parse(ptx, roles, name, grid)
         new = RULES[key].apply(k)
         if new is not None:
             ptx, done = new, done + [key]
     return ptx, done
 
+
+
+def _register_global_rules() -> None:
+    from . import rowwarp
+
+    rule = Rule("one-row-per-warp", "one warp per row (32-thread CTAs), the cross-warp reduction moved to warp "
+                "shuffles and registers", ChangeKind.GLOBAL, "shared_loads",
+                "no shared-memory round trip or CTA barrier per row; 32-thread CTAs, more of them resident",
+                ("barrier", "occupancy", "issue", "memory_latency"), "9.7.9.6 (shfl.sync), 9.7.13.1 (bar.sync), "
+                "11.4.3 (.reqntid)", rowwarp.find, rowwarp.rewrite, rowwarp.launch)
+    RULES[rule.key] = rule
+
+
+_register_global_rules()

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import ptx_parser
 from harness import suite
+from harness.candidate import contract_grid_text
 from harness.compile import compile_contract
 from harness.judge import ptxas
 from taic_agent import rules as R
@@ -20,7 +21,7 @@ CONTRACTS = ["relu", "rowsum", "softmax", "layernorm", "swiglu", "gemm_fp16"]
 def kernel(contract: str) -> tuple[R.Kernel, object]:
     c = suite.get(contract)
     ref = compile_contract(c, "sm_90a", "verify")
-    return R.Kernel.parse(ref.ptx, R.contract_roles(c, ref)), ref
+    return R.Kernel.parse(ref.ptx, R.contract_roles(c, ref), grid=contract_grid_text(c)), ref
 
 
 @pytest.mark.parametrize("contract", CONTRACTS)
@@ -34,13 +35,14 @@ def test_every_applicable_rule_gives_ptx_that_parses_and_assembles(contract: str
         ptx_parser.parse(out, f"{contract}.{key}.ptx")
         a = ptxas.assemble(out, ref.target, ref.entry)
         assert a.ok, f"{contract} {key}: {a.log[-400:]}"
-        again = R.Kernel.parse(out, list(k.roles.values()))
+        again = R.Kernel.parse(out, list(k.roles.values()), grid=k.grid)
         assert key not in R.applicable(again) or key in ("unroll-2",), f"{key} applies twice to {contract}"
 
 
 def test_which_rules_apply_where() -> None:
     assert set(R.applicable(kernel("relu")[0])) == {"nc-loads", "streaming-stores"}
-    assert set(R.applicable(kernel("rowsum")[0])) == {"nc-loads", "streaming-stores", "l2-prefetch", "unroll-2"}
+    assert set(R.applicable(kernel("rowsum")[0])) == {"nc-loads", "streaming-stores", "l2-prefetch", "unroll-2",
+                                                      "one-row-per-warp"}
     gemm = R.applicable(kernel("gemm_fp16")[0])
     assert "nc-loads" not in gemm  # its inputs are read by cp.async into shared memory, not by ld.global
 
