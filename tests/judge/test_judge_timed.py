@@ -77,3 +77,23 @@ def test_tritons_error_alone_never_rejects_the_candidate() -> None:
     want = np.maximum(x, 0)
     problems, check = judge_timed(RELU, "bench", {"x": x}, {"y": want}, {"y": want * 1.5})
     assert problems == [] and check.outputs[0].candidate.worst == 0.0 and not check.outputs[0].triton.ok
+
+
+def test_chunked_comparison_matches_one_call(monkeypatch) -> None:
+    """The timed outputs are compared in flat chunks (bench sizes reach 1e9 elements): counts, worst
+    ratio and the first bad element's index are those of one compare_arrays call on the whole."""
+    import harness.judge.timed as T
+
+    monkeypatch.setattr(T, "CHUNK", 7)  # chunks that cut rows
+    x = _cancelling_rows(m=8, n=64)
+    want = x.astype(np.float64).sum(1)
+    got = want.astype(np.float32)
+    got[[3, 5]] += 1.0
+    contract = with_instance(suite.get("rowsum"), "bench", {"M": 8, "N": 64})
+    problems, check = judge_timed(contract, "bench", {"x": x}, {"y": got}, None)
+    rtol, atol = contract.tolerance_for("fp32")
+    whole = compare_arrays("y", "fp32", got, want, rtol, atol, np.abs(x.astype(np.float64)).sum(1))
+    side = check.outputs[0].candidate
+    assert (side.ok, side.bad, side.worst) == (whole.ok, whole.bad, whole.worst) == (False, 2, whole.worst)
+    assert "first bad at (3,)" in side.detail and whole.first_bad == (3,)
+    assert check.outputs[0].triton is None and "(Triton" not in problems[0].message
