@@ -25,7 +25,7 @@ from typing import Mapping
 import numpy as np
 
 from .. import dtypes as _dt
-from ..contract import Contract, compare_arrays
+from ..contract import Comparison, Contract, compare_arrays
 from .report import Problem, Reason
 
 
@@ -78,7 +78,7 @@ def _side(contract: Contract, name: str, dtype: str, got: np.ndarray, want: np.n
     s = None if scale is None else np.broadcast_to(np.asarray(scale), want.shape).reshape(-1)
     starts = range(0, max(w.size, 1), CHUNK)
 
-    def one(i: int):
+    def one(i: int) -> Comparison:
         part = slice(i, i + CHUNK)
         return compare_arrays(name, dtype, g[part], w[part], rtol, atol, None if s is None else s[part])
 
