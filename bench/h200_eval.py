@@ -192,6 +192,7 @@ def main(argv: list[str] | None = None, session_factory: Any = None) -> int:
                     help="processes compiling Triton configs ahead (0: compile on first launch)")
     ap.add_argument("--no-baselines", action="store_true")
     ap.add_argument("--no-integrity", action="store_true")
+    ap.add_argument("--no-profile", action="store_true", help="no ncu lane for the candidates (about 20 s each)")
     ap.add_argument("--cases", nargs="*", help="integrity cases to run (default: all of tests/integrity)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--plan", action="store_true", help="print what would run and exit (no GPU)")
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None, session_factory: Any = None) -> int:
                 continue
             opts = EvalOptions(seed=ns.seed, timing=CANDIDATE_PLAN,
                                sanitizers=ALL_SANITIZERS if left > 150 else ("memcheck", "racecheck"),
-                               profile=left > 90)
+                               profile=left > 90 and not ns.no_profile)
             t0 = time.monotonic()
             try:
                 rep = evaluate(contract, path.read_text(), name=path.name, gpu=session, options=opts)

@@ -132,6 +132,8 @@ class Comparison:
     detail: str = ""
     #: largest error / allowed error over finite elements (<= 1 means within tolerance).
     worst: float = 0.0
+    #: index of the first element outside the tolerance (None when every element is within it)
+    first_bad: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
         verdict = "ok" if self.ok else "FAIL"
@@ -564,10 +566,12 @@ def compare_arrays(name: str, dtype_name: str, actual: np.ndarray, expected: np.
     rel[nz] = err[nz] / np.abs(e[nz])
     n_bad = int(bad.sum())
     detail = ""
+    first = None
     if n_bad:
         idx = np.unravel_index(int(np.argmax(bad)), bad.shape) if bad.ndim else ()
-        detail = f"first bad at {tuple(int(i) for i in idx)}: got {float(a[idx])!r}, want {float(e[idx])!r}"
+        first = tuple(int(i) for i in idx)
+        detail = f"first bad at {first}: got {float(a[idx])!r}, want {float(e[idx])!r}"
     max_abs = float(err.max()) if err.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
     worst = float(ratio.max()) if ratio.size else 0.0
-    return Comparison(name, dtype_name, max_abs, max_rel, rtol, atol, n_bad == 0, n_bad, detail, worst)
+    return Comparison(name, dtype_name, max_abs, max_rel, rtol, atol, n_bad == 0, n_bad, detail, worst, first)

@@ -61,7 +61,7 @@ CANDIDATE_FILES = sorted((EXAMPLES / "candidates").rglob("*.ptx"))
 CANDIDATES = [p for p in CANDIDATE_FILES if "bug" not in headers(p)]
 PAIR_FILES = sorted((EXAMPLES / "pairs").rglob("*.ptx"))
 #: candidates whose emulation costs more than a few seconds: their extra runs are marked slow
-HEAVY = {"gemm_splitk"}
+HEAVY = {"gemm_splitk", "dion_cta_fma"}
 
 
 def _heavy(p: Path) -> bool:
@@ -122,6 +122,8 @@ EXTRA_SIZES: dict[str, list[tuple[str, dict[str, int]]]] = {
                            ("general path, N > 4096", {"M": 2, "N": 4100}), ("short row", {"M": 2, "N": 40})],
     "rowsum_warp_row": [("scalar path", {"M": 2, "N": 1001}), ("ragged float4 tail", {"M": 2, "N": 8200}),
                         ("short row", {"M": 2, "N": 40})],
+    "rowsum_cta_row": [("scalar path", {"M": 2, "N": 1001}), ("one full step and a ragged tail", {"M": 2, "N": 8200}),
+                       ("short row", {"M": 2, "N": 40})],
     "bitdelta_signflip": [("ragged rows and K tail", {"O": 40, "K": 1180, "KB": 148}),
                           ("byte path, KB % 4 != 0", {"O": 7, "K": 9000, "KB": 1125})],
     "bitdelta_batched_mma": [
@@ -134,6 +136,9 @@ EXTRA_SIZES: dict[str, list[tuple[str, dict[str, int]]]] = {
                         ("direct path, C and F not multiples of 8", _conv(2, 5, 6, 3, 5))],
     "gemm_splitk": [("ragged tiles, 1 split", {"M": 20, "N": 36, "K": 100}),
                     ("scalar path, K and N odd", {"M": 20, "N": 31, "K": 99})],
+    "dion_cta_fma": [("ragged step widths", {"L": 1, "M": 40, "N": 52, "RK": 32}),
+                     ("scalar staging, N % 4 != 0", {"L": 1, "M": 33, "N": 37, "RK": 32}),
+                     ("two row blocks", {"L": 1, "M": 1040, "N": 16, "RK": 32})],
 }
 
 #: bug twin (file stem) -> (distribution that exposes it, does the twin pass on the normal inputs?)
@@ -144,6 +149,8 @@ BUG_INPUTS: dict[str, tuple[str, bool]] = {
     "ce_zloss_smem_row.bug_label_off_by_one": ("normal", False),
     "conv2d_halo_mma.bug_halo_mask": ("normal", False),
     "gemm_splitk.bug_skip_last_split": ("normal", False),
+    "dion_cta_fma.bug_q_unnormalised": ("normal", False),
+    "rowsum_cta_row.bug_last_warp": ("normal", False),
 }
 
 
@@ -313,7 +320,7 @@ def test_cli_bad_header_is_bad_input(tmp_path: Path) -> None:
 def test_candidates_present() -> None:
     contracts = {headers(p)["volta-candidate"] for p in CANDIDATES}
     assert {"softmax", "bitdelta", "bitdelta_batched", "conv2d", "gemm_accumulate", "rmsnorm", "layernorm",
-            "rowsum", "cross_entropy_zloss"} <= contracts
+            "rowsum", "cross_entropy_zloss", "dion_update"} <= contracts
     for p in CANDIDATE_FILES:
         h = headers(p)
         assert h["volta-candidate"] in suite.names(), p

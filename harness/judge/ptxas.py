@@ -130,6 +130,7 @@ def assemble(ptx: str, target: str, entry: str, lineinfo: bool = False, timeout:
 # ---------------------------------------------------------------------------------------- line info
 
 LINE_FILE = "candidate.ptx"
+_LOC = re.compile(r"\.loc\s")
 
 
 def _split_column(line: str, ins: A.Instruction) -> int:
@@ -157,7 +158,7 @@ def annotate(ptx: str, module: A.Module, name: str = LINE_FILE) -> str:
     declared = False
     for n, text in enumerate(lines, start=1):
         stripped = text.lstrip()
-        if stripped.startswith(".loc") and n not in starts:
+        if _LOC.match(stripped) and n not in starts:  # not ".local": a stack depot lives there
             continue
         if n in starts:
             rest = text

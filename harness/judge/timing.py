@@ -19,7 +19,7 @@ rejected, a speedup above 10x or one inside the noise is flagged.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -111,6 +111,7 @@ class TimingDetail:
     floor: Floor | None = None
     wall: dict[str, WallCheck] = field(default_factory=dict)
     samples_ms: dict[str, list[float]] = field(default_factory=dict)
+    timed_check: Any = None  # harness.judge.timed.TimedCheck of the timed launch's outputs
 
 
 def _sample(side: Side, clock: Clock, index: int) -> float:

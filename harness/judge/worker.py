@@ -25,6 +25,7 @@ from . import baseline as _baseline
 from . import profile as _profile
 from . import roofline as _roofline
 from . import sanitizer as _sanitizer
+from . import timed as _timed
 from . import timing as _timing
 from .device import KernelLaunch, LaunchFailure
 from .numeric import NumericDetail, Trial, run_numeric
@@ -175,22 +176,23 @@ class GpuWorker:
         peaks = _roofline.peaks_for(self.cuda.name)
         floor = _roofline.floor(contract, instance, peaks) if peaks else None
         problems, detail = _timing.compare(cand, base, self.clock, request.timing, instance, floor, str(tuned.best))
-        problems += self.check_timed(request, contract, instance, sets[0], tuned.best)
+        more, detail.timed_check = self.check_timed(request, contract, instance, sets[0], tuned.best)
+        problems += more
         c, b, s = detail.candidate, detail.baseline, detail.speedup
         summary = (f"{s} vs Triton ({tuned.best}; {tuned.space}): {c.median_ms:.4f} ms (IQR {c.spread:.1%}) vs "
                    f"{b.median_ms:.4f} ms (IQR {b.spread:.1%}) at {instance}"
-                   + (f"; floor {detail.floor_ms:.4f} ms" if floor else "; no roofline floor for this device"))
+                   + (f"; floor {detail.floor_ms:.4f} ms" if floor else "; no roofline floor for this device")
+                   + f"; {_timed.summary(detail.timed_check)}")
         return StageResult.from_problems("timing", problems, summary, detail), tuned.best
 
     def check_timed(self, request: GpuRequest, contract: Any, instance: str, inputs: dict[str, Any],
-                    config: _baseline.Config) -> list[Problem]:
-        """The timed launch computes what Triton's kernel computes: both run once on copies of the same
-        inputs, the candidate's outputs pre-filled with NaN (a fixed pattern for integers), and must
-        agree within twice the contract's tolerance (each side within it of the exact result). A
-        candidate that is right on the tested sizes and skips work at the timed one is caught here."""
+                    config: _baseline.Config) -> tuple[list[Problem], _timed.TimedCheck]:
+        """The timed launch computes what the contract asks (harness.judge.timed): the candidate and
+        Triton's kernel run once on copies of the timed inputs (the candidate's outputs pre-filled
+        with NaN, a fixed pattern for integers); both outputs and the inputs are downloaded and judged
+        against the float64 reference on the host."""
         import torch
 
-        from ..contract import compare_arrays
         from ..interpret import from_torch
 
         def copy(fill: bool) -> dict[str, Any]:
@@ -206,18 +208,10 @@ class GpuWorker:
         self.candidate_side(request, contract, instance, [mine]).launch(0)
         _baseline.TritonSide(contract, instance, config, [theirs]).launch(0)
         self.cuda.sync("correctness check of the timed launch")
-        problems = []
-        for t in contract.tensors:
-            if not t.is_output:
-                continue
-            rtol, atol = contract.tolerance_for(t.dtype)
-            c = compare_arrays(t.name, t.dtype, from_torch(mine[t.name]), from_torch(theirs[t.name]).astype("float64"),
-                               2 * rtol, 2 * atol)
-            if not c.ok:
-                problems.append(Problem(Reason.WRONG_VALUES, f"at the timed instance ({instance}), output '{t.name}' "
-                                        f"differs from Triton's kernel in {c.bad} element(s) beyond twice the "
-                                        f"tolerance; {c.detail}"))
-        return problems
+        outs = [t.name for t in contract.tensors if t.is_output]
+        host = {t.name: from_torch(inputs[t.name]) for t in contract.tensors if t.is_input}
+        return _timed.judge_timed(contract, instance, host, {n: from_torch(mine[n]) for n in outs},
+                                  {n: from_torch(theirs[n]) for n in outs})
 
     def baseline(self, name: str, instance: str, plan: _timing.TimingPlan, space_limit: int,
                  seed: int) -> BaselineRow:

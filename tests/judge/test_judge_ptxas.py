@@ -13,16 +13,21 @@ from harness.compile import compile_contract
 from harness.judge import ptxas as P
 
 HONEST = Path(__file__).parents[1] / "integrity" / "honest_relu.ptx"
+# nvcc output with a local-memory stack depot (``.local ... __local_depot0``) and its own .loc lines
+DEPOT = Path(__file__).parents[2] / "examples" / "candidates" / "bitdelta_batched" / "bitdelta_batched_mma.sm_90a.ptx"
 
 
 def _instruction_lines(text: str, module) -> set[int]:
     return {i.span.line for f in module.functions for i in f.instructions()}
 
 
-@pytest.mark.parametrize("source", ["honest", "triton"])
+@pytest.mark.parametrize("source", ["honest", "triton", "nvcc_depot"])
 def test_twin_has_the_same_code_and_maps_to_instruction_lines(source: str) -> None:
     if source == "honest":
         text, entry = HONEST.read_text(), "relu_kernel"
+    elif source == "nvcc_depot":
+        text, entry = DEPOT.read_text(), "bitdelta_batched_kernel"
+        assert "\t.local .align" in text  # the declaration the twin once dropped as if it were a .loc
     else:
         ref = compile_contract(suite.get("softmax"), "sm_90a", "verify")
         text, entry = ref.ptx, ref.entry
