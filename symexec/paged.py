@@ -80,7 +80,10 @@ class PagedArray:
         slots = self._slot[pages]
         if (slots >= 0).all():
             return slots
-        new = np.unique(pages[slots < 0])
+        new = pages[slots < 0]
+        if new.size > 1:
+            new = new[np.r_[True, new[1:] != new[:-1]]]  # an access's pages come in runs: drop repeats first
+            new = np.unique(new)
         need = self._used + new.size
         if need > self._pool.shape[0]:
             grown = np.empty((max(need, 2 * self._pool.shape[0], 16), PAGE), dtype=self.dtype)
@@ -106,6 +109,19 @@ class PagedArray:
         idx = np.asarray(idx, dtype=np.int64)
         slots = self._slots(idx >> PAGE_SHIFT)
         self._pool[slots, idx & _MASK] = values
+
+    def materialised(self) -> np.ndarray:
+        """The values of every element made so far (touched pages), flat, in no particular order."""
+        if self._dense is not None:
+            return self._dense
+        return self._pool[:self._used].reshape(-1)
+
+    def transform(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Replace every made element x by fn(x) (elements not made yet keep their fill)."""
+        if self._dense is not None:
+            self._dense[:] = fn(self._dense)
+        else:
+            self._pool[:self._used] = fn(self._pool[:self._used])
 
     def dense(self) -> np.ndarray:
         """Every element, as one contiguous array that backs this one from now on."""

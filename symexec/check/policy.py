@@ -44,7 +44,8 @@ class DataDependencePolicy(Policy):
         self.state = state
 
     def _taint(self, b: Batch, pred: str) -> np.ndarray:
-        return np.broadcast_to(self.state.tracker.reg_taint.get(pred, np.zeros((), np.uint8)), (b.n,))
+        t = self.state.tracker.reg_taint.get(pred)
+        return np.broadcast_to(np.zeros((), np.uint8) if t is None else t, (b.n,))
 
     def on_guard(self, b: Batch, g: Group, ins: A.Instruction) -> None:
         self.state.ins = ins
