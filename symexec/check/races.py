@@ -40,6 +40,8 @@ GPAGE = 256  # bytes per page of granules
 #: Longest chain of read-modify-writes followed back from an acquire read (a grid barrier's counter
 #: is updated once per CTA).
 MAX_RMW_CHAIN = 4096
+GC_EVERY = 1 << 20  # records made between two collections of those no byte refers to
+GC_ALWAYS = False  # collect even when most records are live (tests)
 
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -474,7 +476,7 @@ class RaceDetector:
         for buf, idx in by_buf.items():
             self._step(buf, [events[i] for i in idx], [ids[i] for i in idx])
         self._since_gc += sum(i.size for i in ids)
-        if self._since_gc > (1 << 20):
+        if self._since_gc > GC_EVERY:
             self._gc()
 
     # ------------------------------------------------------------------ records
@@ -967,20 +969,18 @@ class RaceDetector:
         synced += [np.array([r for ch in st.chains.values() for r in ch], np.int64) for st in self._buffers.values()]
         ids = np.concatenate(holders + [self._node_rec[nodes]] + extra + synced)
         live = np.unique(ids[ids >= 0])
-        if live.size > R.n // 2:
+        if live.size > R.n // 2 and not GC_ALWAYS:
             return  # mostly live: not worth it
+        remap = _renumber(live, R.n)
         R.keep(live)
-        remap = lambda x: np.where(x >= 0, np.searchsorted(live, np.maximum(x, 0)), -1)  # noqa: E731
-        node_remap = np.full(self._nodes, -1, np.int64)
-        node_remap[nodes] = np.arange(nodes.size)
+        node_remap = _renumber(nodes, self._nodes)
         self._node_rec[:nodes.size] = remap(self._node_rec[nodes])
-        self._node_prev[:nodes.size] = np.where(self._node_prev[nodes] >= 0,
-                                                node_remap[np.maximum(self._node_prev[nodes], 0)], -1)
+        self._node_prev[:nodes.size] = node_remap(self._node_prev[nodes])
         self._node_mult[:nodes.size] = self._node_mult[nodes]
         self._nodes = nodes.size
         for st in self._buffers.values():
             st.lastw.transform(remap)
-            st.rhead.transform(lambda h: np.where(h >= 0, node_remap[np.maximum(h, 0)], -1))
+            st.rhead.transform(node_remap)
             if st.synclast is not None:
                 st.synclast.transform(remap)
             st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}
@@ -1004,6 +1004,14 @@ class RaceDetector:
             if len(out) >= self.limit:
                 break
         return out[:self.limit]
+
+
+def _renumber(kept: np.ndarray, n: int):
+    """The map of ids (-1: none) when ids `kept` (sorted, unique, below n) become 0, 1, ... and the
+    others go."""
+    table = np.full(n + 1, -1, np.int64)
+    table[kept] = np.arange(kept.size)
+    return lambda x: table[np.where(x >= 0, x, n)]
 
 
 def _merge_by_instructions(pairs: list[RacePair]) -> list[RacePair]:

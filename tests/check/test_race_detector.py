@@ -49,6 +49,8 @@ def _new(pairs) -> list[tuple]:
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_detector_matches_batch_pass_on_regression_case(path: Path, monkeypatch) -> None:
     monkeypatch.setattr(races, "WINDOW", 64)  # many windows: the state between them matters
+    monkeypatch.setattr(races, "GC_EVERY", 256)  # and records dropped as soon as no byte refers to them
+    monkeypatch.setattr(races, "GC_ALWAYS", True)
     module = ptx_parser.parse_file(path)
     try:
         launch, fn = spec_launch(path, module, None, None)
@@ -113,15 +115,18 @@ def _trace(ops, ctas: int, detector: RaceDetector, clocks: Clocks) -> list[Event
 
 @settings(max_examples=200, deadline=None)
 @given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
-       window=st.sampled_from([1, 8, 1 << 16]))
-def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int) -> None:
-    old_window = races.WINDOW
+       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans())
+def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool) -> None:
+    """`gc`: drop the unreferenced records after every few accesses."""
+    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS
     races.WINDOW = window
+    if gc:
+        races.GC_EVERY, races.GC_ALWAYS = 4, True
     try:
         clocks = Clocks(ctas, T)
         detector = RaceDetector(clocks, T)
         log = _trace(ops, ctas, detector, clocks)
         new = _new(detector.races())
     finally:
-        races.WINDOW = old_window
+        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS = saved
     assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window))
