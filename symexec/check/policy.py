@@ -42,6 +42,14 @@ class DataDependencePolicy(Policy):
 
     def __init__(self, state: CheckState) -> None:
         self.state = state
+        self.loops = None  # a loops.LoopSummariser, in the symbolic grid's run
+
+    @property
+    def watches_back_edges(self) -> bool:
+        return self.loops is not None
+
+    def on_back_edge(self, b: Batch, g: Group, ins: A.Instruction, pc: int) -> None:
+        self.loops.on_back_edge(b, g, ins, pc)
 
     def _taint(self, b: Batch, pred: str) -> np.ndarray:
         t = self.state.tracker.reg_taint.get(pred)

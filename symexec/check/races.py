@@ -320,7 +320,8 @@ class _BufferState:
             size = -(-size // stride) * self.pad
         self.nbytes = size
         self.cells = cells  # tensor-memory cells (not byte-exact)
-        self.gran = PagedArray(-(-size // GPAGE), np.int8, constant(granule, np.int8))  # per page
+        # per page; 0: not accessed yet (its first access sets it)
+        self.gran = PagedArray(-(-size // GPAGE), np.int8, constant(0 if granule == GRANULE else granule, np.int8))
         self.fine = granule < GRANULE  # some page may be finer than GRANULE
         self.lastw = PagedArray(size, np.int64, constant(-1, np.int64))
         self.rhead = PagedArray(size, np.int64, constant(-1, np.int64))
@@ -366,6 +367,9 @@ class _BufferState:
         k, nb = flat.shape
         lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
         g = self.gran[lo].astype(np.int64)
+        if not g.all() or not self.gran[hi].all():  # pages touched the first time take the rows' granules
+            self._first_touch(flat, lo, hi)
+            g = self.gran[lo].astype(np.int64)
         if (hi != lo).any():  # rows over several pages: those pages must have one granule
             mixed = False
             for i in np.nonzero(hi != lo)[0].tolist():
@@ -397,6 +401,20 @@ class _BufferState:
         keys, rows = np.concatenate(keys), np.concatenate(rows)
         o = np.argsort(rows, kind="stable")
         return keys[o], rows[o]
+
+
+    def _first_touch(self, flat: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        fit = _row_granules(flat, GRANULE)
+        pages = np.concatenate([lo, hi] + [np.arange(a + 1, b) for a, b in zip(lo.tolist(), hi.tolist()) if b > a + 1])
+        fits = np.concatenate([fit, fit] + [np.full(b - a - 1, f) for a, b, f in zip(lo.tolist(), hi.tolist(),
+                                                                                     fit.tolist()) if b > a + 1])
+        new = self.gran[pages] == 0
+        pages, fits = pages[new], fits[new]
+        if pages.size:
+            o = np.lexsort((fits, pages))  # per page its smallest granule first
+            pages, fits = pages[o], fits[o]
+            first = np.r_[True, pages[1:] != pages[:-1]]
+            self.gran[pages[first]] = fits[first]
 
 
 def _fits(flat: np.ndarray, g: int) -> np.ndarray:

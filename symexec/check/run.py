@@ -10,6 +10,7 @@ accesses are morally strong at their scope.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,8 @@ from ..machine import FindingKind, Machine
 from ..program import Program
 from .exec import CheckedExec
 from .findings import SEVERITY, Finding, Reach, Region, Report, Verdict, group_findings, race_message, site_for
+from .grid_shadow import Shadow
+from .loops import LoopSummariser
 from .places import global_place, shared_place
 from .policy import ConcretePolicy, DataDependencePolicy
 from .same_value import ASSUMPTION as SAME_VALUE
@@ -39,14 +42,16 @@ class CheckRun:
     state: CheckState
     ctas: list | None = None  # the CTAs it executes (None: the whole grid)
     sync: SyncLog | None = None  # the synchronisation each thread took part in (race timelines)
+    loops: LoopSummariser | None = None  # proves and skips loop iterations (the symbolic grid's run)
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
-            concrete: bool = False, terms: bool = False) -> CheckRun:
+            concrete: bool = False, terms: bool = False, shadow: Shadow | None = None) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
-    observers (the symbolic grid's shadow). concrete: follow every branch as the launch's input
-    decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
-    data-dependent values are computed (terms.py)."""
+    observers. concrete: follow every branch as the launch's input decides (ConcretePolicy) instead
+    of exploring data-dependent ones both ways. terms: record how data-dependent values are
+    computed (terms.py). shadow: the symbolic grid's shadow (an observer too), with which loops are
+    summarised (loops.py)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
     if terms:
@@ -55,9 +60,29 @@ def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: 
     state.input_buffers = set(range(len(launch.buffers)))
     sync = SyncLog(state)
     policy = (ConcretePolicy if concrete else DataDependencePolicy)(state)
+    loops = None
+    if shadow is not None:
+        observers = (*observers, shadow)
+        if LOOP_SUMMARIES:
+            loops = policy.loops = LoopSummariser(prog, state, shadow)
     m = Machine(prog, launch, observers=(state, sync, *observers), policy=policy, ctas=ctas,
                 exec_factory=lambda b: CheckedExec(b, state))
-    return CheckRun(m, state, ctas, sync)
+    return CheckRun(m, state, ctas, sync, loops)
+
+
+#: Loops of the symbolic grid's run are summarised (loops.py); tests turn it off to compare.
+LOOP_SUMMARIES = True
+
+
+@contextmanager
+def loop_summaries(on: bool):
+    """Runs made inside summarise loops (or not)."""
+    global LOOP_SUMMARIES
+    saved, LOOP_SUMMARIES = LOOP_SUMMARIES, on
+    try:
+        yield
+    finally:
+        LOOP_SUMMARIES = saved
 
 
 def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
@@ -183,10 +208,18 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
         report.assumptions.append(f"{SAME_VALUE} ({state.detector.same_value} byte pair(s))")
     report.assumptions += feature_assumptions(prog, m, state)
     findings = group_findings(findings)
+    if run.loops is not None:
+        run.loops.finish()
+        report.assumptions += run.loops.describe()
+        report.notes += run.loops.notes
     findings.sort(key=lambda f: SEVERITY.index(f.kind))  # the verdict's finding first
     report.findings = findings
     report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": state.detector.accesses,
                     "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}
+    if run.loops is not None and run.loops.summaries:
+        report.stats["loops_summarised"] = [{"line": str(m.prog.code[x.head_pc].span), "period": x.period,
+                                             "from_iteration": x.first, "iterations_skipped": x.skipped}
+                                            for x in run.loops.summaries]
     return report
 
 

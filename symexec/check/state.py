@@ -18,7 +18,7 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
-                      MemSpace, Observer, Proxy, Reconverged, Release)
+                      MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
 from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix,
@@ -93,6 +93,10 @@ class CheckState(Observer):
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
         self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
+        # global bytes summarised loop iterations would have written (loops.py), per buffer; an access to
+        # them afterwards voids the summary
+        self.footprints: dict[Buffer, list[tuple[int, int]]] = {}
+        self.footprint_hit: str | None = None
 
     # -------------------------------------------------------------- observer
     def on_batch(self, batch) -> None:
@@ -110,7 +114,14 @@ class CheckState(Observer):
         self.clocks.release(self.rows(ev.lanes), ev.point, relaxed=ev.relaxed)
 
     def on_acquire(self, ev: Acquire) -> None:
-        self.clocks.acquire(self.rows(ev.lanes), ev.point, ev.consume, relaxed=ev.relaxed)
+        rows = self.rows(ev.lanes)
+        self.clocks.acquire(rows, ev.point, ev.consume, relaxed=ev.relaxed)
+        if ev.point.kind is SyncKind.BARRIER:
+            # barrier instances complete in order and every waiter acquires at completion: what the
+            # CTA released into earlier instances of this barrier is never acquired again
+            bar_id, instance = ev.point.ident
+            for cta in np.unique(rows // self.lanes_per_cta).tolist():
+                self.clocks.forget_barriers(cta, bar_id, instance)
 
     def on_fence(self, ev: Fence) -> None:
         rows = self.rows(ev.lanes)
@@ -174,11 +185,11 @@ class CheckState(Observer):
         op = ev.op
         reads = self._read_bytes.get(op.ident)
         if reads is not None:  # what it read and did not write (a read-only op)
-            if ev.lanes is None:
-                del self._read_bytes[op.ident]
-            else:
+            if ev.lanes is not None:
                 for r in reads:
                     r.take(ev.lanes)
+            if ev.lanes is None or not any(r.live.any() for r in reads):
+                del self._read_bytes[op.ident]
         got = self._ops.get(op.ident)
         if got is None:
             return
@@ -304,6 +315,12 @@ class CheckState(Observer):
 
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
+        if self.footprints and ev.buffer in self.footprints and self.footprint_hit is None:
+            lo, hi = int(flat.min()), int(flat.max()) + 1
+            if any(lo < b_hi and b_lo < hi for b_lo, b_hi in self.footprints[ev.buffer]):
+                self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
+                                      f"{ev.ins.span if ev.ins is not None else '?'} touches global bytes that "
+                                      "iterations the loop summary did not run would have written")
         shadow = self.shadow_for(ev.buffer, ev.size)
         is_write = ev.write
         k = ATOMIC if ev.atomic else (WRITE if is_write else READ)
