@@ -1,4 +1,4 @@
-"""Check-mode state of a run: the access log, vector clocks and shadow values.
+"""Check-mode state of a run: vector clocks, shadow values and the race detector they feed.
 
 `CheckState` is an observer of the machine (symexec.events): every memory access event updates
 the memory shadows and goes with its thread's clock stamp to the race detector (races.py); release/acquire events advance the
