@@ -690,13 +690,7 @@ class RaceDetector:
         a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
         if mult is not None:
             mult = mult[cand]
-        ok = np.zeros(a.size, bool)
-        if same_cta.any():
-            s = np.nonzero(same_cta)[0]
-            ok[s] = ordered(self.clocks, R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
-        if self.edges:
-            for j in np.nonzero(~ok & ~same_cta)[0]:
-                ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(a[j])), self._where(int(b[j])))
+        ok = self._ordered(st, a, b, same_cta)
         bad = np.nonzero(~ok)[0]
         if bad.size == 0:
             return
@@ -863,13 +857,7 @@ class RaceDetector:
             return
         first, second = first[sel], second[sel]
         same_cta = (R["row"][first] // self.threads) == (R["row"][second] // self.threads)
-        ok = np.zeros(first.size, bool)
-        if same_cta.any():
-            s = np.nonzero(same_cta)[0]
-            ok[s] = ordered(self.clocks, R, first[s], second[s], st.buffer.space is MemSpace.TMEM)
-        if self.edges:
-            for j in np.nonzero(~ok & ~same_cta)[0]:
-                ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(first[j])), self._where(int(second[j])))
+        ok = self._ordered(st, first, second, same_cta)
         for j in np.nonzero(~ok)[0].tolist():
             plain = int(p[sel[j]])
             key = pairs[int(sel[j])][2] + (int(R["time"][plain]), int(R["lane"][plain]), int(R["ev"][plain]))
@@ -919,6 +907,18 @@ class RaceDetector:
                 st.synclast[flat] = np.repeat(r, e.flat.shape[1])
 
     # ------------------------------------------------------------------ helpers
+    def _ordered(self, st: _BufferState, a: np.ndarray, b: np.ndarray, same_cta: np.ndarray) -> np.ndarray:
+        """Per pair of records (a earlier, b): ordered by happens-before? In one CTA by the clocks,
+        across CTAs through a release -> acquire edge."""
+        ok = np.zeros(a.size, bool)
+        if same_cta.any():
+            s = np.nonzero(same_cta)[0]
+            ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
+        if self.edges:
+            for j in np.nonzero(~ok & ~same_cta)[0]:
+                ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(a[j])), self._where(int(b[j])))
+        return ok
+
     def _where(self, r: int) -> tuple[int, int, int, int]:
         R = self.R
         return int(R["hbrow"][r]), int(R["epoch"][r]), int(R["base"][r]), int(R["time"][r])

@@ -13,8 +13,6 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
-
 from ptx_parser import ast as A
 
 from ..errors import Deadlock, ExecError, MemoryFault, Trap, UndefinedBehavior, Unsupported
