@@ -6,7 +6,8 @@ For each suite contract at its verify instance: the same program and launch run 
 emulator (`symexec.run_kernel`, what `volta run` does) and (2) in check mode over the same CTAs
 (`symexec.check.run.run_checked` on an enumerating check run: the observer, value shadows,
 happens-before clocks, and the race, barrier and bounds checks over the record). Both exclude
-compiling, parsing and input generation; each is the best of --repeat runs. Prints the ratio
+compiling, parsing and input generation; each is the least CPU time (process time, not wall
+time: the machine is shared) of --repeat runs. Prints the ratio
 check / plain per kernel and target, the geometric mean and the worst (the goal: within 3x on
 every kernel). --profile K: cProfile of the check run of kernel K (first --arch), top functions
 by own time, for bench/results/.
@@ -40,11 +41,13 @@ from symexec.check.run import new_run, run_checked  # noqa: E402
 
 
 def _best(fn, repeat: int) -> tuple[float, object]:
+    """The least CPU time of this process (user + system) over `repeat` calls: on a shared machine,
+    wall time measures the other users' load too."""
     best, out = math.inf, None
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best, out
 
 

@@ -108,6 +108,7 @@ def _volta_one(name: str, arch: str, instance: str, scale: int, timeout: float) 
         _stage("check")
         out["stage"] = "check"
         t0 = time.perf_counter()
+        c0 = time.process_time()
         try:
             module = ptx_parser.parse(compiled.ptx, f"{name}.ptx")
             prog = load_program(module, compiled.entry)
@@ -116,9 +117,12 @@ def _volta_one(name: str, arch: str, instance: str, scale: int, timeout: float) 
             verdict = report.verdict
             method = str(report.stats.get("grid_method", "enumerate"))
             out["findings"] = [f"{f.kind.value}: {f.message}"[:300] for f in report.findings[:3]]
+            out["notes"] = [n[:300] for n in report.notes[:4]]
+            out["loops_summarised"] = report.stats.get("loops_summarised")
         except Unsupported as e:  # refused while loading, as `volta check` reports it
             verdict, method = f"unsupported: {str(e).removeprefix('unsupported: ')}", "none (not loaded)"
         out["seconds"] = time.perf_counter() - t0
+        out["cpu_seconds"] = time.process_time() - c0
         out.update(verdict=verdict, grid_method=method, status="ok")
         if verdict.startswith("inconclusive") and "time limit of" in verdict:
             out["status"] = "timeout"

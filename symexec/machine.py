@@ -98,6 +98,12 @@ class Policy:
         record it and go on without the failing lanes' effect (a path that no input may take),
         False to stop the run with it."""
         return False
+    #: whether the machine tells `on_back_edge` (a plain run does not pay for the call)
+    watches_back_edges = False
+
+    def on_back_edge(self, b: "Batch", g: "Group", ins: A.Instruction, pc: int) -> None:
+        """Group `g` jumped backwards from `pc` to `g.pc` (a loop's next iteration begins). Check mode's
+        loop summary (symexec.check.loops) may fast-forward the loop's registers here."""
 
 
 class InstructionObserver(Observer):
@@ -586,6 +592,8 @@ class Machine:
                 pc = g.pc
                 if not self._attempt(b, g, mask, lambda m: ctl(b, g, ins, m)):
                     return steps
+                if g.pc <= pc and g.status == "ready" and policy.watches_back_edges:
+                    policy.on_back_edge(b, g, ins, pc)
                 if g.pc <= pc and g.status == "ready" and steps > _WATCH_AFTER:  # a backward jump
                     if window == Purity.EFFECT:
                         seen.clear()

@@ -57,13 +57,56 @@ def from_array(raw: np.ndarray) -> Fill:
     return fill
 
 
+CHUNK_SHIFT = 12  # pages per chunk of the page table
+
+
+class _PageTable:
+    """Page number -> slot in the pool (-1: not made), in chunks of 2^CHUNK_SHIFT pages made on
+    first touch: a 2 GiB buffer of which two CTAs touch a few pages costs a few chunks, not a
+    table of a million entries."""
+
+    def __init__(self, npages: int) -> None:
+        self.npages = npages
+        self.chunks: dict[int, np.ndarray] = {}
+
+    def __getitem__(self, pages: np.ndarray) -> np.ndarray:
+        pages = np.asarray(pages, dtype=np.int64)
+        hi = pages >> CHUNK_SHIFT
+        if hi.size and (hi == hi.reshape(-1)[0]).all():  # one chunk: the common case
+            ch = self.chunks.get(int(hi.reshape(-1)[0]))
+            return np.full(pages.shape, -1, np.int32) if ch is None else ch[pages & ((1 << CHUNK_SHIFT) - 1)]
+        out = np.full(pages.shape, -1, np.int32)
+        for c in np.unique(hi).tolist():
+            ch = self.chunks.get(c)
+            if ch is not None:
+                sel = hi == c
+                out[sel] = ch[pages[sel] & ((1 << CHUNK_SHIFT) - 1)]
+        return out
+
+    def __setitem__(self, pages: np.ndarray, slots: np.ndarray) -> None:
+        pages = np.asarray(pages, dtype=np.int64)
+        slots = np.broadcast_to(np.asarray(slots, np.int32), pages.shape)
+        hi = pages >> CHUNK_SHIFT
+        for c in np.unique(hi).tolist():
+            ch = self.chunks.get(c)
+            if ch is None:
+                ch = self.chunks[c] = np.full(1 << CHUNK_SHIFT, -1, np.int32)
+            sel = hi == c
+            ch[pages[sel] & ((1 << CHUNK_SHIFT) - 1)] = slots[sel]
+
+    def made(self) -> np.ndarray:
+        """The pages made, ascending."""
+        out = [c * (1 << CHUNK_SHIFT) + np.nonzero(ch >= 0)[0] for c, ch in sorted(self.chunks.items())]
+        return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
+
+
 class PagedArray:
     def __init__(self, size: int, dtype, fill: Fill) -> None:
         self.size = int(size)
         self.dtype = np.dtype(dtype)
         self._fill = fill
         self._npages = -(-self.size // PAGE)
-        self._slot = np.full(self._npages, -1, dtype=np.int32)
+        self._slot = _PageTable(self._npages)
         self._pool = np.empty((0, PAGE), dtype=self.dtype)
         self._used = 0
         self._dense: np.ndarray | None = None
@@ -80,7 +123,10 @@ class PagedArray:
         slots = self._slot[pages]
         if (slots >= 0).all():
             return slots
-        new = np.unique(pages[slots < 0])
+        new = pages[slots < 0]
+        if new.size > 1:
+            new = new[np.r_[True, new[1:] != new[:-1]]]  # an access's pages come in runs: drop repeats first
+            new = np.unique(new)
         need = self._used + new.size
         if need > self._pool.shape[0]:
             grown = np.empty((max(need, 2 * self._pool.shape[0], 16), PAGE), dtype=self.dtype)
@@ -107,16 +153,37 @@ class PagedArray:
         slots = self._slots(idx >> PAGE_SHIFT)
         self._pool[slots, idx & _MASK] = values
 
+    def made_pages(self) -> np.ndarray:
+        """Page numbers of the pages made so far, ascending."""
+        if self._dense is not None:
+            return np.arange(self._npages, dtype=np.int64)
+        return self._slot.made()
+
+    def materialised(self) -> np.ndarray:
+        """The values of every element made so far (touched pages), flat, in no particular order."""
+        if self._dense is not None:
+            return self._dense
+        return self._pool[:self._used].reshape(-1)
+
+    def transform(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Replace every made element x by fn(x) (elements not made yet keep their fill)."""
+        if self._dense is not None:
+            self._dense[:] = fn(self._dense)
+        else:
+            self._pool[:self._used] = fn(self._pool[:self._used])
+
     def dense(self) -> np.ndarray:
         """Every element, as one contiguous array that backs this one from now on."""
         if self._dense is None:
             pool = np.empty((self._npages, PAGE), dtype=self.dtype)
-            have = np.nonzero(self._slot >= 0)[0]
+            have = self._slot.made()
             pool[have] = self._pool[self._slot[have]]
-            rest = np.nonzero(self._slot < 0)[0]
+            rest = np.setdiff1d(np.arange(self._npages), have)
             if rest.size:
                 pool[rest] = self._fill(rest)
-            self._pool, self._slot = pool, np.arange(self._npages, dtype=np.int32)
+            self._pool = pool
+            self._slot = _PageTable(self._npages)
+            self._slot[np.arange(self._npages)] = np.arange(self._npages, dtype=np.int32)
             self._used = self._npages
             self._dense = pool.reshape(-1)[: self.size]
         return self._dense

@@ -57,7 +57,8 @@ class CheckedExec(GroupExec):
         self.state.tracker.on_read_reg(name, value, width)
 
     def _on_write_reg(self, name: str, value: np.ndarray, width: int) -> None:
-        self.state.tracker.on_write_reg(name, value, width, self.mask, self.full)
+        self.state.tracker.on_write_reg(name, value, width, self.mask, self.full,
+                                        None if self.full else self.b.regs.get(name))
 
     def _on_read_const(self, value: np.ndarray, width: int) -> None:
         self.state.tracker.on_read_const(value, width)

@@ -40,7 +40,7 @@ from ..launch import DIM_LIMITS, Launch, param_layout
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid_shadow import Access, Shadow
-from .run import new_run, run_checked
+from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
 from .state import ATOMIC, READ
 
@@ -61,7 +61,8 @@ def _z3(e: tuple, env: dict):
         return z3.BoolVal(e[2])
     if tag in ("c", "q"):
         return env[(tag, e[2])]
-    if tag in ("s", "g"):  # a size-dependent parameter, the grid: 64-bit terms of the sizes (sizes.py)
+    if tag in ("s", "g", "t"):  # a size-dependent parameter, the grid (64-bit terms of the sizes, sizes.py),
+        # a summarised loop's iteration (loops.py)
         x = env[(tag, e[2])]
         return x if w == 64 else z3.Extract(w - 1, 0, x)
     a = [_z3(x, env) for x in e[2:] if isinstance(x, tuple)]
@@ -124,17 +125,25 @@ def _n_q(e) -> dict:
     return out
 
 
+def _has_t(a: Access, ident: int) -> bool:
+    def walk(e) -> bool:
+        return isinstance(e, tuple) and bool(e) and ((e[0] == "t" and e[2] == ident) or any(walk(x) for x in e[2:]))
+    return walk(a.addr) or (a.guard is not None and walk(a.guard))
+
+
 def _has_leaf(e, tags: tuple) -> bool:
     return isinstance(e, tuple) and bool(e) and (e[0] in tags or any(_has_leaf(x, tags) for x in e[2:]))
 
 
 class _Class:
-    """Accesses of one instruction shape: same buffer, kind, size, address and guard expressions."""
+    """Accesses of one instruction shape: same buffer, kind, size, address and guard expressions.
+    `loops`: the iterations each summarised loop's leaf t stands for (t in [0, n), loops.py)."""
 
-    def __init__(self, a: Access) -> None:
+    def __init__(self, a: Access, loops: dict[int, int] | None = None) -> None:
         self.a = a
         self.rows = [a.rows]
         self.cache: dict = {}
+        self.loops = {i: n for i, n in (loops or {}).items() if _has_t(a, i)}
 
     def side(self, tag: str, cvars, base: int, relaxed: bool = False, leaves: dict | None = None):
         """(membership constraint, byte offset in the buffer, guard, rows) for the CTA `cvars`.
@@ -151,6 +160,10 @@ class _Class:
         env.update(leaves or {})
         for i, w in qs.items():
             env[("q", i)] = z3.BitVec(f"{tag}_q{i}", w)
+        iters = []
+        for i, n in self.loops.items():  # a summarised loop's iterations: any of them
+            env[("t", i)] = z3.BitVec(f"{tag}_t{i}", 64)
+            iters.append(z3.ULT(env[("t", i)], n))
         o = z3.BitVec(f"{tag}_o", 64)
         rows = self.all_rows()
         ncol = rows.shape[1] - 2
@@ -158,10 +171,10 @@ class _Class:
         cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
         if relaxed:
             member = z3.And([z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
-                             for k, v in enumerate(cols)])
+                             for k, v in enumerate(cols)] + iters)
             guard = z3.BoolVal(True)
         else:
-            member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])
+            member = z3.And(z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows]), *iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -222,9 +235,11 @@ def _solver() -> z3.Solver:
     return s
 
 
-def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = None) -> tuple[Report | None, str]:
+def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = None,
+                   require_summary: bool = False) -> tuple[Report | None, str]:
     """(report, "") when the symbolic grid check applies, else (None, why not). sizes: prove for
-    every launch of the domain (symbolic sizes), not only `launch` (one of its points)."""
+    every launch of the domain (symbolic sizes), not only `launch` (one of its points).
+    require_summary: only if the representatives' run summarised a loop (else not worth it)."""
     t0 = time.perf_counter()
     gx, gy, gz = launch.grid
     if launch.num_ctas == 1 and sizes is None:
@@ -235,15 +250,27 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     last = (gx - 1, gy - 1, gz - 1)
     reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
     sh = Shadow(prog, _size_params(prog, sizes))
-    run = new_run(prog, launch, reps, (sh,))
+    run = new_run(prog, launch, reps, shadow=sh)
     rep = run_checked(run, prog, launch)
     sh.finish()
+    if run.state.footprint_hit is not None:  # a summary's skipped writes were read: every iteration, then
+        why = run.state.footprint_hit
+        with loop_summaries(False):
+            sh = Shadow(prog, _size_params(prog, sizes))
+            run = new_run(prog, launch, reps, shadow=sh)
+            rep = run_checked(run, prog, launch)
+            sh.finish()
+        rep.notes.insert(0, f"loops run iteration by iteration: {why}")
+        if require_summary:
+            return None, f"symbolic not applicable: {why}"
     m = run.machine
     if rep.findings:  # real: these CTAs were executed concretely
         rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
         return rep, ""
     if rep.outcome is not Verdict.RACE_FREE or sh.failed or rep.reason:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
+    if require_summary and not (run.loops and run.loops.summaries):
+        return None, "symbolic not applicable: no loop long enough to summarise"
     try:
         return _prove(prog, launch, m, sh, rep, reps, t0, sizes)
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
@@ -317,7 +344,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         if key in classes:
             classes[key].rows.append(a.rows)
         else:
-            classes[key] = _Class(a)
+            classes[key] = _Class(a, sh.loop_ranges)
     allocs = m.glob.allocations
     for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
         canon = d
@@ -478,8 +505,9 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
         s = _solver()
         s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         at_checked = [e.t == sizes.concrete[k] for k, e in sp.env.items()] if sizes is not None else []
-        for r in reps:  # executed already (at the checked launch's sizes)
-            s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)] + at_checked)))
+        if not (w.loops or a.loops):  # a summarised loop's accesses were not all run, even in these
+            for r in reps:  # executed already (at the checked launch's sizes)
+                s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)] + at_checked)))
         while True:
             stats["z3_queries"] += 1
             res = s.check()

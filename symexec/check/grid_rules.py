@@ -9,7 +9,7 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.ptx.core import tinfo
 
-from .grid_expr import CMP, TOP, K, Sv, adapt, width
+from .grid_expr import CMP, TOP, K, Sv, adapt, leaves, width
 
 _PLAIN = {"add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg", "min", "max", "div", "rem",
           "mov", "cvt", "cvta", "selp", "setp"}
@@ -154,6 +154,8 @@ def transfer(sh, ins: A.Instruction):
         if d[0] == "k" and d[2] == 0:
             return TOP  # division by zero gives an unspecified value (PTX 9.7.1.6)
         if d[0] != "k":  # the divisor must be proven non-zero in every CTA (grid.py)
+            if sh.loop is not None and leaves(d, ("t",)):
+                sh.loop_fail(f"the divisor of {ins.name} at {ins.span} changes from iteration to iteration")
             sh.nonzero.append((d, f"{ins.name} at {ins.span}"))
         return Sv((("s" if signed else "u") + op, w, sh.expr(srcs[0], types[-1]), d))
     return TOP

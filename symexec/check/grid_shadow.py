@@ -15,7 +15,7 @@ barrier whose guard depends on %ctaid, or a global access whose address is TOP.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from semantics.ptx.memory import space_of
 from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
-from .grid_expr import TOP, K, Sv, adapt, width
+from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
 
@@ -40,6 +40,30 @@ class Access:
     addr: tuple  # canonical expression (placeholders renamed ("q", w, i))
     guard: tuple | None  # canonical boolean expression, None: executes on every listed lane
     rows: np.ndarray  # (k, n_placeholders + 2) uint64: placeholder values, thread index in the CTA, offset
+
+
+@dataclass
+class Decision:
+    """A guard a summarised loop's iterations decide on (loops.py): it must be the same for every
+    iteration summarised. `value`: its outcome per lane in the iteration run (t = 0)."""
+
+    pc: int
+    expr: tuple
+    lanes: np.ndarray
+    value: np.ndarray
+
+
+@dataclass
+class LoopProof:
+    """One iteration (a period of iterations) of a loop run with its loop-carried registers as
+    functions of the iteration t (the leaf ("t", 64, ident)); see loops.py."""
+
+    ident: int
+    first_access: int  # index into Shadow.accesses of the first access it recorded
+    decisions: list[Decision]
+    failed: str | None = None
+    # global writes: (address expression, per-lane offset, lanes, bytes, buffer index)
+    writes: list[tuple] = field(default_factory=list)
 
 
 class Shadow(InstructionObserver):
@@ -67,6 +91,8 @@ class Shadow(InstructionObserver):
         self.guard_branches: list[str] = []
         self._region: dict | None = None  # the guarded region being executed
         self._targets: set[int] | None = None
+        self.loop: LoopProof | None = None  # a loop iteration followed as a function of its index
+        self.loop_ranges: dict[int, int] = {}  # t leaf -> the iterations it stands for: t in [0, n)
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -198,6 +224,9 @@ class Shadow(InstructionObserver):
             for r in regs:
                 self.regs[r] = TOP
             self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
+            return [], None
+        if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None \
+                and self._loop_guard(ins, guard, g.mask):  # a decision of a loop iteration (before guard regions)
             return [], None
         if op == "bra" and guard is not None and guard is not TOP and region is None:
             end = self._guard_region(pc)
@@ -363,6 +392,81 @@ class Shadow(InstructionObserver):
         if self.failed is None:
             self.failed = why
 
+    # ---------------------------------------------------------------- a loop iteration as a function of t
+    def loop_fail(self, why: str) -> None:
+        if self.loop is not None and self.loop.failed is None:
+            self.loop.failed = why
+
+    def lane_env(self, t: int | np.ndarray = 0) -> dict:
+        """Leaf values per lane of the batch for `evaluate` (the iteration: `t`)."""
+        b = self.batch
+        env = {("c", k): b.ctaid[k].astype(np.uint64) for k in range(3)}
+        env.update({("p", pid): v for pid, v in self.ph.items()})
+        if self.loop is not None:
+            env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
+        return env
+
+    def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray) -> bool:
+        """In a loop followed as a function of t: a guard that depends on t (and on nothing that differs
+        between CTAs) is a decision of the iteration, to be proved the same for every iteration
+        summarised. True when it was taken as one."""
+        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or leaves(guard, ("c", "s", "g")):
+            return False
+        try:
+            value = np.broadcast_to(evaluate(guard, self.lane_env(0)), mask.shape).astype(bool)
+        except (KeyError, TypeError, ValueError) as e:
+            self.loop_fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
+            return True
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        if ins.guard.negated:
+            pred = ~pred
+        if (value != pred)[mask].any():  # the shadow disagrees with the run: never trust it
+            self.loop_fail(f"internal: the shadow of the guard of {ins.name} at {ins.span} disagrees with the run")
+            return True
+        self.loop.decisions.append(Decision(self.pc, guard, mask.copy(), value))
+        return True
+
+    def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
+        """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
+        as their value now plus t times the change."""
+        self.loop = LoopProof(ident, len(self.accesses), [])
+        t = ("t", 64, ident)
+        for name, d in deltas.items():
+            w = self.prog.reg(name).width
+            cur = self.state(A.Sym(name))
+            if cur is TOP:
+                self.loop_fail(f"loop-carried register {name} is not followed by the shadow")
+                continue
+            base = self.expr(A.Sym(name), f".b{w}")
+            self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), self.leaf(d, w))))
+
+    def end_loop(self, t_value: int, accesses: bool) -> None:
+        """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
+        iteration t = t_value."""
+        proof, self.loop = self.loop, None
+        if proof is None:
+            return
+
+        for name, st in list(self.regs.items()):
+            if st is TOP or st is None:
+                continue
+            e = st.expr if isinstance(st, Sv) else st
+            if not leaves(e, ("t",)):
+                continue
+            e = substitute(e, "t", proof.ident, t_value)
+            if not leaves(e, ("c", "s", "g")):  # the same in every CTA again: the run's value says it
+                del self.regs[name]
+                continue
+            self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
+        if accesses:
+            for i in range(proof.first_access, len(self.accesses)):
+                a = self.accesses[i]
+                if leaves(a.addr, ("t",)) or (a.guard is not None and leaves(a.guard, ("t",))):
+                    self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size,
+                                              substitute(a.addr, "t", proof.ident, t_value),
+                                              None if a.guard is None else substitute(a.guard, "t", proof.ident,
+                                                                                         t_value), a.rows)
+
     def _dests(self, ins: A.Instruction) -> list[tuple[str, str]]:
         if not ins.operands:
             return []
@@ -430,6 +534,14 @@ class Shadow(InstructionObserver):
             a_state = None
         else:
             a_state = self.state(aop.base)
+        if self.loop is not None:
+            if guard is not None and guard is not TOP and leaves(guard, ("t",)):
+                self._loop_guard(ins, guard, g.mask)
+            a_expr = self.sv(aop.base, ".u64") if a_state is not None and a_state is not TOP else None
+            if a_expr is not None and leaves(a_expr.expr, ("t",)):
+                if sp.startswith(".shared") or sp in (".local", ".param", ".const"):
+                    self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
+                                   "iteration")
         if sp.startswith(".shared"):
             if a_state is not None or guard is not None:
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
@@ -474,6 +586,10 @@ class Shadow(InstructionObserver):
         # the buffer most lanes use here; the bounds proof (grid.py) shows every lane of every CTA stays in it
         found = found[np.argmax(counts):]
         exprs = [addr] + ([guard] if guard is not None and guard is not TOP else [])
+        if self.loop is not None and kind != READ:
+            o_full = (np.broadcast_to(np.asarray(o, np.uint64), (self.batch.n,))[lanes] if o is not None
+                      else np.zeros(lanes.size, np.uint64)) + np.uint64(off & (2**64 - 1))
+            self.loop.writes.append((addr, o_full, lanes, size, int(found[0])))
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
         offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))

@@ -48,7 +48,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..events import Stream
+from ..events import Stream, SyncKind
 
 
 class Kind(IntEnum):
@@ -259,6 +259,13 @@ class Clocks:
                     self._join(Kind.K, sel, snaps["T"])
             if consume:
                 self.pending.pop((int(c), key), None)
+
+    def forget_barriers(self, cta: int, bar_id: int, before: int) -> None:
+        """Drop what CTA `cta` released into instances of barrier `bar_id` older than `before`."""
+        stale = [k for k in self.pending if k[0] == cta and getattr(k[1], "kind", None) is SyncKind.BARRIER
+                 and k[1].ident[0] == bar_id and k[1].ident[1] < before]
+        for k in stale:
+            del self.pending[k]
 
     def _join(self, kind: Kind, rows: np.ndarray, snap: np.ndarray) -> None:
         full = self._full(snap)

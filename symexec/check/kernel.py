@@ -37,6 +37,15 @@ def _unmodelled(prog: Program) -> tuple[str, A.Instruction] | None:
     return None
 
 
+def _has_loop(prog: Program) -> bool:
+    """Does the kernel branch backwards anywhere?"""
+    for pc, ins in enumerate(prog.code):
+        t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
+        if isinstance(t, A.Sym) and prog.labels.get(t.name, pc + 1) <= pc:
+            return True
+    return False
+
+
 #: The tcgen05 unit reports its asynchronous operations (symexec.asyncops) to the checker.
 TCGEN05_EVENTS = True
 
@@ -74,6 +83,13 @@ def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.
         done, why = check_symbolic(prog, launch)
         if done is not None:
             return done
+    elif mode is GridMode.AUTO and launch.num_ctas > 2 and _has_loop(prog):
+        # a small grid of long loops: two CTAs whose loops are summarised (loops.py) beat every CTA
+        # running every iteration; if no loop was long enough to summarise, every CTA is run
+        done, why = check_symbolic(prog, launch, require_summary=True)
+        if done is not None:
+            return done
+        why = f"grid of at most {AUTO_MIN_CTAS} CTAs ({why.removeprefix('symbolic not applicable: ')})"
     threads = launch.num_ctas * (-(-launch.threads_per_block // 32) * 32)
     if threads > MAX_ENUMERATED_THREADS:
         report = Report(Verdict.INCONCLUSIVE, prog.function.name,

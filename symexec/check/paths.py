@@ -328,7 +328,7 @@ def race_alternatives(state: "CheckState", pcs: tuple[int, int, object]) -> list
     """Every pair of (path, row) of threads whose accesses of the race's two instructions overlap
     in its buffer; None beyond MAX_PAIRS."""
     pa, pb, buf = pcs
-    evs = [e for e in state.events if e.buffer == buf and e.pc in (pa, pb)]
+    evs = [e for e in state.log or () if e.buffer == buf and e.pc in (pa, pb)]  # a terms run keeps the log
     by_byte: dict[int, list[tuple[int, int, int]]] = {}
     for ei, e in enumerate(evs):
         for j in range(e.lanes.size):

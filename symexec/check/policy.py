@@ -42,9 +42,18 @@ class DataDependencePolicy(Policy):
 
     def __init__(self, state: CheckState) -> None:
         self.state = state
+        self.loops = None  # a loops.LoopSummariser, in the symbolic grid's run
+
+    @property
+    def watches_back_edges(self) -> bool:
+        return self.loops is not None
+
+    def on_back_edge(self, b: Batch, g: Group, ins: A.Instruction, pc: int) -> None:
+        self.loops.on_back_edge(b, g, ins, pc)
 
     def _taint(self, b: Batch, pred: str) -> np.ndarray:
-        return np.broadcast_to(self.state.tracker.reg_taint.get(pred, np.zeros((), np.uint8)), (b.n,))
+        t = self.state.tracker.reg_taint.get(pred)
+        return np.broadcast_to(np.zeros((), np.uint8) if t is None else t, (b.n,))
 
     def on_guard(self, b: Batch, g: Group, ins: A.Instruction) -> None:
         self.state.ins = ins

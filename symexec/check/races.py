@@ -1,39 +1,104 @@
-"""Data races in a recorded execution (PTX 8.x memory model, data race = two conflicting accesses,
-at least one a write, not ordered by happens-before and not morally strong).
+"""Data races, decided while the kernel runs (PTX 8.x memory model: a data race is two conflicting
+accesses, at least one a write, not ordered by happens-before and not morally strong).
 
-Every byte's accesses are ordered by time. It is enough to test each access against the latest
-earlier write of the byte, and each read against the next write: if every such pair is ordered,
-so is every conflicting pair (happens-before is transitive); if one is not, that pair is a race.
-Several lanes of one CTA writing the same byte in one instruction are a race unless the values
-are provably equal (their term numbers agree, see shadow.py): Triton stores replicated values this
-way, from every lane of a warp after a butterfly reduction and from every warp of a replicated
-layout. Two CTAs writing the same bytes always race (nothing orders them).
+Every byte's accesses are ordered by time (ties: by lane). It is enough to test each access
+against the latest earlier write of the byte, and each read against the next write: if every such
+pair is ordered, so is every conflicting pair (happens-before is transitive); if one is not, that
+pair is a race. So each byte keeps only its latest write and the reads since (`RaceDetector`,
+per buffer): an access is tested when it happens, against what the byte keeps, and the record of
+the run does not grow with the run (the vector-clock epochs of FastTrack, with whole reads kept
+for the findings' witnesses). The accesses of one instruction (one `time`) are tested together,
+in the order the batch formulation had: by byte, then lane.
+
+Several lanes of one instruction writing the same byte are a race unless the same-value rule
+allows it (same_value.py: lanes of one warp, equal defined values): Triton stores replicated values
+this way, from every lane of a warp after a butterfly reduction. One finding per dynamic
+instruction and reason, counting its byte pairs.
+Atomic-atomic pairs are exempt, which breaks the nearest-write argument: bytes touched by atomics
+test each plain access against every thread's nearest atomic before and after it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..events import MemSpace
+from ..events import AsyncOp, Buffer, MemSpace
+from ..opcodes import Order
+from ..paged import PagedArray, constant
 from .hb import SLOTS, Clocks
 from .same_value import equal_defined_values
-from .state import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event
-
 
 #: how a reason starts when the accesses are ordered and only a proxy fence is missing
 ORDERED_BUT = "ordered (by synchronisation or program order),"
+
+CELL = 4  # tensor memory is accessed in 32-bit cells (9.7.16.2)
+WINDOW = 1 << 16  # byte accesses tested together (at least; whole instructions)
+GRANULE = 16  # the coarsest granule of bytes a buffer is kept in (see _BufferState)
+GPAGE = 256  # bytes per page of granules
+#: Longest chain of read-modify-writes followed back from an acquire read (a grid barrier's counter
+#: is updated once per CTA).
+MAX_RMW_CHAIN = 4096
+GC_EVERY = 1 << 20  # records made between two collections of those no byte refers to
+GC_ALWAYS = False  # collect even when most records are live (tests)
+
+
+READ, WRITE, ATOMIC = 0, 1, 2
+RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
+
+
+@dataclass
+class Event:
+    time: int
+    pc: int
+    kind: int
+    strong: int
+    buffer: Buffer
+    lanes: np.ndarray
+    flat: np.ndarray  # (k, nbytes) byte offsets in the buffer
+    rows: np.ndarray  # the threads' clock rows (issuing threads of an asynchronous operation)
+    bases: np.ndarray  # (2, k) int32 clock base ids: C and the proxy-fenced clock of the buffer's space
+    epochs: np.ndarray
+    hashes: np.ndarray | None = None  # stored values' numbers (writes)
+    real: np.ndarray | None = None  # stored values' real-arithmetic numbers (writes)
+    sem: int = 0  # RELEASE / ACQUIRE bits
+    hbrows: np.ndarray | None = None  # happens-before rows of an asynchronous operation (hb.Clocks)
+    tbases: np.ndarray | None = None  # tensor-memory clock base ids of tcgen05 agents
+    owns: np.ndarray | None = None  # (2, slots, k) own clock entries (C, P) of the accessing threads when
+    # they have streams (None: just the epoch)
+    proxy: int = 0  # PROXY_CODE of the access
+    op: AsyncOp | None = None
+    size: int = 0  # bytes in the buffer
+    path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
+    undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
+
+    @property
+    def hb(self) -> np.ndarray:
+        return self.rows if self.hbrows is None else self.hbrows
+
+
+
+@dataclass(frozen=True)
+class Site:
+    """One side of a race: the access of one lane of one instruction."""
+
+    pc: int
+    lane: int  # thread slot of the batch
+    row: int  # clock row of the thread (CTA slot * threads + thread)
+    kind: int  # READ / WRITE / ATOMIC
+    op: tuple | None = None  # (instruction, Completion) of the asynchronous operation it belongs to
+    path: tuple[int, ...] = ()  # explored choices that led to the access (state.Decision ids)
+    time: int = 0  # when it happened (the check state's clock)
+    hbrow: int = -1  # its happens-before row (an asynchronous operation's agent, not its issuing thread)
 
 
 @dataclass
 class RacePair:
     buffer: object
     byte: int
-    a_event: int
-    a_lane: int
-    b_event: int
-    b_lane: int
+    a: Site
+    b: Site
     reason: str
     benign: bool = False  # equal up to floating-point rounding: a note, not a race
     count: int = 1  # conflicting byte pairs between the same two instructions
@@ -45,149 +110,141 @@ class RacePair:
         return self.reason.startswith(ORDERED_BUT)
 
 
-def _ordered(clocks: Clocks, c, a: np.ndarray, b: np.ndarray, tensor_memory: bool) -> np.ndarray:
-    """Is access a ordered before the later access b? The clock of b that decides: the tcgen05
-    clock in tensor memory (9.7.16.6); across proxies the proxy-fenced clock (8.9.5: base causality
-    with a proxy fence on the path; the tensormap proxy has its own); otherwise the base clock."""
-    if "proxy" not in c:  # only plain accesses of threads
-        return clocks.ordered(c["row"][a], c["epoch"][a], c["row"][b], c["base"][b], None)
+# ---------------------------------------------------------------------------------- records
+
+_FIELDS = (("time", np.int64), ("ev", np.int64), ("pc", np.int32), ("lane", np.int32), ("kind", np.int8),
+           ("strong", np.int8), ("row", np.int64), ("hbrow", np.int64), ("base", np.int32), ("pbase", np.int32),
+           ("tbase", np.int32), ("epoch", np.int32), ("proxy", np.int8), ("col", np.int64), ("thread", np.int64),
+           ("slot", np.int8), ("hash", np.uint64), ("real", np.uint64), ("start", np.int64), ("size", np.int32),
+           ("op", np.int32), ("sem", np.int8), ("undef", np.bool_), ("path", np.int32))
+
+
+class Records:
+    """The accesses that bytes still refer to, one per (instruction, lane): columns of numpy arrays
+    (clock stamp, kind, strength, values stored); `cown`/`pown` (n, SLOTS) are the own clock entries
+    (C and the proxy-fenced clock) of the accessing thread, -1 where it has none."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self._cols = {k: np.empty(0, dt) for k, dt in _FIELDS}
+        self._cols["cown"] = np.empty((0, SLOTS), np.int32)
+        self._cols["pown"] = np.empty((0, SLOTS), np.int32)
+
+    def __getitem__(self, key: str) -> np.ndarray:
+        return self._cols[key]
+
+    def append(self, k: int, **cols) -> np.ndarray:
+        """k records; each column a (k,) array or a scalar for all."""
+        need = self.n + k
+        cap = self._cols["pc"].shape[0]
+        if need > cap:
+            new = max(need, 2 * cap, 1024)
+            for name, arr in self._cols.items():
+                grown = np.empty((new,) + arr.shape[1:], arr.dtype)
+                grown[:self.n] = arr[:self.n]
+                self._cols[name] = grown
+        for name, v in cols.items():
+            self._cols[name][self.n:need] = v
+        ids = np.arange(self.n, need, dtype=np.int64)
+        self.n = need
+        return ids
+
+    def keep(self, live: np.ndarray) -> None:
+        """Keep only records `live` (sorted unique ids): record live[i] becomes record i."""
+        for arr in self._cols.values():
+            arr[:live.size] = arr[live]
+        self.n = int(live.size)
+
+
+# ---------------------------------------------------------------------------------- ordering
+
+def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_memory: bool) -> np.ndarray:
+    """Is access a (record ids) ordered before the later access b? The clock of b that decides: the
+    tcgen05 clock in tensor memory (9.7.16.6); across proxies the proxy-fenced clock (8.9.5: base
+    causality with a proxy fence on the path; the tensormap proxy has its own); otherwise the base
+    clock. A thread's own entries (its epoch, its streams' observed counts) complete its clock
+    (hb.Clocks.ordered, evaluated here on the records)."""
+    if a.size == 0:
+        return np.zeros(0, bool)
+    col_a, epoch_a, slot_a = R["col"][a], R["epoch"][a], R["slot"][a]
+    cross = None
     if tensor_memory:
-        bases, owns = c["tbase"][b], np.full((SLOTS, b.size), -1, np.int32)
+        bases = R["tbase"][b]
     else:
         # an async-proxy read whose completion b is ordered after has been performed: no fence needed
         # (the implicit fence of completion, 9.7.9.25.2 and 9.7.15.4, taken for the reads of every
         # asynchronous operation); a generic access followed by an async one, or an async write
         # followed by a generic access, needs the proxy-fenced clock
-        cross = (c["proxy"][a] != c["proxy"][b]) & ~((c["proxy"][a] != 0) & (c["kind"][a] == READ))
-        bases = np.where(cross, c["pbase"][b], c["base"][b]) if cross.any() else c["base"][b]
-        owns = None
-        if "cown" in c:
-            owns = (np.where(cross[:, None], c["pown"][b], c["cown"][b]) if cross.any() else c["cown"][b]).T
-    return clocks.ordered(c["hbrow"][a], c["epoch"][a], c["hbrow"][b], bases, owns,
-                          (c["col"][a], c["thread"][a], c["slot"][a], c["thread"][b]))
+        pa, pb = R["proxy"][a], R["proxy"][b]
+        if (pa != pb).any():
+            cross = (pa != pb) & ~((pa != 0) & (R["kind"][a] == READ))
+            bases = np.where(cross, R["pbase"][b], R["base"][b])
+        else:
+            bases = R["base"][b]
+    table = clocks.table
+    ok = table[bases, np.minimum(col_a, table.shape[1] - 1)] >= epoch_a
+    # a's column is b's own when a is b's thread or one of its streams: b's own entry for it counts
+    mine = (slot_a >= 0) & (R["thread"][a] == R["thread"][b])
+    if mine.any() and not tensor_memory:
+        i = np.nonzero(mine & ~ok)[0]
+        if i.size:
+            bi, si = b[i], slot_a[i].astype(np.int64)
+            own = R["cown"][bi, si]
+            if cross is not None:
+                own = np.where(cross[i], R["pown"][bi, si], own)
+            ok[i] = own >= epoch_a[i]
+    # one agent's accesses are in its operation's order (a reused column: the new operation's issuer
+    # observed the old one complete)
+    agent = slot_a < 0
+    if agent.any():
+        ok |= agent & (R["hbrow"][a] == R["hbrow"][b])
+    return ok
 
 
-def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
+def why(clocks: Clocks, R: Records, a: int, b: int, space: MemSpace) -> str:
     """Why same-CTA accesses a (earlier) and b are not ordered, in words."""
-    ai, bi = np.array([a]), np.array([b])
-    if buf.space is MemSpace.TMEM:
+    if space is MemSpace.TMEM:
         return ("tensor-memory accesses of tcgen05 operations not ordered by a completion the threads observe "
                 "(tcgen05.commit -> mbarrier wait, tcgen05.wait::ld/st) or by tcgen05.fence::before/after_thread_sync "
                 "around a thread synchronisation (PTX 9.7.16.6)")
-    if "proxy" in c and c["proxy"][a] != c["proxy"][b] and not (c["proxy"][a] != 0 and c["kind"][a] == READ):
-        base_ordered = clocks.ordered(c["hbrow"][ai], c["epoch"][ai], c["hbrow"][bi], c["base"][bi],
-                                      c["cown"][bi].T if "cown" in c else None)[0]
-        tmap = 2 in (int(c["proxy"][a]), int(c["proxy"][b]))
+    pa, pb = int(R["proxy"][a]), int(R["proxy"][b])
+    if pa != pb and not (pa != 0 and R["kind"][a] == READ):
+        ai, bi = np.array([a]), np.array([b])
+        base_ordered = clocks.ordered(R["hbrow"][ai], R["epoch"][ai], R["hbrow"][bi], R["base"][bi],
+                                      R["cown"][bi].T)[0]
+        tmap = 2 in (pa, pb)
         other, fence = ("tensormap", "fence.proxy.tensormap::generic") if tmap else ("async", "fence.proxy.async")
         if base_ordered:
             return (f"{ORDERED_BUT} but the accesses use different proxies (generic "
                     f"and {other}) and no {fence} lies between them (PTX 8.6, 8.9.5 proxy-preserved causality)")
-        return "not ordered by any barrier or synchronisation"
     return "not ordered by any barrier or synchronisation"
 
 
-class Columns:
-    """Per-byte columns of a buffer's accesses, reordered and filtered lazily (a column is gathered
-    only when a test reads it)."""
-
-    def __init__(self, raw: dict[str, np.ndarray], index: np.ndarray | None = None, granule: int = 1) -> None:
-        self._raw = raw
-        self._index = index
-        self._cache: dict[str, np.ndarray] = {}
-        self.granule = granule  # bytes per "byte" entry (tensor-memory cells: 4)
-
-    def __getitem__(self, key: str) -> np.ndarray:
-        v = self._cache.get(key)
-        if v is None:
-            v = self._raw[key] if self._index is None else self._raw[key][self._index]
-            self._cache[key] = v
-        return v
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._raw
-
-    def take(self, idx: np.ndarray) -> "Columns":
-        idx = np.nonzero(idx)[0] if idx.dtype == bool else idx
-        return Columns(self._raw, idx if self._index is None else self._index[idx], self.granule)
+#: Why lanes of one instruction writing one byte race (RaceDetector._same_instruction), by code.
+SAME_INSTRUCTION_REASONS = (
+    "lanes write values that are equal in real arithmetic but may differ by rounding; which lane's value lands is "
+    "unspecified",
+    "lanes write values read from memory no thread wrote (not defined values)",
+    "lanes of one warp write values that are not provably equal",
+    "two warps write the same value to the same bytes in one instruction: nothing orders their stores (the "
+    "same-value rule covers the lanes of one warp only)",
+    "two warps write the same bytes in one instruction without synchronisation",
+    "two CTAs write the same bytes without inter-CTA synchronisation")
 
 
-_PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
-                  "start", "size", "undef")
-_ASYNC_COLUMNS = ("hbrow", "pbase", "tbase", "proxy", "col", "thread", "slot")
+def same_instruction_code(R: Records, a: np.ndarray, b: np.ndarray, threads: int) -> np.ndarray:
+    """Per pair of lanes of one instruction writing one byte that the same-value rule does not allow:
+    the index of its reason in SAME_INSTRUCTION_REASONS (0, equal in real arithmetic within a warp:
+    benign, a note)."""
+    same_warp = R["row"][a] // 32 == R["row"][b] // 32
+    same_cta = R["row"][a] // threads == R["row"][b] // threads
+    undefined = R["undef"][a] | R["undef"][b]
+    equal = (R["hash"][a] == R["hash"][b]) & ~undefined
+    benign = same_warp & (R["real"][a] == R["real"][b]) & ~undefined
+    return np.select([benign, undefined & same_warp, same_warp, same_cta & equal, same_cta], [0, 1, 2, 3, 4], 5)
 
 
-CELL = 4  # tensor memory is accessed in 32-bit cells (9.7.16.2)
-
-
-def _cells(events: list[Event], idx: list[int]) -> dict[int, np.ndarray] | None:
-    """Tensor-memory accesses as cell indices (k, cells) per event, or None when some access is not
-    whole cells or the low halves of cells (.pack::16b): then bytes are compared."""
-    out = {}
-    for i in idx:
-        f = events[i].flat
-        c = f // CELL
-        nb = f.shape[1]
-        if nb % CELL == 0 and all((c[:, ::CELL] == c[:, j::CELL]).all() for j in range(1, CELL)):
-            out[i] = c[:, ::CELL]
-        elif nb % 2 == 0 and (c[:, ::2] == c[:, 1::2]).all():
-            out[i] = c[:, ::2]
-        else:
-            return None
-    return out
-
-
-def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
-    extended = any(events[i].owns is not None or events[i].hbrows is not None or events[i].proxy for i in idx)
-    cells = _cells(events, idx) if events[idx[0]].buffer.space is MemSpace.TMEM else None
-    cols = {k: [] for k in _PLAIN_COLUMNS + (_ASYNC_COLUMNS if extended else ())}
-    owns_c: list[np.ndarray] = []
-    owns_p: list[np.ndarray] = []
-    with_owns = extended
-    for e_i in idx:
-        e = events[e_i]
-        flat = e.flat if cells is None else cells[e_i]  # with cells, "byte" is a cell index
-        k, nb = flat.shape
-        cols["byte"].append(flat.reshape(-1))
-        rep = lambda a: np.repeat(a, nb)  # noqa: E731
-        cols["time"].append(np.full(k * nb, e.time, np.int64))
-        cols["ev"].append(np.full(k * nb, e_i, np.int64))
-        cols["pc"].append(np.full(k * nb, e.pc, np.int64))
-        cols["start"].append(rep(flat[:, 0]))
-        cols["size"].append(np.full(k * nb, nb, np.int64))
-        cols["lane"].append(rep(e.lanes))
-        cols["kind"].append(np.full(k * nb, e.kind, np.int8))
-        cols["strong"].append(np.full(k * nb, e.strong, np.int8))
-        cols["row"].append(rep(e.rows))
-        cols["base"].append(rep(e.bases[0]))
-        if extended:
-            cols["hbrow"].append(rep(e.hb))
-            _, col, thread, slot = clocks.decode(e.hb)
-            cols["col"].append(rep(col))
-            cols["thread"].append(rep(thread))
-            cols["slot"].append(rep(slot))
-            cols["pbase"].append(rep(e.bases[1]))
-            cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int32))
-            cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
-        if with_owns:
-            ow = np.full((2, SLOTS, k), -1, np.int32)
-            if e.owns is not None:
-                ow[:, :e.owns.shape[1]] = e.owns
-            elif e.hbrows is None:
-                ow[0, 0] = e.epochs  # a thread's own entry is its epoch
-            owns_c.append(np.repeat(ow[0], nb, axis=1))
-            owns_p.append(np.repeat(ow[1], nb, axis=1))
-        cols["epoch"].append(rep(e.epochs))
-        cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
-        cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
-        cols["undef"].append(rep(e.undef) if e.undef is not None else np.zeros(k * nb, bool))
-    out = {k: np.concatenate(v) for k, v in cols.items()}
-    if owns_c:  # own entries beyond the epoch (streams, agents)
-        out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
-        out["pown"] = np.concatenate(owns_p, axis=1).T
-    else:
-        out["hbrow"] = out["row"]
-    return Columns(out, granule=CELL if cells is not None else 1)
-
+# ---------------------------------------------------------------------------------- cross-CTA edges
 
 @dataclass
 class SyncEdge:
@@ -203,39 +260,7 @@ class SyncEdge:
     r_time: int
 
 
-#: Longest chain of read-modify-writes followed back from an acquire read (a grid barrier's counter
-#: is updated once per CTA).
-MAX_RMW_CHAIN = 4096
-
-
-def sync_edges(events: list[Event], threads: int) -> list[SyncEdge]:
-    """Cross-CTA release -> acquire edges: an acquire read's value comes from the latest write of
-    its bytes in this execution, and through it from every write before an unbroken chain of atomic
-    read-modify-writes ending there (observation order, PTX 8.9.2); each release among them by
-    another CTA synchronises with the read (8.9.4). A grid barrier is this pattern: every CTA's
-    atom.add.release on one counter, then ld.acquire polls of it."""
-    if not any(e.sem & RELEASE for e in events) or not any(e.sem & ACQUIRE for e in events):
-        return []
-    edges: list[SyncEdge] = []
-    last: dict = {}  # (buffer, byte) -> the writes it was last observed through: [(event, lane), ...]
-    for i, e in enumerate(events):
-        if e.sem & ACQUIRE and e.kind in (READ, ATOMIC):
-            for j in range(e.lanes.size):
-                for wi, wj in last.get((e.buffer, int(e.flat[j][0])), ()):
-                    W = events[wi]
-                    if W.sem & RELEASE and W.rows[wj] // threads != e.rows[j] // threads:
-                        edges.append(SyncEdge(int(W.hb[wj]), int(W.epochs[wj]), int(W.bases[0][wj]), W.time,
-                                              int(e.hb[j]), int(e.epochs[j]), int(e.bases[0][j]), e.time))
-        if e.kind != READ:
-            for j in range(e.lanes.size):
-                for byte in e.flat[j]:
-                    key = (e.buffer, int(byte))
-                    chain = last.get(key, ()) if e.kind == ATOMIC else ()
-                    last[key] = (*chain[-MAX_RMW_CHAIN + 1:], (i, j))
-    return edges
-
-
-def _cross_ordered(clocks: Clocks, threads: int, edges: list[SyncEdge], x, y) -> bool:
+def cross_ordered(clocks: Clocks, edges: list[SyncEdge], x: tuple, y: tuple) -> bool:
     """Is access x (row, epoch, base, time) of one CTA ordered before y of another through an edge:
     x before the release in its CTA, the acquire before y in its CTA."""
     xr, xe, xb, xt = x
@@ -256,222 +281,792 @@ def _cross_ordered(clocks: Clocks, threads: int, edges: list[SyncEdge], x, y) ->
     return False
 
 
-def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 20,
-               stats: dict | None = None) -> list[RacePair]:
-    """stats (optional): counts what the verdict relies on ("same_value": byte pairs the same-value
-    rule accepted)."""
-    edges = sync_edges(events, threads)
-    by_buffer: dict[object, list[int]] = {}
-    for i, e in enumerate(events):
-        by_buffer.setdefault(e.buffer, []).append(i)
-    races: list[RacePair] = []
-    for buf, idx in by_buffer.items():
-        if not any(events[i].kind != READ for i in idx):
-            continue
-        c = _entries(events, idx, clocks)
-        order = np.lexsort((c["lane"], c["time"], c["byte"]))
-        c = c.take(order)
-        races += _same_instruction_writes(buf, c, limit, threads, stats)
-        c = _collapse_same_event_writes(c)
-        races += _merge_by_instructions(events, _ordered_pairs(buf, c, clocks, threads, limit, edges)
-                                        + _atomic_vs_plain(buf, c, clocks, threads, limit, edges))
-        if len(races) >= limit:
-            break
-    return races[:limit]
+# ---------------------------------------------------------------------------------- per-buffer state
+
+@dataclass
+class _Found:
+    """The finding of one pair of instructions, with the witness the batch order would pick first."""
+
+    key: tuple
+    pair: RacePair
 
 
-def _merge_by_instructions(events: list[Event], pairs: list[RacePair]) -> list[RacePair]:
+@dataclass
+class _AtomicByte:
+    plain: list = field(default_factory=list)  # record ids of its plain accesses, in time order
+    last: dict = field(default_factory=dict)  # hb row -> (record id, time) of that thread's latest atomic
+    best: tuple | None = None  # (order key, RacePair): its one finding, the first in the batch order
+
+
+class _BufferState:
+    """What one buffer's bytes keep: the latest write (record id, -1 none) and the newest read node of
+    the reads since (a list through `RaceDetector._node_prev`).
+
+    Bytes are kept in granules, per page of GPAGE bytes: while every access to a page starts and ends
+    on a multiple of its granule, the bytes of one granule see the same accesses in the same order,
+    so the granule's first byte stands for all of them (a pair found there counts a granule's bytes);
+    an access that splits a granule refines its pages (each new granule starts with the state of the
+    old one it lies in). Tensor memory is compared in 32-bit cells (`cells`: a 16-bit half counts as
+    its cell; no byte counts), and byte-exactly once an access is neither."""
+
+    def __init__(self, buffer, size: int, order: int, granule: int, cells: bool, stride: int = 0) -> None:
+        self.buffer = buffer
+        self.order = order
+        # shared memory holds the CTAs' windows side by side, `stride` bytes apart: kept `pad` apart
+        # (a multiple of the coarsest granule), so that a window's alignment is the CTA's own
+        self.stride = stride
+        self.pad = -(-stride // GRANULE) * GRANULE if stride % GRANULE else 0
+        if self.pad:
+            size = -(-size // stride) * self.pad
+        self.nbytes = size
+        self.cells = cells  # tensor-memory cells (not byte-exact)
+        # per page; 0: not accessed yet (its first access sets it)
+        self.gran = PagedArray(-(-size // GPAGE), np.int8, constant(0 if granule == GRANULE else granule, np.int8))
+        self.fine = granule < GRANULE  # some page may be finer than GRANULE
+        self.lastw = PagedArray(size, np.int64, constant(-1, np.int64))
+        self.rhead = PagedArray(size, np.int64, constant(-1, np.int64))
+        self.synclast = None  # record of the last writing lane per byte, from the first release on
+        self.chains: dict[int, tuple[int, ...]] = {}  # byte -> records of its atomic chain (_sync_edges)
+        self.atomic: dict[int, _AtomicByte] = {}
+        self.same: dict[tuple, RacePair] = {}  # (event, reason code) -> same-instruction writes, the first ones
+        self.found: dict[tuple, _Found] = {}  # (pc a, pc b, same CTA) -> finding
+        self.found_key: dict[tuple, tuple] = {}  # its batch-order sort key
+        self.written = False
+
+    def scale(self, key: np.ndarray) -> np.ndarray:
+        """Byte pairs a pair found at granule `key` stands for."""
+        if self.cells:
+            return np.ones(np.shape(key), np.int64)
+        return self.gran[np.asarray(key) // GPAGE].astype(np.int64)
+
+    def top(self, key: int) -> int:
+        """The buffer offset of the last byte kept byte `key` stands for (a cell: its first byte)."""
+        return self.raw(key) if self.cells else self.raw(key) + int(self.scale(key)) - 1
+
+    def padded(self, flat: np.ndarray) -> np.ndarray:
+        if not self.pad:
+            return flat
+        cta = flat // self.stride
+        return flat + cta * (self.pad - self.stride)
+
+    def raw(self, byte: int) -> int:
+        """The buffer offset of kept byte `byte`."""
+        if not self.pad:
+            return byte
+        return byte // self.pad * self.stride + byte % self.pad
+
+    def entries(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+        """An access's bytes (k, nbytes, padded) as granule keys: (keys (m,), row of each key), or
+        the rows' granules (k,) that would fit them when some row splits its pages' granules."""
+        if self.cells:
+            c = _cells(flat)
+            if c is None:
+                return _row_granules(flat, CELL)
+            k, n = c.shape
+            return (c * CELL).reshape(-1), np.repeat(np.arange(k), n)
+        k, nb = flat.shape
+        lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
+        g = self.gran[lo].astype(np.int64)
+        if not g.all() or not self.gran[hi].all():  # pages touched the first time take the rows' granules
+            self._first_touch(flat, lo, hi)
+            g = self.gran[lo].astype(np.int64)
+        if (hi != lo).any():  # rows over several pages: those pages must have one granule
+            mixed = False
+            for i in np.nonzero(hi != lo)[0].tolist():
+                pages = self.gran[np.arange(lo[i], hi[i] + 1)]
+                if (pages != pages[0]).any():
+                    g[i] = int(pages.min())
+                    mixed = True
+            if mixed:
+                return g  # refine every page of such a row to its finest
+        g0 = int(g[0])
+        if (g == g0).all():
+            fits = _fits(flat, g0)
+            if fits.all():
+                first = flat[:, ::g0]
+                return first.reshape(-1), np.repeat(np.arange(k), first.shape[1])
+            return np.where(fits, g, _row_granules(flat, g0))
+        keys, rows = [], []
+        bad = np.zeros(k, bool)
+        for gg in np.unique(g).tolist():
+            sel = np.nonzero(g == gg)[0]
+            f = flat[sel]
+            ok = _fits(f, gg)
+            bad[sel[~ok]] = True
+            first = f[:, ::gg]
+            keys.append(first.reshape(-1))
+            rows.append(np.repeat(sel, first.shape[1]))
+        if bad.any():
+            return np.where(bad, _row_granules(flat, GRANULE), g)
+        keys, rows = np.concatenate(keys), np.concatenate(rows)
+        o = np.argsort(rows, kind="stable")
+        return keys[o], rows[o]
+
+
+    def _first_touch(self, flat: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        fit = _row_granules(flat, GRANULE)
+        pages = np.concatenate([lo, hi] + [np.arange(a + 1, b) for a, b in zip(lo.tolist(), hi.tolist()) if b > a + 1])
+        fits = np.concatenate([fit, fit] + [np.full(b - a - 1, f) for a, b, f in zip(lo.tolist(), hi.tolist(),
+                                                                                     fit.tolist()) if b > a + 1])
+        new = self.gran[pages] == 0
+        pages, fits = pages[new], fits[new]
+        if pages.size:
+            o = np.lexsort((fits, pages))  # per page its smallest granule first
+            pages, fits = pages[o], fits[o]
+            first = np.r_[True, pages[1:] != pages[:-1]]
+            self.gran[pages[first]] = fits[first]
+
+
+def _fits(flat: np.ndarray, g: int) -> np.ndarray:
+    """(k,) whether each row's bytes are whole granules of g bytes."""
+    if g == 1:
+        return np.ones(flat.shape[0], bool)
+    k, nb = flat.shape
+    if nb % g:
+        return np.zeros(k, bool)
+    first = flat[:, ::g]
+    return ((first % g) == 0).all(axis=1) & (flat.reshape(k, -1, g) == first[:, :, None] + _STEP[:g]).all(axis=(1, 2))
+
+
+def _row_granules(flat: np.ndarray, most: int) -> np.ndarray:
+    """(k,) the largest granule (a power of two, at most `most`) each row's bytes are whole granules of."""
+    out = np.ones(flat.shape[0], np.int64)
+    g = most
+    todo = np.ones(flat.shape[0], bool)
+    while g > 1 and todo.any():
+        ok = todo & _fits(flat, g)
+        out[ok] = g
+        todo &= ~ok
+        g //= 2
+    return out
+
+
+class RaceDetector:
+    """Streams the run's accesses (`add`, one `Event` per instruction, buffer and access kind) and
+    tests each against what its bytes keep; `races()` gives the findings."""
+
+    def __init__(self, clocks: Clocks, threads: int, limit: int = 20) -> None:
+        self.clocks = clocks
+        self.threads = threads
+        self.limit = limit
+        self.R = Records()
+        self._buffers: dict[object, _BufferState] = {}
+        self._pending: list[Event] = []
+        self._pending_entries = 0
+        self._ev = 0
+        self._node_rec = np.empty(0, np.int64)
+        self._node_prev = np.empty(0, np.int64)
+        self._node_mult = np.empty(0, np.int64)
+        self._nodes = 0
+        self._ops: dict[tuple, int] = {}
+        self._op_list: list[tuple] = []
+        self.edges: list[SyncEdge] = []
+        self.same_value = 0  # byte pairs the same-value rule accepted (the verdict relies on it)
+        self._paths: dict[tuple, int] = {}  # explored paths of accesses, numbered
+        self._path_list: list[tuple] = []
+        self._release_seen = False
+        self.accesses = 0
+        self._since_gc = 0
+        self.shared_bytes = 0  # bytes of shared memory per CTA (set per batch by the check state)
+
+    # ------------------------------------------------------------------ input
+    def add(self, e: Event) -> None:
+        """An access; accesses are tested in windows of whole instructions (numpy's cost per call is
+        paid once per window, not once per instruction)."""
+        if self._pending_entries >= WINDOW and e.time != self._pending[-1].time:
+            self.flush()
+        self._pending.append(e)
+        self._pending_entries += e.flat.size
+        self.accesses += 1
+
+    def flush(self) -> None:
+        """Test the pending accesses against the bytes' state."""
+        if not self._pending:
+            return
+        events, self._pending, self._pending_entries = self._pending, [], 0
+        ids = [self._record(e) for e in events]
+        if self._release_seen or any(e.sem & RELEASE for e in events):
+            self._release_seen = True
+            self._sync_edges(events, ids)
+        by_buf: dict[object, list[int]] = {}
+        for i, e in enumerate(events):
+            by_buf.setdefault(e.buffer, []).append(i)
+        for buf, idx in by_buf.items():
+            self._step(buf, [events[i] for i in idx], [ids[i] for i in idx])
+        self._since_gc += sum(i.size for i in ids)
+        if self._since_gc > GC_EVERY:
+            self._gc()
+
+    # ------------------------------------------------------------------ records
+    def _op_id(self, e: Event) -> int:
+        if e.op is None:
+            return -1
+        key = (id(e.op.ins), e.op.completion)
+        got = self._ops.get(key)
+        if got is None:
+            got = self._ops[key] = len(self._op_list)
+            self._op_list.append((e.op.ins, e.op.completion))
+        return got
+
+    def _path_id(self, path: tuple) -> int:
+        got = self._paths.get(path)
+        if got is None:
+            got = self._paths[path] = len(self._path_list)
+            self._path_list.append(path)
+        return got
+
+    def _record(self, e: Event) -> np.ndarray:
+        k = e.lanes.size
+        ev = self._ev
+        self._ev += 1
+        hb = e.hb
+        _, col, thread, slot = self.clocks.decode(hb)
+        cown = np.full((k, SLOTS), -1, np.int32)
+        pown = np.full((k, SLOTS), -1, np.int32)
+        if e.owns is not None:
+            cown[:, :e.owns.shape[1]] = e.owns[0].T
+            pown[:, :e.owns.shape[1]] = e.owns[1].T
+        elif e.hbrows is None:
+            cown[:, 0] = e.epochs  # a thread's own entry is its epoch
+        return self.R.append(
+            k, time=e.time, ev=ev, pc=e.pc, lane=e.lanes, kind=e.kind, strong=e.strong, row=e.rows, hbrow=hb,
+            base=e.bases[0], pbase=e.bases[1], tbase=e.tbases if e.tbases is not None else 0, epoch=e.epochs,
+            proxy=e.proxy, col=col, thread=thread, slot=slot,
+            hash=e.hashes if e.hashes is not None else 0, real=e.real if e.real is not None else 0,
+            start=e.flat[:, 0], size=e.flat.shape[1], op=self._op_id(e), sem=e.sem, cown=cown, pown=pown,
+            undef=e.undef if e.undef is not None else False, path=self._path_id(e.path))
+
+    def _state(self, e: Event) -> _BufferState:
+        st = self._buffers.get(e.buffer)
+        if st is None:
+            cells = e.buffer.space is MemSpace.TMEM and _cells(e.flat) is not None
+            stride = self.shared_bytes if e.buffer.space is MemSpace.SHARED else 0
+            st = self._buffers[e.buffer] = _BufferState(e.buffer, e.size, len(self._buffers),
+                                                        CELL if cells else GRANULE, cells, stride)
+        return st
+
+    # ------------------------------------------------------------------ a window of accesses to one buffer
+    def _step(self, buf, events: list[Event], ids: list[np.ndarray]) -> None:
+        st = self._state(events[0])
+        byte_l, rec_l = [], []
+        for e, r in zip(events, ids):
+            flat = st.padded(e.flat)
+            got = st.entries(flat)
+            if not isinstance(got, tuple):  # some access splits its pages' granules: finer ones from now on
+                self._refine(st, flat, got)
+                return self._step(buf, events, ids)
+            keys, rows = got
+            byte_l.append(keys)
+            rec_l.append(r[rows])
+            if e.kind != READ:
+                st.written = True
+        byte = np.concatenate(byte_l) if len(byte_l) > 1 else byte_l[0]
+        rec = np.concatenate(rec_l) if len(rec_l) > 1 else rec_l[0]
+        R = self.R
+        order = np.lexsort((R["lane"][rec], R["time"][rec], byte))  # stable: ties in event order
+        byte, rec = byte[order], rec[order]
+        kind = R["kind"][rec]
+        ev = R["ev"][rec]
+        w = kind != READ
+        # lanes of one instruction writing one byte
+        same = (byte[1:] == byte[:-1]) & (ev[1:] == ev[:-1]) & w[1:] & w[:-1]
+        if same.any():
+            self._same_instruction(st, byte, rec, np.nonzero(same)[0])
+            # one event's writes of one byte are one access (its first lane's); atomics stay
+            dup = np.zeros(byte.size, bool)
+            ww = kind == WRITE
+            dup[1:] = same & ww[1:] & ww[:-1]
+            byte, rec, kind = byte[~dup], rec[~dup], kind[~dup]
+        if (kind == ATOMIC).any() or st.atomic:
+            self._atomics(st, byte, rec, kind)  # first: a byte's first atomic takes the plain accesses kept so far
+        self._pairs(st, byte, rec, kind)
+
+    def _same_instruction(self, st: _BufferState, byte, rec, js: np.ndarray) -> None:
+        """Lanes of one instruction writing one byte (entries js[i], js[i] + 1): allowed only by the
+        same-value rule (same_value.py); otherwise one finding per dynamic instruction and reason,
+        counting its byte pairs and the bytes they span."""
+        R = self.R
+        a, b = rec[js], rec[js + 1]
+        both_atomic = (R["kind"][a] == ATOMIC) & (R["kind"][b] == ATOMIC)
+        js, a, b = js[~both_atomic], a[~both_atomic], b[~both_atomic]
+        ok = equal_defined_values(R, a, b)
+        scale = st.scale(byte[js])
+        self.same_value += int(scale[ok].sum())
+        bad = np.nonzero(~ok)[0]
+        if bad.size == 0:
+            return
+        code = same_instruction_code(R, a[bad], b[bad], self.threads)
+        for j, c in zip(bad.tolist(), code.tolist()):
+            ia, ib, x = int(a[j]), int(b[j]), int(byte[js[j]])
+            key = (int(R["ev"][ia]), c)  # events are numbered in time order
+            got = st.same.get(key)
+            if got is None:
+                if len(st.same) >= self.limit:
+                    continue  # the first `limit` dynamic instructions (reasons) only
+                got = st.same[key] = RacePair(st.buffer, st.raw(x), self._site(ia), self._site(ib),
+                                              SAME_INSTRUCTION_REASONS[c], c == 0, 0)
+            got.count += int(scale[j])
+            got.byte = min(got.byte, st.raw(x))
+            got.last = max(got.last, st.top(x))
+
+    def _pairs(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
+        """Test the window's accesses (sorted by byte, time, lane) against the latest earlier write of
+        their byte and each read against the next write; keep each byte's latest write and reads since."""
+        ub = byte[np.r_[True, byte[1:] != byte[:-1]]]  # `byte` is sorted
+        W = st.lastw[ub]
+        # the bytes' kept accesses, oldest first: the latest write, then (for bytes written now) the reads since
+        pb, pr, pm = [ub[W >= 0]], [W[W >= 0]], [np.ones(int((W >= 0).sum()), np.int64)]
+        wb = byte[kind != READ]
+        wb = wb[np.r_[True, wb[1:] != wb[:-1]]] if wb.size else wb
+        if wb.size:
+            heads = st.rhead[wb]
+            if (heads >= 0).any():
+                rb, rr, rm = self._reads(wb, heads)
+                pb.append(rb)
+                pr.append(rr)
+                pm.append(rm)
+        kb = np.concatenate(pb)
+        nk = kb.size
+        # one sequence per byte: kept accesses first (in their order), then the new ones
+        allb = np.concatenate([kb, byte])
+        allr = np.concatenate(pr + [rec])
+        mult = np.concatenate(pm + [np.ones(byte.size, np.int64)])
+        isnew = np.r_[np.zeros(nk, bool), np.ones(byte.size, bool)]
+        o = np.argsort(allb, kind="stable")
+        allb, allr, isnew, mult = allb[o], allr[o], isnew[o], mult[o]
+        allk = self.R["kind"][allr]
+        n = allb.size
+        pos = np.arange(n)
+        start = np.r_[0, np.nonzero(allb[1:] != allb[:-1])[0] + 1]
+        lens = np.diff(np.r_[start, n])
+        group_start = np.repeat(start, lens)
+        group_end = np.repeat(np.r_[start[1:], n], lens)
+        is_w = allk != READ
+        lw = np.where(is_w, pos, -1)
+        lw_incl = np.maximum.accumulate(lw)
+        prev_w = np.r_[-1, lw_incl[:-1]]
+        prev_w = np.where(prev_w >= group_start, prev_w, -1)
+        sel1 = (prev_w >= 0) & isnew
+        self._test(st, allb, allr, prev_w[sel1], pos[sel1], 0, None)
+        if wb.size:
+            nw = np.where(is_w, pos, n)
+            next_w = np.r_[np.minimum.accumulate(nw[::-1])[::-1][1:], n]
+            sel2 = (~is_w) & (next_w < group_end)
+            a2, b2 = pos[sel2], next_w[sel2]
+            keep2 = isnew[b2]  # (a kept read, a kept write) pairs were tested when they happened
+            self._test(st, allb, allr, a2[keep2], b2[keep2], 1, mult[a2[keep2]])
+        # the state: each byte's last write, and the reads after it (a kept write stays as it is)
+        last = np.r_[start[1:], n] - 1
+        lastw_pos = np.maximum.accumulate(np.where(is_w & isnew, pos, -1))[last]
+        has_w = lastw_pos >= start
+        gb = allb[start]
+        if has_w.any():
+            st.lastw[gb[has_w]] = allr[lastw_pos[has_w]]
+            st.rhead[gb[has_w]] = -1
+        newread = isnew & ~is_w & (pos > np.repeat(np.where(has_w, lastw_pos, -1), lens))
+        if newread.any():
+            self._push_reads(st, allb[newread], allr[newread])
+
+    def _test(self, st: _BufferState, allb, allr, a_pos, b_pos, category: int, mult: np.ndarray | None) -> None:
+        """Record the unordered ones of pairs (a earlier, b); `mult`: how many identical reads each
+        kept read a stands for (counted as conflicting byte pairs)."""
+        if a_pos.size == 0:
+            return
+        R = self.R
+        a, b = allr[a_pos], allr[b_pos]
+        # one event's bytes are one access (an atomic is logged once); accesses of two events made
+        # in one step (asynchronous operations performed together) are compared like any others
+        keep = R["ev"][a] != R["ev"][b]
+        ka, kb = R["kind"][a], R["kind"][b]
+        both_atomic = (ka == ATOMIC) & (kb == ATOMIC)
+        same_cta = (R["row"][a] // self.threads) == (R["row"][b] // self.threads)
+        sa, sb = R["strong"][a], R["strong"][b]
+        # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
+        strong_ok = ((sa > 0) & (sb > 0) & (same_cta | ((sa >= 3) & (sb >= 3)))
+                     & (R["start"][a] == R["start"][b]) & (R["size"][a] == R["size"][b]))
+        cand = keep & ~both_atomic & ~strong_ok
+        if not cand.any():
+            return
+        a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
+        if mult is not None:
+            mult = mult[cand]
+        ok = self._ordered(st, a, b, same_cta)
+        bad = np.nonzero(~ok)[0]
+        if bad.size == 0:
+            return
+        scale = st.scale(allb[a_pos])
+        # the witness of each pair of instructions: the first bad pair in the order of the batch
+        # formulation (prev-write pairs by the later access, then read/next-write pairs by the read)
+        at = b if category == 0 else a
+        for j in bad.tolist():
+            ia, ib = int(a[j]), int(b[j])
+            key = (int(R["pc"][ia]), int(R["pc"][ib]), bool(same_cta[j]))
+            pos_rec = int(at[j])
+            skey = (category, int(allb[a_pos[j]]), int(R["time"][pos_rec]), int(R["lane"][pos_rec]))
+            m = int(scale[j]) * (1 if mult is None else int(mult[j]))
+            x = int(allb[a_pos[j]])
+            got = st.found.get(key)
+            lo, hi = st.raw(x), st.top(x)
+            if got is not None:
+                got.pair.count += m
+                lo, hi = min(lo, got.pair.byte), max(hi, got.pair.last)
+                got.pair.byte, got.pair.last = lo, hi
+                if skey >= st.found_key[key]:
+                    continue
+                count = got.pair.count
+            else:
+                count = m
+            reason = why(self.clocks, R, ia, ib, st.buffer.space) if same_cta[j] else \
+                "different CTAs, no inter-CTA synchronisation"
+            pair = RacePair(st.buffer, lo, self._site(ia), self._site(ib), reason, count=count, last=hi)
+            st.found[key] = _Found(key, pair)
+            st.found_key[key] = skey
+
+    # ------------------------------------------------------------------ reads since the last write
+    def _reads(self, ub: np.ndarray, heads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kept reads of bytes `ub` (heads of their lists), oldest first per byte: bytes, record
+        ids and how many identical reads each stands for."""
+        bs, ns, depth = [], [], []
+        cur = heads.copy()
+        d = 0
+        live = cur >= 0
+        while live.any():
+            idx = np.nonzero(live)[0]
+            bs.append(ub[idx])
+            ns.append(cur[idx])
+            depth.append(np.full(idx.size, d))
+            cur[idx] = self._node_prev[cur[idx]]
+            live = cur >= 0
+            d += 1
+        b, nodes, dd = np.concatenate(bs), np.concatenate(ns), np.concatenate(depth)
+        o = np.lexsort((-dd, b))  # by byte, the deepest (oldest) first
+        nodes = nodes[o]
+        return b[o], self._node_rec[nodes], self._node_mult[nodes]
+
+    #: what makes two reads of one byte interchangeable for every later write (the ordering test,
+    #: the strength exemption, the finding's key and witness)
+    _SAME_READ = ("pc", "hbrow", "row", "lane", "epoch", "proxy", "strong", "start", "size")
+
+    def _push_reads(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray) -> None:
+        """Append reads (sorted by byte, in order within a byte) to their bytes' lists; a read identical
+        to the one before it (a thread polling one byte with no synchronisation in between) only adds
+        to that one's count."""
+        R = self.R
+        k = byte.size
+        first = np.r_[True, byte[1:] != byte[:-1]]
+        heads = st.rhead[byte]
+        prev_rec = np.r_[-1, rec[:-1]]
+        head_rec = self._node_rec[np.maximum(heads, 0)] if self._nodes else np.zeros(k, np.int64)
+        prev_rec = np.where(first, np.where(heads >= 0, head_rec, -1), prev_rec)
+        eq = prev_rec >= 0
+        if eq.any():
+            p = np.maximum(prev_rec, 0)
+            for name in self._SAME_READ:
+                eq &= R[name][rec] == R[name][p]
+        fresh = ~eq
+        nf = int(fresh.sum())
+        need = self._nodes + nf
+        if need > self._node_rec.size:
+            cap = max(need, 2 * self._node_rec.size, 4096)
+            for name in ("_node_rec", "_node_prev", "_node_mult"):
+                old = getattr(self, name)
+                new = np.empty(cap, np.int64)
+                new[:self._nodes] = old[:self._nodes]
+                setattr(self, name, new)
+        ids = np.full(k, -1, np.int64)
+        ids[fresh] = np.arange(self._nodes, need, dtype=np.int64)
+        # the node each read belongs to: its own, or the last fresh one before it in its byte, or the head
+        pos = np.where(fresh, np.arange(k), -1)
+        lastf = np.maximum.accumulate(pos)
+        gstart = np.maximum.accumulate(np.where(first, np.arange(k), 0))
+        owner = np.where(lastf >= gstart, ids[np.maximum(lastf, 0)], heads)
+        # a fresh node's predecessor: the byte's previous node (fresh one before it, or the head)
+        before = np.r_[-1, owner[:-1]]
+        prev = np.where(first, heads, before)
+        fi = np.nonzero(fresh)[0]
+        self._node_rec[self._nodes:need] = rec[fi]
+        self._node_prev[self._nodes:need] = prev[fi]
+        self._node_mult[self._nodes:need] = 1
+        self._nodes = need
+        if eq.any():
+            np.add.at(self._node_mult, owner[eq], 1)
+        lastpos = np.r_[~first[1:], False]
+        st.rhead[byte[~lastpos]] = owner[~lastpos]
+
+    # ------------------------------------------------------------------ atomics and plain accesses
+    def _atomics(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
+        """Bytes touched by atomics: each plain access is tested against every thread's nearest atomic
+        before it and after it (atomic-atomic pairs are exempt, so the latest write is not enough:
+        an mbarrier's many polls and its inval). Called before `_pairs` updates the bytes' state."""
+        R = self.R
+        for x in np.unique(byte[kind == ATOMIC]).tolist():
+            if x not in st.atomic:
+                ab = st.atomic[x] = _AtomicByte()
+                # the byte's plain accesses so far that can still race: its latest write, the reads since
+                w = int(st.lastw[np.array([x])][0])
+                if w >= 0 and R["kind"][w] != ATOMIC:
+                    ab.plain.append(w)
+                h = st.rhead[np.array([x])]
+                if h[0] >= 0:
+                    ab.plain += self._reads(np.array([x]), h)[1].tolist()
+        touched = np.isin(byte, np.fromiter(st.atomic.keys(), np.int64, len(st.atomic)))
+        if not touched.any():
+            return
+        xs, rs, ks = byte[touched], rec[touched], kind[touched]
+        ts = R["time"][rs]
+        cut = np.r_[0, np.nonzero((xs[1:] != xs[:-1]) | (ts[1:] != ts[:-1]))[0] + 1, xs.size]
+        for lo, hi in zip(cut[:-1].tolist(), cut[1:].tolist()):  # one byte at one time
+            ab = st.atomic[int(xs[lo])]
+            t = int(ts[lo])
+            gk, gr = ks[lo:hi], rs[lo:hi]
+            plain = gr[gk != ATOMIC].tolist()
+            atoms = gr[gk == ATOMIC]
+            # each plain access and every thread's nearest atomic before it
+            pairs = [(q, p, (row, 0)) for p in plain for row, (q, _) in ab.last.items()]
+            if not ab.last and (gk == WRITE).any():  # before the first atomic: the latest write, reads since
+                w = np.nonzero(gk == WRITE)[0][-1]
+                ab.plain = [r for r, kk in zip(gr[w:].tolist(), gk[w:].tolist()) if kk != ATOMIC]
+            else:
+                ab.plain += plain
+            if atoms.size:
+                rows = R["hbrow"][atoms]
+                if ab.plain:
+                    urows, firsts = np.unique(rows, return_index=True)
+                    for row, q in zip(urows.tolist(), atoms[firsts].tolist()):
+                        # a thread's first atomic after each plain access since its previous atomic
+                        since = ab.last.get(row, (-1, -1))[1]
+                        pairs += [(q, p, (row, 1)) for p in ab.plain if R["time"][p] > since]
+                for row, q in zip(rows.tolist(), atoms.tolist()):
+                    ab.last[row] = (q, t)
+            if pairs:
+                self._atomic_pairs(st, int(xs[lo]), ab, pairs)
+
+    def _atomic_pairs(self, st: _BufferState, x: int, ab: _AtomicByte, pairs: list[tuple]) -> None:
+        """Keep the byte's first unordered pair in the batch formulation's order: by the atomic's thread,
+        nearest-before pairs before nearest-after ones, then by the plain access (time, lane)."""
+        R = self.R
+        q = np.array([p[0] for p in pairs], np.int64)
+        p = np.array([p[1] for p in pairs], np.int64)
+        qfirst = R["time"][q] <= R["time"][p]
+        first, second = np.where(qfirst, q, p), np.where(qfirst, p, q)
+        keep = (R["ev"][first] != R["ev"][second]) & (R["hbrow"][first] != R["hbrow"][second])
+        strong = (R["strong"][first] > 0) & (R["strong"][second] > 0) & (R["start"][first] == R["start"][second]) \
+            & (R["size"][first] == R["size"][second])
+        sel = np.nonzero(keep & ~strong)[0]
+        if sel.size == 0:
+            return
+        first, second = first[sel], second[sel]
+        same_cta = (R["row"][first] // self.threads) == (R["row"][second] // self.threads)
+        ok = self._ordered(st, first, second, same_cta)
+        for j in np.nonzero(~ok)[0].tolist():
+            plain = int(p[sel[j]])
+            key = pairs[int(sel[j])][2] + (int(R["time"][plain]), int(R["lane"][plain]), int(R["ev"][plain]))
+            if ab.best is not None and key >= ab.best[0]:
+                continue
+            ia, ib = int(first[j]), int(second[j])
+            reason = why(self.clocks, R, ia, ib, st.buffer.space) if same_cta[j] else \
+                "different CTAs, no inter-CTA synchronisation"
+            ab.best = (key, RacePair(st.buffer, st.raw(x), self._site(ia), self._site(ib), reason,
+                                     count=int(st.scale(x)), last=st.top(x)))
+
+    # ------------------------------------------------------------------ cross-CTA synchronisation
+    def _sync_edges(self, events: list[Event], ids: list[np.ndarray]) -> None:
+        """Cross-CTA release -> acquire edges: an acquire read's value comes from the latest write of
+        its bytes in this execution, and through it from every write before an unbroken chain of
+        atomic read-modify-writes ending there (observation order, PTX 8.9.2); each release among
+        them by another CTA synchronises with the read (8.9.4). A grid barrier is this pattern: every
+        CTA's atom.add.release on one counter, then ld.acquire polls of it. Bytes keep their last
+        writer (`synclast`) and, after atomics, the chain (`chains`, at most MAX_RMW_CHAIN long)."""
+        R = self.R
+        for e, r in zip(events, ids):
+            st = self._state(e)
+            if st.synclast is None:
+                st.synclast = PagedArray(st.nbytes, np.int64, constant(-1, np.int64))
+            if e.sem & ACQUIRE and e.kind in (READ, ATOMIC):
+                first = e.flat[:, 0]
+                src = st.synclast[first]
+                for j in np.nonzero(src >= 0)[0].tolist():
+                    for w in st.chains.get(int(first[j]), (int(src[j]),)):
+                        if R["sem"][w] & RELEASE and R["row"][w] // self.threads != e.rows[j] // self.threads:
+                            self.edges.append(SyncEdge(int(R["hbrow"][w]), int(R["epoch"][w]), int(R["base"][w]),
+                                                       int(R["time"][w]), int(e.hb[j]), int(e.epochs[j]),
+                                                       int(e.bases[0][j]), e.time))
+            if e.kind == ATOMIC:
+                for j in range(e.lanes.size):
+                    rj = int(r[j])
+                    for byte in e.flat[j].tolist():
+                        prev = int(st.synclast[np.array([byte])][0])
+                        chain = st.chains.get(byte, (prev,) if prev >= 0 else ())
+                        st.chains[byte] = (*chain[-MAX_RMW_CHAIN + 1:], rj)
+                        st.synclast[np.array([byte])] = rj
+            elif e.kind != READ:
+                flat = e.flat.reshape(-1)
+                if st.chains:
+                    for byte in np.unique(flat).tolist():
+                        st.chains.pop(byte, None)
+                st.synclast[flat] = np.repeat(r, e.flat.shape[1])
+
+    # ------------------------------------------------------------------ helpers
+    def _ordered(self, st: _BufferState, a: np.ndarray, b: np.ndarray, same_cta: np.ndarray) -> np.ndarray:
+        """Per pair of records (a earlier, b): ordered by happens-before? In one CTA by the clocks,
+        across CTAs through a release -> acquire edge."""
+        ok = np.zeros(a.size, bool)
+        if same_cta.any():
+            s = np.nonzero(same_cta)[0]
+            ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
+        if self.edges:
+            for j in np.nonzero(~ok & ~same_cta)[0]:
+                ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(a[j])), self._where(int(b[j])))
+        return ok
+
+    def _where(self, r: int) -> tuple[int, int, int, int]:
+        R = self.R
+        return int(R["hbrow"][r]), int(R["epoch"][r]), int(R["base"][r]), int(R["time"][r])
+
+    def _site(self, r: int) -> Site:
+        R = self.R
+        op = int(R["op"][r])
+        return Site(int(R["pc"][r]), int(R["lane"][r]), int(R["row"][r]), int(R["kind"][r]),
+                    self._op_list[op] if op >= 0 else None, self._path_list[int(R["path"][r])], int(R["time"][r]),
+                    int(R["hbrow"][r]))
+
+    def _refine(self, st: _BufferState, flat: np.ndarray, fit: np.ndarray) -> None:
+        """Rows of `flat` (padded bytes) whose granules they split (`fit`: the granule each row is whole
+        granules of): their pages take finer granules, each new one starting with the state of the old
+        one it lies in. Tensor memory kept in cells meets a part of a cell: byte-exact from now on."""
+        if st.cells:
+            st.cells = False  # cells become byte-exact granules of 4 (the keys stay)
+        lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
+        want: dict[int, int] = {}
+        for a, b, g in zip(lo.tolist(), hi.tolist(), fit.tolist()):
+            for page in range(a, b + 1):
+                want[page] = min(want.get(page, GRANULE), g)
+        pages = np.fromiter(want, np.int64, len(want))
+        new_g = np.fromiter(want.values(), np.int64, len(want))
+        old_g = st.gran[pages].astype(np.int64)
+        for page, og, ng in zip(pages.tolist(), old_g.tolist(), new_g.tolist()):
+            if ng >= og:
+                continue
+            keys = page * GPAGE + np.arange(0, GPAGE, og, dtype=np.int64)
+            keys = keys[keys < st.nbytes]
+            w, h = st.lastw[keys], st.rhead[keys]
+            for j in range(ng, og, ng):
+                st.lastw[keys + j] = w
+                st.rhead[keys + j] = h
+            for x in keys.tolist():
+                ab = st.atomic.get(x)
+                if ab is not None:
+                    for j in range(0, og, ng):
+                        best = None if ab.best is None else \
+                            (ab.best[0], replace(ab.best[1], byte=st.raw(x + j), count=ng,
+                                                          last=st.raw(x + j) + (0 if st.cells else ng - 1)))
+                        st.atomic[x + j] = _AtomicByte(list(ab.plain), dict(ab.last), best)
+            st.gran[np.array([page])] = ng
+            st.fine = True
+
+    def _gc(self) -> None:
+        """Drop the records and read nodes that no byte refers to any more."""
+        self._since_gc = 0
+        R = self.R
+        holders = []
+        for st in self._buffers.values():
+            holders.append(st.lastw.materialised())
+        live_nodes = []
+        for st in self._buffers.values():
+            h = st.rhead.materialised()
+            cur = h[h >= 0]
+            while cur.size:
+                live_nodes.append(cur)
+                cur = self._node_prev[cur]
+                cur = cur[cur >= 0]
+        nodes = np.unique(np.concatenate(live_nodes)) if live_nodes else np.zeros(0, np.int64)
+        extra = [np.array([r for ab in st.atomic.values() for r in ab.plain] +
+                          [r for ab in st.atomic.values() for r, _ in ab.last.values()], np.int64)
+                 for st in self._buffers.values()]
+        synced = [st.synclast.materialised() for st in self._buffers.values() if st.synclast is not None]
+        synced += [np.array([r for ch in st.chains.values() for r in ch], np.int64) for st in self._buffers.values()]
+        ids = np.concatenate(holders + [self._node_rec[nodes]] + extra + synced)
+        live = np.unique(ids[ids >= 0])
+        if live.size > R.n // 2 and not GC_ALWAYS:
+            return  # mostly live: not worth it
+        remap = _renumber(live, R.n)
+        R.keep(live)
+        node_remap = _renumber(nodes, self._nodes)
+        self._node_rec[:nodes.size] = remap(self._node_rec[nodes])
+        self._node_prev[:nodes.size] = node_remap(self._node_prev[nodes])
+        self._node_mult[:nodes.size] = self._node_mult[nodes]
+        self._nodes = nodes.size
+        for st in self._buffers.values():
+            st.lastw.transform(remap)
+            st.rhead.transform(node_remap)
+            if st.synclast is not None:
+                st.synclast.transform(remap)
+            st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}
+            for ab in st.atomic.values():
+                ab.plain = remap(np.array(ab.plain, np.int64)).tolist()
+                ab.last = {k: (int(remap(np.array([r]))[0]), t) for k, (r, t) in ab.last.items()}
+
+    # ------------------------------------------------------------------ result
+    def races(self) -> list[RacePair]:
+        """The findings so far: per buffer (in the order of their first access), lanes of one
+        instruction writing one byte, then one finding per pair of instructions."""
+        self.flush()
+        out: list[RacePair] = []
+        for st in sorted(self._buffers.values(), key=lambda s: s.order):
+            if not st.written:
+                continue
+            out += [replace(st.same[k]) for k in sorted(st.same)]
+            ordered_found = [replace(st.found[k].pair) for k in sorted(st.found, key=lambda k: st.found_key[k])]
+            atomic = [replace(ab.best[1]) for _, ab in sorted(st.atomic.items()) if ab.best is not None]
+            out += _merge_by_instructions(ordered_found[:self.limit] + atomic[:self.limit])
+            if len(out) >= self.limit:
+                break
+        return out[:self.limit]
+
+
+def _renumber(kept: np.ndarray, n: int):
+    """The map of ids (-1: none) when ids `kept` (sorted, unique, below n) become 0, 1, ... and the
+    others go."""
+    table = np.full(n + 1, -1, np.int64)
+    table[kept] = np.arange(kept.size)
+    return lambda x: table[np.where(x >= 0, x, n)]
+
+
+def _merge_by_instructions(pairs: list[RacePair]) -> list[RacePair]:
     """One finding per pair of instructions in one buffer: the pairs found per byte by the
-    atomic-vs-plain pass (an mbarrier object's 8 bytes) join the ordered-pairs pass's pair of the same
-    instructions. The reason kept is the most severe (not ordered at all before only a missing proxy
-    fence); the counts add up."""
+    atomic-vs-plain test (an mbarrier object's 8 bytes) join the nearest-write test's pair of the
+    same instructions. The reason kept is the most severe (not ordered at all before only a missing
+    proxy fence); the counts add up."""
     out: dict[tuple[int, int], RacePair] = {}
     for p in pairs:
-        key = (events[p.a_event].pc, events[p.b_event].pc)
+        key = (p.a.pc, p.b.pc)
         if key not in out:
             out[key] = p
             continue
         kept = out[key]
         if kept.proxy_only and not p.proxy_only:
             p.count += kept.count
-            p.byte, p.last = min(p.byte, kept.byte), max(p.last, kept.last, kept.byte)
+            p.byte, p.last = min(p.byte, kept.byte), max(p.last, kept.last, p.byte, kept.byte)
             out[key] = p
         else:
             kept.count += p.count
-            kept.byte, kept.last = min(p.byte, kept.byte), max(p.last, kept.last, p.byte)
+            kept.byte, kept.last = min(p.byte, kept.byte), max(p.last, kept.last, p.byte, kept.byte)
     return list(out.values())
 
 
-def _same_instruction_writes(buf, c, limit: int, threads: int, stats: dict | None = None) -> list[RacePair]:
-    """Lanes of one instruction writing one byte: allowed only by the same-value rule (same_value.py).
-    One pair per dynamic instruction and reason, counting its byte pairs and the bytes they span."""
-    w = c["kind"] != READ
-    same = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
-    js = np.nonzero(same)[0]
-    both_atomic = (c["kind"][js] == ATOMIC) & (c["kind"][js + 1] == ATOMIC)
-    js = js[~both_atomic]
-    ok = equal_defined_values(c, js, js + 1)
-    if stats is not None:
-        stats["same_value"] = stats.get("same_value", 0) + int(ok.sum())
-    a = js[~ok]
-    if a.size == 0:
-        return []
-    b = a + 1
-    same_warp = c["row"][a] // 32 == c["row"][b] // 32
-    same_cta = c["row"][a] // threads == c["row"][b] // threads
-    undefined = c["undef"][a] | c["undef"][b]
-    equal = (c["hash"][a] == c["hash"][b]) & ~undefined
-    benign = same_warp & (c["real"][a] == c["real"][b]) & ~undefined
-    code = np.select([benign, undefined & same_warp, same_warp, same_cta & equal, same_cta], [0, 1, 2, 3, 4], 5)
-    reasons = ["lanes write values that are equal in real arithmetic but may differ by rounding; which lane's value "
-               "lands is unspecified",
-               "lanes write values read from memory no thread wrote (not defined values)",
-               "lanes of one warp write values that are not provably equal",
-               "two warps write the same value to the same bytes in one instruction: nothing orders their stores (the "
-               "same-value rule covers the lanes of one warp only)",
-               "two warps write the same bytes in one instruction without synchronisation",
-               "two CTAs write the same bytes without inter-CTA synchronisation"]
-    keys = c["ev"][a] * 8 + code
-    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    out = []
-    for i, n in zip(first[:limit].tolist(), counts[:limit].tolist()):
-        sel = keys == keys[i]
-        ja, jb = int(a[i]), int(b[i])
-        out.append(RacePair(buf, int(c["byte"][ja]) * c.granule, int(c["ev"][ja]), int(c["lane"][ja]),
-                            int(c["ev"][jb]), int(c["lane"][jb]), reasons[int(code[i])], bool(benign[i]), int(n),
-                            int(c["byte"][a[sel]].max()) * c.granule))
-    return out
+_STEP = np.arange(GRANULE, dtype=np.int64)
 
 
-def _collapse_same_event_writes(c):
-    w = c["kind"] == WRITE  # atomics stay: each lane's atomic is its own access
-    dup = np.zeros(c["byte"].size, bool)
-    dup[1:] = (c["byte"][1:] == c["byte"][:-1]) & (c["ev"][1:] == c["ev"][:-1]) & w[1:] & w[:-1]
-    keep = ~dup
-    return c.take(keep)
+def _cells(flat: np.ndarray) -> np.ndarray | None:
+    """A tensor-memory access as cell indices (k, cells), or None when it is neither whole cells nor
+    the low halves of cells (.pack::16b)."""
+    c = flat // CELL
+    nb = flat.shape[1]
+    if nb % CELL == 0 and all((c[:, ::CELL] == c[:, j::CELL]).all() for j in range(1, CELL)):
+        return c[:, ::CELL]
+    if nb % 2 == 0 and (c[:, ::2] == c[:, 1::2]).all():
+        return c[:, ::2]
+    return None
 
 
-def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge],
-                     cap: int = 64) -> list[RacePair]:
-    """Bytes touched by atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
-    the nearest-write argument, so each plain access of such a byte is tested against the nearest
-    atomic before and after it of every thread (an mbarrier's many polls and its inval)."""
-    atomic = c["kind"] == ATOMIC
-    if not atomic.any():
-        return []
-    out: list[RacePair] = []
-    bytes_with_atomic = np.unique(c["byte"][atomic])
-    plain_bytes = np.unique(c["byte"][~atomic])
-    for byte in np.intersect1d(bytes_with_atomic, plain_bytes)[:256]:
-        idx = np.nonzero(c["byte"] == byte)[0]  # in time order
-        at = idx[c["kind"][idx] == ATOMIC]
-        pl = idx[c["kind"][idx] != ATOMIC][:cap]
-        # per plain access and per thread (or agent) issuing atomics, only its last atomic before and
-        # its first after matter: its other atomics are ordered with those by program order
-        aa_l, pp_l = [], []
-        rows = c["hbrow"][at]
-        for r in np.unique(rows):
-            ar = at[rows == r]
-            pos = np.searchsorted(c["time"][ar], c["time"][pl], side="left")
-            for j, ps in ((pos - 1, pos - 1 >= 0), (pos, pos < ar.size)):
-                aa_l.append(ar[np.clip(j, 0, ar.size - 1)][ps])
-                pp_l.append(pl[ps])
-        aa, pp = np.concatenate(aa_l), np.concatenate(pp_l)
-        first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
-        second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
-        keep = (c["ev"][first] != c["ev"][second]) & (c["hbrow"][first] != c["hbrow"][second])
-        strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
-            & (c["size"][first] == c["size"][second])
-        first, second = first[keep & ~strong], second[keep & ~strong]
-        if first.size == 0:
-            continue
-        same_cta = (c["row"][first] // threads) == (c["row"][second] // threads)
-        ordered = np.zeros(first.size, bool)
-        if same_cta.any():
-            s_ = np.nonzero(same_cta)[0]
-            ordered[s_] = _ordered(clocks, c, first[s_], second[s_], buf.space is MemSpace.TMEM)
-        if edges:
-            for j in np.nonzero(~ordered & ~same_cta)[0]:
-                ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, first[j]), _site(c, second[j]))
-        for j in np.nonzero(~ordered)[0][:1]:
-            ia, ib = first[j], second[j]
-            reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
-            out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
-                                int(c["lane"][ib]), reason))
-        if len(out) >= limit:
-            break
-    return out
-
-
-def _site(c, i) -> tuple[int, int, int, int]:
-    return int(c["hbrow"][i]), int(c["epoch"][i]), int(c["base"][i]), int(c["time"][i])
-
-
-def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge]) -> list[RacePair]:
-    n = c["byte"].size
-    if n < 2:
-        return []
-    pos = np.arange(n)
-    start = np.r_[0, np.nonzero(c["byte"][1:] != c["byte"][:-1])[0] + 1]
-    group_start = np.repeat(start, np.diff(np.r_[start, n]))
-    is_w = c["kind"] != READ
-    # latest write strictly before each entry (within its byte)
-    lw = np.where(is_w, pos, -1)
-    lw_incl = np.maximum.accumulate(lw)
-    prev_w = np.r_[-1, lw_incl[:-1]]
-    prev_w = np.where(prev_w >= group_start, prev_w, -1)
-    # a read and a write of one event at one byte are one atomic access; skip same-time pairs
-    a1 = prev_w[prev_w >= 0]
-    b1 = pos[prev_w >= 0]
-    # next write strictly after each read
-    nw = np.where(is_w, pos, n)
-    nw_incl = np.minimum.accumulate(nw[::-1])[::-1]
-    next_w = np.r_[nw_incl[1:], n]
-    group_end = np.repeat(np.r_[start[1:], n], np.diff(np.r_[start, n]))
-    sel = (~is_w) & (next_w < group_end)
-    a2 = pos[sel]
-    b2 = next_w[sel]
-    a = np.r_[a1, a2]
-    b = np.r_[b1, b2]
-    if a.size == 0:
-        return []
-    # one event's bytes are one access (an atomic is logged once); accesses of two events made in
-    # one step (asynchronous operations performed together) are compared like any others
-    keep = c["ev"][a] != c["ev"][b]
-    a, b = a[keep], b[keep]
-    both_atomic = (c["kind"][a] == ATOMIC) & (c["kind"][b] == ATOMIC)
-    same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)
-    # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
-    strong_ok = ((c["strong"][a] > 0) & (c["strong"][b] > 0) & (same_cta | ((c["strong"][a] >= 3) & (c["strong"][b] >= 3)))
-                 & (c["start"][a] == c["start"][b]) & (c["size"][a] == c["size"][b]))
-    cand = ~both_atomic & ~strong_ok
-    a, b = a[cand], b[cand]
-    if a.size == 0:
-        return []
-    same_cta = (c["row"][a] // threads) == (c["row"][b] // threads)
-    ordered = np.zeros(a.size, bool)
-    if same_cta.any():
-        s = np.nonzero(same_cta)[0]
-        ordered[s] = _ordered(clocks, c, a[s], b[s], buf.space is MemSpace.TMEM)
-    if edges:
-        for j in np.nonzero(~ordered & ~same_cta)[0]:
-            ordered[j] = _cross_ordered(clocks, threads, edges, _site(c, a[j]), _site(c, b[j]))
-    bad = np.nonzero(~ordered)[0]
-    out = []
-    seen: dict = {}
-    for j in bad:
-        ia, ib = a[j], b[j]
-        key = (int(c["pc"][ia]), int(c["pc"][ib]), bool(same_cta[j]))  # one finding per pair of instructions
-        if key in seen:
-            seen[key].count += 1
-            seen[key].last = max(seen[key].last, int(c["byte"][ia]) * c.granule)
-            seen[key].byte = min(seen[key].byte, int(c["byte"][ia]) * c.granule)
-            continue
-        reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
-        pair = RacePair(buf, int(c["byte"][ia]) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]),
-                        int(c["ev"][ib]), int(c["lane"][ib]), reason)
-        seen[key] = pair
-        out.append(pair)
-        if len(out) >= limit:
-            break
-    return out
+__all__ = ["RaceDetector", "RacePair", "Site", "Event", "ORDERED_BUT", "ordered", "why", "same_value"]

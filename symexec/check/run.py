@@ -10,9 +10,8 @@ accesses are morally strong at their scope.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-
-import numpy as np
 
 from ptx_parser import ast as A
 
@@ -24,9 +23,10 @@ from ..machine import FindingKind, Machine
 from ..program import Program
 from .exec import CheckedExec
 from .findings import SEVERITY, Finding, Reach, Region, Report, Verdict, group_findings, race_message, site_for
+from .grid_shadow import Shadow
+from .loops import LoopSummariser
 from .places import global_place, shared_place
 from .policy import ConcretePolicy, DataDependencePolicy
-from .races import find_races
 from .same_value import ASSUMPTION as SAME_VALUE
 from .state import ATOMIC, READ, CheckState
 from .terms import TermLog
@@ -40,24 +40,47 @@ class CheckRun:
     state: CheckState
     ctas: list | None = None  # the CTAs it executes (None: the whole grid)
     sync: SyncLog | None = None  # the synchronisation each thread took part in (race timelines)
+    loops: LoopSummariser | None = None  # proves and skips loop iterations (the symbolic grid's run)
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
-            concrete: bool = False, terms: bool = False) -> CheckRun:
+            concrete: bool = False, terms: bool = False, shadow: Shadow | None = None) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
-    observers (the symbolic grid's shadow). concrete: follow every branch as the launch's input
-    decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
-    data-dependent values are computed (terms.py)."""
+    observers. concrete: follow every branch as the launch's input decides (ConcretePolicy) instead
+    of exploring data-dependent ones both ways. terms: record how data-dependent values are
+    computed (terms.py). shadow: the symbolic grid's shadow (an observer too), with which loops are
+    summarised (loops.py)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
     if terms:
         state.terms = TermLog()
+        state.log = []  # paths.race_alternatives reads every access of the race's instructions
     state.input_buffers = set(range(len(launch.buffers)))
     sync = SyncLog(state)
     policy = (ConcretePolicy if concrete else DataDependencePolicy)(state)
+    loops = None
+    if shadow is not None:
+        observers = (*observers, shadow)
+        if LOOP_SUMMARIES:
+            loops = policy.loops = LoopSummariser(prog, state, shadow)
     m = Machine(prog, launch, observers=(state, sync, *observers), policy=policy, ctas=ctas,
                 exec_factory=lambda b: CheckedExec(b, state))
-    return CheckRun(m, state, ctas, sync)
+    return CheckRun(m, state, ctas, sync, loops)
+
+
+#: Loops of the symbolic grid's run are summarised (loops.py); tests turn it off to compare.
+LOOP_SUMMARIES = True
+
+
+@contextmanager
+def loop_summaries(on: bool):
+    """Runs made inside summarise loops (or not)."""
+    global LOOP_SUMMARIES
+    saved, LOOP_SUMMARIES = LOOP_SUMMARIES, on
+    try:
+        yield
+    finally:
+        LOOP_SUMMARIES = saved
 
 
 def _thread_of(launch: Launch, lanes_per_cta: int, row: int,
@@ -158,8 +181,7 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
         sites = [site_for(module, f.ins, f.cta or (0, 0, 0), f.thread or (0, 0, 0))] \
             if f.ins is not None or f.cta is not None else []
         findings.append(Finding(f.kind, f.message, sites))
-    race_stats: dict = {}
-    for pair in find_races(state.events, state.clocks, state.lanes_per_cta, stats=race_stats):
+    for pair in state.detector.races():
         f = _race_finding(m, module, state, pair, ctas, run.sync)
         if pair.benign:
             report.notes.append(f"{f.message} ({'; '.join(s.describe() for s in f.sites)})")
@@ -180,14 +202,22 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
             "(9.7.9.25.2, 9.7.15.4), cp.async (generic proxy) needs none; the async-proxy reads of any operation "
             "whose completion was observed are performed (a later generic write needs no fence); other "
             "generic/async pairs need fence.proxy.async on the happens-before path (8.6, 8.9.5)")
-    if race_stats.get("same_value"):
-        report.assumptions.append(f"{SAME_VALUE} ({race_stats['same_value']} byte pair(s))")
+    if state.detector.same_value:
+        report.assumptions.append(f"{SAME_VALUE} ({state.detector.same_value} byte pair(s))")
     report.assumptions += feature_assumptions(prog, m, state)
     findings = group_findings(findings)
+    if run.loops is not None:
+        run.loops.finish()
+        report.assumptions += run.loops.describe()
+        report.notes += run.loops.notes
     findings.sort(key=lambda f: SEVERITY.index(f.kind))  # the verdict's finding first
     report.findings = findings
-    report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": len(state.events),
+    report.stats = {"steps": m.stats.steps, "batches": m.stats.batches, "accesses": state.detector.accesses,
                     "paths_explored_both_ways": state.both_paths, "async_operations": state.async_ops}
+    if run.loops is not None and run.loops.summaries:
+        report.stats["loops_summarised"] = [{"line": str(m.prog.code[x.head_pc].span), "period": x.period,
+                                             "from_iteration": x.first, "iterations_skipped": x.skipped}
+                                            for x in run.loops.summaries]
     return report
 
 
@@ -304,20 +334,17 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
     sites = []
     rows = []
     origin = []
-    for ev_i, lane in ((pair.a_event, pair.a_lane), (pair.b_event, pair.b_lane)):
-        ev = state.events[ev_i]
-        j = int(np.nonzero(ev.lanes == lane)[0][0])
-        rows.append(int(ev.hb[j]) if ev.op is None else None)
-        origin.append((ev.path, int(ev.rows[j])))
-        cta, thread = _thread_of(m.launch, state.lanes_per_cta, int(ev.rows[j]), ctas)
-        space, addr = _describe_buffer(m, ev.buffer, pair.byte)
-        sites.append(site_for(module, m.prog.code[ev.pc], cta, thread, access=kinds[ev.kind], address=addr,
+    buf = pair.buffer
+    for side in (pair.a, pair.b):
+        rows.append(side.hbrow if side.op is None else None)
+        origin.append((side.path, side.row))
+        cta, thread = _thread_of(m.launch, state.lanes_per_cta, side.row, ctas)
+        space, addr = _describe_buffer(m, buf, pair.byte)
+        sites.append(site_for(module, m.prog.code[side.pc], cta, thread, access=kinds[side.kind], address=addr,
                               space=space, byte=int(pair.byte)))
-    live = [] if pair.proxy_only else \
-        [_live(state.events[e].op) for e in (pair.a_event, pair.b_event) if state.events[e].op is not None]
+    live = [] if pair.proxy_only else [_live(*side.op) for side in (pair.a, pair.b) if side.op is not None]
     # the asynchronous window explains the race better than "not ordered": say it first
     why = f"{'; '.join(dict.fromkeys(live))}; {pair.reason}" if live else pair.reason
-    buf = state.events[pair.a_event].buffer
     label, lo = _region_of(m, buf, pair.byte)
     label_hi, hi = _region_of(m, buf, pair.last) if pair.last > pair.byte else (label, lo)
     last = _describe_buffer(m, buf, pair.last)[1] if pair.last > pair.byte else ""
@@ -325,10 +352,9 @@ def _race_finding(m: Machine, module: A.Module, state: CheckState, pair, ctas: l
                     sites[0].address, last if label_hi == label and hi >= lo else "")
     details: dict = {"conflicts": pair.count, "region": region.describe(), "why": why}
     if sync is not None:
-        times = (state.events[pair.a_event].time, state.events[pair.b_event].time)
-        details["timeline"] = _timeline(module, sync, sites, rows, times)
+        details["timeline"] = _timeline(module, sync, sites, rows, (pair.a.time, pair.b.time))
     f = Finding(FindingKind.RACE, race_message(region, why, pair.count), sites, details, region=region)
-    f.origin = Reach((tuple(origin),), (state.events[pair.a_event].pc, state.events[pair.b_event].pc, buf))
+    f.origin = Reach((tuple(origin),), (pair.a.pc, pair.b.pc, buf))
     return f
 
 
@@ -370,9 +396,9 @@ _COMPLETION_WORDS = {
 }
 
 
-def _live(op) -> str:
-    return (f"{op.ins.name} at {op.ins.span} is asynchronous: its accesses may happen at any time from its issue "
-            f"until {_COMPLETION_WORDS[op.completion]} (PTX 8.9.1.1)")
+def _live(ins: A.Instruction, completion: Completion) -> str:
+    return (f"{ins.name} at {ins.span} is asynchronous: its accesses may happen at any time from its issue "
+            f"until {_COMPLETION_WORDS[completion]} (PTX 8.9.1.1)")
 
 
 __all__ = ["run_checked", "record_report", "conclude", "new_run", "CheckRun", "INPUT_ONLY"]

@@ -48,11 +48,22 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 
 
 def splitmix(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        x = (x ^ (x >> _S30)) * _M1
-        x = (x ^ (x >> _S27)) * _M2
-    return x ^ (x >> _S31)
+    return _splitmix_owned(np.array(x, dtype=np.uint64))
+
+
+def _splitmix_owned(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on an array the caller owns."""
+    if x.ndim == 0:  # numpy scalars warn on wrap-around; arrays wrap silently
+        with np.errstate(over="ignore"):
+            x = (x ^ (x >> _S30)) * _M1
+            x = (x ^ (x >> _S27)) * _M2
+        return np.asarray(x ^ (x >> _S31))
+    x ^= x >> _S30
+    x *= _M1
+    x ^= x >> _S27
+    x *= _M2
+    x ^= x >> _S31
+    return x
 
 
 _POWERS: np.ndarray = np.zeros(0, np.uint64)
@@ -63,7 +74,7 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
     bytes holds. Wide rows (asynchronous operations move kilobytes) are combined with a polynomial
     in one vectorised pass instead of one mix per byte."""
     nb = H.shape[1]
-    if nb <= 16:
+    if nb <= 2:
         return mix(key, *[H[:, i] for i in range(nb)])
     global _POWERS
     if _POWERS.size < nb:
@@ -73,12 +84,24 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
     return mix(key, poly, np.uint64(nb))
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
-    h = np.uint64(key & 0xFFFFFFFFFFFFFFFF)
+    h = np.asarray(np.uint64(key & 0xFFFFFFFFFFFFFFFF))
     for p in parts:
-        with np.errstate(over="ignore"):
-            h = splitmix(np.asarray(h, dtype=np.uint64) ^ np.asarray(p, dtype=np.uint64)) + np.uint64(0x9E3779B97F4A7C15)
-    return np.asarray(h, dtype=np.uint64)
+        h = _splitmix_owned(np.bitwise_xor(h, np.asarray(p, dtype=np.uint64)))
+        if h.ndim:
+            h += _GOLDEN
+        else:
+            with np.errstate(over="ignore"):
+                h = np.asarray(h + _GOLDEN)
+    return h
+
+
+def const_number(value) -> np.ndarray:
+    """The number of a value that does not depend on data: its bits."""
+    return mix(CONST_KEY, np.asarray(value).astype(np.uint64))
 
 
 def key_of(text: str) -> int:
@@ -112,13 +135,18 @@ class MemShadow:
 
 
 class Tracker:
-    """Register and memory shadows for one batch, fed by GroupExec's read/write hooks."""
+    """Register and memory shadows for one batch, fed by GroupExec's read/write hooks.
+
+    A value that does not depend on data is numbered by its bits, so its number is a function of the
+    register's contents: such registers keep no numbers (`reg_hash` has no entry, or None) and no
+    taint, and the number is computed only when a data-dependent instruction uses it (most of a
+    kernel is address arithmetic on values that do not depend on data)."""
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.reg_hash: dict[str, np.ndarray] = {}
-        self.reg_real: dict[str, np.ndarray] = {}
-        self.reg_taint: dict[str, np.ndarray] = {}
+        self.reg_hash: dict[str, np.ndarray | None] = {}
+        self.reg_real: dict[str, np.ndarray | None] = {}
+        self.reg_taint: dict[str, np.ndarray | None] = {}
         # 64-bit registers holding two 32-bit elements (mov.b64 {a, b}; .f32x2 arithmetic, sm_100):
         # name -> (hashes, taints, real numbers), each (n, 2), so that the halves keep their own numbers
         self.reg_parts: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -128,19 +156,22 @@ class Tracker:
         self.explore = np.uint8(0)  # on one of two explored paths: taint of the predicates chosen
         self.terms: TermLog | None = None  # how data-dependent values were computed (terms.py), if asked
         self.pc = -1
+        self._zeros = np.zeros(n, dtype=np.uint8)
         self.begin(None)
 
     # -------------------------------------------------------------- per instruction
     def begin(self, ins) -> None:
         self.ins = ins
-        self.in_hash: list[np.ndarray] = []
-        self.in_real: list[np.ndarray] = []
+        # per input operand: its number (None: numbered by its bits, in_bits), real number, width, taint
+        self.in_hash: list[np.ndarray | None] = []
+        self.in_bits: list[np.ndarray | None] = []
+        self.in_real: list[np.ndarray | None] = []
         self.in_width: list[int] = []
-        self.in_taint = np.zeros(self.n, dtype=np.uint8)
+        self._in_taint: np.ndarray | None = None  # (n,) union of the inputs' taints; None: none
         self.in_parts: list[tuple | None] = []  # per input: its packed halves' shadows, if known
-        self.in_taints: list[np.ndarray] = []
+        self.in_taints: list[np.ndarray | None] = []
         self.in_value: list[np.ndarray] = []  # operand bits (kept only while recording terms)
-        self.addr_taint = np.zeros(self.n, dtype=np.uint8)
+        self.addr_taint = self._zeros
         self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
         self.loaded_lanes: np.ndarray | None = None  # lanes whose bytes `loaded` holds
         self.load_cursor = 0
@@ -159,10 +190,8 @@ class Tracker:
             elif lanes is LaneScope.MULTI_WARP:
                 self.collective = "opaque"
 
-    _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_real", "in_width", "in_taint", "in_parts", "in_taints", "in_value",
-                        "addr_taint",
-                        "loaded", "loaded_lanes",
-                        "load_cursor",
+    _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
+                        "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor",
                         "write_index", "permute", "store_map", "collective", "warp_key", "address_mode")
 
     def save(self) -> tuple:
@@ -173,40 +202,72 @@ class Tracker:
         for k, v in zip(self._PER_INSTRUCTION, saved):
             setattr(self, k, v)
 
+    @property
+    def in_taint(self) -> np.ndarray:
+        """(n,) taint of the instruction's inputs (read-only)."""
+        return self._zeros if self._in_taint is None else self._in_taint
+
+    @in_taint.setter
+    def in_taint(self, value: np.ndarray) -> None:
+        self._in_taint = np.broadcast_to(value, (self.n,)).astype(np.uint8)
+
+    @property
+    def tainted(self) -> bool:
+        """Does some input of the instruction depend on data?"""
+        return self._in_taint is not None and bool(self._in_taint.any())
+
+    def hash_in(self, i: int) -> np.ndarray:
+        """(n,) number of input i."""
+        h = self.in_hash[i]
+        if h is None:
+            h = self.in_hash[i] = np.broadcast_to(const_number(self.in_bits[i]), (self.n,))
+        return h
+
+    def real_in(self, i: int) -> np.ndarray:
+        r = self.in_real[i]
+        return self.hash_in(i) if r is None else r
+
+    def taint_in(self, i: int) -> np.ndarray:
+        t = self.in_taints[i]
+        return self._zeros if t is None else np.broadcast_to(t, (self.n,))
+
     # -------------------------------------------------------------- registers
     def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
         h = self.reg_hash.get(name)
-        t = self.reg_taint.get(name)
-        r = self.reg_real.get(name)
-        if h is None:  # never written: numbered by its (zero) bits, untainted
-            h = r = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
-            t = np.zeros((), dtype=np.uint8)
-        self._input(h, t, width, r, self.reg_parts.get(name) if width == 64 else None, value)
+        if h is None:  # numbered by its bits, untainted
+            self._input(None, None, width, None, value)
+            return
+        self._input(h, self.reg_taint.get(name), width, self.reg_real.get(name), value,
+                    self.reg_parts.get(name) if width == 64 else None)
 
     def on_read_const(self, value: np.ndarray, width: int) -> None:
-        h = mix(CONST_KEY, np.asarray(value).astype(np.uint64))
-        self._input(h, np.zeros((), np.uint8), width, h, value=value)
+        self._input(None, None, width, None, value)
 
     def on_read_volatile(self, value: np.ndarray, width: int) -> None:
         """A value that another execution could see differently (a timer): schedule-dependent,
         numbered freshly."""
         self.counter += 1
         h = mix(key_of("volatile"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
-        self._input(h, np.full(self.n, SCHED, np.uint8), width, h, value=value)
+        self._input(h, np.full(self.n, SCHED, np.uint8), width, h, value)
 
-    def _input(self, h: np.ndarray, t: np.ndarray, width: int, r: np.ndarray, parts: tuple | None = None,
-               value: np.ndarray | None = None) -> None:
+    def _input(self, h: np.ndarray | None, t: np.ndarray | None, width: int, r: np.ndarray | None,
+               bits: np.ndarray | None = None, parts: tuple | None = None) -> None:
+        """An operand: its number (None: numbered by `bits`), taint, width, real number, bits."""
         if self.address_mode:
-            self.addr_taint |= np.broadcast_to(t, (self.n,))
+            if t is not None:
+                self.addr_taint = self.addr_taint | np.broadcast_to(t, (self.n,))
             return
         if self.terms is not None:
-            self.in_value.append(np.broadcast_to(np.asarray(value if value is not None else 0).astype(np.uint64),
+            self.in_value.append(np.broadcast_to(np.asarray(bits if bits is not None else 0).astype(np.uint64),
                                                  (self.n,)))
-        self.in_real.append(np.broadcast_to(r, (self.n,)))
-        self.in_hash.append(np.broadcast_to(h, (self.n,)))
+        self.in_hash.append(None if h is None else np.broadcast_to(h, (self.n,)))
+        self.in_bits.append(bits)
+        self.in_real.append(None if r is None else np.broadcast_to(r, (self.n,)))
         self.in_width.append(width)
-        self.in_taint |= np.broadcast_to(t, (self.n,))
-        self.in_taints.append(np.broadcast_to(t, (self.n,)))
+        self.in_taints.append(t)
+        if t is not None:
+            self._in_taint = np.broadcast_to(t, (self.n,)).astype(np.uint8) if self._in_taint is None \
+                else self._in_taint | t
         self.in_parts.append(parts)
 
     # ---- packed pairs (two 32-bit elements in a 64-bit register)
@@ -231,31 +292,35 @@ class Tracker:
         p = self.in_parts[i]
         if p is not None:
             return p
-        h, t = self.in_hash[i], self.in_taints[i]
+        h, t = self.hash_in(i), self.taint_in(i)
         halves = np.stack([mix(key_of("half"), np.uint64(e), h) for e in (0, 1)], axis=1)
         return halves, np.stack([t, t], axis=1), halves
 
     def _pair_result(self, value: np.ndarray, width: int):
         """(hash, taint, real, parts) of a packed result, or None if it is not one."""
         if self._is_pack(width):
-            H = np.stack(self.in_hash, axis=1)
-            T = np.stack(self.in_taints, axis=1).astype(np.uint8)
-            R = np.stack(self.in_real, axis=1)
+            H = np.stack([self.hash_in(i) for i in range(2)], axis=1)
+            T = np.stack([self.taint_in(i) for i in range(2)], axis=1).astype(np.uint8)
+            R = np.stack([self.real_in(i) for i in range(2)], axis=1)
             self.write_index += 1
         elif self._is_pairwise(width):
-            ins_h, ins_t, ins_r = self.in_hash, self.in_taint, self.in_real
+            ins_h, ins_b, ins_t, ins_r = self.in_hash, self.in_bits, self._in_taint, self.in_real
             halves = [self._halves(i) for i in range(len(ins_h))]
             out = []
             v = np.broadcast_to(value, (self.n,)).astype(np.uint64)
             for e in (0, 1):  # evaluate each half as its own instruction on the inputs' halves
                 self.in_hash = [hh[:, e] for hh, _, _ in halves]
+                self.in_bits = [None] * len(halves)
                 self.in_real = [rr[:, e] for _, _, rr in halves]
                 self.in_taint = np.bitwise_or.reduce(np.stack([tt[:, e] for _, tt, _ in halves]), axis=0)
                 k = self.write_index
-                h, t = self._result((v >> np.uint64(32 * e)) & np.uint64(0xFFFFFFFF), 32)
+                half = (v >> np.uint64(32 * e)) & np.uint64(0xFFFFFFFF)
+                h, t = self._result(half, 32)
+                h = np.broadcast_to(const_number(half) if h is None else h, (self.n,))
+                t = self._zeros if t is None else t
                 self.write_index = k
                 out.append((h, t, self._real(h, t)))
-            self.in_hash, self.in_taint, self.in_real = ins_h, ins_t, ins_r
+            self.in_hash, self.in_bits, self._in_taint, self.in_real = ins_h, ins_b, ins_t, ins_r
             self.write_index += 1
             H = np.stack([o[0] for o in out], axis=1)
             T = np.stack([np.broadcast_to(o[1], (self.n,)) for o in out], axis=1).astype(np.uint8)
@@ -266,40 +331,49 @@ class Tracker:
         r = mix(key_of("pair"), R[:, 0], R[:, 1])
         return h, (T[:, 0] | T[:, 1]).astype(np.uint8), r, (H, T, R)
 
-    def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray, full: bool) -> None:
+    def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray, full: bool,
+                     old: np.ndarray | None = None) -> None:
+        """Register `name` gets `value` on lanes `mask` (all when `full`); `old`: its bits before."""
         parts = None
-        pair = self._pair_result(value, width)
+        pair = self._pair_result(value, width) if (self.tainted or self.control) else None
         if pair is not None:
             h, t, r, parts = pair
-        elif self._is_unpack(width):
+        elif self._is_unpack(width) and self.tainted:
             k = self.write_index
             self.write_index += 1
             H, T, R = self.in_parts[0]
             h, t, r = H[:, k], T[:, k], R[:, k]
         else:
             h, t = self._result(np.asarray(value), width)
-            r = self._real(h, t)
+            r = None if h is None else self._real(h, t)
         self._parts(name, parts, mask, full)
         if full:
             self.reg_hash[name], self.reg_taint[name], self.reg_real[name] = h, t, r
             return
         old_h = self.reg_hash.get(name)
+        if h is None and old_h is None:
+            self.reg_hash[name] = self.reg_real[name] = self.reg_taint[name] = None  # bits on every lane
+            return
+        bits = np.zeros((), np.uint64) if old is None else old
+        if h is None:
+            h = r = const_number(value)
+            t = self._zeros
         if old_h is None:
-            old_h = old_r = np.zeros((), np.uint64)
-            old_t = np.zeros((), np.uint8)
+            old_h = old_r = const_number(bits)
+            old_t = self._zeros
         else:
-            old_t, old_r = self.reg_taint[name], self.reg_real[name]
+            old_t, old_r = self.reg_taint.get(name), self.reg_real.get(name)
+            old_t = self._zeros if old_t is None else old_t
+            old_r = old_h if old_r is None else old_r
         self.reg_hash[name] = np.where(mask, h, old_h)
         self.reg_real[name] = np.where(mask, r, old_r)
-        self.reg_taint[name] = np.where(mask, t, old_t).astype(np.uint8)
+        self.reg_taint[name] = np.where(mask, self._zeros if t is None else t, old_t).astype(np.uint8)
 
     def _parts(self, name: str, parts: tuple | None, mask: np.ndarray, full: bool) -> None:
         old = self.reg_parts.get(name)
         if parts is None:
-            if old is not None and full:
+            if old is not None:  # lanes written now lose their halves' numbers
                 del self.reg_parts[name]
-            elif old is not None:  # lanes written now lose their halves' numbers
-                self.reg_parts.pop(name)
             return
         if full or old is None:
             if not full:  # the other lanes' halves are unknown: derive them from nothing known
@@ -309,36 +383,45 @@ class Tracker:
         m = mask[:, None]
         self.reg_parts[name] = tuple(np.where(m, new, o) for new, o in zip(parts, old))
 
-    def _real(self, h: np.ndarray, t: np.ndarray) -> np.ndarray:
+    def _real(self, h: np.ndarray, t: np.ndarray | None) -> np.ndarray:
         """Real-arithmetic number of the value just written (see the module docstring)."""
         ins = self.ins
-        r_in = self.in_real
-        if ins is None or self.loaded is not None or self.collective is not None or not np.asarray(t).any():
+        if ins is None or self.loaded is not None or self.collective is not None or t is None \
+                or not np.asarray(t).any():
             return h
         if self.permute is not None:
-            return np.where(t != 0, r_in[0][self.permute], h) if r_in else h
+            return np.where(t != 0, self.real_in(0)[self.permute], h) if self.in_real else h
         op = ins.opcode
         floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
+        n_in = len(self.in_real)
         with np.errstate(over="ignore"):
-            if op == "add" and len(r_in) == 2:
-                r = r_in[0] + r_in[1]
-            elif op == "sub" and len(r_in) == 2:
-                r = r_in[0] - r_in[1]
-            elif op in ("fma", "mad") and floaty and len(r_in) == 3:
-                a, b = np.minimum(r_in[0], r_in[1]), np.maximum(r_in[0], r_in[1])
-                r = mix(key_of("rmul"), a, b) + r_in[2]
-            elif op == "mul" and floaty and len(r_in) == 2:
-                a, b = np.minimum(r_in[0], r_in[1]), np.maximum(r_in[0], r_in[1])
-                r = mix(key_of("rmul"), a, b)
-            elif op == "neg" and len(r_in) == 1:
-                r = np.uint64(0) - r_in[0]
-            elif op in ("mov", "cvt") and len(r_in) == 1 and floaty:
-                r = r_in[0]
+            if op == "add" and n_in == 2:
+                r = self.real_in(0) + self.real_in(1)
+            elif op == "sub" and n_in == 2:
+                r = self.real_in(0) - self.real_in(1)
+            elif op in ("fma", "mad") and floaty and n_in == 3:
+                x, y = self.real_in(0), self.real_in(1)
+                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
+            elif op == "mul" and floaty and n_in == 2:
+                x, y = self.real_in(0), self.real_in(1)
+                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
+            elif op == "neg" and n_in == 1:
+                r = np.uint64(0) - self.real_in(0)
+            elif op in ("mov", "cvt") and n_in == 1 and floaty:
+                r = self.real_in(0)
             else:
                 return h
         return np.where(np.broadcast_to(t, (self.n,)) != 0, r, h)
 
-    def _result(self, value: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """`h` on tainted lanes, the bits' number on the others."""
+        if taint.all():
+            return h
+        return np.where(taint != 0, h, const_number(np.broadcast_to(value, (self.n,))))
+
+    def _result(self, value: np.ndarray, width: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(number, taint) of the instruction's next result; (None, None): it does not depend on data
+        (numbered by its bits)."""
         k = self.write_index
         self.write_index += 1
         if self.control:  # implicit flow: which value is written depends on data
@@ -353,73 +436,75 @@ class Tracker:
             lo = self.load_cursor
             self.load_cursor += nb
             return self._element(bh[:, lo:lo + nb], bp[:, lo:lo + nb], bt[:, lo:lo + nb], value, width)
-        taint = self.in_taint.copy()
+        if not self.tainted:
+            return None, None
+        taint = self._in_taint.copy()
         if self.permute is not None:  # shfl: lane l's result is lane src[l]'s input
             src = self.permute
-            h0 = self.in_hash[0] if self.in_hash else np.zeros(self.n, np.uint64)
-            taint = np.broadcast_to(self.in_taint, (self.n,))[src]
-            h = np.where(taint != 0, h0[src], mix(CONST_KEY, value.astype(np.uint64)))
-            return np.asarray(h, np.uint64), taint.astype(np.uint8)
-        if not taint.any():
-            return mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)), taint
+            taint = taint[src]
+            if not taint.any():
+                return None, None
+            return np.asarray(self._numbered(self.hash_in(0)[src], taint, value), np.uint64), taint.astype(np.uint8)
         ins = self.ins
         if ins is not None and ins.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
-            return np.asarray(self.in_hash[0], np.uint64), taint  # the same bits: the same number
-        parts = list(self.in_hash)
+            return np.asarray(self.hash_in(0), np.uint64), taint  # the same bits: the same number
+        parts = [self.hash_in(i) for i in range(len(self.in_hash))]
         f = facts(ins.opcode) if ins is not None else None
         if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
-            stacked = np.sort(np.stack([np.broadcast_to(p, (self.n,)) for p in parts]), axis=0)
-            parts = list(stacked)
+            parts = list(np.sort(np.stack(parts), axis=0))
         elif f is not None and f.commutative and len(parts) >= 2:
             a, b = parts[0], parts[1]
             parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
         key = key_of(ins.name if ins is not None else "?")
-        h = mix(key, np.uint64(k), *parts)
-        h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        h = self._numbered(mix(key, np.uint64(k), *parts), taint, value)
         if self.terms is not None and len(self.in_value) == len(self.in_hash):
             sel = np.nonzero(taint)[0]
-            self.terms.op(OpRecord(self.pc, k, width, h[sel], tuple(x[sel] for x in self.in_hash),
-                                   tuple(x[sel] for x in self.in_taints), tuple(x[sel] for x in self.in_value),
-                                   tuple(self.in_width)))
+            self.terms.op(OpRecord(self.pc, k, width, h[sel], tuple(self.hash_in(i)[sel] for i in range(len(self.in_hash))),
+                                   tuple(self.taint_in(i)[sel] for i in range(len(self.in_hash))),
+                                   tuple(x[sel] for x in self.in_value), tuple(self.in_width)))
         return h, taint
 
-    def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Numbers for warp-collective (or opaque multi-warp) results (LaneScope in symexec.opcodes)."""
         taint = self.in_taint.copy()
         if self.loaded is not None:
             taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
+        if not taint.any():
+            return None, None
         # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
         # tcgen05) on all of the instruction's
         taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8) if self.collective == "opaque" else _warp_or(taint)
-        const = mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64))
         if self.collective == "opaque":
             self.counter += 1
             fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
-            return np.where(taint != 0, fresh, const), taint
+            return self._numbered(fresh, taint, value), taint
         if self.warp_key is None:
-            cols = [np.broadcast_to(h, (self.n,)) for h in self.in_hash]
+            cols = [self.hash_in(i) for i in range(len(self.in_hash))]
             if self.loaded is not None:
                 cols += [self.loaded[0][:, i] for i in range(self.loaded[0].shape[1])]
                 cols += [self.loaded[1][:, i].astype(np.uint64) for i in range(self.loaded[1].shape[1])]
             per_lane = mix(key_of(self.ins.name if self.ins is not None else "?"), *cols) if cols else \
                 np.zeros(self.n, np.uint64)
-            w = per_lane.reshape(-1, 32)
-            warp = mix(key_of("warp"), *[w[:, i] for i in range(32)])
+            warp = row_number(key_of("warp"), per_lane.reshape(-1, 32))
             self.warp_key = np.repeat(warp, 32)
         uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
         lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
         h = mix(key_of("collective"), self.warp_key, lane, np.uint64(k))
-        return np.where(taint != 0, h, const), taint
+        return self._numbered(h, taint, value), taint
 
     def _element(self, bh, bp, bt, value, width):
         taint = np.bitwise_or.reduce(bt, axis=1) if bt.shape[1] else np.zeros(self.n, np.uint8)
+        if not taint.any():
+            return None, None
         nb = bh.shape[1]
         code = int(np.log2(max(1, nb))) << 4
         expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
         whole = (bh == bh[:, :1]).all(axis=1) & (bp == expect).all(axis=1)
-        combined = mix(BYTES_KEY, *[bh[:, i] for i in range(nb)], *[bp[:, i].astype(np.uint64) for i in range(nb)])
-        h = np.where(whole, bh[:, 0], combined)
-        h = np.where(taint != 0, h, mix(CONST_KEY, np.broadcast_to(value, (self.n,)).astype(np.uint64)))
+        h = bh[:, 0].copy()
+        if not whole.all():  # bytes of several values, or parts of one: numbered by all of them
+            part = ~whole
+            h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, bh[part]), row_number(BYTES_KEY, bp[part].astype(np.uint64)))
+        h = self._numbered(h, taint, value)
         if self.terms is not None:
             sel = np.nonzero((taint != 0) & ~whole)[0]
             if sel.size:
@@ -486,8 +571,8 @@ class Tracker:
         widths = self.in_width
         if self.store_map is not None and self.in_hash:  # stmatrix: each byte from another lane's register
             src_lane, src_reg, src_byte = (m[lanes] for m in self.store_map)
-            hashes = np.stack([np.broadcast_to(h, (self.n,)) for h in self.in_hash])
-            taints = np.stack([np.broadcast_to(t, (self.n,)) for t in self.in_taints])
+            hashes = np.stack([self.hash_in(i) for i in range(len(self.in_hash))])
+            taints = np.stack([self.taint_in(i) for i in range(len(self.in_hash))])
             H = hashes[src_reg, src_lane]
             P = (src_byte | (2 << 4)).astype(np.uint8)  # byte i of a 32-bit register value
             t = np.bitwise_or.reduce(taints[src_reg, src_lane], axis=1)
@@ -498,7 +583,8 @@ class Tracker:
             return exact, exact
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
             hs, ps = [], []
-            for h, w in zip(self.in_hash, widths):
+            for i, w in enumerate(widths):
+                h = self.hash_in(i)
                 nb = max(1, w // 8)
                 code = int(np.log2(nb)) << 4
                 for i in range(nb):
@@ -507,8 +593,8 @@ class Tracker:
             H = np.stack(hs, axis=1)
             P = np.stack(ps, axis=1)
         else:
-            h = mix(key_of("store"), *[x[lanes] for x in self.in_hash]) if self.in_hash else \
-                np.zeros(lanes.size, np.uint64)
+            h = mix(key_of("store"), *[self.hash_in(i)[lanes] for i in range(len(self.in_hash))]) \
+                if self.in_hash else np.zeros(lanes.size, np.uint64)
             H = np.repeat(h[:, None], nbytes, axis=1)
             P = np.full((lanes.size, nbytes), 0xFF, np.uint8)
         t = self.in_taint[lanes] | self.control | self.explore
@@ -516,7 +602,8 @@ class Tracker:
         shadow.pos[flat] = P
         shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
         exact = row_number(key_of("value"), H)
-        real = mix(key_of("value"), *[x[lanes] for x in self.in_real]) if self.in_real else exact
+        real = mix(key_of("value"), *[self.real_in(i)[lanes] for i in range(len(self.in_real))]) \
+            if self.in_real else exact
         return exact, real
 
 

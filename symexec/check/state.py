@@ -1,11 +1,12 @@
-"""Check-mode state of a run: the access log, vector clocks and shadow values.
+"""Check-mode state of a run: vector clocks, shadow values and the race detector they feed.
 
 `CheckState` is an observer of the machine (symexec.events): every memory access event updates
-the memory shadows and is logged with its thread's clock stamp; release/acquire events advance the
+the memory shadows and goes with its thread's clock stamp to the race detector (races.py); release/acquire events advance the
 vector clocks (hb.py); reconvergence after a both-ways exploration marks the registers the two
 paths wrote as data-dependent. The instruction context (symexec.check.exec.CheckedExec) feeds
-the register shadows. `races.find_races` then finds conflicting accesses that happens-before does
-not order.
+the register shadows. The detector tests each access, as it happens, against the latest write and
+the reads since of its bytes; `detector.races()` gives the conflicting accesses that
+happens-before does not order.
 """
 
 from __future__ import annotations
@@ -17,45 +18,12 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
-                      MemSpace, Observer, Proxy, Reconverged, Release)
-from ..opcodes import Order
+                      MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp
-from .terms import TermLog
+from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
 from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix,
                      row_number)
-
-READ, WRITE, ATOMIC = 0, 1, 2
-RELEASE, ACQUIRE = int(Order.RELEASE), int(Order.ACQUIRE)
-
-
-@dataclass
-class Event:
-    time: int
-    pc: int
-    kind: int
-    strong: int
-    buffer: Buffer
-    lanes: np.ndarray
-    flat: np.ndarray  # (k, nbytes) byte offsets in the buffer
-    rows: np.ndarray  # the threads' clock rows (issuing threads of an asynchronous operation)
-    bases: np.ndarray  # (2, k) int32 clock base ids: C and the proxy-fenced clock of the buffer's space
-    epochs: np.ndarray
-    hashes: np.ndarray | None = None  # stored values' numbers (writes)
-    real: np.ndarray | None = None  # stored values' real-arithmetic numbers (writes)
-    sem: int = 0  # RELEASE / ACQUIRE bits
-    hbrows: np.ndarray | None = None  # happens-before rows of an asynchronous operation (hb.Clocks)
-    tbases: np.ndarray | None = None  # tensor-memory clock base ids of tcgen05 agents
-    owns: np.ndarray | None = None  # (2, slots, k) own clock entries (C, P) of the accessing threads when
-    # they have streams (None: just the epoch)
-    proxy: int = 0  # PROXY_CODE of the access
-    op: AsyncOp | None = None
-    path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
-    undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
-
-    @property
-    def hb(self) -> np.ndarray:
-        return self.rows if self.hbrows is None else self.hbrows
-
+from .terms import TermLog
 
 PROXY_CODE = {Proxy.GENERIC: 0, Proxy.ASYNC: 1, Proxy.TENSORMAP: 2}
 
@@ -100,7 +68,8 @@ class CheckState(Observer):
     n_ctas: int
     tracker: Tracker = field(init=False)
     clocks: Clocks = field(init=False)
-    events: list[Event] = field(default_factory=list)
+    log: list[Event] | None = None  # every access, when wanted (paths.race_alternatives, tests); the detector
+    # keeps only what it needs
     data_dependent: list[tuple[str, A.Instruction, bool]] = field(default_factory=list)  # (what, where, schedule)
     uninit_outputs: list[tuple[A.Instruction, int, int]] = field(default_factory=list)
     input_buffers: set = field(default_factory=set)
@@ -120,9 +89,14 @@ class CheckState(Observer):
     def __post_init__(self) -> None:
         self.mem: dict = {}
         self._ops: dict[int, tuple] = {}  # op ident -> (agent, epoch) or (lanes, rows, Stamp) of a stream
-        self._read_bytes: dict[tuple[int, int], list] = {}  # (op, lane) -> shadows of the bytes it read
+        self._read_bytes: dict[int, list[_Read]] = {}  # op -> shadows of the bytes it read, per read access
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
+        self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
+        # global bytes summarised loop iterations would have written (loops.py), per buffer; an access to
+        # them afterwards voids the summary
+        self.footprints: dict[Buffer, list[tuple[int, int]]] = {}
+        self.footprint_hit: str | None = None
 
     # -------------------------------------------------------------- observer
     def on_batch(self, batch) -> None:
@@ -131,6 +105,7 @@ class CheckState(Observer):
         self.tracker = Tracker(batch.n)
         self.tracker.mem = self.mem  # memory shadows outlive batches (global memory)
         self.tracker.terms = self.terms
+        self.detector.shared_bytes = batch.memory.shared_bytes
 
     def on_access(self, ev: MemoryAccess) -> None:
         self.access(ev)
@@ -139,7 +114,14 @@ class CheckState(Observer):
         self.clocks.release(self.rows(ev.lanes), ev.point, relaxed=ev.relaxed)
 
     def on_acquire(self, ev: Acquire) -> None:
-        self.clocks.acquire(self.rows(ev.lanes), ev.point, ev.consume, relaxed=ev.relaxed)
+        rows = self.rows(ev.lanes)
+        self.clocks.acquire(rows, ev.point, ev.consume, relaxed=ev.relaxed)
+        if ev.point.kind is SyncKind.BARRIER:
+            # barrier instances complete in order and every waiter acquires at completion: what the
+            # CTA released into earlier instances of this barrier is never acquired again
+            bar_id, instance = ev.point.ident
+            for cta in np.unique(rows // self.lanes_per_cta).tolist():
+                self.clocks.forget_barriers(cta, bar_id, instance)
 
     def on_fence(self, ev: Fence) -> None:
         rows = self.rows(ev.lanes)
@@ -201,8 +183,13 @@ class CheckState(Observer):
 
     def on_async_completed(self, ev: AsyncCompleted) -> None:
         op = ev.op
-        for lane in (op.lanes if ev.lanes is None else ev.lanes).tolist():
-            self._read_bytes.pop((op.ident, lane), None)  # what it read and did not write (a read-only op)
+        reads = self._read_bytes.get(op.ident)
+        if reads is not None:  # what it read and did not write (a read-only op)
+            if ev.lanes is not None:
+                for r in reads:
+                    r.take(ev.lanes)
+            if ev.lanes is None or not any(r.live.any() for r in reads):
+                del self._read_bytes[op.ident]
         got = self._ops.get(op.ident)
         if got is None:
             return
@@ -287,32 +274,40 @@ class CheckState(Observer):
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
-            for i, lane in enumerate(lanes.tolist()):
-                self._read_bytes.setdefault((op.ident, lane), []).append(
-                    (shadow.hash[flat[i]], shadow.pos[flat[i]], taint[i]))
+            self._read_bytes.setdefault(op.ident, []).append(_Read(lanes, shadow.hash[flat], shadow.pos[flat], taint))
             return None  # the read itself is shadowed as any load (access)
         k, nb = flat.shape
-        H = np.empty((k, nb), np.uint64)
-        P = np.empty((k, nb), np.uint8)
-        T = np.empty((k, nb), np.uint8)
-        any_read = False
-        for i, lane in enumerate(lanes.tolist()):
-            parts = self._read_bytes.pop((op.ident, lane), None)
-            if parts is None:
-                h, p, t = _const_bytes(nb)
-            else:
-                any_read = True
-                h, p, t = (np.concatenate([x[j] for x in parts]) for j in range(3))
-                if h.size < nb:  # zero fill
-                    ch, cp, ct = _const_bytes(nb - h.size)
-                    h, p, t = np.r_[h, ch], np.r_[p, cp], np.r_[t, ct]
-                elif h.size > nb or ev.atomic:
-                    opaque = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane), np.arange(nb, dtype=np.uint64))
-                    h, p, t = opaque, np.full(nb, 0xFF, np.uint8), np.full(nb, np.bitwise_or.reduce(t), np.uint8)
-            H[i], P[i], T[i] = h, p, t
-        if not any_read:
-            return None  # written from registers (tcgen05.st, wgmma results): the register shadows say
-        T |= self.tracker.control | self.tracker.explore
+        reads = self._read_bytes.get(op.ident, [])
+        if len(reads) == 1 and reads[0].h.shape[1] == nb and not ev.atomic:  # one read of as many bytes per lane
+            got, rows = reads[0].take(lanes)
+            if not got.any():
+                return None
+            H, P, T = (np.where(got[:, None], x[rows], c) for x, c in zip(reads[0].arrays(), _const_bytes(nb)))
+        else:
+            H = np.empty((k, nb), np.uint64)
+            P = np.empty((k, nb), np.uint8)
+            T = np.empty((k, nb), np.uint8)
+            any_read = False
+            for i, lane in enumerate(lanes.tolist()):
+                parts = [r.pop(lane) for r in reads]
+                parts = [x for x in parts if x is not None]
+                if not parts:
+                    h, p, t = _const_bytes(nb)
+                else:
+                    any_read = True
+                    h, p, t = (np.concatenate([x[j] for x in parts]) for j in range(3))
+                    if h.size < nb:  # zero fill
+                        ch, cp, ct = _const_bytes(nb - h.size)
+                        h, p, t = np.r_[h, ch], np.r_[p, cp], np.r_[t, ct]
+                    elif h.size > nb or ev.atomic:
+                        opaque = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane),
+                                     np.arange(nb, dtype=np.uint64))
+                        h, p, t = opaque, np.full(nb, 0xFF, np.uint8), np.full(nb, np.bitwise_or.reduce(t), np.uint8)
+                H[i], P[i], T[i] = h, p, t
+            if not any_read:
+                return None  # written from registers (tcgen05.st, wgmma results): the register shadows say
+        if self.tracker.control or self.tracker.explore:
+            T |= self.tracker.control | self.tracker.explore
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
         shadow.cta[flat] = ctas[:, None]
         exact = row_number(key_of("value"), H)
@@ -320,6 +315,12 @@ class CheckState(Observer):
 
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
+        if self.footprints and ev.buffer in self.footprints and self.footprint_hit is None:
+            lo, hi = int(flat.min()), int(flat.max()) + 1
+            if any(lo < b_hi and b_lo < hi for b_lo, b_hi in self.footprints[ev.buffer]):
+                self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
+                                      f"{ev.ins.span if ev.ins is not None else '?'} touches global bytes that "
+                                      "iterations the loop summary did not run would have written")
         shadow = self.shadow_for(ev.buffer, ev.size)
         is_write = ev.write
         k = ATOMIC if ev.atomic else (WRITE if is_write else READ)
@@ -357,11 +358,43 @@ class CheckState(Observer):
         slots = self.clocks.slots_in_use
         owns = st.owns[[0, pk], :slots].astype(np.int32) if (slots > 1 or hb is not None or
                                                              ev.buffer.space is MemSpace.TMEM) else None
-        self.events.append(Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, st.epochs,
-                                 hashes, real, int(ev.order), hbrows=hb,
-                                 tbases=st.tbases.astype(np.int32) if (ev.op is not None or ev.buffer.space is
-                                                                       MemSpace.TMEM) else None, owns=owns,
-                                 proxy=proxy, op=ev.op, path=self.path, undef=undef))
+        e = Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, st.epochs,
+                  hashes, real, int(ev.order), hbrows=hb,
+                  tbases=st.tbases.astype(np.int32) if (ev.op is not None or ev.buffer.space is MemSpace.TMEM) else None,
+                  owns=owns, proxy=proxy, op=ev.op, size=ev.size, path=self.path, undef=undef)
+        self.detector.add(e)
+        if self.log is not None:
+            self.log.append(e)
+
+
+class _Read:
+    """The shadows (hash, pos, taint; (k, nbytes) each) of the bytes an asynchronous operation read for
+    its lanes in one access; a lane's row is used once (by its write, or dropped at completion)."""
+
+    def __init__(self, lanes: np.ndarray, h: np.ndarray, p: np.ndarray, t: np.ndarray) -> None:
+        self.order = np.argsort(lanes, kind="stable")
+        self.lanes = lanes[self.order]
+        self.h, self.p, self.t = h, p, t
+        self.live = np.ones(lanes.size, bool)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.h, self.p, self.t
+
+    def take(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found, row) per lane of `lanes`: whether it has a live row here, and which; they are used up."""
+        pos = np.minimum(np.searchsorted(self.lanes, lanes), self.lanes.size - 1)
+        found = self.lanes[pos] == lanes
+        rows = self.order[pos]
+        found &= self.live[rows]
+        self.live[rows[found]] = False
+        return found, rows
+
+    def pop(self, lane: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        found, rows = self.take(np.array([lane]))
+        if not found[0]:
+            return None
+        r = int(rows[0])
+        return self.h[r], self.p[r], self.t[r]
 
 
 def proxy_table(buffer: Buffer, proxy: Proxy = Proxy.GENERIC) -> int:
@@ -373,8 +406,18 @@ def proxy_table(buffer: Buffer, proxy: Proxy = Proxy.GENERIC) -> int:
     return STAMPED.index(Kind.P_SHARED if buffer.space is MemSpace.SHARED else Kind.P_GLOBAL)
 
 
+_CONST_BYTES: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
 def _const_bytes(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    return mix(CONST_KEY, np.zeros(n, np.uint64)), np.full(n, 0xFF, np.uint8), np.zeros(n, np.uint8)
+    """Shadows of n zero bytes (a copy's zero fill); read-only, shared."""
+    got = _CONST_BYTES.get(n)
+    if got is None:
+        got = _CONST_BYTES[n] = (mix(CONST_KEY, np.zeros(n, np.uint64)), np.full(n, 0xFF, np.uint8),
+                                 np.zeros(n, np.uint8))
+        for a in got:
+            a.flags.writeable = False
+    return got
 
 
 def _proxy_kinds(ev: Fence) -> tuple[Kind, ...]:

@@ -370,8 +370,9 @@ def test_shadow_model_covers_concrete_accesses_of_other_ctas(name: str, dims: di
     ctas = [(x, y, 0) for x in range(launch.grid[0]) for y in range(launch.grid[1])]
     for c in ctas[1:4] + ctas[-2:-1]:
         conc = new_run(prog, launch, [c])
+        conc.state.log = []
         run_checked(conc, prog, launch)
-        seen = {(e.pc, int(s)) for e in conc.state.events if e.buffer.space is MemSpace.GLOBAL for s in e.flat[:, 0]}
+        seen = {(e.pc, int(s)) for e in conc.state.log if e.buffer.space is MemSpace.GLOBAL for s in e.flat[:, 0]}
         predicted = _model_offsets(sh, run.machine.glob, c)
         assert seen and seen <= predicted, (c, sorted(seen - predicted)[:5])
 

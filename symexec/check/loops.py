@@ -1,0 +1,806 @@
+"""Loop summaries: the later iterations of a loop proved to add nothing new, and not run.
+
+A GEMM's K loop or an attention kernel's KV loop repeats the same work at shifted global addresses:
+after the pipeline fills, the state at the head of the loop repeats with a period of P iterations
+(a cp.async pipeline of S stages: P = S), up to registers that advance by a fixed amount per
+period (pointers, counters) and to values that depend on data. Running every iteration costs time
+proportional to the problem size; this module proves, during the run of the representative CTAs
+of the symbolic grid (grid.py), that the iterations it skips would find nothing the run does not
+already cover, then jumps over them.
+
+The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds every live thread):
+
+1. Period: the canonical state (`Canon`) at iteration boundaries k-P and k is equal, and every
+   live register (one read before it is written on some path from the head, `live_in`) that does
+   not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
+2. One period run as a function of the period index t (grid_shadow.LoopProof): each such register
+   starts as its value at k plus t*D, every other one as its value; the shadow follows the exact
+   bit-vector expressions of t (and of %ctaid). It records every guard that depends on t (branches,
+   exits, barriers, memory accesses: "decisions") and fails if a shared-memory address or a divisor
+   depends on t, or if the loop writes global memory at an address that depends on t.
+3. At boundary k+P the proof holds if: the canonical state equals the one at k (so the clocks,
+   the race detector's bytes, the units and the shadows repeat, relative to the epochs and the
+   value numbers, which are renamed); every live register that changed is, as an expression, its
+   value at k plus (t+1)*D (the structure is unchanged and its per-lane offset grew by D: closure
+   under one period); every other register's expression does not involve t and its value repeats.
+4. Decisions: the first period index T >= 1 at which some decision differs (on any lane) from
+   period 0 is found by evaluating the decisions exactly (`grid_expr.evaluate`) for t = 1, 2, ...
+   Periods 0..T-1 then run the same instructions with the same masks, synchronise the same way and
+   access the same shared bytes; their global accesses are the recorded expressions at t in [0, T).
+5. Skip: registers that depend on t are set to their value at the end of period T-1 (t = T-1
+   substituted, evaluated per lane), and the run goes on at period T. Nothing else changes: by 3
+   the state at the start of period T is the state now, with every epoch shifted by the same amount
+   per column and the value numbers renamed, which no later decision can tell apart.
+
+What the skipped periods would have checked is covered as follows: races within a CTA on shared
+memory and tensor memory, barrier use, deadlocks and undefined behaviour repeat period after period
+(the same state and the same decisions), so period 0 checked them; global accesses of periods
+0..T-1 are access classes with t in [0, T) in the symbolic grid's Z3 queries (bounds, races between
+CTAs, and between two threads of one CTA, the executed CTAs included). The verdict prints which
+loops were summarised and over which iterations (an assumption-free argument, not an assumption).
+
+Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
+canonicalised here, a finding in the loop) is not summarised: the loop runs iteration by
+iteration, as without this module, and the report says why in a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptx_parser import ast as A
+
+from ..events import Buffer, MemSpace, SyncKind
+from ..paged import PAGE
+from .grid_expr import TOP, Sv, evaluate, leaves, substitute
+from .grid_shadow import Shadow
+from .hb import SLOTS, Kind
+from .state import READ, CheckState
+
+PERIOD_MAX = 8  # longest period of iterations looked for
+MAX_ATTEMPTS = 4  # proofs tried per loop head
+SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
+NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
+
+
+@dataclass
+class Summary:
+    """A loop summarised: `skipped` iterations (of period `period`) not run, from iteration `first`."""
+
+    head_pc: int
+    period: int
+    first: int
+    skipped: int
+    ident: int
+
+
+@dataclass
+class _Boundary:
+    arrival: int
+    regs: dict[str, np.ndarray]
+    canon: tuple
+
+
+@dataclass
+class _Attempt:
+    head: int
+    start: int  # arrival index of the proof's first boundary
+    period: int
+    ident: int
+    base: dict[str, np.ndarray]  # live registers' values at the start
+    deltas: dict[str, np.ndarray]
+    begun: dict[str, object]  # the shadow's state of the changing registers at the start (with t)
+    canon: tuple
+    async_ops: int
+
+
+@dataclass
+class LoopSummariser:
+    """Proves and skips loop periods in one check run (the symbolic grid's representative batch)."""
+
+    prog: object
+    state: CheckState
+    shadow: Shadow
+    summaries: list[Summary] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._history: dict[int, list[_Boundary]] = {}
+        self._arrivals: dict[int, int] = {}
+        self._attempts: dict[int, int] = {}
+        self._live: dict[int, set[str]] = {}
+        self._proof: _Attempt | None = None
+        self._ident = 0
+
+    # ------------------------------------------------------------------ the machine's hook
+    def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
+        head = g.pc
+        k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
+        proof = self._proof
+        if proof is not None:
+            if head != proof.head:
+                self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                return
+            if k == proof.start + proof.period:
+                self._finish(b, g, k)
+            return
+        why = self._ineligible(b, g)
+        if why is not None:
+            self._history.pop(head, None)
+            return
+        if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
+            return
+        live = self._live_in(b.prog, head)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, Canon(b, self.state, live).key)
+        hist = self._history.setdefault(head, [])
+        hist.append(snap)
+        del hist[:-(2 * PERIOD_MAX + 1)]
+        for p in range(1, PERIOD_MAX + 1):
+            if len(hist) <= 2 * p:
+                break
+            a, m, z = hist[-1 - 2 * p], hist[-1 - p], hist[-1]
+            if z.arrival - a.arrival != 2 * p or m.canon != z.canon:
+                continue
+            deltas = self._deltas(b, a, m, z)
+            if deltas is None:
+                continue
+            self._start(b, head, k, p, z, deltas)
+            return
+
+    def finish(self) -> None:
+        """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
+        if self._proof is not None:
+            self._abandon("the loop ended within the period followed")
+
+    # ------------------------------------------------------------------ the proof
+    def _ineligible(self, b, g, proving: bool = False) -> str | None:
+        sh = self.shadow
+        if sh.failed is not None or (sh.loop is not None) != proving or sh.poison:
+            return "the symbolic grid's shadow does not follow this run"
+        if g.joins or g.ctl or g.explore or len([x for x in b.groups if x.status != "done"]) != 1:
+            return "threads of the batch are not all in the loop together"
+        if not (g.mask == b.alive).all() or b.reg_watch:
+            return "threads of the batch are not all in the loop together"
+        return None
+
+    def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change per period, the same from a to
+        m as from m to z (None when some register does not advance evenly)."""
+        out = {}
+        tr = self.state.tracker
+        alive = b.alive
+        for r, vz in z.regs.items():
+            va, vm = a.regs.get(r), m.regs.get(r)
+            if va is None or vm is None:
+                return None
+            t = tr.reg_taint.get(r)
+            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+                continue  # data: its bits are not followed
+            w = b.prog.reg(r).width
+            if w == 1:
+                if not (np.array_equal(va, vm) and np.array_equal(vm, vz)):
+                    return None
+                continue
+            mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+            d1 = (vm.astype(np.uint64) - va.astype(np.uint64)) & mask
+            d2 = (vz.astype(np.uint64) - vm.astype(np.uint64)) & mask
+            d1, d2 = np.broadcast_to(d1, alive.shape), np.broadcast_to(d2, alive.shape)
+            if (d1 != d2)[alive].any():
+                return None
+            if d2[alive].any():
+                out[r] = np.where(alive, d2, 0).astype(np.uint64)
+        return out
+
+    def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray]) -> None:
+        self._attempts[head] = self._attempts.get(head, 0) + 1
+        self._ident += 1
+        sh = self.shadow
+        sh.begin_loop(self._ident, deltas)
+        self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
+                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops)
+
+    def _abandon(self, why: str, final: bool = False) -> None:
+        """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
+        the loop cannot be summarised at all (it writes global memory, say): no more attempts."""
+        proof, self._proof = self._proof, None
+        self.shadow.end_loop(0, accesses=True)
+        if proof is not None:
+            self._history.pop(proof.head, None)
+            if final:
+                self._attempts[proof.head] = MAX_ATTEMPTS
+            note = f"loop at {self._where(proof.head)} not summarised: {why}"
+            if note not in self.notes:
+                self.notes.append(note)
+
+    def _finish(self, b, g, k: int) -> None:
+        proof = self._proof
+        sh = self.shadow
+        lp = sh.loop
+        why = lp.failed if lp is not None else "the shadow left loop mode"
+        if why is not None:  # what the loop does, not where it is: later periods would not do better
+            self._abandon(why, final=True)
+            return
+        if why is None:
+            why = self._ineligible(b, g, proving=True)
+        if why is None and (self.state.detector.races() or b.reports or self.state.uninit_outputs):
+            why = "the loop has a finding (its iterations are all run)"
+        if why is None:
+            why = self._closure(b, proof)
+        if why is None and Canon(b, self.state, self._live_in(b.prog, proof.head)).key != proof.canon:
+            why = "the state at the head does not repeat after one period"
+        if why is not None:
+            self._abandon(why)
+            return
+        periods = self._first_change(lp.decisions)
+        if periods is None:
+            self._abandon(f"no decision of the loop changes within {SCAN_LIMIT} periods")
+            return
+        if periods < 2:
+            self._abandon("the loop ends within the next period")
+            return
+        skip = periods - 1  # periods 1 .. periods-1 are not run
+        written = self._written(b, lp, periods)
+        if written is None:
+            self._abandon("the global bytes the loop writes are not known")
+            return
+        self._skip(b, skip)
+        for buf, lo, hi in written:
+            self.state.footprints.setdefault(buf, []).append((lo, hi))
+        sh.loop_ranges[proof.ident] = periods
+        per_period_ops = self.state.async_ops - proof.async_ops
+        self.state.async_ops += skip * per_period_ops
+        self._proof = None
+        sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
+        self._arrivals[proof.head] += skip * proof.period
+        self._history.pop(proof.head, None)
+        self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident))
+
+    def _closure(self, b, proof: _Attempt) -> str | None:
+        """Every live register is its start value plus (t+1)*D (D its change per period), or repeats
+        and does not depend on t."""
+        sh = self.shadow
+        tr = self.state.tracker
+        alive = b.alive
+        for r in self._live_in(b.prog, proof.head):
+            st = sh.regs.get(r)
+            if r in proof.deltas:
+                start = proof.begun.get(r)
+                if not isinstance(st, Sv) or not isinstance(start, Sv) or st.expr != start.expr:
+                    return f"loop-carried register {r} is not its start value plus a fixed amount per period"
+                grew = np.asarray(st.off if st.off is not None else np.zeros((), np.uint64), np.uint64)
+                w = b.prog.reg(r).width
+                mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+                d = np.broadcast_to((grew - proof.deltas[r]) & mask, alive.shape)
+                if (d[alive] != 0).any():
+                    return f"loop-carried register {r} does not advance by the same amount every period"
+                continue
+            if st is not None and st is not TOP and leaves(st.expr if isinstance(st, Sv) else st, ("t",)):
+                return f"register {r} is live at the loop head and depends on the iteration"
+            t = tr.reg_taint.get(r)
+            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+                continue
+            before = proof.base.get(r)
+            now = b.regs.get(r)
+            if before is None or now is None or not np.array_equal(np.broadcast_to(before, alive.shape)[alive],
+                                                                    np.broadcast_to(now, alive.shape)[alive]):
+                return f"register {r} is live at the loop head and does not repeat"
+        return None
+
+    def _first_change(self, decisions) -> int | None:
+        """The smallest t >= 1 at which a decision differs from t = 0 on some lane (exact evaluation)."""
+        if not decisions:
+            return None
+        sh = self.shadow
+        first = None
+        for d in decisions:
+            lanes = np.nonzero(d.lanes)[0]
+            if lanes.size == 0:
+                continue
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
+            want = d.value[lanes]
+            t0, chunk = 1, max(1, 4096 // lanes.size)
+            limit = SCAN_LIMIT if first is None else first
+            while t0 < limit:
+                ts = np.arange(t0, min(t0 + chunk, limit), dtype=np.uint64)
+                env[("t", sh.loop.ident)] = ts[:, None]
+                got = np.broadcast_to(evaluate(d.expr, env), (ts.size, lanes.size))
+                diff = (got != want[None, :]).any(axis=1)
+                if diff.any():
+                    first = int(ts[np.argmax(diff)])
+                    break
+                t0 += ts.size
+                chunk = min(chunk * 2, 1 << 16)
+        return first
+
+    def _written(self, b, lp, periods: int) -> list[tuple] | None:
+        """The global bytes the skipped periods would write, per buffer as [lo, hi) (every write the
+        period made, at every t in [1, periods)). They were not written: a later access of the run to
+        them (the value there would be another) makes the check run again without summaries."""
+        sh = self.shadow
+        out = []
+        for addr_e, offs, lanes, size, buf in lp.writes:
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
+            ctas = b.cta_of_lane[lanes]
+            lo = np.full(b.n_ctas, np.iinfo(np.int64).max, np.int64)
+            hi = np.full(b.n_ctas, -1, np.int64)
+            t0 = 1
+            while t0 < periods:
+                ts = np.arange(t0, min(periods, t0 + max(1, 65536 // lanes.size)), dtype=np.uint64)
+                env[("t", lp.ident)] = ts[:, None]
+                try:
+                    addr = (np.asarray(evaluate(addr_e, env), dtype=object) + offs.astype(object)) & (2**64 - 1)
+                except (KeyError, TypeError, ValueError):
+                    return None
+                addr = (addr.astype(np.uint64) - np.uint64(b.memory.glob.allocations[buf].base)).astype(np.int64)
+                np.minimum.at(lo, ctas, addr.min(axis=0))
+                np.maximum.at(hi, ctas, addr.max(axis=0) + size)
+                t0 += ts.size
+            for c in np.nonzero(hi >= 0)[0].tolist():  # per CTA: its rows of a tensor lie apart
+                out.append((Buffer(MemSpace.GLOBAL, buf), int(lo[c]), int(hi[c])))
+        return out
+
+    def _skip(self, b, skip: int) -> None:
+        """Registers that depend on t: their values at the end of period `skip` (t = skip)."""
+        sh = self.shadow
+        env = sh.lane_env(skip)
+        alive = b.alive
+        for r, st in list(sh.regs.items()):
+            if st is None or st is TOP:
+                continue
+            e = st.expr if isinstance(st, Sv) else st
+            if not leaves(e, ("t",)):
+                continue
+            w = b.prog.reg(r).width
+            v = evaluate(e, env)
+            if isinstance(st, Sv) and st.off is not None:
+                v = (v + np.asarray(st.off, np.uint64).astype(object)) & ((1 << w) - 1)
+            v = np.broadcast_to(v, alive.shape)
+            dtype = b.regs[r].dtype if r in b.regs else np.uint64
+            old = np.broadcast_to(b.regs.get(r, np.zeros((), dtype)), alive.shape)
+            new = v.astype(bool) if w == 1 else (v.astype(object) & ((1 << w) - 1)).astype(np.uint64).astype(dtype)
+            b.regs[r] = np.where(alive, new, old)
+
+    # ------------------------------------------------------------------ liveness
+    def _live_in(self, prog, head: int) -> set[str]:
+        got = self._live.get(head)
+        if got is None:
+            got = self._live[head] = live_in(prog)[head]
+        return got
+
+    def _where(self, pc: int) -> str:
+        code = self.prog.code
+        ins = code[pc] if pc < len(code) else None
+        return f"{ins.span}" if ins is not None and ins.span is not None else f"pc {pc}"
+
+    def describe(self) -> list[str]:
+        """One line per summarised loop, for the report."""
+        out = []
+        for s in self.summaries:
+            ins = self.prog.code[s.head_pc]
+            out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}) "
+                       "not run: proved to repeat the checked period (same state at the loop head up to "
+                       "shifted epochs and renamed value numbers, the same decisions, the same shared "
+                       "addresses); their global accesses covered symbolically")
+        return out
+
+
+# ---------------------------------------------------------------------------------- liveness
+
+_NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", "membar", "fence", "cp", "mbarrier",
+            "prefetch", "prefetchu", "wgmma", "tcgen05", "stmatrix", "cp.async", "elect", "griddepcontrol", "nanosleep"}
+
+
+def _regs_in(op, prog) -> set[str]:
+    if isinstance(op, A.Sym):
+        return {op.name} if prog.reg(op.name) is not None else set()
+    if isinstance(op, A.Negated):
+        return _regs_in(op.operand, prog)
+    if isinstance(op, A.Vector):
+        return set().union(*(_regs_in(e, prog) for e in op.elements)) if op.elements else set()
+    if isinstance(op, A.Pair):
+        return _regs_in(op.first, prog) | _regs_in(op.second, prog)
+    if isinstance(op, A.Address):
+        return _regs_in(op.base, prog) if op.base is not None else set()
+    return set()
+
+
+def _use_def(ins: A.Instruction, prog) -> tuple[set[str], set[str]]:
+    """Registers an instruction may read, and those it surely overwrites (an unguarded plain result)."""
+    uses: set[str] = set()
+    for op in ins.operands:
+        uses |= _regs_in(op, prog)
+    if ins.guard is not None:
+        uses.add(ins.guard.pred)
+    if not ins.operands or ins.opcode in _NO_DEST or ins.guard is not None:
+        return uses, set()
+    d = ins.operands[0]
+    kills = _regs_in(d, prog) if isinstance(d, (A.Sym, A.Vector, A.Pair)) else set()
+    rest = set().union(*(_regs_in(o, prog) for o in ins.operands[1:])) if len(ins.operands) > 1 else set()
+    return (uses - kills) | rest, kills
+
+
+def live_in(prog) -> list[set[str]]:
+    """Registers live at each pc (may be read before being overwritten on some path)."""
+    code = prog.code
+    n = len(code)
+    succ: list[list[int]] = []
+    for pc, ins in enumerate(code):
+        op = ins.opcode
+        nxt = [pc + 1] if pc + 1 < n else []
+        if op in ("exit", "ret", "trap"):
+            succ.append(nxt if ins.guard is not None else [])
+        elif op == "bra":
+            t = ins.operands[0]
+            dest = [prog.labels[t.name]] if isinstance(t, A.Sym) and t.name in prog.labels else []
+            succ.append([d for d in dest if d < n] + (nxt if ins.guard is not None else []))
+        elif op == "brx":
+            table = ins.operands[1] if len(ins.operands) > 1 else None
+            labs = prog.branch_targets.get(table.name, []) if isinstance(table, A.Sym) else []
+            succ.append([prog.labels[x] for x in labs if x in prog.labels and prog.labels[x] < n])
+        else:
+            succ.append(nxt)
+    ud = [_use_def(ins, prog) for ins in code]
+    live: list[set[str]] = [set() for _ in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            out = set().union(*(live[s] for s in succ[pc])) if succ[pc] else set()
+            uses, kills = ud[pc]
+            new = uses | (out - kills)
+            if new != live[pc]:
+                live[pc] = new
+                changed = True
+    return live
+
+
+# ---------------------------------------------------------------------------------- canonical state
+
+class Canon:
+    """The state a loop's future depends on, besides the registers' bits, in a form that two
+    boundaries of a periodic loop share (compared by `key`):
+
+    - epochs (vector-clock entries, own entries, records of the race detector, stamps of operations
+      in flight) are replaced by their rank among the values of their column (per CTA): later runs
+      only compare them (>=), join them (max) and count on from the newest, so states whose columns
+      have the same order structure behave alike;
+    - value numbers are renamed in order of first appearance (equal numbers stay equal);
+    - barrier instances, async-group indices and the like are taken relative to their current counts;
+    - only registers live at the loop head count; global memory's detector state does not (the loop
+      only reads global memory, covered symbolically by grid.py).
+    Whatever is not canonicalised is compared as it is; a unit this class does not know makes the key
+    unique (such a loop is never summarised)."""
+
+    def __init__(self, b, state: CheckState, live: set[str]) -> None:
+        self.b, self.state, self.live = b, state, live
+        self.clocks = state.clocks
+        state.detector.flush()
+        self.parts: list = []
+        self._hashes: list[np.ndarray] = []
+        self._gather()
+        self._batch()
+        self._clocks()
+        self._detector()
+        self._shadows()
+        self.key = tuple(self.parts)
+
+    def _add(self, name: str, value) -> None:
+        if isinstance(value, np.ndarray):
+            value = (value.shape, str(value.dtype), value.tobytes())
+        self.parts.append((name, value))
+
+    # ---- epochs, ranked per column
+    def _gather(self) -> None:
+        """Collect every epoch the canonical state holds, as (cta, column, value), and rank them."""
+        c = self.clocks
+        T = c.T
+        self.W = W = c._table.shape[1]
+        rows = np.arange(c.n_threads)
+        ctas = rows // T
+        # the table's vectors in use, each with its CTA: threads' clocks, pending snapshots, agents,
+        # stamps of operations in flight
+        vec_ids, vec_ctas = [c.base.reshape(-1)], [np.tile(ctas, len(Kind))]
+        self._pending_vecs = []
+        for (cta, key), snaps in c.pending.items():
+            for k, v in snaps.items():
+                self._pending_vecs.append(np.asarray(c._full(v), np.int64))
+        for a in c.agents:
+            ids = np.array(list(a.bases.values()), np.int64)
+            vec_ids.append(ids)
+            vec_ctas.append(np.full(ids.size, a.cta))
+        self._stamps = []
+        cp = self.b.units.get("async_copy")
+        inflight = {r.op.ident for r in (cp.records if cp is not None else []) if r.op is not None}
+        for ident in sorted(inflight):
+            got = self.state._ops.get(ident)
+            if got is not None and len(got) == 3:
+                issued, rrows, stamp = got
+                vec_ids.append(stamp.bases.reshape(-1).astype(np.int64))
+                vec_ctas.append(np.tile(rrows // T, stamp.bases.shape[0]))
+                self._stamps.append((ident, issued, rrows, stamp))
+        vec_ids = np.concatenate(vec_ids).astype(np.int64)
+        vec_ctas = np.concatenate(vec_ctas).astype(np.int64)
+        # distinct (vector, CTA) pairs: threads of a CTA mostly share their vectors
+        self.uniq_vec, self.vec_index = np.unique(vec_ids * c.n_ctas + vec_ctas, return_inverse=True)
+        self.vec_index = self.vec_index.reshape(-1)
+        self.vec_ctas = self.uniq_vec % c.n_ctas
+        pend_ctas = [cta for (cta, key), snaps in c.pending.items() for _ in snaps]
+        ctab = c._table[self.uniq_vec // c.n_ctas].astype(np.int64)
+        pv = np.stack(self._pending_vecs) if self._pending_vecs else np.zeros((0, W), np.int64)
+        allvec = np.concatenate([ctab, pv])
+        allcta = np.concatenate([self.vec_ctas, np.array(pend_ctas, np.int64)])
+        cols = np.broadcast_to(np.arange(W), allvec.shape)
+        parts_cta, parts_col, parts_val = [np.broadcast_to(allcta[:, None], allvec.shape).reshape(-1)], \
+            [cols.reshape(-1)], [allvec.reshape(-1)]
+        # own entries: slot 0 at the thread's column, slot s at its stream's column
+        scol = np.zeros(SLOTS, np.int64)
+        for s_, col in c._stream_col.items():
+            scol[int(s_)] = col
+        own_cols = np.stack([(rows % T) + scol[sl] for sl in range(SLOTS)])  # (SLOTS, rows)
+        self.own_cols = own_cols
+        for kind in Kind:
+            parts_cta.append(np.tile(ctas, SLOTS))
+            parts_col.append(own_cols.reshape(-1))
+            parts_val.append(c.owns[kind].reshape(-1).astype(np.int64))
+        parts_cta.append(np.tile(ctas, SLOTS))
+        parts_col.append(own_cols.reshape(-1))
+        parts_val.append(c.next_op.reshape(-1).astype(np.int64))
+        for a in c.agents:
+            parts_cta.append(np.array([a.cta]))
+            parts_col.append(np.array([a.col]))
+            parts_val.append(np.array([a.epoch]))
+        for _, issued, rrows, stamp in self._stamps:
+            parts_cta.append(rrows // T)
+            parts_col.append(np.full(rrows.size, -1))  # stream columns: the op's own index (ranked apart)
+            parts_val.append(stamp.epochs.astype(np.int64))
+        self._records = self._kept_records()
+        R = self.state.detector.R
+        if self._records.size:
+            r = self._records
+            parts_cta.append(self.clocks.cta_of(R["hbrow"][r]))
+            parts_col.append(R["col"][r].astype(np.int64))
+            parts_val.append(R["epoch"][r].astype(np.int64))
+        cta_a = np.concatenate(parts_cta).astype(np.int64)
+        col_a = np.concatenate(parts_col).astype(np.int64)
+        val_a = np.concatenate(parts_val).astype(np.int64)
+        key = ((cta_a * (W + 1) + (col_a + 1)) << 40) + val_a
+        self._uniq = np.unique(key)
+        self._group_first = np.searchsorted(self._uniq, (self._uniq >> 40) << 40)
+
+    def rank(self, cta, col, value) -> np.ndarray:
+        """Rank of `value` among the collected values of (cta, col) (all three broadcast)."""
+        cta, col, value = np.broadcast_arrays(np.asarray(cta, np.int64), np.asarray(col, np.int64),
+                                              np.asarray(value, np.int64))
+        key = ((cta * (self.W + 1) + (col + 1)) << 40) + value
+        i = np.searchsorted(self._uniq, key)
+        return i - self._group_first[np.minimum(i, self._uniq.size - 1)]
+
+    def rank_vec(self, v: np.ndarray, cta) -> np.ndarray:
+        v = np.asarray(v, np.int64)
+        return self.rank(np.asarray(cta)[..., None] if np.ndim(cta) else cta, np.arange(v.shape[-1]), v)
+
+    # ---- the machine
+    def _batch(self) -> None:
+        b = self.b
+        self._add("alive", b.alive)
+        self._add("groups", tuple((g.pc, g.status, g.mask.tobytes(), len(g.joins), g.ctl, g.explore, g.barrier,
+                                   tuple(sorted(g.pending))) for g in b.groups if g.status != "done"))
+        self._add("bar_arrived", b.bar_arrived)
+        self._add("bar_count_of", tuple(sorted(b.bar_count_of.items())))
+        self._add("bar_red", tuple(sorted(b.bar_red)))
+        for name in sorted(b.units):
+            u = b.units[name]
+            if name == "async_copy":
+                self._async_copy(u)
+            elif name == "mbarrier" and not u.bars and not u.unobserved:
+                self._add("mbarrier", (tuple(sorted(u.inits.items())),))
+            else:
+                self._add(name, object())  # not canonicalised: never equal
+        sh = self.state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
+        if sh is not None and b.memory.shared.size > 1:
+            taint = sh.taint[np.arange(b.memory.shared.size)]
+            self._add("shared_plain_bytes", np.where(taint == 0, b.memory.shared, 0))
+        if b.memory.local.size > 1:
+            self._add("local", b.memory.local)
+
+    def _async_copy(self, u) -> None:
+        recs = []
+        for r in u.records:
+            rel_group = r.group - u.committed[r.lanes]
+            recs.append((id(r.ins), r.lanes.tobytes(), rel_group.tobytes(), r.dst.tobytes(), r.done.tobytes(), r.pc,
+                         self._op_label(r.op)))
+        self._add("cp.async", (tuple(recs), len(u.bulk_ops), len(u.exited_pending), len(u.unwaited_bulk)))
+
+    def _op_label(self, op) -> object:
+        """An operation in flight: its kind, its clocks (ranked) and what it read (live rows)."""
+        if op is None:
+            return None
+        st = self.state
+        got = st._ops.get(op.ident)
+        reads = []
+        for r in st._read_bytes.get(op.ident, []):
+            live = r.live[r.order]
+            if live.any():
+                rows = r.order[live]
+                reads.append((r.lanes[live].tobytes(), r.t[rows].tobytes(), r.p[rows].tobytes()))
+                self._hashes.append(r.h[rows].reshape(-1))
+        if got is None:
+            return (id(op.ins), op.completion, tuple(reads))
+        if op.stream is None:
+            agent, epoch = got
+            return (id(op.ins), "agent", agent.col, int(self.rank(agent.cta, agent.col, epoch)), tuple(reads))
+        issued, rows, stamp = got
+        cta = rows // self.clocks.T
+        ids = stamp.bases.astype(np.int64) * self.clocks.n_ctas + cta[None, :]
+        u, inv = np.unique(ids, return_inverse=True)
+        vecs = tuple(self._ranked_id(int(x)) for x in u.tolist())
+        epochs = self.rank(cta, -1, stamp.epochs)
+        return (id(op.ins), "stream", issued.tobytes(), vecs, inv.reshape(-1).tobytes(), epochs.tobytes(),
+                tuple(reads))
+
+    def _ranked_id(self, pair: int) -> bytes:
+        """The ranked form of table vector pair // n_ctas in CTA pair % n_ctas (memoised)."""
+        memo = self.__dict__.setdefault("_memo", {})
+        got = memo.get(pair)
+        if got is None:
+            c = self.clocks
+            got = memo[pair] = self.rank_vec(c._table[pair // c.n_ctas], pair % c.n_ctas).tobytes()
+        return got
+
+    # ---- clocks
+    def _clocks(self) -> None:
+        c = self.clocks
+        T = c.T
+        n = c.n_threads
+        ctas = np.arange(n) // T
+        # every distinct (vector, CTA) in threads' clocks: its ranked form, numbered in first-seen order
+        used = self.vec_index[:len(Kind) * n]
+        ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas[:, None])
+        _, first, inv = np.unique(ranked, axis=0, return_index=True, return_inverse=True)
+        canon_of = inv.reshape(-1)[used]  # per (kind, row): its vector's class
+        seen = np.unique(canon_of, return_index=True)[1]
+        order = np.empty(first.size, np.int64)
+        order[canon_of[np.sort(seen)]] = np.arange(seen.size)
+        self._add("thread_clocks", order[canon_of])
+        self._add("thread_clock_values", ranked[first[canon_of[np.sort(seen)]]])
+        for kind in Kind:
+            self._add(f"owns.{kind.name}", self.rank(np.tile(ctas, SLOTS), self.own_cols.reshape(-1),
+                                                     c.owns[kind].reshape(-1)))
+        self._add("next_op", self.rank(np.tile(ctas, SLOTS), self.own_cols.reshape(-1), c.next_op.reshape(-1)))
+        pend = []
+        i = 0
+        for (cta, key), snaps in c.pending.items():
+            items = []
+            for k in snaps:
+                items.append((str(k), self.rank_vec(self._pending_vecs[i], cta).tobytes()))
+                i += 1
+            pend.append((cta, self._sync_key(cta, key), tuple(sorted(items))))
+        self._add("pending", tuple(sorted(pend, key=repr)))
+        self._add("agents", tuple((a.cta, a.col, a.unit, a.completed, int(self.rank(a.cta, a.col, a.epoch)),
+                                   tuple((str(k), self.rank_vec(c._table[v], a.cta).tobytes())
+                                         for k, v in sorted(a.bases.items(), key=lambda x: str(x[0]))))
+                                  for a in c.agents))
+        self._add("free", tuple(sorted((k, tuple(a.col for a in v)) for k, v in c._free.items())))
+        self._add("streams", tuple(sorted((int(s), col) for s, col in c._stream_col.items())))
+
+    def _sync_key(self, cta: int, key) -> object:
+        b = self.b
+        if isinstance(key, tuple) and key and key[0] == "observed":
+            return ("observed", object())  # consumed at once: never left at a boundary
+        kind = getattr(key, "kind", None)
+        if kind is SyncKind.BARRIER:
+            bar_id, inst = key.ident
+            return ("bar", bar_id, inst - int(b.bar_instance[cta, bar_id]))
+        if kind is SyncKind.WARP_SYNC:
+            warp, occ = key.ident
+            return ("warpsync", warp, occ - b.warp_syncs)
+        return ("other", object())  # mbarrier phases: not canonicalised here
+
+    # ---- the race detector
+    def _kept_records(self) -> np.ndarray:
+        """The records the non-global bytes keep (their latest writes and the reads since), by byte."""
+        det = self.state.detector
+        self._bytes = []
+        ids = []
+        for st in sorted(det._buffers.values(), key=lambda s: s.order):
+            if st.buffer.space in (MemSpace.GLOBAL, MemSpace.PARAM):
+                continue  # global bytes: the loop only reads them, covered symbolically (grid.py)
+            keys, w = _touched(st.lastw)
+            hk, h = _touched(st.rhead)
+            has_r = hk[h >= 0]
+            rb, rr, _ = det._reads(has_r, h[h >= 0]) if has_r.size else (np.zeros(0, np.int64),) * 3
+            if rr.size:  # a thread's earlier read of a byte is ordered before its later one (program order):
+                # whatever a later write is ordered after, or races with, the latest read of that thread
+                # and instruction decides; only those count (a read each iteration of a tile loaded once)
+                R = det.R
+                sig = np.stack([rb] + [R[f][rr].astype(np.int64) for f in
+                                       ("hbrow", "pc", "kind", "strong", "proxy", "start", "size", "op", "sem")])
+                thread = R["slot"][rr] == 0
+                o = np.lexsort(np.vstack([R["epoch"][rr][None, :].astype(np.int64), sig]))
+                last = np.r_[(sig[:, o][:, 1:] != sig[:, o][:, :-1]).any(axis=0), True]
+                keep = np.zeros(rr.size, bool)
+                keep[o[last]] = True
+                keep |= ~thread
+                rb, rr = rb[keep], rr[keep]
+            wk = keys[w >= 0]
+            entry_key = np.concatenate([wk, rb])
+            role = np.concatenate([np.zeros(wk.size, np.int64), np.arange(1, rb.size + 1)])
+            rec = np.concatenate([w[w >= 0], rr])
+            o = np.lexsort((role, entry_key))
+            self._bytes.append((st, entry_key[o], (role[o] > 0).astype(np.int64), rec[o]))
+            ids.append(rec[o])
+        return np.concatenate(ids).astype(np.int64) if ids else np.zeros(0, np.int64)
+
+    def _detector(self) -> None:
+        det = self.state.detector
+        if det.edges or det._release_seen:
+            self._add("detector", object())
+            return
+        R = det.R
+        for st, keys, is_read, rec in self._bytes:
+            if st.found or st.same or st.atomic:
+                self._add(f"detector.{st.buffer}", object())
+                continue
+            cta = self.clocks.cta_of(R["hbrow"][rec]) if rec.size else np.zeros(0, np.int64)
+            fields = [keys, is_read] + [R[f][rec].astype(np.int64) for f in
+                                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem",
+                                          "row", "col")]
+            hb = R["hbrow"][rec].astype(np.int64)
+            agent = R["slot"][rec] < 0
+            fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row
+            fields.append(self.rank(cta, R["col"][rec], R["epoch"][rec]) if rec.size else np.zeros(0, np.int64))
+            table = np.stack(fields) if rec.size else np.zeros(0, np.int64)
+            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine))
+
+    # ---- value shadows
+    def _shadows(self) -> None:
+        tr = self.state.tracker
+        b = self.b
+        reals = []
+        live = sorted(self.live)
+        for name in live:
+            t = tr.reg_taint.get(name)
+            self._add(f"taint.{name}", np.broadcast_to(t, (b.n,)) if t is not None else None)
+            h = tr.reg_hash.get(name)
+            if h is not None:
+                self._hashes.append(np.broadcast_to(h, (b.n,)))
+                reals.append(np.broadcast_to(tr.reg_real.get(name, h), (b.n,)))
+            p = tr.reg_parts.get(name)
+            if p is not None:
+                self._hashes.append(p[0].reshape(-1))
+                reals.append(p[2].reshape(-1))
+                self._add(f"parts.{name}", p[1])
+        sh = tr.mem.get(b.memory._buffers[MemSpace.SHARED])
+        if sh is not None:
+            idx = np.arange(b.memory.shared.size)
+            self._add("shared.pos", sh.pos[idx])
+            self._add("shared.taint", sh.taint[idx])
+            self._add("shared.cta", sh.cta[idx])
+            self._hashes.append(sh.hash[idx])
+        self._add("numbers", _first_seen(np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)))
+        self._add("reals", _first_seen(np.concatenate(reals) if reals else np.zeros(0, np.uint64)))
+
+
+def _first_seen(values: np.ndarray) -> np.ndarray:
+    """Each value's rank among the distinct values in order of first appearance (a canonical renaming)."""
+    if values.size == 0:
+        return values.astype(np.int64)
+    _, first, inv = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inv.reshape(-1)]
+
+
+def _touched(p) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, values) of the elements of a paged array made so far, in index order."""
+    pages = p.made_pages()
+    if pages.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, p.dtype)
+    idx = (pages[:, None] * PAGE + np.arange(PAGE)).reshape(-1)
+    idx = idx[idx < p.size]
+    return idx, p[idx]
+
+
+__all__ = ["LoopSummariser", "Summary", "Canon", "live_in"]

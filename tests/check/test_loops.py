@@ -1,0 +1,178 @@
+"""Loop summaries (symexec.check.loops): iterations proved to repeat are not run.
+
+The evaluator of the shadow's expressions agrees with the Z3 terms grid.py builds from them; the
+liveness the proof relies on is right on a small loop; with summaries on and off, hand-written loop
+kernels and a suite GEMM get the same verdicts and findings, and the summary is used where it
+applies (the race in a late iteration and the out-of-bounds read of a skipped iteration are still
+found; the stores of skipped iterations are proved like their loads, and when the run reads one
+back the loops run iteration by iteration).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ptx_parser
+import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
+from harness.compile import compile_contract
+from harness.emulate import launch_for
+from harness.suite import get
+from symexec import load_program
+from symexec.check import check_kernel
+from symexec.check import run as runmod
+from symexec.check.grid import _z3
+from symexec.check.grid_expr import evaluate, simplify, substitute
+from symexec.check.loops import live_in
+from volta.check_cli import check_file
+
+REGRESSION = Path(__file__).resolve().parents[1] / "regression"
+
+# ------------------------------------------------------------------------------ expressions
+
+_OPS = ["add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "udiv", "urem", "sdiv", "srem", "smin", "smax",
+        "umin", "umax"]
+_CMPS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+def _exprs(w: int, depth: int):
+    leaf = st.one_of(st.builds(lambda v: ("k", w, v), st.one_of(st.sampled_from([0, 1, 2, w - 1, w, (1 << w) - 1,
+                                                                                   1 << (w - 1)]),
+                                                              st.integers(0, (1 << w) - 1))),
+                     st.just(("t", 64, 0) if w == 64 else ("trunc", w, ("t", 64, 0))))
+    if depth == 0:
+        return leaf
+    sub = _exprs(w, depth - 1)
+    ops = [st.tuples(st.sampled_from(_OPS), st.just(w), sub, sub),
+           st.tuples(st.just("ite"), st.just(w), st.tuples(st.just("cmp"), st.just(0), st.sampled_from(_CMPS), sub, sub),
+                     sub, sub),
+           st.tuples(st.just("high"), st.just(w), st.tuples(st.just("mul"), st.just(2 * w),
+                                                            st.tuples(st.just("zext"), st.just(2 * w), sub),
+                                                            st.tuples(st.just("sext"), st.just(2 * w), sub)))]
+    if w == 64:
+        ops.append(st.tuples(st.sampled_from(["zext", "sext"]), st.just(64), _exprs(32, depth - 1)))
+    else:
+        ops.append(st.tuples(st.just("trunc"), st.just(w), _exprs(64, depth - 1)))
+    return st.one_of(leaf, *ops)
+
+
+@settings(max_examples=400, deadline=None)
+@given(e=st.one_of(_exprs(32, 3), _exprs(64, 3)), t=st.one_of(st.sampled_from([0, 1, 2**63, 2**64 - 1]),
+                                                              st.integers(0, 2**64 - 1)))
+def test_evaluate_agrees_with_z3(e, t: int) -> None:
+    got = int(evaluate(e, {("t", 0): np.uint64(t)}))
+    assert got == z3.simplify(_z3(e, {("t", 0): z3.BitVecVal(t, 64)})).as_long()
+    assert int(evaluate(substitute(e, "t", 0, t), {})) == got  # folding on the way keeps the value
+
+
+def test_evaluate_is_vectorised_over_lanes_and_iterations() -> None:
+    e = ("cmp", 0, "slt", ("add", 32, ("trunc", 32, ("t", 64, 0)), ("p", 32, 0)), ("k", 32, 100))
+    got = evaluate(e, {("t", 0): np.arange(4, dtype=np.uint64)[:, None], ("p", 0): np.array([95, 97, 99], np.uint64)})
+    assert got.tolist() == [[True, True, True], [True, True, False], [True, True, False], [True, False, False]]
+
+
+def test_simplify_gives_back_the_runs_expression_at_t_0() -> None:
+    base, d = ("p", 64, 3), ("p", 64, 4)
+    e = ("add", 64, base, ("mul", 64, ("t", 64, 7), d))
+    assert substitute(e, "t", 7, 0) == base
+    assert simplify(("and", 32, ("k", 32, 6), ("k", 32, 3))) == ("k", 32, 2)
+
+
+# ------------------------------------------------------------------------------ liveness
+
+LOOP = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  ld.param.u32 %r1, [n];
+  mov.u32 %r2, 0;
+  mov.u32 %r3, 7;
+HEAD:
+  mul.lo.u32 %r4, %r2, 3;
+  add.u32 %r5, %r4, %r3;
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra HEAD;
+  mov.u32 %r6, %r5;
+  ret;
+}
+"""
+
+
+def test_live_in_at_a_loop_head() -> None:
+    prog = load_program(ptx_parser.parse(LOOP, "loop.ptx"), "k")
+    head = prog.labels["HEAD"]
+    # the counter, the bound and the constant are read in the body; r4/r5 are written before use
+    assert live_in(prog)[head] == {"%r1", "%r2", "%r3"}
+
+
+# ------------------------------------------------------------------------------ summaries on and off
+
+LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
+              "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok"]
+
+
+def _both(fn):
+    out = {}
+    for mode in (True, False):
+        saved = runmod.LOOP_SUMMARIES
+        runmod.LOOP_SUMMARIES = mode
+        try:
+            out[mode] = fn()
+        finally:
+            runmod.LOOP_SUMMARIES = saved
+    return out
+
+
+def _same(a, b) -> None:
+    assert a.verdict == b.verdict
+    assert [(f.kind, f.message, [s.describe() for s in f.sites]) for f in a.findings] == \
+        [(f.kind, f.message, [s.describe() for s in f.sites]) for f in b.findings]
+
+
+@pytest.mark.parametrize("stem", LOOP_CASES)
+def test_loop_summary_agrees_with_running_every_iteration(stem: str) -> None:
+    r = _both(lambda: check_file(REGRESSION / f"{stem}.ptx"))
+    _same(r[True], r[False])
+
+
+def test_loop_summary_skips_the_repeating_iterations() -> None:
+    r = check_file(REGRESSION / "loop_shared_staging_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert s["iterations_skipped"] >= 50 and s["period"] == 1
+    assert any("not run: proved to repeat" in a for a in r.assumptions)
+    # the racy twin: the summary stops before the iteration whose barrier is skipped, which runs
+    r = check_file(REGRESSION / "loop_shared_staging_last_barrier_skipped.ptx")
+    assert r.verdict == "race" and r.stats["loops_summarised"][0]["iterations_skipped"] <= 58
+
+
+def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
+    r = check_file(REGRESSION / "loop_stores_partial_sums_ok.ptx")
+    assert r.verdict == "race_free" and r.stats["loops_summarised"]  # the stores are classes over t
+    # its twin reads back a store of an iteration the summary did not run: every iteration, then
+    r = check_file(REGRESSION / "loop_stores_reads_back_ok.ptx")
+    assert r.verdict == "race_free" and "loops_summarised" not in r.stats
+    assert any("iteration by iteration" in n and "would have written" in n for n in r.notes)
+
+
+@pytest.mark.slow
+def test_gemm_k_loop_summary_agrees_with_every_iteration() -> None:
+    c = get("gemm_fp16")
+    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 1024, "N": 1024, "K": 1024}})
+    comp = compile_contract(c, "sm_80")
+    prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
+    launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
+    r = _both(lambda: check_kernel(prog, launch, grid="symbolic"))
+    _same(r[True], r[False])
+    assert r[True].verdict == "race_free" and r[True].stats["loops_summarised"]
+    assert r[True].stats["steps"] < r[False].stats["steps"]

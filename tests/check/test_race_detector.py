@@ -1,0 +1,132 @@
+"""The streaming race detector (symexec.check.races) against the batch formulation it replaced
+(tests/check/oracle_races.py: every access logged, one pass over the whole log at the end).
+
+Both must report the same pairs: same bytes (first and last), instructions, lanes, reasons and counts. Compared on
+the recorded accesses of every regression case (real clocks: barriers, mbarriers, async
+operations, proxies, tensor memory, atomics, cross-CTA release/acquire) and on random traces of
+threads that access a few bytes (any size and alignment, in global memory and in per-CTA windows of
+shared memory) and synchronise at barriers (hypothesis), with windows of a few accesses so that
+state carried between windows is exercised.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ptx_parser
+import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
+from symexec import load_program
+from symexec.check import races
+from symexec.check.hb import Clocks, Kind, STAMPED
+from symexec.check.races import ATOMIC, READ, WRITE, Event, RaceDetector
+from symexec.check.run import new_run, run_checked
+from symexec.events import Buffer, MemSpace
+from volta.inputs import header, spec_launch
+from volta.results import BadInput
+
+import oracle_races
+
+REGRESSION = Path(__file__).resolve().parents[1] / "regression"
+CASES = sorted(p for p in REGRESSION.glob("*.ptx") if "expect" in header(p))
+
+
+def _old(pairs, log) -> list[tuple]:
+    return [(q.buffer, q.byte, log[q.a_event].pc, q.a_lane, log[q.b_event].pc, q.b_lane, q.reason, q.benign, q.count,
+             max(q.last, q.byte))
+            for q in pairs]
+
+
+def _new(pairs) -> list[tuple]:
+    return [(p.buffer, p.byte, p.a.pc, p.a.lane, p.b.pc, p.b.lane, p.reason, p.benign, p.count, max(p.last, p.byte))
+            for p in pairs]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+def test_detector_matches_batch_pass_on_regression_case(path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(races, "WINDOW", 64)  # many windows: the state between them matters
+    monkeypatch.setattr(races, "GC_EVERY", 256)  # and records dropped as soon as no byte refers to them
+    monkeypatch.setattr(races, "GC_ALWAYS", True)
+    module = ptx_parser.parse_file(path)
+    try:
+        launch, fn = spec_launch(path, module, None, None)
+    except BadInput:
+        pytest.skip("a launch CUDA refuses: nothing runs")
+    prog = load_program(module, fn.name)
+    run = new_run(prog, launch)
+    run.state.log = []
+    run_checked(run, prog, launch)
+    log = run.state.log
+    old = oracle_races.find_races(log, run.state.clocks, run.state.lanes_per_cta)
+    assert _new(run.state.detector.races()) == _old(old, log)
+
+
+# ------------------------------------------------------------------------------------- random traces
+
+T = 4  # threads per CTA
+STRIDE = 300  # bytes of "shared memory" per CTA: not a multiple of 16, and over a page of granules
+
+_start = st.one_of(st.integers(0, 24), st.integers(240, 270))
+_access = st.tuples(st.just("access"), st.integers(0, 2 * T - 1), st.integers(1, 2 * T - 1),
+                    st.sampled_from([READ, READ, WRITE, WRITE, ATOMIC]), _start,
+                    st.sampled_from([1, 2, 4, 4, 8, 16]), st.sampled_from([0, 0, 0, 1, 3]), st.integers(0, 2),
+                    st.integers(0, 3), st.booleans())
+_barrier = st.tuples(st.just("barrier"), st.integers(0, 1), st.integers(1, (1 << T) - 1))
+
+
+def _trace(ops, ctas: int, detector: RaceDetector, clocks: Clocks) -> list[Event]:
+    log = []
+    detector.shared_bytes = STRIDE
+    pk = STAMPED.index(Kind.P_GLOBAL)
+    for time, op in enumerate(ops, start=1):
+        if op[0] == "barrier":  # threads `mask` of one CTA release, then all of them acquire
+            _, cta, mask = op
+            if cta >= ctas:
+                continue
+            rows = np.array([cta * T + t for t in range(T) if mask >> t & 1])
+            clocks.release(rows, ("bar", time))
+            clocks.acquire(rows, ("bar", time))
+            continue
+        _, first, count, kind, start, nb, strong, value, pc, shared = op
+        lanes = np.arange(first, min(first + count, ctas * T))
+        if lanes.size == 0:
+            continue
+        s = clocks.stamp(lanes)
+        flat = start + np.arange(nb)[None, :] + np.zeros((lanes.size, 1), np.int64)
+        if kind != READ and lanes.size > 1 and value == 0:
+            flat = flat + (lanes[:, None] % 2) * nb  # lanes of one store hit two places, pairwise shared
+        if shared:  # each CTA its own window
+            buf, size = Buffer(MemSpace.SHARED, 0), ctas * STRIDE
+            flat = flat + (lanes[:, None] // T) * STRIDE
+        else:
+            buf, size = Buffer(MemSpace.GLOBAL, 0), STRIDE
+        values = (np.full(lanes.size, value, np.uint64) if value < 2 else lanes.astype(np.uint64)) \
+            if kind != READ else None
+        e = Event(time, pc, kind, strong, buf, lanes, flat, lanes, s.bases[[0, pk]].astype(np.int32), s.epochs,
+                  values, values, size=size)
+        detector.add(e)
+        log.append(e)
+    return log
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
+       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans())
+def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool) -> None:
+    """`gc`: drop the unreferenced records after every few accesses."""
+    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS
+    races.WINDOW = window
+    if gc:
+        races.GC_EVERY, races.GC_ALWAYS = 4, True
+    try:
+        clocks = Clocks(ctas, T)
+        detector = RaceDetector(clocks, T)
+        log = _trace(ops, ctas, detector, clocks)
+        new = _new(detector.races())
+    finally:
+        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS = saved
+    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window))
