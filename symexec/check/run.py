@@ -43,20 +43,22 @@ class CheckRun:
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
-            concrete: bool = False, terms: bool = False) -> CheckRun:
+            concrete: bool = False, terms: bool = False, exec_factory=CheckedExec, policy=None) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
-    observers (the symbolic grid's shadow). concrete: follow every branch as the launch's input
-    decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
-    data-dependent values are computed (terms.py)."""
+    observers (the symbolic grid's shadow, the equivalence shadow). concrete: follow every branch as
+    the launch's input decides (ConcretePolicy) instead of exploring data-dependent ones both ways.
+    terms: record how data-dependent values are computed (terms.py). exec_factory(batch, state): the
+    instruction context (the equivalence shadow's wraps CheckedExec); policy(state): the branch
+    policy (default: as `concrete` says)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
     if terms:
         state.terms = TermLog()
     state.input_buffers = set(range(len(launch.buffers)))
     sync = SyncLog(state)
-    policy = (ConcretePolicy if concrete else DataDependencePolicy)(state)
+    policy = (policy or (ConcretePolicy if concrete else DataDependencePolicy))(state)
     m = Machine(prog, launch, observers=(state, sync, *observers), policy=policy, ctas=ctas,
-                exec_factory=lambda b: CheckedExec(b, state))
+                exec_factory=lambda b: exec_factory(b, state))
     return CheckRun(m, state, ctas, sync)
 
 
