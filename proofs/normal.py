@@ -110,12 +110,21 @@ class Rat:
 NF = Rat | Inf
 
 
-def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable) -> tuple[Mono, Coef]:
-    """Product of two monomials (exponents added; two exp2 atoms merged): (monomial, coefficient)."""
+def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None) -> tuple[Mono, Coef]:
+    """Product of two monomials (exponents added; two exp2 atoms merged): (monomial, coefficient).
+    `special`: atoms that need exp2_merge (exp2 atoms, indicators); two single plain atoms are
+    merged directly."""
     if not a:
         return b, 1
     if not b:
         return a, 1
+    if special is not None and len(a) == 2 and len(b) == 2 and a[0] not in special and b[0] not in special:
+        if a[0] < b[0]:
+            return (a[0], a[1], b[0], b[1]), 1
+        if b[0] < a[0]:
+            return (b[0], b[1], a[0], a[1]), 1
+        e = a[1] + b[1]
+        return ((a[0], e) if e else ()), 1
     d: dict[int, int] = {}
     for i in range(0, len(a), 2):
         d[a[i]] = a[i + 1]
@@ -133,6 +142,7 @@ class Normalizer:
         self._atom_ids: dict[tuple, int] = {}
         self._exp2: set[int] = set()  # atom ids of exp2 atoms
         self._ind: set[int] = set()  # atom ids of indicators
+        self._special: set[int] = set()  # both (products of them need _merge_exp2)
         self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
         self.assumptions: list[str] = []  # what some lemma relied on
         self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
@@ -145,6 +155,11 @@ class Normalizer:
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
         self._budget = EXPAND_BUDGET
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
+        self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
+        self._shape_ids: dict[int, int] = {}
+        self._shape_keys: dict[tuple, int] = {}
+        self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
+        self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
 
@@ -157,8 +172,10 @@ class Normalizer:
             self.atoms.append((kind, payload))
             if kind is AtomKind.EXP2:
                 self._exp2.add(got)
+                self._special.add(got)
             if kind is AtomKind.IND:
                 self._ind.add(got)
+                self._special.add(got)
         return got
 
     def poly_id(self, p: Poly) -> int:
@@ -184,6 +201,10 @@ class Normalizer:
     # ------------------------------------------------------------------ polynomial arithmetic
     def _merge_exp2(self, d: dict[int, int]) -> tuple[Mono, Coef]:
         coef: Coef = 1
+        exp2 = self._exp2
+        if not any(a in exp2 for a in d):  # indicators only: [c]^k = [c]
+            ind = self._ind
+            return tuple(x for a in sorted(d) if d[a] for x in (a, 1 if d[a] > 1 and a in ind else d[a])), 1
         for a, e in d.items():  # [c]^k = [c]
             if e > 1 and a in self._ind:
                 d[a] = 1
@@ -217,9 +238,10 @@ class Normalizer:
         if len(a) < len(b):
             a, b = b, a
         out: Poly = {}
+        special = self._special
         for mb, cb in b.items():
             for ma, ca in a.items():
-                m, c = _mono_mul(ma, mb, self._merge_exp2)
+                m, c = _mono_mul(ma, mb, self._merge_exp2, special)
                 v = out.get(m, 0) + ca * cb * c
                 if v:
                     out[m] = v
@@ -781,9 +803,71 @@ class Normalizer:
             return self.const(v)
         if int(T.op[i]) != Op.INPUT:
             table = self.table(i)
-            if table is not None:  # a function of few input bits: the atom is that function
-                return Rat({(self.atom(AtomKind.INT, (table, signed)), 1): 1})
+            if table is not None:  # a function of few input bits: its values say what it is
+                w = SORTS[int(T.sort[i])].width
+                ck = (table[2], w, signed)
+                vals = self._selections.get(ck)
+                if vals is None:
+                    raw = np.frombuffer(table[2], np.uint64)
+                    vals = self._selections[ck] = tuple(int(v) - (1 << w) if signed and int(v) >> (w - 1) & 1
+                                                        else int(v) for v in raw.tolist())
+                return self._selection(table[1], vals)
         return Rat({(self.atom(AtomKind.INT, (i, signed)), 1): 1})
+
+    def _selection(self, leaves: tuple, vals: tuple) -> NF:
+        """A number that is a function of input bits, by its values for every assignment: two values
+        v0 (on the first assignment), v1 are v0 + (v1 - v0) [the bits select v1]; more, an atom of
+        the value table (the same function of the same bits, the same atom)."""
+        got = self._selected.get(vals)
+        if got is None:
+            distinct = sorted(set(vals))
+            got = self._selected[vals] = (distinct, np.array([v != vals[0] for v in vals], np.uint64).tobytes())
+        distinct, sel = got
+        if len(distinct) == 1:
+            return self.const(vals[0])
+        if len(distinct) == 2:
+            v0 = vals[0]
+            v1 = distinct[1] if distinct[0] == v0 else distinct[0]
+            ind = self.indicator(("atom", ("table", leaves, sel)))
+            return self.add(self.const(v0), self.scale(ind, v1 - v0))
+        key = ("values", leaves, tuple(vals))
+        return Rat({(self.atom(AtomKind.INT, (key, True)), 1): 1})
+
+    def _shape_id(self, i: int) -> int:
+        """An interned id of term i's shape with every input leaf replaced by its sort (exact: equal
+        ids, equal structure); for a term of one leaf, its function of that leaf."""
+        got = self._shape_ids.get(i)
+        if got is not None:
+            return got
+        T = self.T
+        todo = [i]
+        while todo:  # children first, without recursion
+            x = todo[-1]
+            kids = [k for k in T.kids(x) if k not in self._shape_ids]
+            if kids and int(T.op[x]) != Op.INPUT:
+                todo.extend(kids)
+                continue
+            todo.pop()
+            if x in self._shape_ids:
+                continue
+            if int(T.op[x]) == Op.INPUT:
+                key: tuple = ("leaf", int(T.sort[x]))
+            else:
+                key = (int(T.op[x]), int(T.sort[x]), int(T.aux[x]), *(self._shape_ids[k] for k in T.kids(x)))
+            self._shape_ids[x] = self._shape_keys.setdefault(key, len(self._shape_keys))
+        return self._shape_ids[i]
+
+    def _shape(self, nodes: list[int], leaves: np.ndarray) -> tuple:
+        T = self.T
+        local = {int(x): -1 - j for j, x in enumerate(leaves.tolist())}
+        out = []
+        for j, x in enumerate(nodes):
+            if x in local:
+                out.append((int(T.sort[x]),))
+                continue
+            local[x] = j
+            out.append((int(T.op[x]), int(T.sort[x]), int(T.aux[x]), *(local[k] for k in T.kids(x))))
+        return tuple(out)
 
     def table(self, i: int) -> tuple | None:
         """A bit-level term whose inputs have at most TABLE_BITS bits in all, as the function it
@@ -808,8 +892,13 @@ class Normalizer:
         widths = [SORTS[int(s)].width for s in T.sort[leaves]]
         if sum(widths) > TABLE_BITS:
             return None
-        values = table_of(T, i, nodes, leaves)
-        key = ("table", tuple(leaves.tolist()), values.tobytes())
+        # the table is a function of the term's shape with its leaves as positions: terms that
+        # differ only in which elements they read share it (a sign decoded from every byte)
+        shape = ("one", self._shape_id(i)) if leaves.size == 1 else self._shape(nodes, leaves)
+        values = self._shapes.get(shape)
+        if values is None:
+            values = self._shapes[shape] = table_of(T, i, nodes, leaves).tobytes()
+        key = ("table", tuple(leaves.tolist()), values)
         self._tables[i] = key
         return key
 
@@ -882,16 +971,12 @@ class Normalizer:
         from semantics.formats import bits_to_fraction
 
         fmt = get_format(sort.fmt)
-        vals = np.frombuffer(table[2], np.uint64)
-        distinct = np.unique(vals)
-        if distinct.size > 2 or not all(_finite(int(v), fmt) for v in distinct):
+        raw = np.frombuffer(table[2], np.uint64)
+        distinct = np.unique(raw)
+        if not all(_finite(int(v), fmt) for v in distinct):
             return None
-        v0 = self.const(_tidy(bits_to_fraction(int(vals[0]), fmt)))
-        if distinct.size == 1:
-            return v0
-        other = int(distinct[distinct != vals[0]][0])
-        cond = ("atom", ("table", table[1], (vals == np.uint64(other)).astype(np.uint64).tobytes()))
-        return self.ite(cond, self.const(_tidy(bits_to_fraction(other, fmt))), v0)
+        values = {int(v): _tidy(bits_to_fraction(int(v), fmt)) for v in distinct}
+        return self._selection(table[1], [values[int(v)] for v in raw.tolist()])
 
     def _ite(self, cond: tuple, then: NF, other: NF) -> NF:
         kind = cond[0]
@@ -942,6 +1027,8 @@ class Normalizer:
             return f"{buf}[{e}]"
         if kind is AtomKind.INT:
             t = payload[0]
+            if isinstance(t, tuple):  # a function table of input bits
+                return f"{'s' if payload[1] else 'u'}int(bits of {', '.join(self._leaf_text(x) for x in t[1])})"
             if int(self.T.op[t]) == Op.INPUT:
                 buf, e = self.T.input_name(int(self.T.aux[t]))
                 return f"{'s' if payload[1] else 'u'}int({buf}[{e}])"

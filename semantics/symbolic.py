@@ -202,6 +202,15 @@ class Builder:
             r = self._shifted(i, lo, width)
         elif op in (Op.OR, Op.XOR, Op.IADD) and self._one_side(i, lo, width) is not None:
             r = self._one_side(i, lo, width)
+        elif op in (Op.AND, Op.OR, Op.XOR, Op.NOT):  # bitwise operations commute with slicing
+            kids = [self._extract1(k, lo, width) for k in T.kids(i)]
+            if all(int(T.op[k]) == Op.CONST for k in kids):
+                vals = [int(T.aux[k]) & ((1 << width) - 1) for k in kids]
+                v = (vals[0] & vals[1]) if op == Op.AND else (vals[0] | vals[1]) if op == Op.OR else \
+                    (vals[0] ^ vals[1]) if op == Op.XOR else ~vals[0]
+                r = int(T.const(bits_sort(width), np.uint64(v & ((1 << width) - 1)))[0])
+            else:
+                r = int(T.make(Op(op), bits_sort(width), NO_MODS, [np.array([k]) for k in kids])[0])
         elif op == Op.CVT and self._cvt_int(i) and lo + width <= T.sort_of(T.kids(i)[0]).width:
             r = self._extract1(T.kids(i)[0], lo, width)  # a widening keeps the low bits
         else:

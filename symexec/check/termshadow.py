@@ -678,6 +678,8 @@ class TermShadow(Observer):
             if parts is None:
                 if src not in self._op_read:  # it read nothing at all: a zero fill (src-size 0, out of bounds)
                     continue
+                if _per_lane_fill(op.ins):  # cp.async: this lane's src-size was 0, it wrote zeros
+                    continue
                 g = self.gap(f"{op.ins.name}: asynchronous copy bytes of unknown origin", op.ins)
                 H[rows] = self.opaque(bits_sort(8), rows.size * nb, g).reshape(rows.size, nb)
                 continue
@@ -726,6 +728,12 @@ class TermShadow(Observer):
                                            sh.stores[flat].max(axis=1), sh.atomics[flat].max(axis=1),
                                            sh.writer[flat].max(axis=1))
         return out
+
+
+def _per_lane_fill(ins: A.Instruction | None) -> bool:
+    """A non-bulk cp.async: a lane whose src-size (or ignore-src) is 0 reads nothing and writes
+    cp-size zero bytes (PTX ISA 9.7.9.25.3.1, cp.async; symexec/async_copy.py)."""
+    return ins is not None and ins.name.startswith("cp.async.c")
 
 
 def _dest_registers(ins: A.Instruction) -> list[str]:
