@@ -18,7 +18,7 @@ from symexec.check.termshadow import GlobalInfo
 from . import dtypes as _dt
 from .compile import compile_contract
 from .contract import Contract
-from .emulate import check_signature, from_device, launch_for
+from .emulate import from_device, launch_for
 
 __all__ = ["buffer_infos", "triton_kernel", "contract_kernel", "element_format", "contract_inputs",
            "contract_draws", "contract_tolerance"]
@@ -52,19 +52,15 @@ def triton_kernel(contract: Contract, arch: str, instance: str = "verify", label
 
 
 def contract_kernel(contract: Contract, module, arch: str, instance: str = "verify", entry: str | None = None,
-                    label: str = "candidate") -> KernelUnderTest:
+                    label: str = "candidate", source=None) -> KernelUnderTest:
     """A candidate PTX module for the contract: its parameters checked against the contract's, the
-    launch (threads, shared memory) of Triton's build for `arch`."""
-    compiled = compile_contract(contract, arch, instance)
-    kernels = module.kernels if entry is None else [module.function(entry)]
-    if len(kernels) != 1:
-        raise ValueError(f"the module has {len(kernels)} kernels; choose one with --entry")
-    k = kernels[0]
-    check_signature(contract, compiled, k)
-    launch = launch_for(contract, compiled, contract.make_inputs(instance, "normal", 0, lazy=True), instance)
-    nparams = len(k.params or ())
-    launch.params = (launch.params + [0] * nparams)[:nparams]
-    launch.kernel = k.name
+    launch of Triton's build for `arch`, or the grid/block/shared memory of the candidate's
+    `// volta-launch:` header in `source` (harness/candidate.py)."""
+    from .candidate import contract_launch
+
+    cl = contract_launch(contract, module, source=source, instance=instance, entry=entry, arch=arch, lazy=True)
+    launch = cl.launch
+    k = module.function(launch.kernel) if launch.kernel else module.kernels[0]
     return KernelUnderTest(label, load_program(module, k.name), launch, buffer_infos(contract))
 
 

@@ -10,7 +10,7 @@ import pytest
 from harness.equivalence import triton_kernel
 from harness.suite import all_contracts
 from proofs.equivalence import Outcome
-from proofs.prove import prove
+from proofs.prove import prove, run_side
 from semantics.terms import TermStore
 
 ARCHES = ["sm_80", "sm_89", "sm_120"]
@@ -23,6 +23,10 @@ KNOWN_GAPS: dict[str, str] = {
     "gemm_tcgen05_ws": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
     "gemm_tma_persistent": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
 }
+#: Triton builds the checker finds racy (tests/test_check_suite.py, TRITON_FINDINGS: a value stored
+#: to one shared address by several warps in one instruction): the safety verdict comes first, so
+#: equivalence is not decided for them; the race must be what the proof reports.
+RACY_BUILDS = {"bitdelta": "sm_80", "forgetting_attention": "sm_80"}
 
 
 def _cap(arch: str) -> int:
@@ -40,6 +44,10 @@ def test_cross_target_equivalent(name: str) -> None:
     c = CONTRACTS[name]
     if name in KNOWN_GAPS:
         pytest.xfail(KNOWN_GAPS[name])
+    if name in RACY_BUILDS:
+        report, _ = run_side(triton_kernel(c, RACY_BUILDS[name]), TermStore())
+        assert report.verdict == "race", report.verdict
+        pytest.skip(f"Triton's {RACY_BUILDS[name]} build of {name} races (TRITON_FINDINGS): equivalence not decided")
     store = TermStore()  # one store: identical computations share term ids across the builds
     for cand_arch, ref_arch in _pairs(name):
         rep = prove(triton_kernel(c, cand_arch, label="candidate"), triton_kernel(c, ref_arch), store)

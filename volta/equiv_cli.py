@@ -200,7 +200,7 @@ def question(candidate: Path, *, contract: str | None = None, reference: Path | 
     from harness import suite
     from harness.equivalence import contract_draws, contract_kernel, contract_tolerance, triton_kernel
 
-    from .run_cli import _nearest_arch
+    from harness.candidate import nearest_arch
 
     try:
         c = suite.get(contract)
@@ -209,9 +209,9 @@ def question(candidate: Path, *, contract: str | None = None, reference: Path | 
     module = parse_file(candidate)
     if arch is None:
         target = module.arch or "sm_90a"
-        arch = _nearest_arch(int("".join(ch for ch in target[3:] if ch.isdigit()) or 90), c.min_arch)
+        arch = nearest_arch(int("".join(ch for ch in target[3:] if ch.isdigit()) or 90), c.min_arch)
     ref_arch = reference_arch or arch
-    cand = contract_kernel(c, module, arch, instance, entry)
+    cand = contract_kernel(c, module, arch, instance, entry, source=candidate)
     ref = triton_kernel(c, ref_arch, instance)
     return EquivalenceQuestion(cand, ref, lambda: contract_draws(c, instance), lambda n: contract_tolerance(c, n),
                                f"Triton's {ref_arch} build of contract {contract}",
@@ -220,7 +220,7 @@ def question(candidate: Path, *, contract: str | None = None, reference: Path | 
 
 # ---------------------------------------------------------------------- the verdict
 
-def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Path | None = None):
+def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
     """Prove, look for a witness, and fold everything into one Report (symexec.check.findings)."""
     from proofs.equivalence import Outcome
     from proofs.precision import precision_findings
@@ -312,7 +312,7 @@ def _witness_sites(rep, q: EquivalenceQuestion, w) -> list:
 def run_equivalence(candidate: Path, *, contract: str | None = None, reference: Path | None = None,
                     launch_path: Path | None = None, reference_launch: Path | None = None, arch: str | None = None,
                     reference_arch: str | None = None, instance: str = "verify", entry: str | None = None,
-                    timeout: float | None = None, certificate: Path | None = None):
+                    timeout: float | None = None):
     """The CLI's equivalence check: a Report (raises for bad input)."""
     from symexec import ExecError, Unsupported, time_limit
     from symexec.check.findings import Report, Verdict
@@ -325,7 +325,7 @@ def run_equivalence(candidate: Path, *, contract: str | None = None, reference: 
     label = f"{candidate}:{q.candidate.prog.function.name}"
     try:
         with time_limit(timeout):
-            report = check_equivalence(q, label, certificate)
+            report = check_equivalence(q, label)
     except Unsupported as e:
         report = Report(Verdict.UNSUPPORTED, label, str(e).removeprefix("unsupported: "))
     except ExecError as e:

@@ -21,6 +21,7 @@ CONTRACTS = {c.name: c for c in all_contracts()}
 
 CASES = [("relu", "sm_80"), ("softmax", "sm_80"), ("rowsum", "sm_120"), ("layernorm", "sm_89"),
          ("bitdelta", "sm_80"), ("gemv", "sm_120"), ("lion", "sm_80"), ("rope", "sm_120")]
+REPLICATED_STORE = {"bitdelta", "forgetting_attention"}
 SLOW = [("cross_entropy_zloss", "sm_80"), ("gemm_fp16", "sm_80"), ("conv2d", "sm_120"), ("swiglu", "sm_89")]
 
 
@@ -47,7 +48,9 @@ def _check(name: str, arch: str, self_check: bool) -> None:
     if self_check:
         shadow.self_check = Incremental(T, leaf)
     report = run_checked(run, k.prog, k.launch)
-    assert report.verdict == "race_free", report.verdict
+    # Triton's bitdelta stores a reduction replicated across warps to one shared address: a race
+    # by PTX 8.7.1 (tests/test_check_suite.py, REPLICATED_STORE); its values are still followed
+    assert report.verdict == ("race" if name in REPLICATED_STORE else "race_free"), report.verdict
     assert not [g for g in shadow.gaps if g.fatal], [g.describe() for g in shadow.gaps]
     if self_check:
         assert not shadow.mismatches, [(str(i.span), n) for i, n, *_ in shadow.mismatches[:3]]
