@@ -439,8 +439,10 @@ class Normalizer:
                 f = self._expand_atom(a)
                 for _ in range(abs(e)):
                     term = self.mul(term, f if e > 0 else self.recip(f))
+            in_place = isinstance(total, Rat) and isinstance(term, Rat) and term.den == total.den
             total = self.add(total, term, own_x=True)
-            self._budget -= len(total.num) if isinstance(total, Rat) else 1
+            # charge the monomials produced: the term's when it was added in place, else the sum's
+            self._budget -= (len(term.num) if in_place else len(total.num)) if isinstance(total, Rat) else 1
             if self._budget < 0:
                 raise TooBig("expanding let-atoms exceeded the budget")
         return total

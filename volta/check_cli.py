@@ -107,6 +107,14 @@ def _equivalence_file(path: Path, contract, launch_path, arch, instance, entry, 
         raise BadInput(str(e)) from None
     except (LaunchError, ValueError) as e:
         raise BadInput(str(e)) from None
+    except MemoryError:
+        from symexec.check.findings import Report, Verdict
+
+        why = (f"memory limit of {max_memory / 2**20:.0f} MiB reached (an allocation beyond it failed)"
+               if max_memory else "out of memory")
+        report = Report(Verdict.INCONCLUSIVE, str(path), why)
+        report.notes.append("the equivalence proof stopped there: nothing was decided")
+        return report
     if contract is not None:
         _header_assumption(report, path)
     return report
