@@ -58,6 +58,11 @@ _BUFFER = {
         "init": {"enum": ["zeros", "ones", "random"], "x-name": "init"},
         "seed": {"type": "integer", "minimum": 0, "maximum": _U64, "x-expect": "a non-negative integer"},
         "comment": {"type": "string"},
+        # equivalence (volta check --reference): what the buffer is to the kernel, and the
+        # (rtol, atol) an output may differ by
+        "role": {"enum": ["in", "out", "inout"], "x-name": "role"},
+        "tolerance": {"type": "array", "items": {"type": "number", "minimum": 0, "x-expect": "a non-negative number"},
+                      "minItems": 2, "maxItems": 2, "x-expect": "[rtol, atol]"},
     },
     "additionalProperties": False,
     "anyOf": [{"required": ["data"]}, {"required": ["shape"]}],

@@ -53,6 +53,7 @@ class FindingKind(str, Enum):
     DIVERGENCE = "divergence"
     UNINITIALIZED = "uninitialized"
     UNDEFINED_BEHAVIOR = "undefined_behavior"
+    NOT_EQUIVALENT = "not_equivalent"  # an output differs from the reference's (volta check --equivalence)
 
 
 @dataclass

@@ -28,9 +28,18 @@ DEFAULT_TIMEOUT = 600.0
 def check_file(path: Path, contract: str | None = None, launch_path: Path | None = None,
                arch: str | None = None, instance: str = "verify", entry: str | None = None,
                grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, sizes: str = "launch",
-               max_memory: int | None = None, progress=None):
+               max_memory: int | None = None, progress=None, equivalence: bool = False,
+               reference: Path | None = None, reference_launch: Path | None = None,
+               reference_arch: str | None = None):
     """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation and
-    ``max_memory`` bytes, then inconclusive); returns a Report. Raises BadInput for bad input."""
+    ``max_memory`` bytes, then inconclusive); returns a Report. Raises BadInput for bad input.
+    equivalence / reference: also prove the kernel computes what Triton's build for ``contract``
+    (or the PTX kernel ``reference``) computes (volta/equiv_cli.py)."""
+    if equivalence or reference is not None:
+        return _equivalence_file(Path(path), contract, launch_path, arch, instance, entry, timeout, max_memory,
+                                 reference, reference_launch, reference_arch)
+    if reference_launch is not None or reference_arch is not None:
+        raise BadInput("--reference-launch and --reference-arch need --reference or --equivalence")
     from symexec import LaunchError, Unsupported, load_program, run_limits
     from symexec.check import check_kernel
     from symexec.check.findings import Report, Verdict
@@ -77,6 +86,38 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
         _refuse_short_shared(report, prog, launch, contract, compiled)
         _header_assumption(report, path)
     return _named(report, path, prog.function.name)
+
+
+def _equivalence_file(path: Path, contract, launch_path, arch, instance, entry, timeout, max_memory, reference,
+                      reference_launch, reference_arch):
+    """`volta check --equivalence/--reference`: the safety verdict, then the equivalence proof."""
+    from symexec import LaunchError
+    from ptx_parser import ParseError
+
+    from .equiv_cli import run_equivalence
+
+    if reference is not None and contract is not None:
+        raise BadInput("give --reference REF.ptx or --contract NAME --equivalence, not both")
+    try:
+        with address_space_ceiling(max_memory):
+            report = run_equivalence(path, contract=contract, reference=reference, launch_path=launch_path,
+                                     reference_launch=reference_launch, arch=arch, reference_arch=reference_arch,
+                                     instance=instance, entry=entry, timeout=timeout)
+    except ParseError as e:
+        raise BadInput(str(e)) from None
+    except (LaunchError, ValueError) as e:
+        raise BadInput(str(e)) from None
+    except MemoryError:
+        from symexec.check.findings import Report, Verdict
+
+        why = (f"memory limit of {max_memory / 2**20:.0f} MiB reached (an allocation beyond it failed)"
+               if max_memory else "out of memory")
+        report = Report(Verdict.INCONCLUSIVE, str(path), why)
+        report.notes.append("the equivalence proof stopped there: nothing was decided")
+        return report
+    if contract is not None:
+        _header_assumption(report, path)
+    return report
 
 
 def _header_assumption(report, path: Path) -> None:
@@ -187,11 +228,22 @@ Progress (CTAs, instructions/s, memory, time left) is shown on a terminal.
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
               help="Also write a self-contained HTML report here (races as a timeline of the two threads); never "
                    "overwrites.")
+@click.option("--equivalence", is_flag=True,
+              help="Also prove KERNEL computes what Triton's build for --contract computes (verified, or "
+                   "not_equivalent with an input replayed in the emulator); see --reference-arch.")
+@click.option("--reference", "reference", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="REF.ptx", help="Prove KERNEL equivalent to this PTX kernel, each with its own launch "
+                                      "(buffers matched by name).")
+@click.option("--reference-launch", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              metavar="SPEC.json", help="Launch spec of --reference (default: its '// launch:' line or REF.json).")
+@click.option("--reference-arch", default=None, metavar="TARGET",
+              help="With --contract --equivalence: the target of Triton's reference build (default: --arch's).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (it is off anyway when stderr is not a "
                                                   "terminal).")
 def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path | None, arch: str | None,
               instance: str, entry: str | None, grid: str, sizes: str, timeout: float, max_memory: int | None,
-              as_json: bool, sarif_path: Path | None, html_path: Path | None, quiet: bool) -> None:
+              as_json: bool, sarif_path: Path | None, html_path: Path | None, equivalence: bool,
+              reference: Path | None, reference_launch: Path | None, reference_arch: str | None, quiet: bool) -> None:
     """Prove each KERNEL.ptx (or every .ptx under DIR) free of data races, barrier divergence, deadlocks,
     out-of-bounds accesses and tensor-memory/mbarrier lifecycle errors for a launch, or show a witness;
     or say what could not be decided. Several files end with a summary table."""
@@ -209,7 +261,8 @@ def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path
     except BadInput as e:
         _fail(e, as_json, err)
     kw = dict(contract=contract, launch_path=launch_path, arch=arch, instance=instance, entry=entry, grid=grid,
-              timeout=timeout, sizes=sizes, max_memory=max_memory)
+              timeout=timeout, sizes=sizes, max_memory=max_memory, equivalence=equivalence, reference=reference,
+              reference_launch=reference_launch, reference_arch=reference_arch)
     results: list[CheckResult] = []
     with RunProgress(err, enabled=not quiet) as bar:
         for path in files:

@@ -25,6 +25,7 @@ _RULES = {
     "trap": "The kernel executes trap or fails a device assert: the launch fails",
     "uninitialized": "Uninitialised shared memory or accumulator reaches memory",
     "undefined_behavior": "Behaviour the PTX ISA leaves undefined",
+    "not_equivalent": "An output differs from the reference's beyond the tolerance on a replayed input",
     "undecided": "Volta could not decide (unsupported or inconclusive)",
 }
 

@@ -1,8 +1,8 @@
 """Verdicts and findings of `volta check`, with witnesses a person can read.
 
 The verdict names, their exit codes and the JSON shape are part of the public contract:
-`race_free`/`verified` exit 0, a bug exits 1, bad input 2 (decided by the CLI), `unsupported: <what>`
-and `inconclusive: <why>` exit 3.
+`race_free`/`verified` exit 0, a bug (`race`, ..., `not_equivalent`) exits 1, bad input 2 (decided by the
+CLI), `unsupported: <what>` and `inconclusive: <why>` exit 3.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class Verdict(str, Enum):
     DIVERGENCE = "divergence"
     UNINITIALIZED = "uninitialized"
     UNDEFINED_BEHAVIOR = "undefined_behavior"
+    NOT_EQUIVALENT = "not_equivalent"  # equivalence: an input on which the outputs differ (proofs/)
     UNSUPPORTED = "unsupported"
     INCONCLUSIVE = "inconclusive"
 
@@ -52,7 +53,8 @@ class Verdict(str, Enum):
 #: deadlock or a barrier that not every thread reaches comes before races: the accesses it fails to
 #: order then race as a consequence, and the verdict names the cause.
 SEVERITY = [FindingKind.OUT_OF_BOUNDS, FindingKind.TRAP, FindingKind.DEADLOCK, FindingKind.DIVERGENCE, FindingKind.RACE,
-            FindingKind.UNINITIALIZED, FindingKind.UNDEFINED_BEHAVIOR]
+            FindingKind.UNINITIALIZED, FindingKind.UNDEFINED_BEHAVIOR,
+            FindingKind.NOT_EQUIVALENT]
 
 
 class GridMethod(Enum):

@@ -44,12 +44,15 @@ class CheckRun:
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
-            concrete: bool = False, terms: bool = False, shadow: Shadow | None = None) -> CheckRun:
+            concrete: bool = False, terms: bool = False, shadow: Shadow | None = None,
+            exec_factory=CheckedExec, policy=None) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
-    observers. concrete: follow every branch as the launch's input decides (ConcretePolicy) instead
-    of exploring data-dependent ones both ways. terms: record how data-dependent values are
-    computed (terms.py). shadow: the symbolic grid's shadow (an observer too), with which loops are
-    summarised (loops.py)."""
+    observers (e.g. the equivalence shadow). concrete: follow every branch as the launch's input
+    decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
+    data-dependent values are computed (terms.py). shadow: the symbolic grid's shadow (an observer
+    too), with which loops are summarised (loops.py). exec_factory(batch, state): the instruction
+    context (the equivalence shadow's wraps CheckedExec); policy(state): the branch policy
+    (default: as `concrete` says)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
     if terms:
@@ -57,14 +60,14 @@ def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: 
         state.log = []  # paths.race_alternatives reads every access of the race's instructions
     state.input_buffers = set(range(len(launch.buffers)))
     sync = SyncLog(state)
-    policy = (ConcretePolicy if concrete else DataDependencePolicy)(state)
+    branch_policy = (policy or (ConcretePolicy if concrete else DataDependencePolicy))(state)
     loops = None
     if shadow is not None:
         observers = (*observers, shadow)
         if LOOP_SUMMARIES:
-            loops = policy.loops = LoopSummariser(prog, state, shadow)
-    m = Machine(prog, launch, observers=(state, sync, *observers), policy=policy, ctas=ctas,
-                exec_factory=lambda b: CheckedExec(b, state))
+            loops = branch_policy.loops = LoopSummariser(prog, state, shadow)
+    m = Machine(prog, launch, observers=(state, sync, *observers), policy=branch_policy, ctas=ctas,
+                exec_factory=lambda b: exec_factory(b, state))
     return CheckRun(m, state, ctas, sync, loops)
 
 

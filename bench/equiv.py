@@ -1,0 +1,157 @@
+"""Equivalence proofs: time and peak memory of `volta check --reference/--equivalence` per pair.
+
+Each case runs as a child process under an address-space cap (bench/limits.py: wall and CPU time,
+peak RSS of the child's tree). The baseline, measured in the same run, is the plain safety check of
+the same candidate (`volta check` with its launch): the ratio is what the equivalence proof costs on
+top of the check every candidate gets anyway.
+
+    python bench/equiv.py                         # all cases, table on stdout
+    python bench/equiv.py -k attention --out DIR   # some cases; DIR/equiv.{md,json}
+
+Cases: examples/pairs (matmul, conv, attention at S = 128 and 512, with their bug twins) and the
+hand-written candidates of examples/candidates against Triton's build of their contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from limits import load_average, parse_size, run_limited  # noqa: E402
+
+P = "examples/pairs"
+C = "examples/candidates"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    args: tuple[str, ...]  # after `volta check KERNEL`
+    kernel: str
+    expect: str
+    safety: tuple[str, ...]  # the baseline: the candidate's own launch for a plain check
+
+
+def _pair(name: str, fast: str, naive: str, expect: str, fl: str | None = None, nl: str | None = None) -> Case:
+    args = (["--launch", fl] if fl else []) + ["--reference", naive] + (["--reference-launch", nl] if nl else [])
+    return Case(name, tuple(args), fast, expect, tuple(["--launch", fl] if fl else []))
+
+
+def _cand(contract: str, path: str, expect: str) -> Case:
+    return Case(f"{contract} ({Path(path).name})", ("--contract", contract, "--equivalence"), path, expect,
+                ("--contract", contract))
+
+
+CASES = [
+    _pair("matmul 128^3 tiled vs naive", f"{P}/matmul/fast.ptx", f"{P}/matmul/naive.ptx", "verified"),
+    _pair("conv 16x32x32x16 tiled vs naive", f"{P}/conv/fast.ptx", f"{P}/conv/naive.ptx", "verified"),
+    _pair("conv bug_halo_mask", f"{P}/conv/fast.bug_halo_mask.ptx", f"{P}/conv/naive.ptx", "not_equivalent",
+          f"{P}/conv/fast.json"),
+    _pair("attention S=128 flash vs naive", f"{P}/attention/fast.ptx", f"{P}/attention/naive.ptx", "verified",
+          f"{P}/attention/fast.s128.json", f"{P}/attention/naive.s128.json"),
+    # one key tile at S = 128: the missing rescale is harmless there (verified, rightly); S = 129 has two
+    _pair("attention S=128 bug_no_rescale", f"{P}/attention/fast.bug_no_rescale.ptx", f"{P}/attention/naive.ptx",
+          "verified", f"{P}/attention/fast.s128.json", f"{P}/attention/naive.s128.json"),
+    _pair("attention S=129 bug_no_rescale", f"{P}/attention/fast.bug_no_rescale.ptx", f"{P}/attention/naive.ptx",
+          "not_equivalent", "@fast.s129.json", "@naive.s129.json"),
+    _pair("attention S=512 flash vs naive", f"{P}/attention/fast.ptx", f"{P}/attention/naive.ptx", "verified",
+          f"{P}/attention/fast.s512.json", f"{P}/attention/naive.s512.json"),
+    _cand("rowsum", f"{C}/rowsum/rowsum_warp_row.sm_80.ptx", "verified"),
+    _cand("softmax", f"{C}/softmax/softmax_warp_row.sm_80.ptx", "verified"),
+    _cand("layernorm", f"{C}/layernorm/layernorm_warp_row.sm_80.ptx", "verified"),
+    _cand("rmsnorm", f"{C}/rmsnorm/rmsnorm_warp_row.sm_80.ptx", "verified"),
+]
+
+
+@dataclass
+class Row:
+    case: str
+    expect: str
+    verdict: str
+    wall_s: float
+    cpu_s: float
+    peak_mib: float
+    check_wall_s: float
+    check_cpu_s: float
+    check_peak_mib: float
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.split(":")[0] == self.expect
+
+
+def _generated(args: tuple[str, ...], tmp: Path) -> list[str]:
+    """`@NAME.sSIZE.json`: examples/pairs/launches.py's attention launch of that side and size, made here."""
+    sys.path.insert(0, str(ROOT / P))
+    import launches
+
+    out = []
+    for a in args:
+        if a.startswith("@"):
+            side, size, _ = a[1:].split(".")
+            path = tmp / a[1:]
+            path.write_text(json.dumps(launches.attention(int(size[1:]))[side]))
+            a = str(path)
+        out.append(a)
+    return out
+
+
+def _volta(kernel: str, args: tuple[str, ...], timeout: float, cap: int) -> tuple[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "volta.cli", "check", kernel, *_generated(args, Path(tmp)), "--json", "-q"]
+        m = run_limited(cmd, timeout, cap, cwd=str(ROOT))
+    try:
+        verdict = json.loads(m.stdout)["verdict"]
+    except (json.JSONDecodeError, KeyError):
+        verdict = "timeout" if m.timed_out else f"crashed ({m.signal_name}): {m.stderr.strip()[-200:]}"
+    return verdict, m
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-k", default=None, help="only cases whose name contains this text")
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--max-memory", default="8G")
+    ap.add_argument("--out", type=Path, default=None, help="write NAME.md and NAME.json here")
+    ap.add_argument("--name", default="equiv", help="file name stem under --out")
+    a = ap.parse_args()
+    cap = parse_size(a.max_memory)
+    rows = []
+    for case in CASES:
+        if a.k and a.k not in case.name:
+            continue
+        verdict, m = _volta(case.kernel, case.args, a.timeout, cap)
+        _, b = _volta(case.kernel, case.safety, a.timeout, cap)
+        r = Row(case.name, case.expect, verdict, round(m.wall_seconds, 1), round(m.cpu_seconds, 1),
+                round(m.peak_rss_mib), round(b.wall_seconds, 1), round(b.cpu_seconds, 1), round(b.peak_rss_mib))
+        rows.append(r)
+        print(f"{r.case}: {r.verdict} ({'as expected' if r.ok else 'expected ' + r.expect}) "
+              f"{r.cpu_s} s CPU, {r.peak_mib} MiB", flush=True)
+    load = load_average()
+    lines = [f"Load average at the end: {load[0]:.1f} (2-core machine shared with other jobs: wall times are "
+             "inflated; CPU seconds are the tool's own).", "",
+             "| case | verdict | expected | equivalence wall / CPU s | peak MiB | check only wall / CPU s | peak MiB "
+             "| CPU ratio |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = f"{r.cpu_s / r.check_cpu_s:.1f}x" if r.check_cpu_s else "-"
+        lines.append(f"| {r.case} | {r.verdict.split(':')[0]} | {r.expect} | {r.wall_s} / {r.cpu_s} | {r.peak_mib} | "
+                     f"{r.check_wall_s} / {r.check_cpu_s} | {r.check_peak_mib} | {ratio} |")
+    table = "\n".join(lines)
+    print(table)
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / f"{a.name}.md").write_text(table + "\n")
+        (a.out / f"{a.name}.json").write_text(json.dumps([asdict(r) | {"verdict_full": r.verdict} for r in rows],
+                                                     indent=1))
+    return 0 if all(r.ok for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

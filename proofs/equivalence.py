@@ -1,0 +1,206 @@
+"""Equivalence of two kernels' outputs, element by element, from their terms (one shared store).
+
+For every element of every global buffer either kernel wrote, the obligation is "the candidate's
+final value equals the reference's for every input". It is discharged, cheapest first:
+- the same term id (hash-consing: both kernels computed the same expression the same way);
+- both values concrete (the same for every input): their bits;
+- the real-arithmetic normal forms (proofs/normal.py) are equal, after the bit-level lemmas
+  (proofs/lemmas.py) rewrote what they could prove.
+An element written by only one kernel, or whose normal forms differ, is a *suspect*: the caller
+looks for an input that shows the difference (proofs/witness.py) before saying `not_equivalent`.
+An opaque value (an instruction without a term meaning) in an output makes the result
+`unsupported` naming it; a fatal gap of either run (a data-dependent branch that could not be
+merged, a data-dependent address) makes it `unsupported` before any comparison.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+
+from semantics.terms import CONCRETE, Op, TermStore
+
+from .normal import NoRealMeaning, Normalizer, TooBig
+
+__all__ = ["Outcome", "Method", "Side", "Suspect", "Proof", "EquivalenceResult", "compare_outputs"]
+
+
+class Outcome(str, Enum):
+    VERIFIED = "verified"
+    NOT_EQUIVALENT = "not_equivalent"
+    UNSUPPORTED = "unsupported"
+    INCONCLUSIVE = "inconclusive"
+
+
+class Method(str, Enum):
+    """How one element's obligation was discharged."""
+
+    IDENTICAL = "identical term"
+    CONCRETE = "equal concrete bits"
+    NORMAL_FORM = "equal real-arithmetic normal forms"
+
+
+@dataclass
+class Side:
+    """One kernel's run: final terms per written global buffer, and what the terms missed."""
+
+    label: str  # "candidate" / "reference"
+    outputs: dict  # buffer name -> symexec.check.termshadow.BufferOutput
+    gaps: list  # symexec.check.termshadow.Gap
+    opaque_why: dict[int, int]  # OPAQUE term id -> index in gaps
+    inputs: set[str] = field(default_factory=set)  # buffers that are symbolic inputs
+
+
+@dataclass
+class Suspect:
+    """An element the proof could not show equal: written by one side only, or different forms."""
+
+    buffer: str
+    element: int
+    why: str
+    candidate: str = ""
+    reference: str = ""
+
+
+@dataclass
+class Proof:
+    """Per buffer: how many elements each method proved (the certificate lists them one by one)."""
+
+    buffer: str
+    elements: int
+    methods: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class EquivalenceResult:
+    outcome: Outcome
+    reason: str = ""
+    proofs: list[Proof] = field(default_factory=list)
+    suspects: list[Suspect] = field(default_factory=list)
+    suspect_count: int = 0
+    assumptions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    obligations: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    # (buffer, elements, candidate terms, reference terms, method codes) for certificates
+
+    @property
+    def verdict(self) -> str:
+        return f"{self.outcome.value}: {self.reason}" if self.reason and self.outcome is not Outcome.VERIFIED \
+            else self.outcome.value
+
+
+METHOD_CODES = {Method.IDENTICAL: 0, Method.CONCRETE: 1, Method.NORMAL_FORM: 2}
+SUSPECT_CODE = -1
+
+REAL_ASSUMPTIONS = [
+    "floating-point operations are read as exact real arithmetic (no rounding, overflow, NaN or "
+    "flushed subnormals); approximate instructions (ex2.approx, div.full, rsqrt.approx, ...) as the exact "
+    "functions they approximate; the precision check compares rounding formats separately",
+    "inputs are finite real numbers of their tensors' formats",
+]
+
+
+def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
+                    normalizer: Normalizer | None = None, max_suspects: int = 8) -> EquivalenceResult:
+    """Discharge the obligations of every written element (see the module docstring)."""
+    t0 = time.perf_counter()
+    for side in (cand, ref):
+        fatal = [g for g in side.gaps if g.fatal]
+        if fatal:
+            return EquivalenceResult(Outcome.UNSUPPORTED, f"{fatal[0].describe()} ({side.label})",
+                                     notes=[f"{side.label}: {g.describe()}" for g in fatal])
+    N = normalizer or Normalizer(T)
+    res = EquivalenceResult(Outcome.VERIFIED, assumptions=list(REAL_ASSUMPTIONS))
+    names = sorted(set(cand.outputs) | set(ref.outputs))
+    unsupported: str | None = None
+    for name in names:
+        c, r = cand.outputs.get(name), ref.outputs.get(name)
+        ce = c.elements if c is not None else np.zeros(0, np.int64)
+        re_ = r.elements if r is not None else np.zeros(0, np.int64)
+        both = np.intersect1d(ce, re_)
+        proof = Proof(name, int(np.union1d(ce, re_).size))
+        for e in np.setdiff1d(ce, re_)[:max_suspects].tolist():
+            res.suspects.append(Suspect(name, e, "written by the candidate, not by the reference"))
+        for e in np.setdiff1d(re_, ce)[:max_suspects].tolist():
+            res.suspects.append(Suspect(name, e, "written by the reference, not by the candidate"))
+        res.suspect_count += int(np.setxor1d(ce, re_).size)
+        if not both.size:
+            res.proofs.append(proof)
+            continue
+        ct = c.terms[np.searchsorted(ce, both)]
+        rt = r.terms[np.searchsorted(re_, both)]
+        cb = c.bits[np.searchsorted(ce, both)]
+        rb = r.bits[np.searchsorted(re_, both)]
+        codes = np.full(both.size, SUSPECT_CODE, np.int8)
+        same = ct == rt
+        conc = (ct == CONCRETE) & (rt == CONCRETE)
+        codes[same & ~conc] = METHOD_CODES[Method.IDENTICAL]
+        codes[conc & (cb == rb)] = METHOD_CODES[Method.CONCRETE]
+        todo = np.nonzero(~same | (conc & (cb != rb)))[0]
+        todo = todo[~conc[todo]]  # two different concrete values: a suspect as they are
+        for k in np.nonzero(conc & (cb != rb))[0][:max_suspects].tolist():
+            res.suspects.append(Suspect(name, int(both[k]), "different values for every input",
+                                        f"0x{int(cb[k]):x}", f"0x{int(rb[k]):x}"))
+        res.suspect_count += int((conc & (cb != rb)).sum())
+        sort = c.sort
+        for s in range(0, todo.size, chunk):
+            idx = todo[s:s + chunk]
+            roots = np.concatenate([_as_term(T, ct[idx], cb[idx], sort), _as_term(T, rt[idx], rb[idx], sort)])
+            try:
+                nfs = N.of(roots)
+            except NoRealMeaning as e:
+                unsupported = unsupported or _opaque_reason(T, roots, cand, ref, str(e))
+                continue
+            k = idx.size
+            for j, (x, y) in enumerate(zip(nfs[:k], nfs[k:])):
+                try:
+                    same, why = N.equal(x, y), "different real-arithmetic normal forms"
+                except TooBig as e:
+                    same, why = False, f"normal forms not compared: {e}"
+                if same:
+                    codes[idx[j]] = METHOD_CODES[Method.NORMAL_FORM]
+                else:
+                    res.suspect_count += 1
+                    if len(res.suspects) < max_suspects:
+                        res.suspects.append(Suspect(name, int(both[idx[j]]), why,
+                                                    N.describe(x, 2, 400), N.describe(y, 2, 400)))
+        for m, code in METHOD_CODES.items():
+            n = int((codes == code).sum())
+            if n:
+                proof.methods[m.value] = n
+        res.proofs.append(proof)
+        res.obligations.append((name, both, ct, rt, codes))
+    res.stats = {"normal_form_nodes": N.steps, "atoms": len(N.atoms), "seconds": round(time.perf_counter() - t0, 3)}
+    if unsupported is not None:
+        res.outcome, res.reason = Outcome.UNSUPPORTED, unsupported
+    elif res.suspect_count:
+        res.outcome = Outcome.INCONCLUSIVE
+        res.reason = f"{res.suspect_count} output element(s) not proved equal"
+    return res
+
+
+def _as_term(T: TermStore, terms: np.ndarray, bits: np.ndarray, sort: int) -> np.ndarray:
+    """Concrete values as constant terms of the buffer's element sort."""
+    out = terms.copy()
+    c = out == CONCRETE
+    if c.any():
+        out[c] = T.const(sort, bits[c].astype(np.uint64))
+    return out
+
+
+def _opaque_reason(T: TermStore, roots: np.ndarray, cand: Side, ref: Side, fallback: str) -> str:
+    """The gap behind the first opaque leaf an output depends on."""
+    from semantics.termeval import subgraph
+
+    nodes = subgraph(T, roots)
+    opaque = nodes[T.op[nodes] == Op.OPAQUE]
+    for side in (cand, ref):
+        for o in opaque.tolist():
+            g = side.opaque_why.get(o)
+            if g is not None:
+                return f"{side.gaps[g].describe()} ({side.label})"
+    return fallback

@@ -1,0 +1,270 @@
+"""Lemmas that turn bit-level computations into real arithmetic, proved with Z3 (bit-vectors).
+
+A float read of a bit-level term, FLOAT(fmt, t), has no real-arithmetic meaning as it stands. When
+t reads the bits of exactly one float value x of the same format and nothing else varies, its
+effect on x's encoding is guessed from its behaviour on a few values and then *proved* for every
+bit pattern of x with Z3 (quantifier-free bit-vectors, an `unsat` of the negated claim):
+
+    t(x) = x xor SIGN   ->  FLOAT(t) = -x        (IEEE 754 negation flips the sign bit)
+    t(x) = x and ~SIGN  ->  FLOAT(t) = |x|
+    t(x) = x or SIGN    ->  FLOAT(t) = -|x|
+    t(x) = x            ->  FLOAT(t) = x
+    t(x) = x + (k << m) ->  FLOAT(t) = x * 2^k   for finite x whose scaled exponent stays normal (an
+                            assumption printed with the verdict)
+
+(the encoding facts on the right are IEEE 754's, the part of the trusted base this step relies on).
+Each proved lemma is kept (`Lemma`: the claim as SMT-LIB 2 and Z3's answer) for the certificate,
+where `volta recheck` asks cvc5 again.
+
+Terms of integer inputs only (packed 1-bit or 4-bit weights decoded into fp16/bf16 operands) are
+functions of few input bits: proofs.normal identifies them by their value table; a float read of
+one that takes two values is an if-then-else of a table condition, so a select between +x and -x
+and a multiplication by a decoded +-1 meet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from semantics.formats import get_format
+from semantics.terms import SORTS, Kind, Op, TermStore, mods
+
+__all__ = ["Lemma", "bit_lemma", "smt_claim"]
+
+
+@dataclass
+class Lemma:
+    """FLOAT(fmt, term) = template(source), proved for all bit patterns of the source."""
+
+    term: int
+    source: int
+    fmt: str
+    template: str  # "identity", "neg", "abs", "negabs", "scale:k"
+    smt2: str  # the negated claim in SMT-LIB 2 (unsat proves it)
+    result: str  # Z3's answer: "unsat" (proved)
+    assumption: str = ""
+
+
+def _sources(T: TermStore, k: int) -> tuple[set[int], bool] | None:
+    """The float-sorted terms whose bits t reads (without looking inside them), and whether any
+    input leaf that is not a float is read too; None past a size limit."""
+    seen: set[int] = set()
+    floats: set[int] = set()
+    other = False
+    todo = [k]
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if len(seen) > 2000:
+            return None
+        s = SORTS[int(T.sort[i])]
+        op = int(T.op[i])
+        if i != k and s.kind is Kind.FLOAT and op != Op.CONST:
+            floats.add(i)
+            continue
+        if op in (Op.INPUT, Op.OPAQUE):
+            other = True
+            continue
+        todo.extend(T.kids(i))
+    return floats, other
+
+
+def _z3_bits(T: TermStore, k: int, x: int, xvar):
+    """Term k as a Z3 bit-vector expression in `xvar` (the bits of term x)."""
+    import z3
+
+    memo: dict[int, object] = {}
+
+    def go(i: int):
+        if i in memo:
+            return memo[i]
+        if i == x:
+            return xvar
+        s = SORTS[int(T.sort[i])]
+        op = int(T.op[i])
+        kids = T.kids(i)
+        w = s.width
+        if op == Op.CONST:
+            r = z3.BitVecVal(int(T.aux[i]) & ((1 << w) - 1), w) if s.kind is not Kind.PRED else \
+                z3.BoolVal(bool(int(T.aux[i]) & 1))
+        elif op in (Op.AND, Op.OR, Op.XOR):
+            a, b = go(kids[0]), go(kids[1])
+            r = a & b if op == Op.AND else a | b if op == Op.OR else a ^ b
+        elif op == Op.NOT:
+            r = ~go(kids[0])
+        elif op == Op.IADD:
+            r = go(kids[0]) + go(kids[1])
+        elif op == Op.ISUB:
+            r = go(kids[0]) - go(kids[1])
+        elif op in (Op.SHL, Op.SHR):
+            a, n = go(kids[0]), go(kids[1])
+            n = z3.ZeroExt(w - n.size(), n) if n.size() < w else z3.Extract(w - 1, 0, n)
+            big = z3.UGE(n, w)
+            if op == Op.SHL:
+                r = z3.If(big, z3.BitVecVal(0, w), a << n)
+            elif mods(int(T.aux[i])).signed:
+                r = z3.If(big, a >> (w - 1), a >> n)
+            else:
+                r = z3.If(big, z3.BitVecVal(0, w), z3.LShR(a, n))
+        elif op == Op.CONCAT:
+            parts = [go(c) for c in kids]
+            r = parts[0] if len(parts) == 1 else z3.Concat(*parts)
+        elif op == Op.EXTRACT:
+            m = mods(int(T.aux[i]))
+            r = z3.Extract(m.lo + m.width - 1, m.lo, go(kids[0]))
+        elif op == Op.FLOAT:
+            r = go(kids[0])
+        elif op == Op.ITE:
+            r = z3.If(go(kids[0]), go(kids[1]), go(kids[2]))
+        elif op == Op.CMP and SORTS[int(T.sort[kids[0]])].kind is Kind.BITS:
+            m = mods(int(T.aux[i]))
+            a, b = go(kids[0]), go(kids[1])
+            table = {"eq": lambda: a == b, "ne": lambda: a != b,
+                     "lt": lambda: (a < b) if m.signed else z3.ULT(a, b),
+                     "le": lambda: (a <= b) if m.signed else z3.ULE(a, b),
+                     "gt": lambda: (a > b) if m.signed else z3.UGT(a, b),
+                     "ge": lambda: (a >= b) if m.signed else z3.UGE(a, b),
+                     "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b), "hi": lambda: z3.UGT(a, b),
+                     "hs": lambda: z3.UGE(a, b)}
+            if m.cmp not in table:
+                raise ValueError(f"comparison {m.cmp}")
+            r = table[m.cmp]()
+        elif op in (Op.PAND, Op.POR, Op.PXOR, Op.PNOT):
+            args = [go(c) for c in kids]
+            r = z3.And(*args) if op == Op.PAND else z3.Or(*args) if op == Op.POR else \
+                z3.Xor(*args) if op == Op.PXOR else z3.Not(args[0])
+        else:
+            raise ValueError(f"{Op(op).name} in a bit-level lemma")
+        memo[i] = r
+        return r
+
+    return go(k)
+
+
+def smt_claim(T: TermStore, k: int, x: int, template: str, fmt) -> tuple[object, str]:
+    """(Z3 claim, SMT-LIB 2 of its negation) that bits(t) = template(bits(x)) for every x."""
+    import z3
+
+    w = fmt.bits
+    xv = z3.BitVec("x", w)
+    t = _z3_bits(T, k, x, xv)
+    sign = 1 << (w - 1)
+    want = {"identity": xv, "neg": xv ^ sign, "abs": xv & (sign - 1), "negabs": xv | sign}.get(template)
+    if want is None:  # scale:k, for x with a normal encoding whose exponent field + k stays normal
+        kk = int(template.split(":")[1])
+        e = z3.Extract(fmt.ebits + fmt.mbits - 1, fmt.mbits, xv)
+        lo, hi = 1, (1 << fmt.ebits) - 2
+        ok = z3.And(z3.UGE(e, lo), z3.ULE(e, hi), z3.UGE(e, lo - kk if kk < 0 else lo),
+                    z3.ULE(e, hi - kk if kk > 0 else hi))
+        claim = z3.Implies(ok, t == xv + (kk << fmt.mbits) if kk >= 0 else t == xv - ((-kk) << fmt.mbits))
+    else:
+        claim = t == want
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return claim, s.to_smt2()
+
+
+def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
+    """Which template t follows on sample encodings of x (then proved by Z3)."""
+    from semantics.termeval import small_subgraph, table_of
+
+    nodes = small_subgraph(T, k)
+    if nodes is None:
+        return None
+    w = fmt.bits
+    sample = np.array([0x3F800000, 0xC0490FDB, 0x3E99999A, 0x42F60000, 0xBF000000, 0x00000001, 0x7F000000,
+                       0x12345678], np.uint64) if w == 32 else \
+        np.array([0x3C00, 0xC248, 0x3266, 0x57B0, 0xB800, 0x0001, 0x7800, 0x1234], np.uint64) if w == 16 else None
+    if sample is None:
+        return None
+    vals = _eval_with(T, k, x, nodes, sample)
+    if vals is None:
+        return None
+    sign = np.uint64(1 << (w - 1))
+    for name, want in (("identity", sample), ("neg", sample ^ sign), ("abs", sample & (sign - np.uint64(1))),
+                       ("negabs", sample | sign)):
+        if (vals == want).all():
+            return name
+    diff = (vals.astype(np.int64) - sample.astype(np.int64))
+    step = 1 << fmt.mbits
+    normal = ((sample >> np.uint64(fmt.mbits)) & np.uint64((1 << fmt.ebits) - 1)) > 0
+    if normal.any() and (diff[normal] % step == 0).all() and len(set((diff[normal] // step).tolist())) == 1:
+        kk = int(diff[normal][0] // step)
+        if kk:
+            return f"scale:{kk}"
+    return None
+
+
+def _eval_with(T: TermStore, k: int, x: int, nodes: list[int], xbits: np.ndarray) -> np.ndarray | None:
+    """Term k's bits for each value of x's bits (x's own subterms are not looked at)."""
+    from semantics.termeval import _Rows, _apply, _fast, _mask
+    from semantics.terms import sort_widths
+
+    vals: dict[int, np.ndarray] = {x: xbits}
+    rows = _Rows(vals)
+    below = _below(T, x)
+    for i in nodes:
+        if i in vals or i in below:
+            continue
+        op = int(T.op[i])
+        if op == Op.CONST:
+            w = int(sort_widths()[T.sort[i]])
+            vals[i] = np.full(xbits.size, np.uint64(int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)))
+            continue
+        if op in (Op.INPUT, Op.OPAQUE):
+            return None
+        if any(c not in vals for c in T.kids(i)):
+            return None
+        got = _fast(T, i, vals)
+        vals[i] = got if got is not None else np.asarray(_apply(T, np.array([i]), rows)).reshape(-1)
+        vals[i] = vals[i] & _mask(int(sort_widths()[T.sort[i]]))
+    return vals.get(k)
+
+
+def _below(T: TermStore, x: int) -> set[int]:
+    out: set[int] = set()
+    todo = list(T.kids(x))
+    while todo:
+        i = todo.pop()
+        if i not in out:
+            out.add(i)
+            todo.extend(T.kids(i))
+    return out
+
+
+def bit_lemma(T: TermStore, k: int, fmt_name: str) -> Lemma | None:
+    """A proved lemma for FLOAT(fmt, k) (module docstring), or None."""
+    import z3
+
+    got = _sources(T, k)
+    if got is None:
+        return None
+    floats, other = got
+    if other or len(floats) != 1:
+        return None
+    (x,) = floats
+    fmt = get_format(fmt_name)
+    if SORTS[int(T.sort[x])].fmt != fmt.name:
+        return None
+    template = _guess(T, k, x, fmt)
+    if template is None:
+        return None
+    try:
+        claim, smt2 = smt_claim(T, k, x, template, fmt)
+    except ValueError:
+        return None
+    s = z3.Solver()
+    s.set("timeout", 10000)
+    s.add(z3.Not(claim))
+    r = s.check()
+    if r != z3.unsat:
+        return None
+    assumption = ""
+    if template.startswith("scale:"):
+        assumption = (f"the exponent edit at term #{k} scales by 2^{template.split(':')[1]}: assumes the scaled "
+                      "value stays a normal number")
+    return Lemma(k, x, fmt.name, template, smt2, "unsat", assumption)

@@ -1,0 +1,1131 @@
+"""A normal form for the real-arithmetic meaning of terms: equal normal forms, equal functions.
+
+Floating-point operations are read as the exact real operations they approximate (add, mul, fma,
+div, ex2, ...); conversions between float formats are the identity (what rounding does is the
+precision check's business, proofs/precision.py). A value's normal form is a rational function
+`num / den` over *atoms*:
+
+- a sum of coefficient x monomial, coefficients exact rationals (a float constant's exact value),
+  a monomial a product of atoms with integer exponents (negative for a divided-out monomial);
+- atoms: tensor elements (INPUT leaves); `exp2(P)` of a normal polynomial P (at most one per
+  monomial: exp2(P) * exp2(Q) = exp2(P + Q), exp2(P)^-1 = exp2(-P), integer constant parts pulled
+  out as powers of two); `max`/`min` of a *set* of normal forms (nested ones flattened, -inf/+inf
+  dropped, constants folded); the *indicator* [c] of a condition (0 or 1): if c then X else Y is
+  Y + (X - Y) [c], so selects meet multiplications by decoded signs; conditions are normalised
+  (P > 0 with P's leading coefficient +-1, P = 0 with it 1, a bit-level predicate of few input
+  bits by its truth table, each with the polarity that makes the first assignment false: [not c] =
+  1 - [c]; [c]^2 = [c]); an if-then-else that is a max or a min is one; and uninterpreted
+  applications (sqrt, log2, tanh, abs, bit-level values, float-to-integer conversions...) of
+  normal arguments: equal arguments, equal atoms (congruence), nothing more claimed;
+- `den` a polynomial made monic (leading coefficient 1, by the order of monomials); a constant or
+  single-monomial denominator is divided into the numerator.
+
+So reassociated sums, split/tiled reductions, fma vs mul+add, warp-shuffle trees, and online
+softmax (exp2(m_old - m_new) * acc + ..., then / l) meet the naive form's normal form. Two normal
+forms with different denominators are compared by cross-multiplication. Nothing here uses a solver,
+and each node's normal form is built from its children's once (children are interned first, so
+ascending term ids are a topological order); a sum whose only user is another sum is extended in
+place rather than copied, so long reductions stay linear.
+
+The real reading assumes inputs are finite and no operation overflows or produces NaN; +-inf
+constants (Triton's masked lanes read -inf) are handled as extended reals where the result is
+determined (max(x, -inf) = x, exp2(-inf) = 0, -inf + x = -inf). What has no real meaning here
+(an opaque value) raises `NoRealMeaning`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+
+from semantics.formats import bits_to_fraction, get_format
+from semantics.terms import SORTS, Kind, Op, TermStore, mods
+
+__all__ = ["Normalizer", "NF", "Rat", "Inf", "AtomKind", "NoRealMeaning", "POS_INF", "NEG_INF"]
+
+Coef = int | Fraction
+Mono = tuple  # flat (atom, exponent, atom, exponent, ...) sorted by atom
+Poly = dict  # Mono -> Coef (no zero coefficients)
+
+
+_OPS = {int(o): o for o in Op}
+_OPS = [_OPS.get(i, Op.OPAQUE) for i in range(256)]
+
+
+class NoRealMeaning(Exception):
+    """A term whose real value the normal form cannot express (an opaque leaf, a NaN)."""
+
+
+class Undefined(NoRealMeaning):
+    """Extended-real arithmetic with no determined result (inf - inf, inf times an unknown sign)."""
+
+
+class TooBig(Exception):
+    """Expanding let-atoms for a comparison went past the budget."""
+
+
+#: A subterm used by several nodes whose normal form has more monomials than this becomes a
+#: let-atom standing for it (a row's mean in layernorm, a score q.k in attention): the forms of its
+#: users stay small; a comparison that fails with let-atoms is retried with them expanded.
+LET_LIMIT = 16
+EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the comparison gives up
+TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
+
+
+class AtomKind(IntEnum):
+    LEAF = 0  # an input element read as a float: (term id,)
+    INT = 1  # the integer value of a bit-vector term: (term id, signed)
+    EXP2 = 2  # exp2 of a polynomial: (poly key,)
+    MAX = 3  # (frozenset of normal-form keys)
+    MIN = 4
+    IND = 5  # the indicator (0 or 1) of a normalised condition: (("gt"|"eq", poly id) | ("table", leaves, bytes)
+    #           | ("term", predicate term id),)
+    APP = 6  # (function name, argument keys...)
+    LET = 7  # a shared subterm's (big) normal form, by its key: equal keys, equal values
+    TERM = 8  # a term's value, uninterpreted (extended-real arithmetic without a real result): (term id,)
+
+
+@dataclass(frozen=True)
+class Inf:
+    """+inf or -inf (extended reals)."""
+
+    sign: int
+
+
+POS_INF, NEG_INF = Inf(1), Inf(-1)
+
+
+@dataclass
+class Rat:
+    """num / den; den is an interned monic polynomial id, or None for 1."""
+
+    num: Poly
+    den: int | None = None
+
+
+NF = Rat | Inf
+
+
+def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None) -> tuple[Mono, Coef]:
+    """Product of two monomials (exponents added; two exp2 atoms merged): (monomial, coefficient).
+    `special`: atoms that need exp2_merge (exp2 atoms, indicators); two single plain atoms are
+    merged directly."""
+    if not a:
+        return b, 1
+    if not b:
+        return a, 1
+    if special is not None and len(a) == 2 and len(b) == 2 and a[0] not in special and b[0] not in special:
+        if a[0] < b[0]:
+            return (a[0], a[1], b[0], b[1]), 1
+        if b[0] < a[0]:
+            return (b[0], b[1], a[0], a[1]), 1
+        e = a[1] + b[1]
+        return ((a[0], e) if e else ()), 1
+    d: dict[int, int] = {}
+    for i in range(0, len(a), 2):
+        d[a[i]] = a[i + 1]
+    for i in range(0, len(b), 2):
+        d[b[i]] = d.get(b[i], 0) + b[i + 1]
+    return exp2_merge(d)
+
+
+class Normalizer:
+    """Normal forms of the terms of one store (tables of atoms and polynomials shared by all)."""
+
+    def __init__(self, T: TermStore, float_leaf: Callable[[int], None] | None = None) -> None:
+        self.T = T
+        self.atoms: list[tuple] = []  # atom id -> (kind, payload)
+        self._atom_ids: dict[tuple, int] = {}
+        self._exp2: set[int] = set()  # atom ids of exp2 atoms
+        self._ind: set[int] = set()  # atom ids of indicators
+        self._special: set[int] = set()  # both (products of them need _merge_exp2)
+        self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
+        self.assumptions: list[str] = []  # what some lemma relied on
+        self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
+        self._poly_ids: dict[frozenset, int] = {}
+        self._keys: dict[tuple, int] = {}  # normal-form key -> id (for atom arguments)
+        self.key_nf: list[NF] = []
+        self.memo: dict[int, NF] = {}  # persistent normal forms of shared subterms
+        self.conds: dict[tuple, int] = {}
+        self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
+        self._expanded: dict[int, NF] = {}  # atom -> its expansion
+        self._budget = EXPAND_BUDGET
+        self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
+        self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
+        self._shape_ids: dict[int, int] = {}
+        self._shape_keys: dict[tuple, int] = {}
+        self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
+        self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
+        self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
+        self.steps = 0  # nodes normalised (for statistics)
+
+    # ------------------------------------------------------------------ tables
+    def atom(self, kind: AtomKind, payload: tuple) -> int:
+        key = (int(kind), payload)
+        got = self._atom_ids.get(key)
+        if got is None:
+            got = self._atom_ids[key] = len(self.atoms)
+            self.atoms.append((kind, payload))
+            if kind is AtomKind.EXP2:
+                self._exp2.add(got)
+                self._special.add(got)
+            if kind is AtomKind.IND:
+                self._ind.add(got)
+                self._special.add(got)
+        return got
+
+    def poly_id(self, p: Poly) -> int:
+        key = frozenset(p.items())
+        got = self._poly_ids.get(key)
+        if got is None:
+            got = self._poly_ids[key] = len(self.polys)
+            self.polys.append(dict(p))
+        return got
+
+    def key(self, x: NF) -> int:
+        """An interned id of a normal form (equal normal forms, equal keys)."""
+        if isinstance(x, Inf):
+            k: tuple = ("inf", x.sign)
+        else:
+            k = (self.poly_id(x.num), x.den)
+        got = self._keys.get(k)
+        if got is None:
+            got = self._keys[k] = len(self.key_nf)
+            self.key_nf.append(x if isinstance(x, Inf) else Rat(dict(x.num), x.den))
+        return got
+
+    # ------------------------------------------------------------------ polynomial arithmetic
+    def _merge_exp2(self, d: dict[int, int]) -> tuple[Mono, Coef]:
+        coef: Coef = 1
+        exp2 = self._exp2
+        if not any(a in exp2 for a in d):  # indicators only: [c]^k = [c]
+            ind = self._ind
+            return tuple(x for a in sorted(d) if d[a] for x in (a, 1 if d[a] > 1 and a in ind else d[a])), 1
+        for a, e in d.items():  # [c]^k = [c]
+            if e > 1 and a in self._ind:
+                d[a] = 1
+        exps = [a for a, e in d.items() if a in self._exp2 and e]
+        if len(exps) > 1 or any(d[a] != 1 for a in exps):
+            total: Poly = {}
+            for a in exps:
+                _add_into(total, self.polys[self.atoms[a][1][0]], d.pop(a))
+            a, c = self.exp2_atom(total)
+            coef = c
+            if a is not None:
+                d[a] = d.get(a, 0) + 1
+        mono = tuple(x for a in sorted(d) if d[a] for x in (a, d[a]))
+        return mono, coef
+
+    def exp2_atom(self, p: Poly) -> tuple[int | None, Coef]:
+        """exp2(p) as (atom or None, coefficient): the integer part of p's constant term pulled out."""
+        c = p.get((), 0)
+        whole = int(np.floor(c)) if not isinstance(c, Fraction) else c.numerator // c.denominator
+        rest = dict(p)
+        if whole:
+            rest[()] = c - whole
+            if not rest[()]:
+                del rest[()]
+        coef: Coef = 2 ** whole if whole >= 0 else Fraction(1, 2 ** -whole)
+        if not rest:
+            return None, coef
+        return self.atom(AtomKind.EXP2, (self.poly_id(rest),)), coef
+
+    def mul_poly(self, a: Poly, b: Poly) -> Poly:
+        if len(a) < len(b):
+            a, b = b, a
+        out: Poly = {}
+        special = self._special
+        for mb, cb in b.items():
+            for ma, ca in a.items():
+                m, c = _mono_mul(ma, mb, self._merge_exp2, special)
+                v = out.get(m, 0) + ca * cb * c
+                if v:
+                    out[m] = v
+                else:
+                    out.pop(m, None)
+        return out
+
+    def inv_mono(self, m: Mono) -> tuple[Mono, Coef]:
+        d = {m[i]: -m[i + 1] for i in range(0, len(m), 2)}
+        coef: Coef = 1
+        for a in [a for a in d if a in self._exp2]:  # exp2(P)^-1 = exp2(-P)
+            arg = self.polys[self.atoms[a][1][0]]
+            e = d.pop(a)
+            na, c = self.exp2_atom({k: -v * -e for k, v in arg.items()} if e < 0 else {k: v * e for k, v in arg.items()})
+            coef *= c
+            if na is not None:
+                d[na] = d.get(na, 0) + 1
+        return tuple(x for a in sorted(d) if d[a] for x in (a, d[a])), coef
+
+    # ------------------------------------------------------------------ rational functions
+    def const(self, v: Coef) -> Rat:
+        return Rat({(): v} if v else {})
+
+    def add(self, x: NF, y: NF, own_x: bool = False) -> NF:
+        if isinstance(x, Inf) or isinstance(y, Inf):
+            return _inf_add(x, y)
+        if x.den == y.den:
+            num = x.num if own_x else dict(x.num)
+            _add_into(num, y.num, 1)
+            return Rat(num, x.den)
+        if y.den is None:
+            num = x.num if own_x else dict(x.num)
+            _add_into(num, self.mul_poly(y.num, self.polys[x.den]), 1)
+            return Rat(num, x.den)
+        if x.den is None:
+            num = self.mul_poly(x.num, self.polys[y.den])
+            _add_into(num, y.num, 1)
+            return Rat(num, y.den)
+        dx, dy = self.polys[x.den], self.polys[y.den]
+        num = self.mul_poly(x.num, dy)
+        _add_into(num, self.mul_poly(y.num, dx), 1)
+        return self._normal(num, self.mul_poly(dx, dy))
+
+    def scale(self, x: NF, c: Coef) -> NF:
+        if isinstance(x, Inf):
+            if c == 0:
+                raise Undefined("0 * inf")
+            return Inf(x.sign if c > 0 else -x.sign)
+        if c == 1:
+            return x
+        if c == 0:
+            return Rat({})
+        return Rat({m: v * c for m, v in x.num.items()}, x.den)
+
+    def mul(self, x: NF, y: NF) -> NF:
+        if isinstance(x, Inf) or isinstance(y, Inf):
+            other = y if isinstance(x, Inf) else x
+            inf = x if isinstance(x, Inf) else y
+            if isinstance(other, Inf):
+                return Inf(inf.sign * other.sign)
+            c = _constant(other)
+            if c is None or c == 0:
+                raise Undefined("inf times a value of unknown sign")
+            return Inf(inf.sign if c > 0 else -inf.sign)
+        cx, cy = _constant(x), _constant(y)
+        if cx is not None:
+            return self.scale(y, cx)
+        if cy is not None:
+            return self.scale(x, cy)
+        num = self.mul_poly(x.num, y.num)
+        if x.den is None and y.den is None:
+            return Rat(num)
+        if x.den is not None and y.den is not None:
+            return self._normal(num, self.mul_poly(self.polys[x.den], self.polys[y.den]))
+        return Rat(num, x.den if x.den is not None else y.den)
+
+    def recip(self, x: NF) -> NF:
+        if isinstance(x, Inf):
+            return Rat({})
+        if not x.num:
+            raise NoRealMeaning("division by zero")
+        den = self.polys[x.den] if x.den is not None else {(): 1}
+        if len(x.num) == 1:  # a monomial: divide it out
+            (m, c), = x.num.items()
+            im, ic = self.inv_mono(m)
+            inv_c = Fraction(1) / c * ic
+            out: Poly = {}
+            for dm, dc in den.items():
+                mm, mc = _mono_mul(dm, im, self._merge_exp2)
+                v = out.get(mm, 0) + dc * inv_c * mc
+                if v:
+                    out[mm] = _tidy(v)
+                else:
+                    out.pop(mm, None)
+            return Rat(out)
+        return self._normal(dict(den), dict(x.num))
+
+    def div(self, x: NF, y: NF) -> NF:
+        if isinstance(y, Inf):
+            if isinstance(x, Inf):
+                raise Undefined("inf / inf")
+            return Rat({})
+        return self.mul(x, self.recip(y))
+
+    def _normal(self, num: Poly, den: Poly) -> NF:
+        """num / den with den monic (or divided in when it is a monomial)."""
+        if not den:
+            raise NoRealMeaning("division by zero")
+        if len(den) == 1:
+            return self.mul(Rat(num), self.recip(Rat(den)))
+        lead = den[max(den)]
+        if lead != 1:
+            inv = Fraction(1) / lead
+            num = {m: _tidy(v * inv) for m, v in num.items()}
+            den = {m: _tidy(v * inv) for m, v in den.items()}
+        return Rat(num, self.poly_id(den))
+
+    def neg(self, x: NF) -> NF:
+        return Inf(-x.sign) if isinstance(x, Inf) else self.scale(x, -1)
+
+    def sub(self, x: NF, y: NF) -> NF:
+        return self.add(x, self.neg(y))
+
+    def equal(self, x: NF, y: NF) -> bool:
+        """Whether two normal forms are equal functions; with let-atoms expanded when they are not
+        equal as they stand (raises TooBig past the expansion budget)."""
+        if self._equal(x, y):
+            return True
+        if not (self._has_let(x) or self._has_let(y)):
+            return False
+        self._budget = EXPAND_BUDGET
+        return self._equal(self.expand(x), self.expand(y))
+
+    def _equal(self, x: NF, y: NF) -> bool:
+        if isinstance(x, Inf) or isinstance(y, Inf):
+            return x == y
+        if x.den == y.den:
+            return _poly_eq(x.num, y.num)
+        dx = self.polys[x.den] if x.den is not None else {(): 1}
+        dy = self.polys[y.den] if y.den is not None else {(): 1}
+        return _poly_eq(self.mul_poly(x.num, dy), self.mul_poly(y.num, dx))
+
+    # ------------------------------------------------------------------ let-atoms
+    def let(self, x: NF) -> NF:
+        """x itself, or a let-atom standing for it when its normal form is big."""
+        if not isinstance(x, Rat):  # +-inf, or a predicate's condition
+            return x
+        size = len(x.num) + (len(self.polys[x.den]) if x.den is not None else 0)
+        if size <= LET_LIMIT:
+            return x
+        return Rat({(self.atom(AtomKind.LET, (self.key(x),)), 1): 1})
+
+    def _has_let(self, x: NF) -> bool:
+        if isinstance(x, Inf):
+            return False
+        polys = [x.num] + ([self.polys[x.den]] if x.den is not None else [])
+        return any(self._atom_has_let(m[i]) for p in polys for m in p for i in range(0, len(m), 2))
+
+    def _atom_has_let(self, a: int) -> bool:
+        got = self._lets.get(a)
+        if got is None:
+            kind, payload = self.atoms[a]
+            if kind is AtomKind.LET:
+                got = True
+            elif kind is AtomKind.EXP2:
+                got = any(self._atom_has_let(m[i]) for m in self.polys[payload[0]] for i in range(0, len(m), 2))
+            elif kind in (AtomKind.MAX, AtomKind.MIN):
+                got = any(self._has_let(self.key_nf[k]) for k in payload[0])
+            elif kind is AtomKind.IND:
+                c = payload[0]
+                got = c[0] in ("gt", "eq") and any(self._atom_has_let(m[i]) for m in self.polys[c[1]]
+                                                   for i in range(0, len(m), 2))
+            elif kind is AtomKind.APP:
+                got = any(self._has_let(self.key_nf[k]) for k in payload[1:])
+            else:
+                got = False
+            self._lets[a] = got
+        return got
+
+    def expand(self, x: NF) -> NF:
+        """x with every let-atom replaced by what it stands for, inside other atoms too."""
+        if isinstance(x, Inf):
+            return x
+        num = self._expand_poly(x.num)
+        if x.den is None:
+            return num
+        return self.div(num, self._expand_poly(self.polys[x.den]))
+
+    def _expand_poly(self, p: Poly) -> NF:
+        total: NF = Rat({})
+        for m, c in p.items():
+            term: NF = self.const(c)
+            for i in range(0, len(m), 2):
+                a, e = m[i], m[i + 1]
+                f = self._expand_atom(a)
+                for _ in range(abs(e)):
+                    term = self.mul(term, f if e > 0 else self.recip(f))
+            in_place = isinstance(total, Rat) and isinstance(term, Rat) and term.den == total.den
+            total = self.add(total, term, own_x=True)
+            # charge the monomials produced: the term's when it was added in place, else the sum's
+            self._budget -= (len(term.num) if in_place else len(total.num)) if isinstance(total, Rat) else 1
+            if self._budget < 0:
+                raise TooBig("expanding let-atoms exceeded the budget")
+        return total
+
+    def _expand_atom(self, a: int) -> NF:
+        got = self._expanded.get(a)
+        if got is not None:
+            return got
+        kind, payload = self.atoms[a]
+        if not self._atom_has_let(a):
+            r: NF = Rat({(a, 1): 1})
+        elif kind is AtomKind.LET:
+            r = self.expand(self.key_nf[payload[0]])
+        elif kind is AtomKind.EXP2:
+            r = self.exp2(self._expand_poly(self.polys[payload[0]]))
+        elif kind in (AtomKind.MAX, AtomKind.MIN):
+            r = self.extremum(kind is AtomKind.MAX, [self.expand(self.key_nf[k]) for k in payload[0]])
+        elif kind is AtomKind.IND:
+            c = payload[0]
+            r = self.indicator((c[0], self._poly_of(self._expand_poly(self.polys[c[1]]))))
+        else:
+            fn, *args = payload
+            r = self.app(fn, *[self.expand(self.key_nf[k]) for k in args])
+        self._expanded[a] = r
+        return r
+
+    def _poly_of(self, x: NF) -> Poly:
+        if isinstance(x, Inf) or x.den is not None:
+            raise TooBig("a condition with a denominator after expansion")
+        return x.num
+
+    # ------------------------------------------------------------------ atoms with structure
+    def exp2(self, x: NF) -> NF:
+        if isinstance(x, Inf):
+            return Rat({}) if x.sign < 0 else POS_INF
+        if x.den is not None:
+            return self.app("exp2", x)
+        a, c = self.exp2_atom(x.num)
+        return self.const(c) if a is None else Rat({(a, 1): c})
+
+    def app(self, fn: str, *args: NF) -> NF:
+        return Rat({(self.atom(AtomKind.APP, (fn, *(self.key(a) for a in args))), 1): 1})
+
+    def extremum(self, is_max: bool, args: list[NF]) -> NF:
+        kind = AtomKind.MAX if is_max else AtomKind.MIN
+        members: set[int] = set()
+        consts: list[Coef] = []
+        for a in args:
+            if isinstance(a, Inf):
+                if (a.sign > 0) == is_max:
+                    return a  # max(x, +inf) = +inf
+                continue  # max(x, -inf) = x
+            c = _constant(a)
+            if c is not None:
+                consts.append(c)
+                continue
+            inner = self._single_atom(a)
+            if inner is not None and self.atoms[inner][0] is kind:
+                members.update(self.atoms[inner][1][0])
+            else:
+                members.add(self.key(a))
+        if consts:
+            members.add(self.key(self.const(max(consts) if is_max else min(consts))))
+        if not members:
+            return NEG_INF if is_max else POS_INF
+        if len(members) == 1:
+            (k,), = [tuple(members)]
+            return self._copy(self.key_nf[k])
+        return Rat({(self.atom(kind, (frozenset(members),)), 1): 1})
+
+    def _single_atom(self, a: Rat) -> int | None:
+        if a.den is None and len(a.num) == 1:
+            (m, c), = a.num.items()
+            if c == 1 and len(m) == 2 and m[1] == 1:
+                return m[0]
+        return None
+
+    @staticmethod
+    def _copy(x: NF) -> NF:
+        return x if isinstance(x, Inf) else Rat(dict(x.num), x.den)
+
+    def ite(self, cond: tuple, then: NF, other: NF) -> NF:
+        """if cond then `then` else `other`; cond is ("gt", P) (P > 0), ("eq", P) or ("atom", key):
+        a max/min where it is one, else other + (then - other) * [cond]."""
+        if self._same(then, other):
+            return then
+        kind, p = cond
+        if kind == "gt" and not isinstance(then, Inf) and not isinstance(other, Inf):
+            diff = self.sub(then, other)
+            if isinstance(diff, Rat) and diff.den is None:
+                if _proportional(diff.num, p, positive=True):  # then - other > 0 ? then : other
+                    return self.extremum(True, [then, other])
+                if _proportional(diff.num, {m: -v for m, v in p.items()}, positive=True):
+                    return self.extremum(False, [then, other])
+        if kind in ("gt", "eq"):
+            if not p:  # 0 > 0 is false, 0 == 0 is true
+                return then if kind == "eq" else other
+            if all(m == () for m in p):
+                c = p[()]
+                return then if ((c > 0) if kind == "gt" else False) else other
+        if isinstance(then, Inf) or isinstance(other, Inf):
+            raise Undefined("an infinite value under a data-dependent condition")
+        ind = self.indicator(cond)
+        return self.add(other, self.mul(self.sub(then, other), ind), own_x=False)
+
+    def indicator(self, cond: tuple) -> NF:
+        """[cond] as a normal form: an IND atom, or 1 minus one (the normalised polarity)."""
+        kind, p = cond
+        negate = False
+        if kind == "gt":  # scale by |leading coefficient|: the sign is kept
+            lead = p[max(p)]
+            key: tuple = ("gt", self.poly_id({m: _tidy(v / abs(lead)) for m, v in p.items()}) if abs(lead) != 1
+                          else self.poly_id(p))
+        elif kind == "eq":
+            lead = p[max(p)]
+            key = ("eq", self.poly_id({m: _tidy(v / lead) for m, v in p.items()}) if lead != 1 else self.poly_id(p))
+        elif isinstance(p, tuple) and p and p[0] == "table":
+            _, leaves, table = p
+            bits = np.frombuffer(table, np.uint64)
+            if bits[0] != 0:  # polarity: false on the first assignment
+                negate = True
+                table = (bits == 0).astype(np.uint64).tobytes()
+            else:
+                table = (bits != 0).astype(np.uint64).tobytes()
+            key = ("table", leaves, table)
+        else:
+            key = ("term", p)
+        a = self.atom(AtomKind.IND, (key,))
+        ind = Rat({(a, 1): 1})
+        return self.sub(self.const(1), ind) if negate else ind
+
+    def _same(self, a: NF, b: NF) -> bool:
+        if isinstance(a, Inf) or isinstance(b, Inf):
+            return a == b
+        return a.den == b.den and _poly_eq(a.num, b.num)
+
+    # ------------------------------------------------------------------ terms
+    def _users(self) -> np.ndarray:
+        """How many nodes of the whole store use each node (recounted when the store grew)."""
+        T = self.T
+        if self._users_n != len(T):
+            kids = T._kids.a[:T._kids.n]
+            self._user_count = np.bincount(kids, minlength=len(T)) if kids.size else np.zeros(len(T), np.int64)
+            self._users_n = len(T)
+        return self._user_count
+
+    _users_n = -1
+
+    def of(self, roots: np.ndarray) -> list[NF]:
+        """Normal forms of term ids `roots` (computed bottom-up over their subgraph). Nodes used by
+        more than one node of the store keep their normal form (self.memo) for later calls."""
+        from semantics.termeval import subgraph
+
+        T = self.T
+        roots = np.asarray(roots, np.int64)
+        shared = self._users()
+        nodes = subgraph(T, roots, stop=self.memo)
+        # how many users each node has inside this subgraph: a sum used once is extended in place
+        nk = T.nkids[nodes].astype(np.int64)
+        starts = T._off.a[nodes]
+        kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+        users = np.bincount(kids, minlength=len(T)) if kids.size else np.zeros(len(T), np.int64)
+        users[roots] += 1  # roots are kept
+        local: dict[int, NF] = {}
+        remaining = users
+        n_shared = shared.size
+        ops = [_OPS[o] for o in T.op[nodes].tolist()]
+        sorts = [SORTS[x] for x in T.sort[nodes].tolist()]
+        ends = np.cumsum(nk).tolist()
+        flat = kids.tolist()
+        start = 0
+        for j, i in enumerate(nodes.tolist()):
+            end = ends[j]
+            kids = tuple(flat[start:end])
+            try:
+                nf = self._node(i, ops[j], sorts[j], kids, local, remaining)
+            except Undefined:  # an infinity with no determined real result (x * inf, inf - inf): this
+                # term's value, uninterpreted (the same term on both sides is still the same value)
+                for k in kids:
+                    if k in local:
+                        remaining[k] -= 1
+                        if remaining[k] <= 0:
+                            del local[k]
+                nf = Rat({(self.atom(AtomKind.TERM, (i,)), 1): 1})
+            start = end
+            if i < n_shared and shared[i] > 1:
+                self.memo[i] = self.let(nf)
+            else:
+                local[i] = nf
+        return [self._copy(local[int(r)] if int(r) in local else self.memo[int(r)]) for r in roots]
+
+    def _get(self, k: int, local: dict, remaining: np.ndarray) -> tuple[NF, bool]:
+        """A child's normal form and whether the caller may take it over (its last user)."""
+        got = local.get(k)
+        if got is None:
+            return self.memo[k], False
+        remaining[k] -= 1
+        if remaining[k] <= 0:
+            del local[k]
+            return got, True
+        return got, False
+
+    def _node(self, i: int, op: Op, sort, kids: tuple, local: dict, remaining: np.ndarray) -> NF:
+        T = self.T
+        self.steps += 1
+
+        def kid(j: int) -> NF:
+            return self._get(kids[j], local, remaining)[0]
+
+        if sort.kind is Kind.PRED:
+            return self._pred(i, op, kids, local, remaining)
+        if op is Op.CONST:
+            return self._const(i, sort)
+        if op is Op.INPUT:
+            if sort.kind is Kind.FLOAT:
+                return Rat({(self.atom(AtomKind.LEAF, (i,)), 1): 1})
+            return self._int_atom(i, False)
+        if op is Op.OPAQUE:
+            raise NoRealMeaning(f"opaque value #{i}")
+        m = mods(int(T.aux[i]))
+        if op in (Op.FADD, Op.FSUB):
+            a, own = self._get(kids[0], local, remaining)
+            b, _ = self._get(kids[1], local, remaining)
+            if op is Op.FSUB:
+                b = self.neg(b)
+            r = self.add(a, b, own_x=own)
+            return self._sat(r, m)
+        if op is Op.FMUL:
+            return self._sat(self.mul(kid(0), kid(1)), m)
+        if op is Op.FFMA:
+            a, b = kid(0), kid(1)
+            c, own = self._get(kids[2], local, remaining)
+            r = self.add(c, self.mul(a, b), own_x=own)
+            if m.relu:
+                r = self.extremum(True, [r, Rat({})])
+            return self._sat(r, m)
+        if op is Op.MMA:
+            k = (len(kids) - 1) // 2
+            acc, own = self._get(kids[0], local, remaining)
+            acc = acc if own else self._copy(acc)
+            a_t, b_t, _ = m.elems
+            for q in range(k):
+                x = self._operand(kids[1 + q], a_t, local, remaining)
+                y = self._operand(kids[1 + k + q], b_t, local, remaining)
+                acc = self.add(acc, self.mul(x, y), own_x=True)
+            return acc
+        if op is Op.FNEG:
+            return self.neg(kid(0))
+        if op is Op.FABS:
+            return self._abs(kid(0))
+        if op in (Op.FMIN, Op.FMAX):
+            return self.extremum(op is Op.FMAX, [kid(0), kid(1)])
+        if op is Op.FDIV:
+            x = kid(0)
+            return self.mul(x, self._recip_of(kids[1], local, remaining))
+        if op is Op.FRCP:
+            return self._recip_of(kids[0], local, remaining)
+        if op is Op.FEX2:
+            return self.exp2(kid(0))
+        if op is Op.FSQRT:
+            return self.app("sqrt", kid(0))
+        if op is Op.FRSQRT:
+            return self.recip(self.app("sqrt", kid(0)))
+        if op is Op.FLG2:
+            x = kid(0)
+            a = self._single_atom(x) if isinstance(x, Rat) else None
+            if a is not None and self.atoms[a][0] is AtomKind.EXP2:  # lg2(ex2(P)) = P
+                return Rat(dict(self.polys[self.atoms[a][1][0]]))
+            return self.app("log2", x)
+        if op in (Op.FSIN, Op.FCOS, Op.FTANH, Op.FCOPYSIGN):
+            return self.app(op.name[1:].lower(), *[kid(j) for j in range(len(kids))])
+        if op is Op.CVT:
+            return self._cvt(i, kids, m, sort, local, remaining)
+        if op is Op.FLOAT:
+            return self._float_view(kids[0], sort, local, remaining)
+        if op is Op.ITE:
+            cond = kid(0)
+            if sort.kind is not Kind.FLOAT:  # an if-then-else of bits: its integer value, an atom
+                kid(1), kid(2)
+                return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+            return self._ite(cond, kid(1), kid(2))
+        for j in range(len(kids)):  # bit-vector operations: the integer value of the term, an atom
+            kid(j)  # (its function table is made only where a number or a condition is read from it)
+        return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+
+    def _pred(self, i: int, op: Op, kids, local, remaining) -> tuple:
+        """A predicate's normal form, a condition: ("gt", P) for P > 0, ("eq", P), ("not", c),
+        ("and"/"or"/"xor", c, d), ("const", b), or ("atom", term id) for a bit-level predicate."""
+        T = self.T
+        got = [self._get(k, local, remaining)[0] for k in kids]
+        if op is Op.PNOT:
+            return ("not", got[0])
+        if op in (Op.PAND, Op.POR, Op.PXOR):
+            return ({Op.PAND: "and", Op.POR: "or", Op.PXOR: "xor"}[op], got[0], got[1])
+        if op is Op.CONST:
+            return ("const", bool(int(T.aux[i]) & 1))
+        if op is Op.CMP and SORTS[int(T.sort[kids[0]])].kind is Kind.FLOAT:
+            cmp = mods(int(T.aux[i])).cmp
+            x, y = got
+            if cmp in ("num", "nan") or isinstance(x, Inf) or isinstance(y, Inf):
+                return ("atom", i)
+            cmp = cmp.rstrip("u") if cmp not in ("eq", "ne") else cmp  # no NaN in reals: ltu = lt
+            d = self.sub(x, y)  # the sign of x - y: num * den has it (den^2 > 0)
+            p = d.num if d.den is None else self.mul_poly(d.num, self.polys[d.den])
+            neg = {mm: -v for mm, v in p.items()}
+            return {"gt": ("gt", p), "lt": ("gt", neg), "ge": ("not", ("gt", neg)), "le": ("not", ("gt", p)),
+                    "eq": ("eq", p), "ne": ("not", ("eq", p))}[cmp]
+        table = self.table(i)
+        return ("atom", table) if table is not None else ("atom", i)
+
+    def _recip_of(self, k: int, local, remaining) -> NF:
+        """1 / term k, kept for a shared divisor (a row sum divides every element of its row)."""
+        got = self._recips.get(k)
+        if got is not None:
+            self._get(k, local, remaining)
+            return got
+        x, _ = self._get(k, local, remaining)
+        r = self.recip(x)
+        if k in self.memo:
+            self._recips[k] = r
+        return r
+
+    def _sat(self, r: NF, m) -> NF:
+        if m.sat:  # .sat clamps to [0, 1] (NaN to 0)
+            return self.extremum(False, [self.extremum(True, [r, Rat({})]), self.const(1)])
+        return r
+
+    def _abs(self, x: NF) -> NF:
+        if isinstance(x, Inf):
+            return POS_INF
+        c = _constant(x)
+        if c is not None:
+            return self.const(abs(c))
+        if x.num and x.num[max(x.num)] < 0:
+            x = self.neg(x)
+        return self.app("abs", x)
+
+    def _const(self, i: int, sort) -> NF:
+        bits = int(self.T.aux[i]) & ((1 << sort.width) - 1 if sort.width < 64 else (1 << 64) - 1)
+        if sort.kind is Kind.FLOAT:
+            fmt = get_format(sort.fmt)
+            e, mbits = fmt.ebits, fmt.mbits
+            exp = (bits >> (mbits + fmt.shift)) & ((1 << e) - 1) if fmt.shift == 0 else None
+            v = bits_to_fraction(bits, fmt) if _finite(bits, fmt) else None
+            if v is None:
+                if _is_inf(bits, fmt):
+                    return NEG_INF if bits >> (fmt.bits - 1) & 1 else POS_INF
+                raise NoRealMeaning(f"NaN constant 0x{bits:x}")
+            del exp
+            return self.const(_tidy(v))
+        return self.const(bits)
+
+    def _int_atom(self, i: int, signed: bool) -> NF:
+        T = self.T
+        if int(T.op[i]) == Op.CONST:
+            w = SORTS[int(T.sort[i])].width
+            v = int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)
+            if signed and v >> (w - 1) & 1:
+                v -= 1 << w
+            return self.const(v)
+        if int(T.op[i]) != Op.INPUT:
+            table = self.table(i)
+            if table is not None:  # a function of few input bits: its values say what it is
+                w = SORTS[int(T.sort[i])].width
+                ck = (table[2], w, signed)
+                vals = self._selections.get(ck)
+                if vals is None:
+                    raw = np.frombuffer(table[2], np.uint64)
+                    vals = self._selections[ck] = tuple(int(v) - (1 << w) if signed and int(v) >> (w - 1) & 1
+                                                        else int(v) for v in raw.tolist())
+                return self._selection(table[1], vals)
+        return Rat({(self.atom(AtomKind.INT, (i, signed)), 1): 1})
+
+    def _selection(self, leaves: tuple, vals: tuple) -> NF:
+        """A number that is a function of input bits, by its values for every assignment: two values
+        v0 (on the first assignment), v1 are v0 + (v1 - v0) [the bits select v1]; more, an atom of
+        the value table (the same function of the same bits, the same atom)."""
+        got = self._selected.get(vals)
+        if got is None:
+            distinct = sorted(set(vals))
+            got = self._selected[vals] = (distinct, np.array([v != vals[0] for v in vals], np.uint64).tobytes())
+        distinct, sel = got
+        if len(distinct) == 1:
+            return self.const(vals[0])
+        if len(distinct) == 2:
+            v0 = vals[0]
+            v1 = distinct[1] if distinct[0] == v0 else distinct[0]
+            ind = self.indicator(("atom", ("table", leaves, sel)))
+            return self.add(self.const(v0), self.scale(ind, v1 - v0))
+        key = ("values", leaves, tuple(vals))
+        return Rat({(self.atom(AtomKind.INT, (key, True)), 1): 1})
+
+    def _shape_id(self, i: int) -> int:
+        """An interned id of term i's shape with every input leaf replaced by its sort (exact: equal
+        ids, equal structure); for a term of one leaf, its function of that leaf."""
+        got = self._shape_ids.get(i)
+        if got is not None:
+            return got
+        T = self.T
+        todo = [i]
+        while todo:  # children first, without recursion
+            x = todo[-1]
+            kids = [k for k in T.kids(x) if k not in self._shape_ids]
+            if kids and int(T.op[x]) != Op.INPUT:
+                todo.extend(kids)
+                continue
+            todo.pop()
+            if x in self._shape_ids:
+                continue
+            if int(T.op[x]) == Op.INPUT:
+                key: tuple = ("leaf", int(T.sort[x]))
+            else:
+                key = (int(T.op[x]), int(T.sort[x]), int(T.aux[x]), *(self._shape_ids[k] for k in T.kids(x)))
+            self._shape_ids[x] = self._shape_keys.setdefault(key, len(self._shape_keys))
+        return self._shape_ids[i]
+
+    def _shape(self, nodes: list[int], leaves: np.ndarray) -> tuple:
+        T = self.T
+        local = {int(x): -1 - j for j, x in enumerate(leaves.tolist())}
+        out = []
+        for j, x in enumerate(nodes):
+            if x in local:
+                out.append((int(T.sort[x]),))
+                continue
+            local[x] = j
+            out.append((int(T.op[x]), int(T.sort[x]), int(T.aux[x]), *(local[k] for k in T.kids(x))))
+        return tuple(out)
+
+    def table(self, i: int) -> tuple | None:
+        """A bit-level term whose inputs have at most TABLE_BITS bits in all, as the function it
+        computes: (input leaves, its value for every assignment of them, in order). Two terms that
+        compute the same function of the same inputs get the same key, however their bits are
+        shuffled (the evaluation over every assignment is the proof; semantics.termeval's
+        arithmetic is the emulator's)."""
+        got = self._tables.get(i)
+        if got is not None or i in self._tables:
+            return got
+        self._tables[i] = None
+        from semantics.termeval import small_subgraph, table_of
+
+        T = self.T
+        nodes = small_subgraph(T, i)
+        if nodes is None:
+            return None
+        ops = T.op[nodes]
+        if (ops == Op.OPAQUE).any():
+            return None
+        leaves = np.array(nodes, np.int64)[ops == Op.INPUT]
+        widths = [SORTS[int(s)].width for s in T.sort[leaves]]
+        if sum(widths) > TABLE_BITS:
+            return None
+        # the table is a function of the term's shape with its leaves as positions: terms that
+        # differ only in which elements they read share it (a sign decoded from every byte)
+        shape = ("one", self._shape_id(i)) if leaves.size == 1 else self._shape(nodes, leaves)
+        values = self._shapes.get(shape)
+        if values is None:
+            values = self._shapes[shape] = table_of(T, i, nodes, leaves).tobytes()
+        key = ("table", tuple(leaves.tolist()), values)
+        self._tables[i] = key
+        return key
+
+    def _operand(self, k: int, ty: str, local: dict, remaining: np.ndarray) -> NF:
+        """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""
+        if ty[0] in "su" and ty[1:].isdigit():
+            self._get(k, local, remaining)
+            return self._int_atom(k, ty[0] == "s")
+        return self._get(k, local, remaining)[0]
+
+    def _cvt(self, i: int, kids, m, sort, local, remaining) -> NF:
+        dst, src = m.elems
+        x, _ = self._get(kids[0], local, remaining)
+        dst_int = dst[0] in "bus" and dst[1:].isdigit()
+        src_int = src[0] in "bus" and src[1:].isdigit()
+        if not dst_int and not src_int:  # float to float: the same real (rounding: precision check)
+            r = x
+            if m.relu:
+                r = self.extremum(True, [r, Rat({})])
+            return self._sat(r, m)
+        if not dst_int:  # integer to float: the integer's value
+            return self._int_atom(kids[0], src[0] == "s")
+        if not src_int:  # float to integer: rounding and saturation, uninterpreted
+            return self.app(f"cvt.{m.rnd}.{dst}.{src}{'.sat' if m.sat else ''}", x)
+        return self._int_atom(i, False)
+
+    def _float_view(self, k: int, sort, local, remaining) -> NF:
+        """The bits of term k read as a float: a constant decoded, the float a bit pattern came from;
+        else an uninterpreted function of the bits (the lemmas of proofs/lemmas.py rewrite the bit
+        tricks they can prove)."""
+        T = self.T
+        x, _ = self._get(k, local, remaining)
+        ks = SORTS[int(T.sort[k])]
+        if ks.kind is Kind.FLOAT and ks.fmt == sort.fmt:
+            return x
+        if int(T.op[k]) == Op.CONST:
+            from semantics.terms import float_sort
+
+            bits = int(T.aux[k]) & ((1 << sort.width) - 1)
+            return self._const(int(T.const(float_sort(sort.fmt), bits)[0]), sort)
+        got = self._bit_trick(k, sort)
+        if got is not None:
+            return got
+        return self.app(f"float.{sort.fmt}", self._int_atom(k, False))
+
+    def _bit_trick(self, k: int, sort) -> NF | None:
+        """FLOAT(fmt, k) through a proved lemma (proofs.lemmas), or, for a term of few integer input
+        bits, by the floats its value table decodes to."""
+        from .lemmas import bit_lemma
+
+        lem = bit_lemma(self.T, k, sort.fmt)
+        if lem is not None:
+            self.lemmas.append(lem)
+            if lem.assumption:
+                self.assumptions.append(lem.assumption)
+            (x,) = self.of(np.array([lem.source]))
+            if lem.template == "identity":
+                return x
+            if lem.template == "neg":
+                return self.neg(x)
+            if lem.template == "abs":
+                return self._abs(x)
+            if lem.template == "negabs":
+                return self.neg(self._abs(x))
+            e = int(lem.template.split(":")[1])
+            return self.scale(x, Fraction(2) ** e)
+        table = self.table(k)
+        if table is None:
+            return None
+        from semantics.formats import bits_to_fraction
+
+        fmt = get_format(sort.fmt)
+        raw = np.frombuffer(table[2], np.uint64)
+        distinct = np.unique(raw)
+        if not all(_finite(int(v), fmt) for v in distinct):
+            return None
+        values = {int(v): _tidy(bits_to_fraction(int(v), fmt)) for v in distinct}
+        return self._selection(table[1], [values[int(v)] for v in raw.tolist()])
+
+    def _ite(self, cond: tuple, then: NF, other: NF) -> NF:
+        kind = cond[0]
+        if kind == "not":
+            return self._ite(cond[1], other, then)
+        if kind == "const":
+            return then if cond[1] else other
+        if kind == "and":
+            return self._ite(cond[1], self._ite(cond[2], then, other), other)
+        if kind == "or":
+            return self._ite(cond[1], then, self._ite(cond[2], then, other))
+        if kind == "xor":
+            return self._ite(cond[1], self._ite(cond[2], other, then), self._ite(cond[2], then, other))
+        return self.ite(cond, then, other)
+
+    # ------------------------------------------------------------------ printing
+    def describe(self, x: NF, depth: int = 3, limit: int = 300) -> str:
+        out = self._describe(x, depth)
+        return out if len(out) <= limit else out[:limit - 3] + "..."
+
+    def _describe(self, x: NF, depth: int) -> str:
+        if isinstance(x, Inf):
+            return "+inf" if x.sign > 0 else "-inf"
+        num = self._poly_text(x.num, depth)
+        if x.den is None:
+            return num
+        return f"({num}) / ({self._poly_text(self.polys[x.den], depth)})"
+
+    def _poly_text(self, p: Poly, depth: int) -> str:
+        if not p:
+            return "0"
+        parts = []
+        for m in sorted(p):
+            c = p[m]
+            atoms = "*".join(self._atom_text(m[i], depth) + (f"^{m[i + 1]}" if m[i + 1] != 1 else "")
+                             for i in range(0, len(m), 2))
+            parts.append(f"{_num_text(c)}{'*' + atoms if atoms else ''}" if c != 1 or not atoms else atoms)
+        return " + ".join(parts)
+
+    def _leaf_text(self, t: int) -> str:
+        buf, e = self.T.input_name(int(self.T.aux[t]))
+        return f"{buf}[{e}]"
+
+    def _atom_text(self, a: int, depth: int) -> str:
+        kind, payload = self.atoms[a]
+        if kind is AtomKind.LEAF:
+            buf, e = self.T.input_name(int(self.T.aux[payload[0]]))
+            return f"{buf}[{e}]"
+        if kind is AtomKind.INT:
+            t = payload[0]
+            if isinstance(t, tuple):  # a function table of input bits
+                return f"{'s' if payload[1] else 'u'}int(bits of {', '.join(self._leaf_text(x) for x in t[1])})"
+            if int(self.T.op[t]) == Op.INPUT:
+                buf, e = self.T.input_name(int(self.T.aux[t]))
+                return f"{'s' if payload[1] else 'u'}int({buf}[{e}])"
+            return f"int(#{t})"
+        if depth <= 0:
+            return f"<{kind.name.lower()}#{a}>"
+        if kind is AtomKind.EXP2:
+            return f"exp2({self._poly_text(self.polys[payload[0]], depth - 1)})"
+        if kind in (AtomKind.MAX, AtomKind.MIN):
+            inner = ", ".join(self._describe(self.key_nf[k], depth - 1) for k in sorted(payload[0]))
+            return f"{kind.name.lower()}({inner})"
+        if kind is AtomKind.IND:
+            c = payload[0]
+            if c[0] in ("gt", "eq"):
+                return f"[{self._poly_text(self.polys[c[1]], depth - 1)} {'> 0' if c[0] == 'gt' else '= 0'}]"
+            if c[0] == "table":
+                return f"[bits of {', '.join(self._leaf_text(t) for t in c[1])}: table {hash(c[2]) & 0xFFFF:04x}]"
+            return f"[#{c[1]}]"
+        if kind is AtomKind.LET:
+            return f"let({self._describe(self.key_nf[payload[0]], depth - 1)})"
+        if kind is AtomKind.TERM:
+            return f"term#{payload[0]}"
+        fn, *args = payload
+        return f"{fn}({', '.join(self._describe(self.key_nf[k], depth - 1) for k in args)})"
+
+
+# ---------------------------------------------------------------------- helpers
+
+def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:
+    for m, c in p.items():
+        v = acc.get(m, 0) + c * scale
+        if v:
+            acc[m] = v
+        else:
+            acc.pop(m, None)
+
+
+def _proportional(a: Poly, b: Poly, positive: bool) -> bool:
+    """a = r * b for a constant r (> 0 when `positive`)."""
+    if len(a) != len(b) or not a:
+        return False
+    m0 = next(iter(b))
+    if m0 not in a:
+        return False
+    r = Fraction(a[m0]) / Fraction(b[m0])
+    if positive and r <= 0:
+        return False
+    return all(m in a and a[m] == b[m] * r for m in b)
+
+
+def _poly_eq(a: Poly, b: Poly) -> bool:
+    return len(a) == len(b) and all(b.get(m) == c for m, c in a.items())
+
+
+def _constant(x: Rat) -> Coef | None:
+    if x.den is not None:
+        return None
+    if not x.num:
+        return 0
+    if len(x.num) == 1 and () in x.num:
+        return x.num[()]
+    return None
+
+
+def _tidy(v: Coef) -> Coef:
+    return int(v) if isinstance(v, Fraction) and v.denominator == 1 else v
+
+
+def _inf_add(x: NF, y: NF) -> NF:
+    if isinstance(x, Inf) and isinstance(y, Inf):
+        if x.sign != y.sign:
+            raise Undefined("inf - inf")
+        return x
+    return x if isinstance(x, Inf) else y
+
+
+def _finite(bits: int, fmt) -> bool:
+    if not fmt.has_inf and fmt.nan == "none":
+        return True
+    e = (bits >> (fmt.mbits + fmt.shift)) & ((1 << fmt.ebits) - 1)
+    if fmt.nan == "allones":
+        return (bits & ((1 << (fmt.bits - 1)) - 1)) != ((1 << (fmt.bits - 1)) - 1)
+    return e != (1 << fmt.ebits) - 1
+
+
+def _is_inf(bits: int, fmt) -> bool:
+    if not fmt.has_inf:
+        return False
+    e = (bits >> (fmt.mbits + fmt.shift)) & ((1 << fmt.ebits) - 1)
+    frac = (bits >> fmt.shift) & ((1 << fmt.mbits) - 1)
+    return e == (1 << fmt.ebits) - 1 and frac == 0
+
+
+def _num_text(c: Coef) -> str:
+    if isinstance(c, Fraction):
+        f = float(c)
+        return repr(f) if Fraction(f) == c else f"{c.numerator}/{c.denominator}"
+    return str(c)

@@ -1,0 +1,78 @@
+"""Run two kernels over the same symbolic inputs and prove their outputs equal (the entry point).
+
+Both kernels run on the machine in check mode with the equivalence shadow (symexec/check/termshadow.py)
+sharing one term store, so identical computations get identical term ids; each run also yields its
+safety report (races, bounds, ...). The outputs are compared by proofs.equivalence; the precision
+check (proofs.precision) looks for narrower rounding in the candidate; suspects are confirmed or
+dismissed by a witness search (proofs.witness) when the caller gives input patterns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from semantics.terms import TermStore
+from symexec.check.findings import Report, Verdict
+from symexec.check.run import run_checked
+from symexec.check.termshadow import GlobalInfo, equivalence_run
+from symexec.launch import Launch
+from symexec.program import Program
+
+from .equivalence import EquivalenceResult, Outcome, Side, compare_outputs
+from .normal import Normalizer
+
+__all__ = ["KernelUnderTest", "EquivalenceReport", "run_side", "prove"]
+
+
+@dataclass
+class KernelUnderTest:
+    """A kernel, its launch, and how each global buffer is seen (element sort, input or not)."""
+
+    label: str
+    prog: Program
+    launch: Launch
+    buffers: dict[str, GlobalInfo]
+
+
+@dataclass
+class EquivalenceReport:
+    result: EquivalenceResult
+    checks: dict[str, Report]  # label -> safety report of that run
+    store: TermStore
+    sides: dict[str, Side]
+    normalizer: Normalizer
+    precision: list = field(default_factory=list)  # proofs.precision.PrecisionFinding
+    witness: object | None = None  # proofs.witness.Witness
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def run_side(k: KernelUnderTest, store: TermStore) -> tuple[Report, Side]:
+    """One kernel in check mode with the term shadow: its safety report and its output terms."""
+    run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers)
+    report = run_checked(run, k.prog, k.launch)
+    inputs = {n for n, g in k.buffers.items() if g.symbolic}
+    return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs)
+
+
+def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermStore | None = None
+          ) -> EquivalenceReport:
+    """Run both kernels and discharge every output element's obligation (no witness search here:
+    proofs.witness confirms suspects)."""
+    T = store or TermStore()
+    seconds: dict[str, float] = {}
+    checks: dict[str, Report] = {}
+    sides: dict[str, Side] = {}
+    for k in (candidate, reference):
+        t0 = time.perf_counter()
+        checks[k.label], sides[k.label] = run_side(k, T)
+        seconds[f"run {k.label}"] = round(time.perf_counter() - t0, 3)
+    t0 = time.perf_counter()
+    N = Normalizer(T)
+    if any(r.outcome is Verdict.UNSUPPORTED for r in checks.values()):
+        bad = next(k for k, r in checks.items() if r.outcome is Verdict.UNSUPPORTED)
+        res = EquivalenceResult(Outcome.UNSUPPORTED, f"{checks[bad].reason} ({bad})")
+    else:
+        res = compare_outputs(T, sides[candidate.label], sides[reference.label], normalizer=N)
+    seconds["compare"] = round(time.perf_counter() - t0, 3)
+    return EquivalenceReport(res, checks, T, sides, N, seconds=seconds)

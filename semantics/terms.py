@@ -1,0 +1,457 @@
+"""The term DAG: one hash-consed node per distinct expression over a launch's tensor elements.
+
+Check mode's equivalence shadow (symexec/check/termshadow.py) gives every data-dependent register and
+memory byte a term id beside its bits; the proofs (proofs/) read the terms of the outputs. A node
+is an operation (`Op`), a result sort (`Sort`: a float format, a bit-vector width or a predicate),
+an integer `aux` (the operation's modifiers as an interned `Mods` record, a constant's bits, or an
+input's buffer and element) and its children's ids. Equal (op, sort, aux, children) get one id, so
+two kernels that compute the same expression the same way get the same id, and comparing them is
+comparing integers.
+
+Nodes keep the full machine meaning of the instruction (format, rounding, flush-to-zero,
+saturation): `semantics.termeval` evaluates a term bit for bit as the emulator computes it, and
+the proofs decide which of those details matter (real arithmetic ignores rounding; the precision
+check reads it).
+
+Storage is columnar (numpy arrays grown by doubling) and interning is vectorised over the lanes of
+one instruction: `make` takes one row of children per lane, removes duplicate rows, looks the
+distinct rows up by a 64-bit structural hash (verified against the stored columns, so a hash
+collision can only cost time, never merge two different terms) and appends the new ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from semantics.formats import FloatFormat, get_format
+
+__all__ = ["Kind", "Sort", "Op", "Mods", "TermStore", "Node", "CONCRETE", "sort_id", "SORTS", "PRED",
+           "bits_sort", "float_sort", "sort_of_type", "sort_widths"]
+
+#: A register or byte whose value is the same for every input of the launch: the machine's bits.
+CONCRETE = -1
+
+
+class Kind(IntEnum):
+    BITS = 0  # a bit-vector (integers, packed pairs, bit patterns)
+    FLOAT = 1  # a value of a float format
+    PRED = 2  # a predicate
+
+
+@dataclass(frozen=True)
+class Sort:
+    kind: Kind
+    width: int  # bits of the register or container
+    fmt: str | None = None  # float format name (semantics.formats) for FLOAT
+
+    @property
+    def format(self) -> FloatFormat:
+        assert self.fmt is not None, self
+        return get_format(self.fmt)
+
+    def __str__(self) -> str:
+        return self.fmt if self.kind is Kind.FLOAT else "pred" if self.kind is Kind.PRED else f"b{self.width}"
+
+
+SORTS: list[Sort] = []
+_SORT_IDS: dict[Sort, int] = {}
+
+
+def sort_id(s: Sort) -> int:
+    got = _SORT_IDS.get(s)
+    if got is None:
+        got = _SORT_IDS[s] = len(SORTS)
+        SORTS.append(s)
+    return got
+
+
+PRED = sort_id(Sort(Kind.PRED, 1))
+_WIDTHS = np.zeros(0, np.int64)
+
+
+def sort_widths() -> np.ndarray:
+    """Bits of every sort id so far (index with a node's sort column)."""
+    global _WIDTHS
+    if _WIDTHS.size != len(SORTS):
+        _WIDTHS = np.array([s.width for s in SORTS], dtype=np.int64)
+    return _WIDTHS
+
+
+def bits_sort(width: int) -> int:
+    return sort_id(Sort(Kind.BITS, width))
+
+
+def float_sort(fmt: str) -> int:
+    f = get_format(fmt)
+    return sort_id(Sort(Kind.FLOAT, f.bits, f.name))
+
+
+def sort_of_type(ty: str) -> int:
+    """The sort a PTX scalar type reads a register as: .f32 -> f32, .u16/.s16/.b16 -> b16, .pred."""
+    name = ty.lstrip(".")
+    if name == "pred":
+        return PRED
+    if name[0] in "bus" and name[1:].isdigit():
+        return bits_sort(int(name[1:]))
+    return float_sort(name)
+
+
+class Op(IntEnum):
+    # leaves
+    CONST = 0  # aux: the bits (two's complement in int64)
+    INPUT = 1  # aux: buffer number << 40 | element index (TermStore.input_name)
+    OPAQUE = 2  # a value no expression describes (an atomic's old value, a timer): aux a fresh number
+    # floating point (the node's sort is the format; children read as that format unless stated)
+    FADD = 10
+    FSUB = 11
+    FMUL = 12
+    FFMA = 13
+    FNEG = 14
+    FABS = 15
+    FMIN = 16
+    FMAX = 17
+    FDIV = 18
+    FRCP = 19
+    FSQRT = 20
+    FRSQRT = 21
+    FEX2 = 22
+    FLG2 = 23
+    FSIN = 24
+    FCOS = 25
+    FTANH = 26
+    FCOPYSIGN = 27  # copysign(a, b): |b| with a's sign (PTX 9.7.4.x operand order)
+    CVT = 30  # numeric conversion from the child's sort to the node's (aux: rounding, sat, relu, ftz, signedness)
+    FLOAT = 31  # the child's bits read as the node's float format (no conversion)
+    MMA = 32  # c + sum_i a_i * b_i: children (c, a_0..a_k-1, b_0..b_k-1), aux: element formats
+    # bit-vectors (children are read as bits of their width)
+    AND = 40
+    OR = 41
+    XOR = 42
+    NOT = 43
+    SHL = 44
+    SHR = 45  # aux signed: arithmetic
+    IADD = 46
+    ISUB = 47
+    IMUL = 48  # aux: lo/hi/wide
+    INEG = 49
+    IMIN = 50
+    IMAX = 51
+    IABS = 52
+    BFE = 53  # bfe a, pos, len (aux signed)
+    CONCAT = 54  # children high to low
+    EXTRACT = 55  # aux lo, width
+    POPC = 56
+    # predicates and selection
+    CMP = 60  # aux: comparison (eq, lt, ...), children's sort decides float/int
+    PAND = 61
+    POR = 62
+    PXOR = 63
+    PNOT = 64
+    ITE = 65  # (pred, then, else)
+
+
+#: Float operations whose result is rounded to the node's format (the precision check reads them).
+ROUNDING = frozenset({Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.FDIV, Op.FRCP, Op.FSQRT, Op.FRSQRT, Op.FEX2,
+                      Op.FLG2, Op.FSIN, Op.FCOS, Op.FTANH, Op.MMA})
+#: Operations whose first two children commute exactly (bit for bit): sorted when interned.
+COMMUTATIVE = frozenset({Op.FADD, Op.FMUL, Op.FMIN, Op.FMAX, Op.AND, Op.OR, Op.XOR, Op.IADD, Op.IMIN, Op.IMAX,
+                         Op.PAND, Op.POR, Op.PXOR})
+
+
+@dataclass(frozen=True)
+class Mods:
+    """The modifiers an operation's meaning depends on (interned: a node's aux is its index)."""
+
+    rnd: str | None = None  # rn, rz, rm, rp, rna; rni, rzi, ... for integral rounding
+    ftz: bool = False
+    sat: bool = False
+    relu: bool = False
+    approx: str | None = None  # "approx" / "full" for div, ex2, ...
+    cmp: str | None = None  # setp comparison
+    signed: bool = False
+    mode: str | None = None  # integer mul: lo, hi, wide; atomic: "atomic"
+    lo: int = 0  # EXTRACT: first bit
+    width: int = 0  # EXTRACT: bits
+    elems: tuple[str, ...] = ()  # MMA: (a format, b format, accumulate format)
+
+    def describe(self) -> str:
+        parts = [p for p in (self.rnd, self.approx, self.cmp, self.mode) if p]
+        parts += [n for n, on in (("ftz", self.ftz), ("sat", self.sat), ("relu", self.relu)) if on]
+        if self.width:
+            parts.append(f"[{self.lo + self.width - 1}:{self.lo}]")
+        if self.elems:
+            parts.append("x".join(self.elems))
+        return ".".join(parts)
+
+
+_MODS: list[Mods] = []
+_MODS_IDS: dict[Mods, int] = {}
+
+
+def mods_id(m: Mods) -> int:
+    got = _MODS_IDS.get(m)
+    if got is None:
+        got = _MODS_IDS[m] = len(_MODS)
+        _MODS.append(m)
+    return got
+
+
+def mods(i: int) -> Mods:
+    return _MODS[int(i)]
+
+
+NO_MODS = mods_id(Mods())
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        x = (h ^ v.astype(np.uint64)) + _GOLD
+        x = (x ^ (x >> np.uint64(30))) * _M1
+        x = (x ^ (x >> np.uint64(27))) * _M2
+        return x ^ (x >> np.uint64(31))
+
+
+class _Column:
+    """A growable 1-d numpy array."""
+
+    def __init__(self, dtype, capacity: int = 1024) -> None:
+        self.a = np.zeros(capacity, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values: np.ndarray) -> int:
+        start = self.n
+        end = start + len(values)
+        if end > self.a.size:
+            grown = np.zeros(max(end, 2 * self.a.size), dtype=self.a.dtype)
+            grown[:start] = self.a[:start]
+            self.a = grown
+        self.a[start:end] = values
+        self.n = end
+        return start
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.a[:self.n]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node, for inspection: `store.node(i)`."""
+
+    id: int
+    op: Op
+    sort: Sort
+    aux: int
+    kids: tuple[int, ...]
+
+    @property
+    def mods(self) -> Mods:
+        return mods(self.aux)
+
+
+class TermStore:
+    """The hash-consed DAG of one equivalence question (both kernels' terms share it)."""
+
+    def __init__(self) -> None:
+        self._op = _Column(np.uint8)
+        self._sort = _Column(np.uint8)
+        self._aux = _Column(np.int64)
+        self._off = _Column(np.int64)
+        self._nk = _Column(np.int16)
+        self._kids = _Column(np.int64, 4096)
+        self._index: dict[int, int] = {}  # structural hash -> id
+        self._spill: dict[tuple, int] = {}  # full keys of rows whose hash collided with another row
+        self.inputs: list[str] = []  # buffer names of INPUT leaves (aux >> 40)
+        self._input_no: dict[str, int] = {}
+        self._opaque = 0
+
+    # ------------------------------------------------------------------ columns
+    def __len__(self) -> int:
+        return self._op.n
+
+    @property
+    def op(self) -> np.ndarray:
+        return self._op.view
+
+    @property
+    def sort(self) -> np.ndarray:
+        return self._sort.view
+
+    @property
+    def aux(self) -> np.ndarray:
+        return self._aux.view
+
+    @property
+    def nkids(self) -> np.ndarray:
+        return self._nk.view
+
+    def kid(self, ids: np.ndarray, j: int) -> np.ndarray:
+        """The j-th child of each id (ids must all have more than j children)."""
+        return self._kids.a[self._off.a[ids] + j]
+
+    def kids(self, i: int) -> tuple[int, ...]:
+        o, k = int(self._off.a[i]), int(self._nk.a[i])
+        return tuple(int(v) for v in self._kids.a[o:o + k])
+
+    def node(self, i: int) -> Node:
+        i = int(i)
+        return Node(i, Op(int(self._op.a[i])), SORTS[int(self._sort.a[i])], int(self._aux.a[i]), self.kids(i))
+
+    def sort_of(self, i: int) -> Sort:
+        return SORTS[int(self._sort.a[int(i)])]
+
+    # ------------------------------------------------------------------ interning
+    def make(self, op: Op, sort: int | np.ndarray, aux: int | np.ndarray, kids: list[np.ndarray] | np.ndarray
+             ) -> np.ndarray:
+        """Ids of nodes (op, sort, aux, kids row), one per row; kids is (m, k) or a list of k (m,)
+        arrays (broadcast together with sort and aux)."""
+        if isinstance(kids, list):
+            m = max([np.size(k) for k in kids] + [np.size(sort), np.size(aux), 1])
+            K = np.stack([np.broadcast_to(np.asarray(k, dtype=np.int64), (m,)) for k in kids], axis=1) if kids \
+                else np.zeros((m, 0), np.int64)
+        else:
+            K = np.asarray(kids, dtype=np.int64)
+            m = K.shape[0]
+        if op in COMMUTATIVE and K.shape[1] >= 2:
+            K = K.copy()
+            K[:, :2] = np.sort(K[:, :2], axis=1)
+        S = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
+        X = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
+        if m == 0:
+            return np.zeros(0, np.int64)
+        rows = np.concatenate([S[:, None], X[:, None], K], axis=1)
+        h = np.full(m, np.uint64(int(op) * 0x100000001B3 + 7), np.uint64)
+        for j in range(rows.shape[1]):
+            h = _mix(h, rows[:, j].view(np.uint64))
+        if m == 1:
+            return self._intern(int(op), rows, h)
+        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
+        inv = inv.reshape(-1)
+        if not (rows == rows[first][inv]).all():  # two different rows with one hash: dedupe by content
+            uniq, inv = np.unique(rows, axis=0, return_inverse=True)
+            return self._intern(int(op), uniq, None)[inv.reshape(-1)]
+        return self._intern(int(op), rows[first], uh)[inv]
+
+    def _intern(self, op: int, rows: np.ndarray, h: np.ndarray | None) -> np.ndarray:
+        """Ids of distinct rows (sort, aux, kids...) of one op; h their structural hashes."""
+        if h is None:
+            h = np.full(rows.shape[0], np.uint64(op * 0x100000001B3 + 7), np.uint64)
+            for j in range(rows.shape[1]):
+                h = _mix(h, rows[:, j].view(np.uint64))
+        keys = h.tolist()
+        get = self._index.get
+        found = np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        hit = found >= 0
+        if hit.any():  # verify: a hash collision must never merge two different terms
+            f = found[hit]
+            same = (self._op.a[f] == op) & (self._sort.a[f] == rows[hit, 0]) & (self._aux.a[f] == rows[hit, 1]) \
+                & (self._nk.a[f] == rows.shape[1] - 2)
+            for j in range(rows.shape[1] - 2):
+                ok = same.copy()
+                idx = np.nonzero(ok)[0]
+                ok[idx] = self._kids.a[self._off.a[f[idx]] + j] == rows[hit, 2 + j][idx]
+                same = ok
+            if not same.all():
+                bad = np.nonzero(hit)[0][~same]
+                found[bad] = -1
+                hit[bad] = False
+                for b in bad.tolist():  # collided rows live in the spill table, keyed by their full row
+                    found[b] = self._spill_row(op, rows[b])
+                    hit[b] = True
+        new = np.nonzero(~hit)[0]
+        if new.size:
+            start = self._op.n
+            sub = rows[new]
+            self._op.extend(np.full(new.size, op, np.uint8))
+            self._sort.extend(sub[:, 0].astype(np.uint8))
+            self._aux.extend(sub[:, 1])
+            k = rows.shape[1] - 2
+            self._nk.extend(np.full(new.size, k, np.int16))
+            koff = self._kids.extend(sub[:, 2:].reshape(-1)) if k else self._kids.n
+            self._off.extend(koff + k * np.arange(new.size, dtype=np.int64))
+            ids = start + np.arange(new.size, dtype=np.int64)
+            found[new] = ids
+            self._index.update(zip([keys[i] for i in new.tolist()], ids.tolist()))
+        return found
+
+    def _spill_row(self, op: int, row: np.ndarray) -> int:
+        key = (op, *row.tolist())
+        got = self._spill.get(key)
+        if got is not None:
+            return got
+        i = self._op.n
+        k = row.size - 2
+        self._op.extend(np.array([op], np.uint8))
+        self._sort.extend(np.array([row[0]], np.uint8))
+        self._aux.extend(np.array([row[1]], np.int64))
+        self._nk.extend(np.array([k], np.int16))
+        self._off.extend(np.array([self._kids.extend(row[2:]) if k else self._kids.n], np.int64))
+        self._spill[key] = i
+        return i
+
+    # ------------------------------------------------------------------ leaves
+    def const(self, sort: int | np.ndarray, bits: np.ndarray | int) -> np.ndarray:
+        b = np.asarray(bits)
+        if b.dtype == np.bool_:
+            b = b.astype(np.int64)
+        v = b.astype(np.uint64).view(np.int64) if b.dtype.kind == "u" else b.astype(np.int64)
+        return self.make(Op.CONST, sort, v.reshape(-1) if v.ndim else v, [])
+
+    def input(self, buffer: str, elements: np.ndarray, sort: int) -> np.ndarray:
+        """INPUT leaves of `elements` of input buffer `buffer` (read as `sort`)."""
+        no = self._input_no.get(buffer)
+        if no is None:
+            no = self._input_no[buffer] = len(self.inputs)
+            self.inputs.append(buffer)
+        e = np.asarray(elements, dtype=np.int64).reshape(-1)
+        return self.make(Op.INPUT, sort, (np.int64(no) << np.int64(40)) | e, [])
+
+    def input_name(self, aux: int) -> tuple[str, int]:
+        return self.inputs[int(aux) >> 40], int(aux) & ((1 << 40) - 1)
+
+    def opaque(self, sort: int, count: int) -> np.ndarray:
+        """`count` fresh leaves equal to nothing else."""
+        first = self._opaque
+        self._opaque += count
+        return self.make(Op.OPAQUE, sort, np.arange(first, first + count, dtype=np.int64), [])
+
+    # ------------------------------------------------------------------ printing
+    def show(self, i: int, depth: int = 6, limit: int = 400) -> str:
+        """A readable rendering of term i (subterms beyond `depth` shown as #id)."""
+        out = self._show(int(i), depth)
+        return out if len(out) <= limit else out[:limit - 3] + "..."
+
+    def _show(self, i: int, depth: int) -> str:
+        n = self.node(i)
+        if n.op is Op.CONST:
+            return _const_text(n.aux, n.sort)
+        if n.op is Op.INPUT:
+            buf, e = self.input_name(n.aux)
+            return f"{buf}[{e}]"
+        if n.op is Op.OPAQUE:
+            return f"?{n.aux}"
+        if depth <= 0:
+            return f"#{i}"
+        name = n.op.name.lower()
+        extra = n.mods.describe() if n.op not in (Op.CONST, Op.INPUT, Op.OPAQUE) else ""
+        args = ", ".join(self._show(k, depth - 1) for k in n.kids)
+        return f"{name}{'.' + extra if extra else ''}.{n.sort}({args})"
+
+
+def _const_text(aux: int, sort: Sort) -> str:
+    bits = int(aux) & ((1 << 64) - 1)
+    if sort.kind is Kind.FLOAT:
+        from semantics.formats import decode
+
+        v = float(decode(np.asarray([bits], dtype=np.uint64).astype(sort.format.dtype), sort.format)[0])
+        return repr(v)
+    if sort.kind is Kind.PRED:
+        return "true" if bits else "false"
+    return hex(bits & ((1 << sort.width) - 1)) if sort.width < 64 else hex(bits)

@@ -1,0 +1,1028 @@
+"""The equivalence shadow of check mode: a term (semantics.terms) beside the bits of every
+data-dependent register and memory byte, per lane.
+
+The machine runs the kernel concretely as always (addresses, indices, loop counters and control
+flow are the launch's); tensor elements of input buffers are INPUT leaves. Each instruction whose
+operands include a term gets the term of its result from `semantics.symbolic.build`; registers and
+bytes that depend on no input stay CONCRETE (their bits are the value, the same for every input).
+Memory keeps, per byte, the term it is part of and the byte's position in it, so that stores and
+loads of any width, vector accesses, packed halves and asynchronous copies move terms intact.
+At the end, `outputs` gives one term per element of every global buffer a kernel wrote, with the
+number of plain stores and atomics that wrote it.
+
+What the terms cannot follow is recorded, never guessed (`gaps`): a data-dependent branch (the
+explored input's path only), a data-dependent guard of a memory or synchronisation instruction, an
+instruction without a term meaning (its results become opaque leaves that remember why), values
+that depend on the schedule (an atomic's old value, a timer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ptx_parser import ast as A
+from semantics.errors import Unsupported
+from semantics.ptx.core import tinfo
+from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sources
+from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, mods_id, sort_of_type,
+                             sort_widths)
+
+from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, Stream
+from ..machine import BranchDecision
+from ..opcodes import touches_memory_or_sync
+from .exec import CheckedExec
+from .policy import DataDependencePolicy
+
+_INPUT = -2  # an untouched byte of an input buffer: part of its element's INPUT leaf
+
+
+@dataclass(frozen=True)
+class GlobalInfo:
+    """How the shadow sees one global buffer of the launch: its element sort and whether its
+    contents are symbolic inputs (otherwise its initial bytes are concrete)."""
+
+    name: str
+    sort: int
+    elem_bytes: int
+    symbolic: bool
+
+
+@dataclass
+class Gap:
+    """Something the terms do not follow: why, the instruction, and the terms it made opaque."""
+
+    why: str
+    ins: A.Instruction | None
+    fatal: bool = False  # the terms of the whole run are in doubt (not just some opaque values)
+
+    def describe(self) -> str:
+        at = f" at {self.ins.span}" if self.ins is not None and self.ins.span is not None else ""
+        return f"{self.why}{at}"
+
+
+@dataclass
+class OutputElement:
+    """The final term of one element of a global buffer and how it was written."""
+
+    term: int  # CONCRETE: its final bits are the same for every input
+    stores: int
+    atomics: int
+
+
+@dataclass
+class BufferOutput:
+    name: str
+    sort: int
+    elements: np.ndarray  # element indices written (sorted)
+    terms: np.ndarray  # their final terms (CONCRETE where concrete)
+    bits: np.ndarray  # their final concrete bits (the machine's, for this input)
+    stores: np.ndarray
+    atomics: np.ndarray
+    writer: np.ndarray  # the last write of each: pc << 32 | global thread row (symexec.check.run._thread_of)
+
+
+class _Mem:
+    """Term shadow of one buffer: per byte its term and position, and (global) how often written."""
+
+    def __init__(self, size: int, initial: int, tracked: bool) -> None:
+        from ..paged import PagedArray, constant
+
+        self.term = PagedArray(size, np.int64, constant(initial, np.int64))
+        self.pos = PagedArray(size, np.uint8, constant(0, np.uint8))
+        self.stores = PagedArray(size, np.uint16, constant(0, np.uint16)) if tracked else None
+        self.atomics = PagedArray(size, np.uint16, constant(0, np.uint16)) if tracked else None
+        self.writer = PagedArray(size, np.int64, constant(-1, np.int64)) if tracked else None  # pc << 32 | thread
+        self.written: list[np.ndarray] = []
+
+    def wrote(self, flat: np.ndarray, pc: int, rows: np.ndarray, atomic: bool = False) -> None:
+        """Count a write of bytes `flat` (k, nbytes) by the instruction at `pc`, threads `rows`."""
+        if self.stores is None:
+            return
+        counts = self.atomics if atomic else self.stores
+        counts[flat] = counts[flat] + np.uint16(1)
+        self.writer[flat] = ((np.int64(pc) << np.int64(32)) | rows.astype(np.int64))[:, None]
+        self.written.append(flat.reshape(-1))
+
+
+class TermShadow(Observer):
+    """Per-lane register terms and per-byte memory terms of one run (see the module docstring)."""
+
+    def __init__(self, store: TermStore, globals_: dict[str, GlobalInfo]) -> None:
+        self.T = store
+        self.info = globals_
+        self.glob = None  # the machine's GlobalMemory (set by `attach`)
+        self.gaps: list[Gap] = []
+        self.opaque_why: dict[int, int] = {}  # OPAQUE term id -> index in gaps
+        self.mem: dict[Buffer, _Mem] = {}
+        self.regs: dict[str, np.ndarray] = {}
+        self.n = 0
+        self.cta_base = self.lanes_per_cta = 0
+        self.prog = None
+        self._op_bytes: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._op_read: set[int] = set()  # copy operations that read something
+        self._op_source: dict[int, int] = {}  # bulk store writes op -> its reads op
+        self._last_issued = None
+        self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
+        self.self_check = None  # a semantics.termeval.Incremental: check every written term (tests)
+        self.mismatches: list[tuple] = []
+        self.checked = self.unchecked = 0
+        self._reset(None)
+
+    def attach(self, machine) -> None:
+        self.glob = machine.glob
+        self.prog = machine.prog
+
+    # ------------------------------------------------------------------ gaps
+    def gap(self, why: str, ins: A.Instruction | None, fatal: bool = False) -> int:
+        for i, g in enumerate(self.gaps):
+            if g.why == why and g.ins is ins:
+                g.fatal |= fatal
+                return i
+        self.gaps.append(Gap(why, ins, fatal))
+        return len(self.gaps) - 1
+
+    def opaque(self, sort: int, count: int, gap: int) -> np.ndarray:
+        ids = self.T.opaque(sort, count)
+        for i in ids.tolist():
+            self.opaque_why[i] = gap
+        return ids
+
+    # ------------------------------------------------------------------ per batch / instruction
+    def on_batch(self, batch) -> None:
+        self.n = batch.n
+        self.memory = batch.memory
+        self.cta_base = batch.cta_base
+        self.lanes_per_cta = batch.lanes_per_cta
+        self.regs = {}
+        self.merges = {}
+        self._reset(None)
+
+    def _reset(self, ins: A.Instruction | None) -> None:
+        self.ins = ins
+        self.args: list[Arg] = []
+        self.loaded: np.ndarray | None = None  # (n, nbytes) term ids of the bytes loaded, per lane
+        self.loaded_pos: np.ndarray | None = None
+        self.cursor = 0
+        self.pending: list[np.ndarray] | None = None
+        self.permute: np.ndarray | None = None
+        self.address_mode = False
+        self.mask = np.zeros(self.n, bool)
+        self.guard: tuple[np.ndarray, np.ndarray] | None = None  # (lanes, pred terms) of a data guard
+        self.loaded_bits: np.ndarray | None = None  # (n, nbytes) concrete bytes loaded (rows with terms)
+        self.atomic_old: tuple | None = None  # (lanes, terms, positions) an atomic read
+        self.store_map: tuple | None = None  # stmatrix: (lane, register, byte) of each stored byte
+
+    _STATE = ("ins", "args", "loaded", "loaded_pos", "cursor", "pending", "permute", "address_mode", "mask", "guard",
+              "loaded_bits", "atomic_old", "store_map")
+
+    def save(self) -> tuple:
+        return tuple(getattr(self, k) for k in self._STATE)
+
+    def restore(self, saved: tuple) -> None:
+        for k, v in zip(self._STATE, saved):
+            setattr(self, k, v)
+
+    def begin(self, mask: np.ndarray, ins: A.Instruction, guard) -> None:
+        self._reset(ins)
+        self.mask = mask
+        if guard is not None:
+            lanes, pred = guard
+            if touches_memory_or_sync(ins.opcode):
+                self.gap(f"data-dependent guard of {ins.name} (a memory or synchronisation effect under a "
+                         "condition on tensor data)", ins, fatal=True)
+            else:
+                self.guard = guard
+
+    def guard_read(self, ins: A.Instruction, group_mask: np.ndarray) -> tuple | None:
+        """The guard of `ins` was read before it runs: (lanes, predicate terms) where it depends on data."""
+        ids = self.regs.get(ins.guard.pred)
+        if ids is None:
+            return None
+        ids = np.broadcast_to(ids, (self.n,))
+        lanes = group_mask & (ids != CONCRETE)
+        if not lanes.any():
+            return None
+        p = ids.copy()
+        if ins.guard.negated:
+            p[lanes] = self.T.make(Op.PNOT, PRED, NO_MODS, [p[lanes]])
+        return lanes, p
+
+    def skipped(self, ins: A.Instruction, guard) -> None:
+        """A guarded instruction whose guard depends on data did not run on any lane for this input:
+        its destination registers are unknown where the guard depends on data."""
+        lanes, _ = guard
+        if touches_memory_or_sync(ins.opcode):
+            self.gap(f"data-dependent guard of {ins.name}", ins, fatal=True)
+            return
+        g = self.gap(f"{ins.name} under a data-dependent guard did not run for the explored input", ins)
+        for name in _dest_registers(ins):
+            width = self.prog.reg(name).width if self.prog is not None and self.prog.reg(name) else 32
+            sort = PRED if width == 1 else bits_sort(width)
+            old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,)).copy()
+            old[lanes] = self.opaque(sort, int(lanes.sum()), g)
+            self.regs[name] = old
+
+    # ------------------------------------------------------------------ register hooks
+    def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        if self.address_mode:
+            return
+        ids = self.regs.get(name)
+        self.args.append(Arg(np.int64(CONCRETE) if ids is None else ids, np.asarray(value), width))
+
+    def on_read_const(self, value: np.ndarray, width: int) -> None:
+        if not self.address_mode:
+            self.args.append(Arg(np.int64(CONCRETE), np.asarray(value), width))
+
+    def on_read_volatile(self, value: np.ndarray, width: int) -> None:
+        if self.address_mode:
+            return
+        g = self.gap("a value that depends on the schedule (timer, physical id)", self.ins)
+        self.args.append(Arg(self.opaque(bits_sort(max(width, 1)), self.n, g), np.asarray(value), width))
+
+    def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray,
+                     old_bits: np.ndarray | None) -> None:
+        if self.pending is None:
+            self.pending = self._results(width)
+        if self.pending:
+            new = self.pending.pop(0)
+        else:  # more writes than the rule gave terms for: never guess
+            g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
+            new = self._opaque_where_symbolic(width, g)
+        new = self._fit(np.broadcast_to(new, (self.n,)), width)
+        old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
+        if self.guard is not None:  # lanes whose guard depends on data: if-then-else of new and old
+            lanes, p = self.guard
+            both = lanes & ((new != CONCRETE) | (old != CONCRETE))
+            out = np.where(mask, new, old)
+            if both.any():
+                sort = PRED if width == 1 else bits_sort(width)
+                B = Builder(self.T, self.n)
+                prior = np.zeros(self.n, value.dtype) if old_bits is None else old_bits
+                nv = B.value(Arg(new, np.broadcast_to(value, (self.n,)), width), sort, both)
+                ov = B.value(Arg(old, np.broadcast_to(prior, (self.n,)), width), sort, both)
+                out = out.copy()
+                out[both] = self.T.make(Op.ITE, sort, NO_MODS, [p[both], nv[both], ov[both]])
+            self.regs[name] = out
+            return
+        if mask.all():
+            self.regs[name] = new.copy()
+        else:
+            self.regs[name] = np.where(mask, new, old)
+        if self.self_check is not None:
+            self._self_check(name, self.regs[name], value, width, mask)
+
+    def _self_check(self, name: str, ids: np.ndarray, value: np.ndarray, width: int, mask: np.ndarray) -> None:
+        """Debugging aid (tests): the term just written, evaluated on the run's inputs, must be the
+        machine's bits."""
+        ev = self.self_check
+        ev.extend()
+        lanes = mask & (ids != CONCRETE)
+        if not lanes.any():
+            return
+        t = ids[lanes]
+        ok = ev.known[t]
+        self.checked += int(ok.sum())
+        self.unchecked += int((~ok).sum())
+        got = ev.val[t][ok]
+        want = np.broadcast_to(value, (self.n,))[lanes][ok].astype(np.uint64) & np.uint64((1 << width) - 1 if width < 64
+                                                                                           else 0xFFFFFFFFFFFFFFFF)
+        if (got != want).any():
+            i = int(np.nonzero(got != want)[0][0])
+            tid = int(t[ok][i])
+            self.mismatches.append((self.ins, name, tid, int(got[i]), int(want[i])))
+
+    def _fit(self, new: np.ndarray, width: int) -> np.ndarray:
+        """A load of a narrower element into a wider register: the write extends it (sign for
+        ld.s8/.s16, zero otherwise)."""
+        sym = new != CONCRETE
+        if width == 1 or not sym.any():
+            return new
+        widths = sort_widths()[self.T.sort[new[sym]]]
+        short = widths < width
+        if not short.any():
+            return new
+        out = new.copy()
+        idx = np.nonzero(sym)[0][short]
+        signed = self.ins is not None and self.ins.types and self.ins.types[-1].startswith(".s")
+        if signed:
+            for w in np.unique(widths[short]).tolist():
+                sel = idx[widths[short] == w]
+                out[sel] = self.T.make(Op.CVT, bits_sort(width), mods_id(Mods(elems=(f"s{width}", f"s{w}"))), [new[sel]])
+        else:
+            B = Builder(self.T, idx.size)
+            for w in np.unique(widths[short]).tolist():
+                sel = idx[widths[short] == w]
+                out[sel] = B.concat([self.T.const(bits_sort(width - w), 0), new[sel]])
+        return out
+
+    def arrive(self, pc: int, group_mask: np.ndarray) -> None:
+        """Lanes reaching a reconvergence point take the merged terms of the region they left."""
+        pending = self.merges.get(pc)
+        if not pending:
+            return
+        keep = []
+        for lanes, regs in pending:
+            now = lanes & group_mask
+            if now.any():
+                for name, ids in regs.items():
+                    cur = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
+                    self.regs[name] = np.where(now, ids, cur)
+                lanes = lanes & ~now
+            if lanes.any():
+                keep.append((lanes, regs))
+        if keep:
+            self.merges[pc] = keep
+        else:
+            del self.merges[pc]
+
+    def _opaque_where_symbolic(self, width: int, gap: int) -> np.ndarray:
+        sym = np.zeros(self.n, bool)
+        for a in self.args:
+            sym |= np.broadcast_to(a.ids, (self.n,)) != CONCRETE
+        if self.loaded is not None:
+            sym |= (self.loaded != CONCRETE).any(axis=1)
+        out = np.full(self.n, CONCRETE, np.int64)
+        if sym.any():
+            out[sym] = self.opaque(PRED if width == 1 else bits_sort(width), int(sym.sum()), gap)
+        return out
+
+    def _results(self, width: int) -> list[np.ndarray]:
+        """The terms of every register the current instruction writes, in write order."""
+        ins = self.ins
+        if ins is None:
+            return []
+        op = ins.opcode
+        if op in ("ld", "ldu"):
+            return self._load_results(ins)
+        if op == "ldmatrix":
+            return self._ldmatrix_results(ins)
+        if op in ("atom",):
+            return self._atom_result(ins, width)
+        sym = any((np.asarray(a.ids) != CONCRETE).any() for a in self.args)
+        sym_mem = self.loaded is not None and bool((self.loaded != CONCRETE).any())
+        if sym_mem:
+            g = self.gap(f"{ins.name}: reads memory holding tensor data (no term meaning)", ins)
+            return [self._opaque_where_symbolic(w, g) for w in _dest_widths(ins, self.prog)]
+        if not sym:
+            return [np.int64(CONCRETE)] * 64
+        try:
+            return build(ins, self.args, self.T, BuildContext(self.mask, self.permute))
+        except Unsupported as e:
+            g = self.gap(e.what if hasattr(e, "what") else str(e), ins)
+            return [self._opaque_where_symbolic(w, g) for w in _dest_widths(ins, self.prog)]
+
+    # ------------------------------------------------------------------ memory
+    def _shadow(self, buffer: Buffer, size: int) -> _Mem:
+        m = self.mem.get(buffer)
+        if m is None:
+            info = self._global_info(buffer)
+            initial = _INPUT if info is not None and info.symbolic else CONCRETE
+            m = self.mem[buffer] = _Mem(size, initial, buffer.space is MemSpace.GLOBAL)
+        return m
+
+    def _global_info(self, buffer: Buffer) -> GlobalInfo | None:
+        if buffer.space is not MemSpace.GLOBAL or self.glob is None:
+            return None
+        return self.info.get(self.glob.allocations[buffer.index].name)
+
+    def _read_bytes(self, buffer: Buffer, shadow: _Mem, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(term, position) of bytes `flat`; untouched input bytes become their elements' INPUT leaves."""
+        term = shadow.term[flat]
+        pos = shadow.pos[flat]
+        fresh = term == _INPUT
+        if fresh.any():
+            info = self._global_info(buffer)
+            b = flat[fresh]
+            leaves = self.T.input(info.name, b // info.elem_bytes, info.sort)
+            term = term.copy()
+            pos = pos.copy()
+            term[fresh] = leaves
+            pos[fresh] = (b % info.elem_bytes).astype(np.uint8)
+        return term, pos
+
+    def on_access(self, ev: MemoryAccess) -> None:
+        shadow = self._shadow(ev.buffer, ev.size)
+        lanes, flat = ev.lanes, ev.flat
+        if ev.op is not None:
+            self._async(ev, shadow)
+            return
+        if not ev.write:
+            term, pos = self._read_bytes(ev.buffer, shadow, flat)
+            nb = flat.shape[1]
+            if self.loaded is None or self.loaded.shape[1] != nb:
+                self.loaded = np.full((self.n, nb), CONCRETE, np.int64)
+                self.loaded_pos = np.zeros((self.n, nb), np.uint8)
+            self.loaded[lanes], self.loaded_pos[lanes] = term, pos
+            if (term != CONCRETE).any():
+                if self.loaded_bits is None or self.loaded_bits.shape[1] != nb:
+                    self.loaded_bits = np.zeros((self.n, nb), np.uint8)
+                self.loaded_bits[lanes] = self._concrete_bytes(ev.buffer, flat)
+            if ev.atomic:
+                self.atomic_old = (lanes, term, pos)
+            return
+        if ev.atomic:
+            self._atomic_write(ev, shadow)
+            return
+        self._store(ev, shadow)
+
+    def _store(self, ev: MemoryAccess, shadow: _Mem) -> None:
+        lanes, flat = ev.lanes, ev.flat
+        k, nb = flat.shape
+        ins = ev.ins
+        if self.store_map is not None:  # stmatrix: byte j of lane l from another lane's register
+            src_lane, src_reg, src_byte = (m[lanes] for m in self.store_map)
+            regs = np.stack([np.broadcast_to(a.ids, (self.n,)) for a in self.args])
+            H = regs[src_reg, src_lane]
+            P = src_byte.astype(np.uint8)
+        else:
+            H, P = self._value_bytes(lanes, nb)
+        shadow.term[flat] = H
+        shadow.pos[flat] = P
+        shadow.wrote(flat, ev.pc, self._rows(lanes))
+
+    def _rows(self, lanes: np.ndarray) -> np.ndarray:
+        return lanes.astype(np.int64) + self.cta_base * self.lanes_per_cta
+
+    def _opaque_bytes(self, lanes: np.ndarray, nb: int, why: str) -> np.ndarray:
+        sym = np.zeros(lanes.size, bool)
+        for a in self.args:
+            sym |= np.broadcast_to(a.ids, (self.n,))[lanes] != CONCRETE
+        H = np.full((lanes.size, nb), CONCRETE, np.int64)
+        if sym.any():
+            g = self.gap(why, self.ins)
+            H[sym] = self.opaque(bits_sort(8 * nb), int(sym.sum()), g)[:, None]
+        return H
+
+    def _value_bytes(self, lanes: np.ndarray, nb: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per stored byte: the term of the register it comes from (the data operands in order)."""
+        vals = [a for a in self.args]
+        widths = [max(8, a.width) // 8 for a in vals]
+        k = lanes.size
+        H = np.full((k, nb), CONCRETE, np.int64)
+        P = np.zeros((k, nb), np.uint8)
+        total = sum(widths)
+        if total < nb or not vals:  # fewer source bytes than stored: opaque where data
+            why = f"{self.ins.name if self.ins else '?'}: stored bytes without a register source"
+            return self._opaque_bytes(lanes, nb, why), np.tile(np.arange(nb, dtype=np.uint8), (k, 1))
+        per = nb // len(vals) if nb % len(vals) == 0 else None
+        col = 0
+        for a, w in zip(vals, widths):
+            take = per if per is not None else w
+            ids = np.broadcast_to(a.ids, (self.n,))[lanes]
+            sym = ids != CONCRETE
+            if take < w and sym.any():  # a narrower store of a wider register: its low bytes
+                B = Builder(self.T, k)
+                ids = ids.copy()
+                ids[sym] = B.extract(ids[sym], 0, 8 * take)
+            H[:, col:col + take] = np.where(sym, ids, CONCRETE)[:, None]
+            P[:, col:col + take] = np.arange(take, dtype=np.uint8)[None, :]
+            col += take
+        return H, P
+
+    # ---- loads
+    def _assemble(self, terms: np.ndarray, pos: np.ndarray, concrete: np.ndarray, sort: int) -> np.ndarray:
+        """One register term per row of bytes (low byte first): the stored term itself when the bytes
+        are one whole term, else a concatenation of slices and constants; CONCRETE if all concrete."""
+        m, nb = terms.shape
+        out = np.full(m, CONCRETE, np.int64)
+        sym = (terms != CONCRETE).any(axis=1)
+        if not sym.any():
+            return out
+        widths = sort_widths()
+        first = terms[:, 0]
+        whole = sym & (terms == first[:, None]).all(axis=1) & (pos == np.arange(nb, dtype=np.uint8)).all(axis=1)
+        whole[whole] = widths[self.T.sort[first[whole]]] == 8 * nb
+        out[whole] = first[whole]
+        rest = sym & ~whole
+        if rest.any():
+            rest &= ~self._assemble_chunks(terms, pos, rest, out)
+        if rest.any():
+            B = Builder(self.T, 1)
+            for i in np.nonzero(rest)[0].tolist():
+                out[i] = self._assemble_row(B, terms[i], pos[i], concrete[i])
+        want = SORTS[sort]
+        if want.kind is Kind.FLOAT:
+            s = out != CONCRETE
+            if s.any():
+                out[s] = Builder(self.T, int(s.sum())).coerce(out[s], sort)
+        return out
+
+    def _assemble_chunks(self, terms: np.ndarray, pos: np.ndarray, rows: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Rows made of whole terms of one size side by side (two f16 elements in a word): their
+        concatenation, in one vectorised step. Returns the rows done."""
+        m, nb = terms.shape
+        done = np.zeros(m, bool)
+        widths = sort_widths()
+        for c in (2, 4, 1, 8):
+            if nb % c or c == nb:
+                continue
+            sel = rows & ~done
+            if not sel.any():
+                break
+            t = terms[sel].reshape(-1, nb // c, c)
+            p = pos[sel].reshape(-1, nb // c, c)
+            ok = (t == t[:, :, :1]).all(axis=2).all(axis=1) & (p == np.arange(c, dtype=np.uint8)).all(axis=2).all(axis=1)
+            ok &= (t[:, :, 0] != CONCRETE).all(axis=1)
+            ok[ok] = (widths[self.T.sort[t[ok][:, :, 0]]] == 8 * c).all(axis=1)
+            if not ok.any():
+                continue
+            idx = np.nonzero(sel)[0][ok]
+            chunks = t[ok][:, ::-1, 0]  # high chunk first
+            out[idx] = Builder(self.T, idx.size).concat([chunks[:, j] for j in range(chunks.shape[1])])
+            done[idx] = True
+        return done
+
+    def _assemble_row(self, B: Builder, terms: np.ndarray, pos: np.ndarray, concrete: np.ndarray) -> int:
+        parts: list[int] = []  # low to high
+        j, nb = 0, terms.size
+        while j < nb:
+            t = int(terms[j])
+            e = j + 1
+            if t == CONCRETE:
+                while e < nb and terms[e] == CONCRETE:
+                    e += 1
+                v = int.from_bytes(bytes(concrete[j:e].tolist()), "little")
+                parts.append(int(self.T.const(bits_sort(8 * (e - j)), np.uint64(v))[0]))
+            else:
+                while e < nb and terms[e] == t and int(pos[e]) == int(pos[e - 1]) + 1:
+                    e += 1
+                parts.append(int(B.extract(np.array([t]), 8 * int(pos[j]), 8 * (e - j))[0]))
+            j = e
+        return int(B.concat([np.array([p]) for p in reversed(parts)])[0]) if len(parts) > 1 else parts[0]
+
+    def _load_results(self, ins: A.Instruction) -> list[np.ndarray]:
+        if self.loaded is None:
+            return [np.int64(CONCRETE)] * 8
+        t = tinfo(ins.types[-1])
+        eb = max(1, t.width // 8)
+        n_dst = self.loaded.shape[1] // eb
+        data = self._loaded_bits()
+        outs = []
+        for i in range(n_dst):
+            sl = slice(i * eb, (i + 1) * eb)
+            outs.append(self._assemble(self.loaded[:, sl], self.loaded_pos[:, sl], data[:, sl],
+                                       sort_of_type(t.name) if t.kind == "f" else bits_sort(8 * eb)))
+        return outs
+
+    def _loaded_bits(self) -> np.ndarray:
+        """The concrete bytes loaded beside terms (for words mixing both)."""
+        return self.loaded_bits if self.loaded_bits is not None else np.zeros(self.loaded.shape, np.uint8)
+
+    def _ldmatrix_results(self, ins: A.Instruction) -> list[np.ndarray]:
+        if self.loaded is None:
+            return [np.int64(CONCRETE)] * 4
+        count, src = ldmatrix_sources(ins)
+        L = self.loaded.reshape(-1, 32, 16)
+        Pp = self.loaded_pos.reshape(-1, 32, 16)
+        W = L.shape[0]
+        rows_t = L[:, :8 * count].reshape(W, -1)  # the address lanes' rows end to end
+        rows_p = Pp[:, :8 * count].reshape(W, -1)
+        outs = []
+        for q in range(count):
+            cols = []
+            for j in (1, 0):  # element 1 high, element 0 low
+                off = src[:, q, j]  # (32,)
+                cols.append((rows_t[:, off[:, None] + np.arange(2)], rows_p[:, off[:, None] + np.arange(2)]))
+            terms = np.concatenate([cols[1][0], cols[0][0]], axis=2).reshape(-1, 4)
+            pos = np.concatenate([cols[1][1], cols[0][1]], axis=2).reshape(-1, 4)
+            outs.append(self._assemble(terms, pos, np.zeros(terms.shape, np.uint8), bits_sort(32)))
+        return outs
+
+    # ---- atomics
+    def _atom_result(self, ins: A.Instruction, width: int) -> list[np.ndarray]:
+        """An atomic's returned old value depends on the order of the atomics (schedule)."""
+        sym_mem = self.loaded is not None
+        g = self.gap(f"{ins.name}: the value an atomic returns depends on the schedule", ins)
+        out = np.full(self.n, CONCRETE, np.int64)
+        if sym_mem:
+            lanes = self.mask
+            out[lanes] = self.opaque(bits_sort(width), int(lanes.sum()), g)
+        return [out]
+
+    def _atomic_write(self, ev: MemoryAccess, shadow: _Mem) -> None:
+        ins = ev.ins
+        lanes, flat = ev.lanes, ev.flat
+        k, nb = flat.shape
+        op = next((m[1:] for m in ins.modifiers if m in (".add", ".min", ".max", ".and", ".or", ".xor", ".exch",
+                                                          ".cas", ".inc", ".dec")), "?") if ins is not None else "?"
+        t = tinfo(ins.types[-1]) if ins is not None else None
+        old_lanes, old_t, old_p = self.atomic_old if self.atomic_old is not None else (None, None, None)
+        operand = self.args[0] if self.args else None
+        sym_old = old_t is not None and (old_t != CONCRETE).any()
+        sym_v = operand is not None and (np.broadcast_to(operand.ids, (self.n,))[lanes] != CONCRETE).any()
+        shadow.wrote(flat, ev.pc, self._rows(lanes), atomic=True)
+        if not (sym_old or sym_v):
+            shadow.term[flat] = CONCRETE
+            return
+        table = {"add": (Op.FADD if t.kind == "f" else Op.IADD), "min": (Op.FMIN if t.kind == "f" else Op.IMIN),
+                 "max": (Op.FMAX if t.kind == "f" else Op.IMAX), "and": Op.AND, "or": Op.OR, "xor": Op.XOR}
+        if op not in table or t.lanes != 1:
+            g = self.gap(f"{ins.name}: atomic .{op} of tensor data depends on the schedule", ins)
+            shadow.term[flat] = self.opaque(bits_sort(8 * nb), k, g)[:, None]
+            shadow.pos[flat] = np.arange(nb, dtype=np.uint8)[None, :]
+            return
+        sort = sort_of_type(t.name)
+        B = Builder(self.T, k)
+        old = self._assemble(old_t, old_p, np.zeros(old_t.shape, np.uint8), sort)
+        old_c = old == CONCRETE
+        if old_c.any():  # a concrete old value: its bits are in memory before this write
+            raw = self._concrete_bytes(ev.buffer, flat[old_c])
+            old[old_c] = B.T.const(sort, np.frombuffer(raw.tobytes(), dtype=np.dtype(f"<u{nb}")).astype(np.uint64))
+        ones = np.ones(k, bool)
+        v = B.value(Arg(np.broadcast_to(operand.ids, (self.n,))[lanes], np.broadcast_to(operand.bits, (self.n,))[lanes],
+                        operand.width), sort, ones)
+        aux = mods_id(Mods(rnd="rn" if t.kind == "f" else None, signed=t.kind == "s", mode="atomic"))
+        new = self.T.make(table[op], sort, aux, [old, v])
+        shadow.term[flat] = new[:, None]
+        shadow.pos[flat] = np.arange(nb, dtype=np.uint8)[None, :]
+
+    def _concrete_bytes(self, buffer: Buffer, flat: np.ndarray) -> np.ndarray:
+        """The machine's bytes (before the access's own write) of `buffer`."""
+        if buffer.space is MemSpace.GLOBAL and self.glob is not None:
+            return self.glob.allocations[buffer.index].store[flat]
+        mem = self.memory
+        arr = {MemSpace.SHARED: mem.shared, MemSpace.LOCAL: mem.local, MemSpace.PARAM: mem.params}.get(buffer.space)
+        return arr[flat] if arr is not None else np.zeros(flat.shape, np.uint8)
+
+    # ---- asynchronous copies
+    def _async(self, ev: MemoryAccess, shadow: _Mem) -> None:
+        """A copy's reads (at issue) travel per lane to its writes (at completion), byte for byte;
+        anything else an asynchronous unit writes is opaque where it read data."""
+        op = ev.op
+        lanes, flat = ev.lanes, ev.flat
+        if not op.copy or ev.atomic:
+            if ev.write:
+                g = self.gap(f"{op.ins.name}: asynchronous {'reduction' if ev.atomic else 'computation'} "
+                             "(no term meaning yet)", op.ins)
+                shadow.term[flat] = self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape)
+                shadow.pos[flat] = 0
+                shadow.wrote(flat, ev.pc, self._rows(lanes))
+            return
+        if not ev.write:
+            if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
+                return
+            term, pos = self._read_bytes(ev.buffer, shadow, flat)
+            self._op_read.add(op.ident)
+            for i, lane in enumerate(lanes.tolist()):
+                self._op_bytes.setdefault((op.ident, lane), []).append((term[i], pos[i]))
+            return
+        k, nb = flat.shape
+        H = np.full((k, nb), CONCRETE, np.int64)
+        P = np.zeros((k, nb), np.uint8)
+        src = self._op_source.get(op.ident, op.ident)  # a bulk store's writes carry its reads' bytes
+        for lane in np.unique(lanes).tolist():
+            rows = np.nonzero(lanes == lane)[0]
+            parts = self._op_bytes.pop((src, lane), None)
+            if parts is None:
+                if src not in self._op_read:  # it read nothing at all: a zero fill (src-size 0, out of bounds)
+                    continue
+                if _per_lane_fill(op.ins):  # cp.async: this lane's src-size was 0, it wrote zeros
+                    continue
+                g = self.gap(f"{op.ins.name}: asynchronous copy bytes of unknown origin", op.ins)
+                H[rows] = self.opaque(bits_sort(8), rows.size * nb, g).reshape(rows.size, nb)
+                continue
+            h = np.concatenate([p[0] for p in parts])
+            p = np.concatenate([q[1] for q in parts])
+            if h.size == rows.size * nb:  # the bytes read, in order, are the bytes written
+                H[rows], P[rows] = h.reshape(rows.size, nb), p.reshape(rows.size, nb)
+            elif rows.size == 1 and h.size < nb:  # cp.async src-size: the rest is zero-filled
+                H[rows[0], :h.size], P[rows[0], :h.size] = h, p
+            else:  # some other mapping (a tensor copy with out-of-bounds cells): not followed
+                g = self.gap(f"{op.ins.name}: an asynchronous copy whose bytes land in another order", op.ins)
+                H[rows] = self.opaque(bits_sort(8), rows.size * nb, g).reshape(rows.size, nb)
+        shadow.term[flat] = H
+        shadow.pos[flat] = P
+        shadow.wrote(flat, ev.pc, self._rows(lanes))
+
+    def on_async_issued(self, ev) -> None:
+        """A bulk store is issued as two operations, its source reads and its destination writes
+        (symexec/tma.py, async_copy.py): the writes move the reads' bytes."""
+        op = ev.op
+        prev = self._last_issued
+        if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
+                and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
+            self._op_source[op.ident] = prev.ident
+        self._last_issued = op
+
+    # ------------------------------------------------------------------ results
+    def outputs(self) -> dict[str, BufferOutput]:
+        """Final terms of the elements of every global buffer written (by name)."""
+        out: dict[str, BufferOutput] = {}
+        for buf, sh in self.mem.items():
+            if buf.space is not MemSpace.GLOBAL or not sh.written:
+                continue
+            alloc = self.glob.allocations[buf.index]
+            info = self.info.get(alloc.name)
+            if info is None:
+                continue
+            eb = info.elem_bytes
+            elems = np.unique(np.concatenate(sh.written) // eb)
+            flat = elems[:, None] * eb + np.arange(eb)
+            term, pos = self._read_bytes(buf, sh, flat)
+            bits = alloc.store[flat]
+            terms = self._assemble(term, pos, bits, info.sort)
+            raw = np.ascontiguousarray(bits).view(np.dtype(f"<u{eb}")).reshape(-1) if eb in (1, 2, 4, 8) else bits
+            out[alloc.name] = BufferOutput(alloc.name, info.sort, elems, terms, raw,
+                                           sh.stores[flat].max(axis=1), sh.atomics[flat].max(axis=1),
+                                           sh.writer[flat].max(axis=1))
+        return out
+
+
+def _per_lane_fill(ins: A.Instruction | None) -> bool:
+    """A non-bulk cp.async: a lane whose src-size (or ignore-src) is 0 reads nothing and writes
+    cp-size zero bytes (PTX ISA 9.7.9.25.3.1, cp.async; symexec/async_copy.py)."""
+    return ins is not None and ins.name.startswith("cp.async.c")
+
+
+def _dest_registers(ins: A.Instruction) -> list[str]:
+    if not ins.operands:
+        return []
+    d = ins.operands[0]
+    items = d.elements if isinstance(d, A.Vector) else (d.first, d.second) if isinstance(d, A.Pair) else (d,)
+    return [x.name for x in items if isinstance(x, A.Sym) and x.name.startswith("%")]
+
+
+def _dest_widths(ins: A.Instruction, prog) -> list[int]:
+    ws = []
+    for name in _dest_registers(ins):
+        d = prog.reg(name) if prog is not None else None
+        ws.append(d.width if d is not None else 32)
+    return ws or [32]
+
+
+class EquivExec(CheckedExec):
+    """Check mode's instruction context with the term shadow beside the value shadows."""
+
+    def __init__(self, batch, state, shadow: TermShadow) -> None:
+        self._fresh = False
+        self._guard: tuple | None = None  # (pc, ins, guard lanes/terms) read before the instruction ran
+        super().__init__(batch, state)
+        self.shadow = shadow
+
+    @property
+    def pc(self) -> int:
+        return self._pc
+
+    @pc.setter
+    def pc(self, value: int) -> None:
+        self._pc = value
+        self._fresh = True  # the machine moved to an instruction; its guard is read before it runs
+        sh = getattr(self, "shadow", None)
+        if sh is not None and sh.merges and value in sh.merges and self.group is not None:
+            sh.arrive(value, self.group.mask)
+
+    def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
+        super().begin(mask, ins)
+        self._fresh = False
+        guard = None
+        if self._guard is not None:
+            gpc, gins, g = self._guard
+            self._guard = None
+            if gins is ins:
+                guard = g
+            else:
+                self.shadow.skipped(gins, g)
+        self.shadow.begin(mask, ins, guard)
+
+    def read_reg(self, name: str, ty: str) -> np.ndarray:
+        if self._fresh and ty == ".pred":
+            code = self.b.prog.code
+            ins = code[self._pc] if 0 <= self._pc < len(code) else None
+            if ins is not None and ins.guard is not None and ins.guard.pred == name and ins.opcode != "bra":
+                if self._guard is not None:  # the previous guarded instruction never ran
+                    self.shadow.skipped(self._guard[1], self._guard[2])
+                    self._guard = None
+                g = self.shadow.guard_read(ins, self.group.mask if self.group is not None else self.mask)
+                if g is not None:
+                    self._guard = (self._pc, ins, g)
+        return super().read_reg(name, ty)
+
+    def _save(self) -> tuple:
+        return super()._save(), self.shadow.save()
+
+    def _restore(self, saved: tuple) -> None:
+        mine, sh = saved
+        super()._restore(mine)
+        self.shadow.restore(sh)
+        self._fresh = False
+
+    def _on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        super()._on_read_reg(name, value, width)
+        self.shadow.on_read_reg(name, value, width)
+
+    def _on_write_reg(self, name: str, value: np.ndarray, width: int) -> None:
+        super()._on_write_reg(name, value, width)
+        self.shadow.on_write_reg(name, value, width, self.mask, self.b.regs.get(name))
+
+    def _on_read_const(self, value: np.ndarray, width: int) -> None:
+        super()._on_read_const(value, width)
+        self.shadow.on_read_const(value, width)
+
+    def _on_read_volatile(self, value: np.ndarray, width: int) -> None:
+        super()._on_read_volatile(value, width)
+        self.shadow.on_read_volatile(value, width)
+
+    def _read_base(self, op: A.Sym) -> np.ndarray:
+        sh = self.shadow
+        sh.address_mode = True
+        try:
+            base = super()._read_base(op)
+        finally:
+            sh.address_mode = False
+        ids = sh.regs.get(op.name)
+        if ids is not None and (np.broadcast_to(ids, (self.n,))[self.mask] != CONCRETE).any():
+            sh.gap(f"address of {self.ins.name if self.ins else '?'} depends on tensor data", self.ins, fatal=True)
+        return base
+
+    def lane_source(self, src: np.ndarray) -> None:
+        super().lane_source(src)
+        self.shadow.permute = src
+
+    def store_sources(self, lane: np.ndarray, reg: np.ndarray, byte: np.ndarray) -> None:
+        super().store_sources(lane, reg, byte)
+        self.shadow.store_map = (lane, reg, byte)
+
+
+class EquivPolicy(DataDependencePolicy):
+    """Check mode's branch policy, with the terms of data-dependent branches: a forward branch
+    over register-only code (both paths reconverge, nothing but register writes) is executed on
+    terms along both paths, and at the reconvergence point every register either path writes
+    becomes if-then-else(condition, taken path's term, fall-through path's term) on the lanes
+    whose condition depends on data. Any other data-dependent branch (a loop exit, a path with
+    memory effects or an exit) is a gap: the terms would be those of the explored path only."""
+
+    def __init__(self, state, shadow: TermShadow) -> None:
+        super().__init__(state)
+        self.shadow = shadow
+
+    def on_branch(self, b, g, ins: A.Instruction, dest: int) -> BranchDecision:
+        sh = self.shadow
+        ids = sh.regs.get(ins.guard.pred)
+        lanes = g.mask & (np.broadcast_to(ids, (b.n,)) != CONCRETE) if ids is not None else None
+        decision = super().on_branch(b, g, ins, dest)
+        if lanes is None or not lanes.any():
+            return decision
+        stop = b.prog.reconverge.get(g.pc)
+        if decision is BranchDecision.REGISTER_REGION and stop is not None:
+            try:
+                cond = np.broadcast_to(ids, (b.n,)).copy()
+                if ins.guard.negated:
+                    cond[lanes] = sh.T.make(Op.PNOT, PRED, NO_MODS, [cond[lanes]])
+                sh.merges.setdefault(stop, []).append(
+                    (lanes.copy(), _merge_paths(sh, b, g.pc + 1, dest, stop, lanes, cond)))
+                return decision
+            except Unsupported as e:
+                why = e.what if hasattr(e, "what") else str(e)
+                sh.gap(f"data-dependent branch {ins.name}: its paths could not be merged ({why})", ins, fatal=True)
+                return decision
+        sh.gap(f"data-dependent branch {ins.name} ({'a loop exit' if dest <= g.pc else 'memory effects or an exit on a path'}:"
+               " paths are not merged into if-then-else terms)", ins, fatal=True)
+        return decision
+
+    def on_indirect(self, b, g, ins: A.Instruction, index: A.Operand) -> None:
+        super().on_indirect(b, g, ins, index)
+        if (np.broadcast_to(self.state.tracker.in_taint, (b.n,))[g.mask] != 0).any():
+            self.shadow.gap(f"data-dependent jump {ins.name}", ins, fatal=True)
+
+
+__all__ = ["TermShadow", "EquivExec", "EquivPolicy", "GlobalInfo", "BufferOutput", "Gap", "equivalence_run"]
+
+
+# ---------------------------------------------------------------------- both paths on terms
+
+_MAX_PATH = 4096  # instructions on one path of a merged region
+
+
+def _merge_paths(sh: TermShadow, b, fall: int, taken: int, stop: int, lanes: np.ndarray,
+                 cond: np.ndarray) -> dict[str, np.ndarray]:
+    """Registers written on either path from the branch to `stop`, as if-then-else terms."""
+    entry: dict[str, np.ndarray] = {}
+    paths = [_walk(sh, b, start, stop, lanes, entry) for start in (taken, fall)]
+    out = {}
+    for name in set(paths[0]) | set(paths[1]):
+        t, f = (p.get(name, None) for p in paths)
+        t = _entry(sh, b, name, lanes, entry) if t is None else t
+        f = _entry(sh, b, name, lanes, entry) if f is None else f
+        sort = int(sh.T.sort[t[lanes][0]])
+        m = np.full(b.n, CONCRETE, np.int64)
+        fv = Builder(sh.T, int(lanes.sum())).coerce(f[lanes], sort)
+        m[lanes] = sh.T.make(Op.ITE, sort, NO_MODS, [cond[lanes], t[lanes], fv])
+        out[name] = m
+    return out
+
+
+def _entry(sh: TermShadow, b, name: str, lanes: np.ndarray, cache: dict) -> np.ndarray:
+    """A register's value at the branch, as terms (constants where concrete)."""
+    got = cache.get(name)
+    if got is not None:
+        return got
+    decl = b.prog.reg(name)
+    width = decl.width if decl is not None else 32
+    ids = np.broadcast_to(sh.regs.get(name, np.int64(CONCRETE)), (b.n,)).copy()
+    con = lanes & (ids == CONCRETE)
+    if con.any():
+        bits = np.broadcast_to(b.regs.get(name, np.zeros((), np.uint64)), (b.n,))[con].astype(np.uint64)
+        ids[con] = sh.T.const(PRED if width == 1 else bits_sort(width), bits)
+    cache[name] = ids
+    return ids
+
+
+def _walk(sh: TermShadow, b, pc: int, stop: int, lanes: np.ndarray, entry: dict) -> dict[str, np.ndarray]:
+    """Execute register-only code from pc to stop on terms; returns the registers written."""
+    prog = b.prog
+    ctx = b.ctx
+    state: dict[str, np.ndarray] = {}
+    steps = 0
+    while pc != stop:
+        steps += 1
+        if steps > _MAX_PATH or pc >= len(prog.code):
+            raise Unsupported("a path too long to merge")
+        ins = prog.code[pc]
+        if ins.opcode == "bra":
+            if ins.guard is not None:
+                raise Unsupported(f"a nested branch at {ins.span}")
+            pc = prog.labels[ins.operands[0].name]
+            continue
+        if touches_memory_or_sync(ins.opcode) or ins.opcode in ("ret", "exit", "trap", "call"):
+            raise Unsupported(f"{ins.name} on a path")
+
+        def value(name: str) -> np.ndarray:
+            return state[name] if name in state else _entry(sh, b, name, lanes, entry)
+
+        args = [_arg(ctx, b, op, ty, value) for op, ty in _reads(ins)]
+        outs = build(ins, args, sh.T, BuildContext(lanes))
+        dests = _dest_registers(ins)
+        if len(outs) < len(dests):
+            raise Unsupported(f"{ins.name}: fewer terms than destinations")
+        for name, new in zip(dests, outs):
+            new = np.broadcast_to(new, (b.n,)).copy()
+            con = lanes & (new == CONCRETE)
+            if con.any():  # every operand an immediate: only a move of one is evaluated here
+                if ins.opcode != "mov" or not args or (args[0].ids != CONCRETE).any():
+                    raise Unsupported(f"{ins.name}: constant operands only")
+                decl = prog.reg(name)
+                w = decl.width if decl is not None else 32
+                new[con] = sh.T.const(PRED if w == 1 else bits_sort(w),
+                                      np.broadcast_to(args[0].bits, (b.n,))[con].astype(np.uint64))
+            if ins.guard is not None:
+                p = value(ins.guard.pred)
+                if ins.guard.negated:
+                    p = p.copy()
+                    p[lanes] = sh.T.make(Op.PNOT, PRED, NO_MODS, [p[lanes]])
+                old = value(name)
+                sort = int(sh.T.sort[new[lanes][0]])
+                ov = Builder(sh.T, int(lanes.sum())).coerce(old[lanes], sort)
+                new[lanes] = sh.T.make(Op.ITE, sort, NO_MODS, [p[lanes], new[lanes], ov])
+            state[name] = new
+        pc += 1
+    return state
+
+
+_U32_AT = {"shl": (2,), "shr": (2,), "bfe": (2, 3), "shfl": (2, 3, 4)}
+
+
+def _reads(ins: A.Instruction) -> list[tuple[A.Operand, str]]:
+    """The operands a register-only instruction's handler reads, in order, with their types."""
+    t = ins.types[-1] if ins.types else ".b32"
+    op = ins.opcode
+    out: list[tuple[A.Operand, str]] = []
+    srcs = list(ins.operands[1:])
+    if op == "cvt" and len(ins.types) == 2:
+        return [(o, ".f32" if len(srcs) == 2 else ins.types[1]) for o in srcs]
+    if op == "mov" and srcs and isinstance(srcs[0], A.Vector):
+        w = int(t.lstrip(".")[1:]) // len(srcs[0].elements)
+        return [(e, f".b{w}") for e in srcs[0].elements]
+    for i, o in enumerate(srcs, start=1):
+        if isinstance(o, A.Negated):
+            o = o.operand
+        ty = ".u32" if i in _U32_AT.get(op, ()) else t
+        if op in ("selp", "setp") and i == 3:
+            ty = ".pred"
+        out.append((o, ty))
+    return out
+
+
+def _arg(ctx, b, op: A.Operand, ty: str, value) -> Arg:
+    """An operand of an instruction executed on terms: registers from the path's state (terms),
+    immediates and special registers as the machine reads them (concrete)."""
+    width = tinfo(ty).width
+    if isinstance(op, A.Sym) and op.component is None and b.prog.reg(op.name) is not None:
+        decl = b.prog.reg(op.name)
+        return Arg(value(op.name), np.zeros(b.n, np.uint64), decl.width)
+    if isinstance(op, A.Sym) and op.name.startswith("%"):
+        return Arg(np.int64(CONCRETE), np.asarray(ctx.special(op.name, op.component)).astype(np.uint64), width)
+    return Arg(np.int64(CONCRETE), np.asarray(ctx._immediate(op, ty)), width)
+
+
+def equivalence_run(prog, launch, store: TermStore, globals_: dict[str, GlobalInfo]):
+    """A check-mode run of `launch` (every CTA) with the term shadow: (CheckRun, TermShadow)."""
+    from .run import new_run
+
+    shadow = TermShadow(store, globals_)
+    run = new_run(prog, launch, observers=(shadow,),
+                  exec_factory=lambda b, state: EquivExec(b, state, shadow),
+                  policy=lambda state: EquivPolicy(state, shadow))
+    shadow.attach(run.machine)
+    return run, shadow
