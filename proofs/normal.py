@@ -978,7 +978,7 @@ class Normalizer:
         if not all(_finite(int(v), fmt) for v in distinct):
             return None
         values = {int(v): _tidy(bits_to_fraction(int(v), fmt)) for v in distinct}
-        return self._selection(table[1], [values[int(v)] for v in raw.tolist()])
+        return self._selection(table[1], tuple(values[int(v)] for v in raw.tolist()))
 
     def _ite(self, cond: tuple, then: NF, other: NF) -> NF:
         kind = cond[0]

@@ -13,11 +13,12 @@ from volta.equiv_cli import run_equivalence
 
 CANDIDATES = Path(__file__).resolve().parents[2] / "examples" / "candidates"
 
-VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx"), ("softmax", "softmax/softmax_warp_row.sm_80.ptx")]
+VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx"), ("softmax", "softmax/softmax_warp_row.sm_80.ptx"),
+            ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx")]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("contract,path", VERIFIED, ids=[c for c, _ in VERIFIED])
+@pytest.mark.parametrize("contract,path", VERIFIED, ids=[Path(p).name for _, p in VERIFIED])
 def test_candidate_verified(contract: str, path: str) -> None:
     report = run_equivalence(CANDIDATES / path, contract=contract, timeout=600)
     assert report.verdict == "verified", (report.verdict, report.notes[:3])
