@@ -467,6 +467,7 @@ class RaceDetector:
         self._release_seen = False
         self.accesses = 0
         self._since_gc = 0
+        self._gc_floor = 0  # records to make before the next collection, beyond GC_EVERY: the live count
         self.shared_bytes = 0  # bytes of shared memory per CTA (set per batch by the check state)
 
     # ------------------------------------------------------------------ input
@@ -494,7 +495,7 @@ class RaceDetector:
         for buf, idx in by_buf.items():
             self._step(buf, [events[i] for i in idx], [ids[i] for i in idx])
         self._since_gc += sum(i.size for i in ids)
-        if self._since_gc > GC_EVERY:
+        if self._since_gc > max(GC_EVERY, self._gc_floor):
             self._gc()
 
     # ------------------------------------------------------------------ records
@@ -987,8 +988,12 @@ class RaceDetector:
         synced += [np.array([r for ch in st.chains.values() for r in ch], np.int64) for st in self._buffers.values()]
         ids = np.concatenate(holders + [self._node_rec[nodes]] + extra + synced)
         live = np.unique(ids[ids >= 0])
-        if live.size > R.n // 2 and not GC_ALWAYS:
-            return  # mostly live: not worth it
+        if not GC_ALWAYS:
+            # a collection costs the live records and read nodes: the next one waits until as many
+            # new records were made (amortised, as a heap that grows by doubling)
+            self._gc_floor = live.size + nodes.size
+            if live.size > R.n // 2:
+                return  # mostly live: not worth it
         remap = _renumber(live, R.n)
         R.keep(live)
         node_remap = _renumber(nodes, self._nodes)
