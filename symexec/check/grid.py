@@ -384,12 +384,16 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     if probe is not None:  # a loop on the sizes too short here to be summarised: run where it is longer
         point, launch, sizes = probe
         reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
-        if rep2.findings:
-            return None, ("symbolic not applicable: the representatives at " + _at(point) + " have a finding "
-                          "(the checked launch's are below)")
+        if rep2.findings:  # real: these CTAs ran concretely, at a point of the domain
+            rep2.notes.insert(0, f"symbolic sizes: the finding is at {_at(point)}, where the representatives ran "
+                                 "(the loops are too short to summarise at the checked launch's sizes, which "
+                                 "have no finding in these CTAs)")
+            rep2.stats["witness_sizes"] = point
+            rep2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
+            return rep2, ""
         rep, sh, run = rep2, sh2, run2
         rep.assumptions.append(f"symbolic sizes: the representative CTAs ran at {_at(point)}, a point of the domain "
-                               f"where the loops run long enough to be summarised (at {_at(probe_from(sizes))}, the "
+                               f"where the loops run long enough to be summarised (at {_at(_checked_sizes(sizes))}, the "
                                "checked launch's sizes, they are too short); the checked launch is a point of the proof")
     if rep.outcome is not Verdict.RACE_FREE or sh.failed or rep.reason:
         return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
@@ -421,7 +425,7 @@ def _at(point: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in point.items())
 
 
-def probe_from(sizes: SizeDomain) -> dict[str, int]:
+def _checked_sizes(sizes: SizeDomain) -> dict[str, int]:
     return sizes.concrete_from if sizes.concrete_from is not None else sizes.concrete
 
 
