@@ -29,6 +29,7 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -39,6 +40,7 @@ from ptx_parser import ast as A
 from ..launch import DIM_LIMITS, Launch, param_layout
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
+from .bv2int import Untranslatable, to_int
 from .grid_shadow import Access, Shadow
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
@@ -144,6 +146,7 @@ class _Class:
         self.rows = [a.rows]
         self.cache: dict = {}
         self.loops = {i: n for i, n in (loops or {}).items() if _has_t(a, i)}
+        self.bounds: dict[int, "_Trips"] = {}  # symbolic sizes: loops whose iterations depend on the sizes
 
     def side(self, tag: str, cvars, base: int, relaxed: bool = False, leaves: dict | None = None):
         """(membership constraint, byte offset in the buffer, guard, rows) for the CTA `cvars`.
@@ -163,7 +166,7 @@ class _Class:
         iters = []
         for i, n in self.loops.items():  # a summarised loop's iterations: any of them
             env[("t", i)] = z3.BitVec(f"{tag}_t{i}", 64)
-            iters.append(z3.ULT(env[("t", i)], n))
+            iters.append(self.bounds[i].runs(env[("t", i)], env) if i in self.bounds else z3.ULT(env[("t", i)], n))
         o = z3.BitVec(f"{tag}_o", 64)
         rows = self.all_rows()
         ncol = rows.shape[1] - 2
@@ -174,7 +177,11 @@ class _Class:
                              for k, v in enumerate(cols)] + iters)
             guard = z3.BoolVal(True)
         else:
-            member = z3.And(z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows]), *iters)
+            # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
+            # (bv2int.py) leaves the table out and keeps these, whose products it can bound
+            member = z3.And([z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])]
+                            + [z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
+                               for k, v in enumerate(cols)] + _affine_rows(rows, cols) + iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -187,12 +194,103 @@ class _Class:
         return self.rows[0]
 
 
+CONTROL = ("bra", "exit", "ret", "trap", "bar", "barrier")
+#: A witness whose loop would run longer than this at the model's sizes is not run (not validated).
+VALIDATION_ITERATIONS = 4096
+
+
+class _Trips:
+    """The iterations of a summarised loop (loops.py) whose trip count depends on the sizes.
+
+    Period t of its proof runs at given sizes only if period t-1's back edges were all taken (`again`:
+    each back edge's guard has its period-0 value, taken); for t = 0 that is the period run before the
+    proof, whose registers are the expressions at t = -1 (they are affine in t modulo 2^w, loops.py). `limit` L is proved to bound
+    every run: no size of the domain takes the back edges of both periods L-2 and L-1 (then, by
+    induction over t, no period L or later runs), the least power of two for which Z3 shows it. So
+    the periods that run are among t < L with again(t-1): an exact bound for a counter
+    that does not wrap below L, without quantifiers. The accesses of period t are the recorded
+    expressions at t on the path of period 0 (every other branch, exit and barrier in the loop is
+    proved to decide as in period 0 there)."""
+
+    def __init__(self, ident: int, backs: list[tuple], where: str) -> None:
+        self.ident, self.backs, self.where = ident, backs, where
+        self.limit = 0
+
+    def again(self, u, env: dict):
+        """Period u's back edges are all taken."""
+        e = {**env, ("t", self.ident): u}
+        return z3.And([_z3(x, e) == z3.BoolVal(v) for x, v in self.backs])
+
+    def runs(self, t, env: dict):
+        return z3.And(z3.ULT(t, self.limit), self.again(t - 1, env))
+
+    def bound(self, launch: Launch, sizes: SizeDomain) -> str:
+        """Find `limit`; "" when found, else why not (with the sizes at which the loop goes on)."""
+        sp = _Space(launch, sizes, "lim")
+        t = z3.BitVec("lim_t", 64)
+        for k in range(1, TRIP_BITS + 1):
+            s = _solver()
+            s.add(sp.facts + [t == 2**k - 1, self.again(t - 1, sp.leaves), self.again(t, sp.leaves)])
+            res = _check(s)
+            if res == z3.unsat:
+                self.limit = 2**k
+                return ""
+        return (f"the loop at {self.where} {WRAPS} 2^{TRIP_BITS} periods at every size of the domain (a counter "
+                "that wraps near the top of the domain, say)")
+
+
+#: The most periods (2^TRIP_BITS) a loop whose trip count depends on the sizes is proved to stay under.
+TRIP_BITS = 40
+WRAPS = "is not proved to end within"  # the reason a proof over narrower sizes is tried (check_symbolic)
+
+
+AFFINE_OFFSETS = 16  # most distinct offset vectors of an affine summary of rows
+
+
+def _affine_rows(rows: np.ndarray, cols: list) -> list:
+    """Constraints every row satisfies, in few terms: one column k (the key) in its progression
+    (range, stride) and every other column a fixed multiple of it plus one of few offset vectors
+    (a thread's element and the same element one tile on, say). [] when no column gives at most
+    AFFINE_OFFSETS offset vectors."""
+    r = rows.astype(object)
+    n, m = r.shape
+    best = None
+    for key in range(m):
+        kv = r[:, key]
+        lo, hi = min(kv), max(kv)
+        if lo == hi:
+            continue
+        i0, i1 = list(kv).index(lo), list(kv).index(hi)
+        a = [(r[i1, k] - r[i0, k]) // (hi - lo) for k in range(m)]
+        if any((r[i1, k] - r[i0, k]) % (hi - lo) for k in range(m)):
+            continue
+        offs = {tuple(int(r[i, k] - a[k] * kv[i]) for k in range(m)) for i in range(n)}
+        if len(offs) <= AFFINE_OFFSETS and (best is None or len(offs) < len(best[3])):
+            best = (key, lo, a, offs)
+    if best is None:
+        return []
+    key, lo, a, offs = best
+    stride = 0
+    for v in r[:, key]:
+        stride = math.gcd(stride, int(v - lo))
+    kc = cols[key]
+    out = [z3.URem(kc - lo, stride) == 0] if stride > 1 else []
+
+    def at(k):  # the key at column k's width
+        wk, w = cols[k].size(), kc.size()
+        return z3.ZeroExt(wk - w, kc) if wk > w else z3.Extract(wk - 1, 0, kc) if wk < w else kc
+
+    out.append(z3.Or([z3.And([cols[k] == at(k) * a[k] + d[k] for k in range(m) if k != key]) for d in sorted(offs)]))
+    return out
+
+
 class _Space:
     """The launches a proof covers: the given one, or (sizes) every launch of a SizeDomain. One per
     query: the sizes are shared by the CTAs of a query (one launch), fresh between queries."""
 
-    def __init__(self, launch: Launch, sizes: SizeDomain | None, tag: str) -> None:
+    def __init__(self, launch: Launch, sizes: SizeDomain | None, tag: str, trips: dict | None = None) -> None:
         self.launch, self.sizes = launch, sizes
+        self.trips: dict[int, _Trips] = trips or {}  # loops whose iterations depend on the sizes
         self.leaves: dict = {}
         self.facts: list = []
         if sizes is None:
@@ -229,10 +327,39 @@ class _Space:
 Z3_QUERY_MS = 30_000
 
 
+#: A query bit-blasting has not decided in this long is also tried over the integers (bv2int.py),
+#: within INT_RLIMIT of Z3's resource count (about 2 s of CPU per 30 million).
+Z3_QUICK_MS = 3_000
+INT_RLIMIT = 100_000_000
+
+
 def _solver() -> z3.Solver:
     s = z3.Solver()
     s.set("timeout", Z3_QUERY_MS)
     return s
+
+
+def _check(s: z3.Solver):
+    """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
+    unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
+    answer, with a model to read when it is sat."""
+    s.set("timeout", Z3_QUICK_MS)
+    res = s.check()
+    if res != z3.unknown:
+        return res
+    try:
+        ints = to_int(s.assertions())
+    except Untranslatable:
+        ints = None
+    if ints is not None:
+        si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
+        si.set("rlimit", INT_RLIMIT)
+        si.set("timeout", 4 * Z3_QUERY_MS)
+        si.add(ints)
+        if si.check() == z3.unsat:
+            return z3.unsat
+    s.set("timeout", Z3_QUERY_MS - Z3_QUICK_MS)
+    return s.check()
 
 
 def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = None,
@@ -247,34 +374,113 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     whole = needs_whole_grid(prog)
     if whole:
         return None, f"symbolic not applicable: {whole}"
+    reps, rep, sh, run = _represent(prog, launch, sizes)
+    if run.state.footprint_hit is not None and require_summary:
+        return None, f"symbolic not applicable: {run.state.footprint_hit}"
+    if rep.findings:  # real: these CTAs were executed concretely
+        rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
+        return rep, ""
+    probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
+    if probe is not None:  # a loop on the sizes too short here to be summarised: run where it is longer
+        point, launch, sizes = probe
+        reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
+        if rep2.findings:  # real: these CTAs ran concretely, at a point of the domain
+            rep2.notes.insert(0, f"symbolic sizes: the finding is at {_at(point)}, where the representatives ran "
+                                 "(the loops are too short to summarise at the checked launch's sizes, which "
+                                 "have no finding in these CTAs)")
+            rep2.stats["witness_sizes"] = point
+            rep2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
+            return rep2, ""
+        rep, sh, run = rep2, sh2, run2
+        rep.assumptions.append(f"symbolic sizes: the representative CTAs ran at {_at(point)}, a point of the domain "
+                               f"where the loops run long enough to be summarised (at {_at(_checked_sizes(sizes))}, the "
+                               "checked launch's sizes, they are too short); the checked launch is a point of the proof")
+    if rep.outcome is not Verdict.RACE_FREE or sh.failed or rep.reason:
+        return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
+    if require_summary and not (run.loops and run.loops.summaries):
+        return None, "symbolic not applicable: no loop long enough to summarise"
+    try:
+        got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes)
+        if got is None and sizes is not None and WRAPS in why and any(v.hi > NARROW_TO for v in sizes.vars):
+            # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof
+            # over sizes up to NARROW_TO, the reason it stops there said with it
+            small = sizes.narrowed(NARROW_TO)
+            got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
+            if got is None:
+                return None, f"{why}; over sizes up to {NARROW_TO}: {why2.removeprefix('symbolic not applicable: ')}"
+            got.notes.insert(0, f"symbolic sizes: checked for sizes up to {NARROW_TO} ({small.describe()}); over "
+                                f"the whole domain ({sizes.describe()}) not proven: "
+                                + why.removeprefix("symbolic not applicable: "))
+            got.stats.setdefault("sizes", {})["not_proven_above"] = why.removeprefix("symbolic not applicable: ")
+        return got, why
+    except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
+        return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
+
+
+#: The narrower range a proof over every size retries when the whole domain is not proven.
+NARROW_TO = 2**20
+
+
+def _at(point: dict[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in point.items())
+
+
+def _checked_sizes(sizes: SizeDomain) -> dict[str, int]:
+    return sizes.concrete_from if sizes.concrete_from is not None else sizes.concrete
+
+
+def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None):
+    """Run the first and last CTA with the shadow: (reps, report, shadow, run)."""
+    gx, gy, gz = launch.grid
     last = (gx - 1, gy - 1, gz - 1)
     reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
-    sh = Shadow(prog, _size_params(prog, sizes))
+
+    def shadow() -> Shadow:
+        sh = Shadow(prog, _size_params(prog, sizes))
+        if sizes is not None:  # the sizes' values in this run, for evaluating loop decisions on them
+            sh.size_values = {("g", i): launch.grid[i] for i in range(3)}
+            sh.size_values.update({("s", p.name): int(v) & (2**64 - 1) for p, v in zip(prog.params, launch.params)
+                                   if p.name in sizes.params and not isinstance(v, str)})
+        return sh
+
+    sh = shadow()
     run = new_run(prog, launch, reps, shadow=sh)
     rep = run_checked(run, prog, launch)
     sh.finish()
     if run.state.footprint_hit is not None:  # a summary's skipped writes were read: every iteration, then
         why = run.state.footprint_hit
         with loop_summaries(False):
-            sh = Shadow(prog, _size_params(prog, sizes))
+            sh = shadow()
             run = new_run(prog, launch, reps, shadow=sh)
             rep = run_checked(run, prog, launch)
             sh.finish()
+        run.state.footprint_hit = why
         rep.notes.insert(0, f"loops run iteration by iteration: {why}")
-        if require_summary:
-            return None, f"symbolic not applicable: {why}"
-    m = run.machine
-    if rep.findings:  # real: these CTAs were executed concretely
-        rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
-        return rep, ""
-    if rep.outcome is not Verdict.RACE_FREE or sh.failed or rep.reason:
-        return None, f"symbolic not applicable: {sh.failed or rep.verdict}"
-    if require_summary and not (run.loops and run.loops.summaries):
-        return None, "symbolic not applicable: no loop long enough to summarise"
-    try:
-        return _prove(prog, launch, m, sh, rep, reps, t0, sizes)
-    except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
-        return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
+    return reps, rep, sh, run
+
+
+#: Factors the checked sizes are scaled by for a run whose loops on the sizes are long enough to summarise.
+PROBE_SCALES = (16, 8, 4)
+
+
+def _probe(prog: Program, sizes: SizeDomain, sh: Shadow):
+    """(point, its launch, the domain checked at it) when a loop whose trip count depends on the sizes
+    was not summarised in this run (too few iterations): the checked sizes scaled up, within the
+    domain. None when every such loop was summarised, or no scaled point is in the domain."""
+    heads = {h for _, h in sh.loop_proofs.values()}
+    if all(h in heads for h in sh.trips):
+        return None
+    env = sizes.env("probe")
+    for f in PROBE_SCALES:
+        point = {}
+        for v in sizes.vars:
+            x = sizes.concrete[v.name] * f
+            point[v.name] = min(v.hi, x - x % v.multiple) if v.lo < v.hi else v.lo
+        s = z3.Solver()
+        s.add(sizes.constraints(env) + [env[k].t == x for k, x in point.items()])
+        if _check(s) == z3.sat:
+            return point, sizes.launch_at(point), sizes.at(point)
+    return None
 
 
 def needs_whole_grid(prog: Program) -> str:
@@ -301,10 +507,31 @@ def _size_params(prog: Program, sizes: SizeDomain | None) -> dict[str, int]:
     return out
 
 
+def _too_long(sp: _Space, point: dict[str, int] | None) -> str:
+    """Why the model's launch is not run to validate it ("" when it is): a loop whose trip count
+    depends on the sizes would run more than VALIDATION_ITERATIONS periods there (or never end)."""
+    if point is None or not sp.trips:
+        return ""
+    at = [e.t == point[k] for k, e in sp.env.items()]
+    for tr in sp.trips.values():
+        u = z3.BitVec("u_end", 64)
+        s = _solver()
+        s.add(sp.facts + at + [z3.ULT(u, VALIDATION_ITERATIONS), z3.Not(tr.again(u, sp.leaves))])
+        if _check(s) != z3.sat:
+            where = ", ".join(f"{k} = {v}" for k, v in point.items())
+            return (f"at {where} the loop at {tr.where} runs more than {VALIDATION_ITERATIONS} periods (its counter "
+                    "may wrap and never end): the witness was not run")
+    return ""
+
+
 def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, stats: dict) -> Report | None:
     """Run the CTAs of a model concretely (at the model's sizes); the report if it finds something."""
     point = sp.point(s.model())
     ctas = sorted({_model_cta(s, c) for c in cvars})
+    long = _too_long(sp, point)
+    if long:
+        stats["not_validated"] = long
+        return None
     launch = sp.at(point)
     stats["validation_runs"] = stats.get("validation_runs", 0) + 1
     r2 = _concrete(prog, launch, ctas)
@@ -323,14 +550,17 @@ def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, st
 
 
 def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
-    """With one size variable, the smallest size at which the query's constraints hold (below it
-    they never do), for the verdict's 'holds for ...'."""
-    if sp.sizes is None or len(sp.sizes.vars) != 1:
+    """The smallest first size at which the query's constraints hold, the others held at their
+    smallest such values (lexicographically, the first size last): below it, with the others as
+    they are, they never hold; for the verdict's 'holds for ...'."""
+    if sp.sizes is None:
         return None
     o = z3.Optimize()
     o.set("timeout", Z3_QUERY_MS)
     o.add(s.assertions())
-    o.minimize(next(iter(sp.env.values())).t)
+    names = [v.name for v in sp.sizes.vars]
+    for k in names[1:] + names[:1]:
+        o.minimize(sp.env[k].t)
     if o.check() != z3.sat:
         return None
     return sp.point(o.model())
@@ -346,22 +576,29 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         else:
             classes[key] = _Class(a, sh.loop_ranges)
     allocs = m.glob.allocations
+    trips: dict[int, _Trips] = {}
+    if sizes is not None:
+        trips, why = _size_paths(prog, launch, sh, sizes)
+        if why:
+            return None, f"symbolic not applicable: {why}"
+        for cl in classes.values():
+            cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
     for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
         canon = d
         if _has_leaf(d, ("p", "q")):
             return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
-        sp = _Space(launch, sizes, "d")
+        sp = _Space(launch, sizes, "d", trips)
         c, grid = sp.cta("d")
         s = _solver()
         s.add(grid + [_z3(canon, {**{("c", i): c[i] for i in range(3)}, **sp.leaves}) == 0])
-        if s.check() != z3.unsat:
+        if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
              "validation_runs": 0}
     # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
-        sp = _Space(launch, sizes, "b")
+        sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
         # too many rows to list: each column in its range (a superset) must stay in bounds
         relaxed = cl.all_rows().shape[0] > MAX_ROWS
@@ -369,7 +606,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         s = _solver()
         s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
         stats["z3_queries"] += 1
-        res = s.check()
+        res = _check(s)
         if res != z3.unsat and relaxed:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
@@ -378,25 +615,28 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                 if first is not None:  # witness at the smallest failing size
                     s.push()
                     s.add([e.t == first[k] for k, e in sp.env.items()])
-                    if s.check() != z3.sat:
+                    if _check(s) != z3.sat:
                         s.pop()
                         first = None
-                        s.check()
+                        _check(s)
                 w = _witness(prog, sp, s, [c], "bounds witness validated concretely", stats)
                 if w is not None:
                     if first is not None:
                         var = sizes.vars[0]
+                        held = ", ".join(f"{k} = {v}" for k, v in first.items() if k != var.name)
                         w.notes.insert(0, f"symbolic sizes: {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
+                                          + (f"with {held} " if held else "") +
                                           f"stays in bounds for every {var.name} in [{var.lo}, "
                                           f"{first[var.name] - 1}] of the domain and leaves {buf.name} from "
                                           f"{var.name} = {first[var.name]}")
                     return w, ""
-            return None, f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} not proven for every CTA"
+            return None, (f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
+                          "not proven for every CTA" + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
     # ---- cross-CTA races
     pairs = list(_pairs(classes, allocs))
     validations = 0
     for base, w, a in pairs:
-        sp = _Space(launch, sizes, "z")
+        sp = _Space(launch, sizes, "z", trips)
         c1, g1 = sp.cta("w")
         c2, g2 = sp.cta("a")
         distinct = z3.Or([c1[k] != c2[k] for k in range(3)])
@@ -405,7 +645,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         stats["z3_queries"] += 1
-        if s.check() == z3.unsat:
+        if _check(s) == z3.unsat:
             continue  # refuted on the relaxation (a superset of the lanes' accesses)
         if max(w.all_rows().shape[0], a.all_rows().shape[0]) > MAX_ROWS:
             return None, "symbolic not applicable: too many distinct lane offsets to refute a cross-CTA overlap"
@@ -416,11 +656,12 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                          z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         while True:
             stats["z3_queries"] += 1
-            res = s.check()
+            res = _check(s)
             if res == z3.unsat:
                 break
             if res != z3.sat or validations >= MAX_VALIDATIONS:
-                return None, "symbolic not applicable: possible cross-CTA overlap not refuted"
+                return None, ("symbolic not applicable: possible cross-CTA overlap not refuted"
+                              + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
             x, y = _model_cta(s, c1), _model_cta(s, c2)
             point = sp.point(s.model())
             validations += 1
@@ -432,7 +673,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
             s.add(z3.Not(z3.And(block + at)))
             s.add(z3.Not(z3.And(swap + at)))
-    intra, witness = _intra_cta(prog, launch, pairs, reps, stats, sizes)
+    intra, witness = _intra_cta(prog, launch, pairs, reps, stats, sizes, trips)
     if witness is not None:
         return witness, ""
     stats["seconds"] = round(time.perf_counter() - t0, 3)
@@ -472,6 +713,71 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     return rep, ""
 
 
+def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> tuple[dict[int, _Trips], str]:
+    """Symbolic sizes: every CTA of every size runs the instructions the representatives ran.
+    (1) A branch, exit or barrier on the sizes outside a loop's back edge decides as in the run at
+    every size (Z3). (2) A loop whose back edge depends on the sizes was summarised (loops.py): its
+    periods are then followed as functions of t, and `_Trips` says which run at given sizes.
+    (3) In a summarised loop, every other branch, exit or barrier whose guard depends on the sizes
+    decides as in period 0 in every period that runs. Returns (the loops of (2) by t leaf, why not)."""
+    for dec in sh.size_decisions:
+        sp = _Space(launch, sizes, "sd")
+        c, grid = sp.cta("sd")
+        env = {**sp.leaves, **{("c", i): c[i] for i in range(3)},
+               **{("q", i): z3.BitVec(f"sd_q{i}", w) for i, w in _n_q(dec.expr).items()}}
+        g = _z3(dec.expr, env)
+        ncol = dec.rows.shape[1] - 1
+        other = z3.Or([z3.And([env[("q", k)] == int(r[k]) for k in range(ncol)] + [g != z3.BoolVal(bool(r[-1]))])
+                       for r in dec.rows])
+        s = _solver()
+        s.add(grid + [other])
+        res = _check(s)
+        if res != z3.unsat:
+            at = "" if res != z3.sat else " (at " + ", ".join(f"{k} = {v}" for k, v in sp.point(s.model()).items()) + ")"
+            return {}, f"{dec.where} depends on a problem size and goes another way at some sizes{at}"
+    summarised: dict[int, int] = {}
+    for _lp, head in sh.loop_proofs.values():
+        summarised[head] = summarised.get(head, 0) + 1
+    for head, exits in sh.trips.items():
+        if summarised.get(head, 0) < max(1, exits):
+            return {}, (f"the loop at {prog.code[head].span} runs a number of iterations that depends on the sizes "
+                        "and was not summarised (loops.py) in the representatives' run")
+    trips: dict[int, _Trips] = {}
+    checks = []
+    for ident, (lp, head) in sh.loop_proofs.items():
+        backs, others = [], []
+        for d in lp.decisions:
+            ins = prog.code[d.pc]
+            if ins.opcode not in CONTROL:
+                continue  # a memory access's guard: part of its access class, exact at every t and size
+            back = ins.opcode == "bra" and prog.labels.get(getattr(ins.operands[0], "name", "")) == head
+            if not back and not _has_leaf(d.expr, ("s", "g")):
+                continue  # decides as at the checked sizes: the loop's concrete periods say when it changes
+            v = d.value[d.lanes]
+            if _has_leaf(d.expr, ("p", "q", "c")) or (v.any() and not v.all()):
+                return {}, f"{ins.name} at {ins.span} in the loop at {prog.code[head].span} decides per thread"
+            (backs if back else others).append((d.expr, bool(v.all()), f"{ins.name} at {ins.span}"))
+        if head in sh.trips:
+            if not all(v for _, v, _ in backs):
+                return {}, f"the loop at {prog.code[head].span} leaves within its first period"
+            trips[ident] = _Trips(ident, [(x, v) for x, v, _ in backs], f"{prog.code[head].span}")
+            why = trips[ident].bound(launch, sizes)
+            if why:
+                return {}, why
+        checks += [(ident, x, v, w) for x, v, w in others]
+    for ident, x, v, where in checks:
+        sp = _Space(launch, sizes, "lc", trips)
+        _, grid = sp.cta("lc")
+        t = z3.BitVec(f"lc_t{ident}", 64)
+        env = {**sp.leaves, ("t", ident): t}
+        runs = trips[ident].runs(t, sp.leaves) if ident in trips else z3.ULT(t, sh.loop_ranges[ident])
+        s = _solver()
+        s.add(grid + [runs, _z3(x, env) != z3.BoolVal(v)])
+        if _check(s) != z3.unsat:
+            return {}, f"{where} depends on a problem size and may decide otherwise in a later iteration"
+    return trips, ""
+
+
 def _pairs(classes: dict, allocs):
     """(buffer base, W, A): W writes or is atomic, A any access of the same buffer; not both atomic."""
     by_buf: dict = {}
@@ -485,7 +791,8 @@ def _pairs(classes: dict, allocs):
                 yield allocs[bi].base, w, a
 
 
-def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict, sizes: SizeDomain | None = None):
+def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict, sizes: SizeDomain | None = None,
+               trips: dict | None = None):
     """Two different threads of one CTA c (any c) touching overlapping global bytes, W a write.
 
     UNSAT for every pair: no intra-CTA race on global memory in any CTA (accesses of one thread are
@@ -498,7 +805,7 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
         if max(w.all_rows().shape[0], a.all_rows().shape[0]) > MAX_ROWS:
             not_proven = not_proven or f"{prog.code[w.a.pc].name} at {prog.code[w.a.pc].span}: too many lane offsets"
             continue
-        sp = _Space(launch, sizes, "i")
+        sp = _Space(launch, sizes, "i", trips)
         c, g = sp.cta("i")
         m1, o1, gd1, _, l1 = w.side("w", c, base, leaves=sp.leaves)
         m2, o2, gd2, _, l2 = a.side("a", c, base, leaves=sp.leaves)
@@ -510,7 +817,7 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
                 s.add(z3.Not(z3.And([c[k] == r[k] for k in range(3)] + at_checked)))
         while True:
             stats["z3_queries"] += 1
-            res = s.check()
+            res = _check(s)
             if res == z3.unsat:
                 break
             if res != z3.sat or budget == 0:

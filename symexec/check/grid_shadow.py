@@ -54,6 +54,18 @@ class Decision:
 
 
 @dataclass
+class SizeDecision:
+    """A branch, exit or barrier whose guard depends on the problem sizes only (symbolic sizes,
+    sizes.py), outside any loop it closes: grid.py proves it takes the run's value at every size.
+    `rows`: the guard's placeholder values per lane (canonical "q" order) and, last, the run's value."""
+
+    pc: int
+    where: str
+    expr: tuple
+    rows: np.ndarray
+
+
+@dataclass
 class LoopProof:
     """One iteration (a period of iterations) of a loop run with its loop-carried registers as
     functions of the iteration t (the leaf ("t", 64, ident)); see loops.py."""
@@ -93,6 +105,16 @@ class Shadow(InstructionObserver):
         self._targets: set[int] | None = None
         self.loop: LoopProof | None = None  # a loop iteration followed as a function of its index
         self.loop_ranges: dict[int, int] = {}  # t leaf -> the iterations it stands for: t in [0, n)
+        # symbolic sizes: the sizes' values in this run (leaves ("s", name), ("g", axis)), branches on the
+        # sizes to prove constant, loops whose trip count depends on the sizes (`trips`),
+        # and the summarised loops' proofs (t leaf -> (proof, head pc)), for grid.py
+        self.size_values: dict[tuple, int] = {}
+        self.size_decisions: list[SizeDecision] = []
+        self.trips: dict[int, int] = {}  # head pc -> how many times every thread left the loop
+        # the size decisions of loop back edges taken since the loop was entered: a condition of every
+        # access made after them (at other sizes the loop may have ended before)
+        self.taken: dict[int, list[tuple]] = {}
+        self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -237,6 +259,10 @@ class Shadow(InstructionObserver):
                                 "at_branch": set((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist()),
                                 "ran": set(), "writes": set()}
                 return [], None
+        if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None and guard is not TOP \
+                and self.size_params and leaves(guard, ("s", "g")) and not leaves(guard, ("c", "t")):
+            self._size_decision(g, ins, guard)
+            return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None:
                 why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
@@ -249,9 +275,10 @@ class Shadow(InstructionObserver):
             region["ran"].update((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist())
             region["writes"].update(n for n, _ in self._dests(ins))
             path = region["guard"]
-            self._memory(g, ins, mask, path if guard is None else TOP if guard is TOP else ("band", 0, path, guard))
+            self._memory(g, ins, mask, self._after_trips(path if guard is None else TOP if guard is TOP
+                                                         else ("band", 0, path, guard)))
         else:
-            self._memory(g, ins, mask, guard)
+            self._memory(g, ins, mask, self._after_trips(guard))
         dests = self._dests(ins)
         if not dests:
             return [], None
@@ -402,6 +429,7 @@ class Shadow(InstructionObserver):
         b = self.batch
         env = {("c", k): b.ctaid[k].astype(np.uint64) for k in range(3)}
         env.update({("p", pid): v for pid, v in self.ph.items()})
+        env.update(self.size_values)
         if self.loop is not None:
             env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
         return env
@@ -410,7 +438,8 @@ class Shadow(InstructionObserver):
         """In a loop followed as a function of t: a guard that depends on t (and on nothing that differs
         between CTAs) is a decision of the iteration, to be proved the same for every iteration
         summarised. True when it was taken as one."""
-        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or leaves(guard, ("c", "s", "g")):
+        varying = ("c",) if self.size_params else ("c", "s", "g")  # sizes: a trip count the proof takes symbolically
+        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or leaves(guard, varying):
             return False
         try:
             value = np.broadcast_to(evaluate(guard, self.lane_env(0)), mask.shape).astype(bool)
@@ -424,7 +453,57 @@ class Shadow(InstructionObserver):
             self.loop_fail(f"internal: the shadow of the guard of {ins.name} at {ins.span} disagrees with the run")
             return True
         self.loop.decisions.append(Decision(self.pc, guard, mask.copy(), value))
+        head = self._back_edge(ins)
+        if head is not None and leaves(guard, ("s", "g")):
+            self._trip(head, value[mask])
         return True
+
+    # ---------------------------------------------------------------- branches on the sizes
+    def _back_edge(self, ins: A.Instruction) -> int | None:
+        """The loop head a `bra` jumps back to (None: not a backward branch)."""
+        t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
+        target = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
+        return target if target is not None and target <= self.pc else None
+
+    def _size_decision(self, g, ins: A.Instruction, guard) -> None:
+        """A guard of the sizes only. On a loop's back edge: the loop runs a number of iterations that
+        depends on the sizes (grid.py requires it summarised, loops.py, and takes its iterations
+        symbolically). Anywhere else: recorded, to be proved to take this run's value at every size."""
+        lanes = np.nonzero(g.mask)[0]
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), g.mask.shape).astype(bool)
+        value = ~pred[lanes] if ins.guard.negated else pred[lanes]
+        head = self._back_edge(ins)
+        if head is not None:
+            self._trip(head, value, guard)
+            return
+        canon, cols = _canonical([guard], self.ph, lanes)
+        rows = np.unique(np.column_stack(cols + [value.astype(np.uint64)]), axis=0)
+        self.size_decisions.append(SizeDecision(self.pc, f"{ins.name} at {ins.span}", canon[0], rows))
+
+    def _after_trips(self, guard):
+        """An access's guard and the back-edge decisions on the sizes taken to reach it."""
+        for conds in self.taken.values():
+            for c in conds:
+                guard = c if guard is None else TOP if guard is TOP else ("band", 0, guard, c)
+        return guard
+
+    def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
+        """The back edge of the loop at `head` decided on the sizes: `value` per lane (taken: again).
+        When every thread leaves, what the loop wrote is unknown after it: at other sizes the loop
+        ends at another iteration (a register the code after it uses as an address then fails)."""
+        self.trips.setdefault(head, 0)
+        if value.all():
+            if guard is not None and not leaves(guard, ("t",)):
+                self.taken.setdefault(head, []).append(guard)
+            return
+        if value.any():
+            self.fail(f"threads leave the loop at {self.prog.code[head].span} at different iterations, on the sizes")
+            return
+        self.trips[head] += 1
+        self.taken.pop(head, None)
+        for ins in self.prog.code[head:self.pc + 1]:
+            for name, _ in self._dests(ins):
+                self.regs[name] = TOP
 
     def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
@@ -458,6 +537,13 @@ class Shadow(InstructionObserver):
                 del self.regs[name]
                 continue
             self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
+        if not accesses and self.size_params:  # periods skipped: reaching the next one took their back edges
+            for d in proof.decisions:
+                ins = self.prog.code[d.pc]
+                t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
+                head = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
+                if head is not None and head <= d.pc and leaves(d.expr, ("s", "g")):
+                    self.taken.setdefault(head, []).append(substitute(d.expr, "t", proof.ident, t_value))
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]

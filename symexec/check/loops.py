@@ -249,6 +249,7 @@ class LoopSummariser:
         for buf, lo, hi in written:
             self.state.footprints.setdefault(buf, []).append((lo, hi))
         sh.loop_ranges[proof.ident] = periods
+        sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
         self._proof = None

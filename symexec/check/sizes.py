@@ -15,7 +15,7 @@ overflow 2^62 by the domain's own constraints (sizes < 2^31, tensors < 2^31 elem
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 import z3
@@ -78,6 +78,14 @@ class SymInt:
     def __ge__(self, o):
         return self.t >= SymInt.of(o).t
 
+    def __eq__(self, o):  # a Z3 term, never Python's identity (a fact `x % 16 == 0` must constrain x)
+        return self.t == SymInt.of(o).t
+
+    def __ne__(self, o):
+        return self.t != SymInt.of(o).t
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __index__(self):  # a size used where Python needs a concrete int
         raise TypeError("a symbolic size has no concrete value here")
 
@@ -116,6 +124,16 @@ class SizeDomain:
     launch_at: Callable[[dict[str, int]], object]  # sizes -> concrete symexec Launch (witness runs)
     facts: list[Callable[[Env], object]] = field(default_factory=list)  # more constraints (z3 Bool)
     assumptions: list[str] = field(default_factory=list)  # printed with the verdict
+    concrete_from: dict[str, int] | None = None  # `at`: the checked launch's sizes, when `concrete` is another point
+
+    def at(self, point: dict[str, int]) -> "SizeDomain":
+        """The same domain, its representatives run at `point` instead of the checked launch's sizes."""
+        return replace(self, concrete=dict(point), concrete_from=dict(self.concrete))
+
+    def narrowed(self, top: int) -> "SizeDomain":
+        """The domain with every size at most `top` (its multiple kept); one already below is unchanged."""
+        vars_ = [v if v.hi <= top else replace(v, hi=max(v.lo, top - top % v.multiple)) for v in self.vars]
+        return replace(self, vars=vars_)
 
     def env(self, tag: str) -> dict[str, SymInt]:
         return {v.name: SymInt(z3.BitVec(f"{tag}_{v.name}", WIDTH)) for v in self.vars}

@@ -8,8 +8,8 @@ Three hand-written copies y[i] = x[i] over N floats, one thread per element, gri
 - `SAFE` is guarded with a 64-bit offset: right for every N.
 The guards are predicates on the accesses, as Triton emits masks. A forward branch on N over
 straight-line code (CUDA's `if (n <= 4096) {...}`) is proved as a guard of that code; a branch on N
-around a barrier falls back to the launch's sizes and says so. The suite's elementwise and
-normalisation contracts are proved for every size through `volta check --sizes symbolic`.
+around a barrier falls back to the launch's sizes and says so. The suite's elementwise contract (relu)
+is proved for every size through `volta check --sizes symbolic`.
 """
 
 from __future__ import annotations
@@ -121,12 +121,33 @@ def test_a_branch_on_a_size_around_a_barrier_falls_back_to_the_launch() -> None:
     assert r.stats["sizes"]["fallback"]
 
 
+def test_a_divisibility_fact_constrains_the_size() -> None:
+    """`N % 16 == 0` on symbolic sizes is a Z3 term, not Python's identity test (which made every
+    fact False, the domain empty and every proof vacuous)."""
+    import z3
+
+    from symexec.check.sizes import SymInt
+
+    n = SymInt(z3.BitVec("n", 64))
+    fact = n % 16 == 0
+    assert isinstance(fact, z3.BoolRef)
+    s = z3.Solver()
+    s.add(fact, n == 32)
+    assert s.check() == z3.sat
+    s = z3.Solver()
+    s.add(fact, n == 33)
+    assert s.check() == z3.unsat
+
+
 def test_suite_contracts_for_every_size(tmp_path) -> None:
+    """relu for every size through the CLI. The row-wise contracts (rmsnorm, softmax, layernorm,
+    rowsum: address row * N + col against a buffer of M * N elements) need a nonlinear bounds query
+    that Z3 does not decide reliably within the limits yet: they fall back (bench/results/sizes-*)."""
     from harness.compile import compile_contract
     from harness.suite import get
 
     runner = CliRunner()
-    for name in ("relu", "rmsnorm", "softmax", "layernorm"):
+    for name in ("relu",):
         path = tmp_path / f"{name}.ptx"
         path.write_text(compile_contract(get(name), "sm_80", "bench").ptx)
         res = runner.invoke(cli, ["check", str(path), "--contract", name, "--instance", "bench", "--sizes", "symbolic",

@@ -1,0 +1,104 @@
+"""Symbolic sizes over loops whose trip count is a size (grid.py `_Trips`, grid_shadow `_trip`).
+
+A hand-written reduction: one CTA of 128 threads sums x[0 .. K) in steps of 128 (thread i takes
+k0 + i, `for k0 in range(0, K, 128)`), the loads masked, then stores its partial sum to y[i]. The
+loop's back edge `k0 < K` decides on the size K, so the number of iterations is a function of K:
+- `REDUCE` masks with `k < K`: in bounds for every K. The checked launch (K = 300) runs 3
+  iterations, too few to summarise, so the representatives run at K = 4800 (a point of the domain);
+  the loop's periods are then followed as functions of t, bounded by the back edge at every K
+  (`t < L` with L proved by induction). Over the whole domain the int32 counter k0 may wrap
+  (K near 2^31): the proof is for K up to 2^20, and the verdict says so;
+- `REDUCE_LE` masks with `k <= K`: out of bounds for every K that is not a multiple of 128 (the
+  last iteration's thread K - k0 reads x[K]); the witness is K = 1, run concretely; for multiples
+  of 128 the last iteration ends at K - 1 and it is race_free. Checked at K = 1024 (fine itself),
+  the smallest failing size K = 1 is the witness, run concretely.
+- `EARLY` skips the loop with `@p bra` on K < 1 outside it: proved to go the same way at every K.
+"""
+
+from __future__ import annotations
+
+import ptx_parser
+from symexec import Launch, load_program
+from symexec.check import check_kernel
+from symexec.check.sizes import SizeDomain, SizeVar
+from symexec.paged import ZeroBytes
+
+REDUCE = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry red(.param .u64 x, .param .u64 y, .param .u32 k)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r1, [k];
+    mov.u32 %r3, %tid.x;
+    mov.f32 %f1, 0f00000000;
+    mov.u32 %r4, 0;
+    setp.lt.s32 %p1, %r1, 1;
+    @%p1 bra DONE;
+LOOP:
+    add.s32 %r5, %r4, %r3;
+    setp.lt.s32 %p2, %r5, %r1;
+    mul.wide.s32 %rd3, %r5, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    mov.f32 %f2, 0f00000000;
+    @%p2 ld.global.f32 %f2, [%rd4];
+    add.f32 %f1, %f1, %f2;
+    add.s32 %r4, %r4, 128;
+    setp.lt.s32 %p3, %r4, %r1;
+    @%p3 bra LOOP;
+DONE:
+    mul.wide.u32 %rd5, %r3, 4;
+    add.s64 %rd6, %rd2, %rd5;
+    st.global.f32 [%rd6], %f1;
+    ret;
+}
+"""
+REDUCE_LE = REDUCE.replace("setp.lt.s32 %p2, %r5, %r1;", "setp.le.s32 %p2, %r5, %r1;")
+
+
+def _launch(k: int) -> Launch:
+    return Launch((1, 1, 1), (128, 1, 1), {"x": ZeroBytes(4 * k), "y": ZeroBytes(512)}, ["x", "y", k])
+
+
+def _domain(k: int, multiple: int = 1) -> SizeDomain:
+    top = 2**31 - 1 - (2**31 - 1) % multiple
+    return SizeDomain([SizeVar("K", multiple, top, multiple)], {"K": k}, {"k": lambda e: e["K"]},
+                      lambda e: (1, 1, 1), {"x": lambda e: e["K"] * 4, "y": lambda e: 512},
+                      lambda p: _launch(p["K"]))
+
+
+def _check(src: str, k: int, multiple: int = 1):
+    prog = load_program(ptx_parser.parse(src, "red.ptx"), "red")
+    return check_kernel(prog, _launch(k), sizes=_domain(k, multiple))
+
+
+def test_a_reduction_is_in_bounds_for_every_k_up_to_the_stated_range() -> None:
+    r = _check(REDUCE, 300)
+    assert r.verdict == "race_free", r.notes
+    assert "fallback" not in r.stats["sizes"], r.notes
+    assert r.stats["sizes"]["domain"] == "K in [1, 1048576]"
+    assert "is not proved to end within" in r.stats["sizes"]["not_proven_above"]
+    assert any("proven for ALL sizes (K in [1, 1048576])" in a for a in r.assumptions), r.assumptions
+    assert any("ran at K = 4800" in a for a in r.assumptions), r.assumptions  # the loop summarised there
+    assert any("checked for sizes up to 1048576" in n and "wraps" in n for n in r.notes), r.notes
+
+
+def test_a_mask_k_le_k_is_out_of_bounds_unless_k_is_a_multiple_of_the_block() -> None:
+    bad = _check(REDUCE_LE, 300)  # the checked launch runs off the end itself: found in its own run
+    assert bad.verdict == "out_of_bounds", (bad.verdict, bad.notes)
+    ok = _check(REDUCE_LE, 1024, multiple=128)
+    assert ok.verdict == "race_free", ok.notes
+    assert "fallback" not in ok.stats["sizes"], ok.notes
+    assert any("a multiple of 128" in a and "proven for ALL sizes" in a for a in ok.assumptions), ok.assumptions
+
+
+def test_the_checked_launch_itself_may_be_fine() -> None:
+    bad = _check(REDUCE_LE, 1024)  # K = 1024 is a multiple of 128: only other sizes fail
+    assert bad.verdict == "out_of_bounds", (bad.verdict, bad.notes)
+    assert bad.stats["witness_sizes"] == {"K": 1}, bad.stats.get("witness_sizes")
+    assert any("leaves x from K = 1" in n for n in bad.notes), bad.notes
