@@ -160,6 +160,7 @@ class Normalizer:
         self._shape_keys: dict[tuple, int] = {}
         self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
         self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
+        self._sign_shapes: dict[tuple, tuple | None] = {}  # shape -> (lemma smt2, flip table) or unproved
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
 
@@ -561,7 +562,9 @@ class Normalizer:
             key = ("eq", self.poly_id({m: _tidy(v / lead) for m, v in p.items()}) if lead != 1 else self.poly_id(p))
         elif isinstance(p, tuple) and p and p[0] == "table":
             _, leaves, table = p
-            bits = np.frombuffer(table, np.uint64)
+            leaves, bits = self._read_leaves(leaves, np.frombuffer(table, np.uint64))
+            if not leaves:  # reads none of its inputs
+                return self.const(int(bits[0] != 0))
             if bits[0] != 0:  # polarity: false on the first assignment
                 negate = True
                 table = (bits == 0).astype(np.uint64).tobytes()
@@ -573,6 +576,23 @@ class Normalizer:
         a = self.atom(AtomKind.IND, (key,))
         ind = Rat({(a, 1): 1})
         return self.sub(self.const(1), ind) if negate else ind
+
+    def _read_leaves(self, leaves: tuple, bits: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """A table over input leaves restricted to the leaves it depends on (the same function of the
+        same inputs, the same key however many other leaves the term looked at)."""
+        widths = [SORTS[int(self.T.sort[leaf])].width for leaf in leaves]
+        a = bits.reshape([1 << w for w in reversed(widths)])  # the first leaf is the last (fastest) axis
+        keep = []
+        for j, leaf in enumerate(leaves):
+            ax = len(leaves) - 1 - j
+            first = np.take(a, [0], axis=ax)
+            if (a == first).all():
+                a = first
+            else:
+                keep.append(leaf)
+        if len(keep) == len(leaves):
+            return leaves, bits
+        return tuple(keep), np.ascontiguousarray(a).reshape(-1)
 
     def _same(self, a: NF, b: NF) -> bool:
         if isinstance(a, Inf) or isinstance(b, Inf):
@@ -967,6 +987,9 @@ class Normalizer:
                 return self.neg(self._abs(x))
             e = int(lem.template.split(":")[1])
             return self.scale(x, Fraction(2) ** e)
+        got = self._sign_select(k, sort)
+        if got is not None:
+            return got
         table = self.table(k)
         if table is None:
             return None
@@ -979,6 +1002,34 @@ class Normalizer:
             return None
         values = {int(v): _tidy(bits_to_fraction(int(v), fmt)) for v in distinct}
         return self._selection(table[1], tuple(values[int(v)] for v in raw.tolist()))
+
+    def _sign_select(self, k: int, sort) -> NF | None:
+        """FLOAT(fmt, k) = x - 2 x [flip] for a term that xors x's sign bit with a function of
+        integer input bits (proofs.lemmas.SignSelect), proved once per shape of term."""
+        from semantics.termeval import small_subgraph
+
+        from .lemmas import Lemma, prove_sign_select, sign_select_parts
+
+        parts = sign_select_parts(self.T, k, sort.fmt)
+        if parts is None:
+            return None
+        x, leaves = parts
+        nodes = small_subgraph(self.T, k)
+        if nodes is None:
+            return None
+        shape = ("sign", sort.fmt, self._shape(nodes, np.array((x, *leaves), np.int64)))
+        if shape not in self._sign_shapes:
+            got = prove_sign_select(self.T, k, x, leaves, sort.fmt)
+            self._sign_shapes[shape] = None if got is None else \
+                (got.lemma.smt2, tuple(leaves.index(leaf) for leaf in got.leaves), got.flips)
+        proved = self._sign_shapes[shape]
+        if proved is None:
+            return None
+        smt2, read, flips = proved  # the leaves the flip reads, as positions (the same for the shape)
+        self.lemmas.append(Lemma(k, x, sort.fmt, "sign-select", smt2, "unsat"))
+        (v,) = self.of(np.array([x]))
+        flip = self.indicator(("atom", ("table", tuple(leaves[j] for j in read), flips)))
+        return self.sub(v, self.scale(self.mul(v, flip), 2))
 
     def _ite(self, cond: tuple, then: NF, other: NF) -> NF:
         kind = cond[0]
