@@ -31,7 +31,7 @@ import numpy as np
 from semantics.formats import get_format
 from semantics.terms import SORTS, Kind, Op, TermStore, mods
 
-__all__ = ["Lemma", "bit_lemma", "smt_claim", "SignSelect", "sign_select_parts", "prove_sign_select",
+__all__ = ["Lemma", "bit_lemma", "smt_claim", "SignSelect", "sign_select_parts", "sign_select_cone", "prove_sign_select",
            "sign_select_claim"]
 
 
@@ -336,6 +336,24 @@ def sign_select_parts(T: TermStore, k: int, fmt_name: str) -> tuple[int, tuple[i
     return x, tuple(sorted(ints))
 
 
+def sign_select_cone(T: TermStore, k: int, x: int) -> list[int] | None:
+    """Sorted ids of the nodes k reads without looking inside x (x included): what a sign
+    selection's proof depends on; None past a size limit."""
+    seen = {k}
+    todo = [k]
+    while todo:
+        i = todo.pop()
+        if i == x:
+            continue
+        for c in T.kids(i):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+                if len(seen) > 2000:
+                    return None
+    return sorted(seen)
+
+
 def _unsat(claim) -> bool:
     import z3
 
@@ -370,10 +388,10 @@ def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: t
                 ) -> bytes | None:
     """Bit w-1 of t(0, b) for every assignment b of the leaves (the first leaf in the low bits), the
     unread leaves at 0."""
-    from semantics.termeval import _apply, _fast, _mask, _Rows, small_subgraph
+    from semantics.termeval import _apply, _fast, _mask, _Rows
     from semantics.terms import sort_widths
 
-    nodes = small_subgraph(T, k)
+    nodes = sign_select_cone(T, k, x)
     if nodes is None:
         return None
     widths = [SORTS[int(T.sort[i])].width for i in leaves]
@@ -386,9 +404,8 @@ def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: t
         vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
         shift += lw
     rows = _Rows(vals)
-    below = _below(T, x)
     for i in nodes:
-        if i in vals or i in below:
+        if i in vals:
             continue
         if int(T.op[i]) == Op.CONST:
             iw = int(sort_widths()[T.sort[i]])

@@ -1006,15 +1006,13 @@ class Normalizer:
     def _sign_select(self, k: int, sort) -> NF | None:
         """FLOAT(fmt, k) = x - 2 x [flip] for a term that xors x's sign bit with a function of
         integer input bits (proofs.lemmas.SignSelect), proved once per shape of term."""
-        from semantics.termeval import small_subgraph
-
-        from .lemmas import Lemma, prove_sign_select, sign_select_parts
+        from .lemmas import Lemma, prove_sign_select, sign_select_cone, sign_select_parts
 
         parts = sign_select_parts(self.T, k, sort.fmt)
         if parts is None:
             return None
         x, leaves = parts
-        nodes = small_subgraph(self.T, k)
+        nodes = sign_select_cone(self.T, k, x)  # x's own subterms are no part of the shape
         if nodes is None:
             return None
         shape = ("sign", sort.fmt, self._shape(nodes, np.array((x, *leaves), np.int64)))
