@@ -76,6 +76,13 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
 
 
+#: Bit-vector operations whose result is their first operand when the second is zero.
+_ZERO_RIGHT = frozenset(int(o) for o in (Op.IADD, Op.ISUB, Op.OR, Op.XOR, Op.SHL, Op.SHR))
+#: A comparison with its operands swapped (a < b is b > a); unsigned ones (lo, hi, ls, hs) too.
+_SWAPPED_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo",
+                "ls": "hs", "hs": "ls"}
+
+
 class AtomKind(IntEnum):
     LEAF = 0  # an input element read as a float: (term id,)
     INT = 1  # the integer value of a bit-vector term: (term id, signed)
@@ -83,7 +90,7 @@ class AtomKind(IntEnum):
     MAX = 3  # (frozenset of normal-form keys)
     MIN = 4
     IND = 5  # the indicator (0 or 1) of a normalised condition: (("gt"|"eq", poly id) | ("table", leaves, bytes)
-    #           | ("term", predicate term id),)
+    #           | ("term", predicate term id or a canonical comparison of bit-vectors),)
     APP = 6  # (function name, argument keys...)
     LET = 7  # a shared subterm's (big) normal form, by its key: equal keys, equal values
     TERM = 8  # a term's value, uninterpreted (extended-real arithmetic without a real result): (term id,)
@@ -771,7 +778,37 @@ class Normalizer:
             return {"gt": ("gt", p), "lt": ("gt", neg), "ge": ("not", ("gt", neg)), "le": ("not", ("gt", p)),
                     "eq": ("eq", p), "ne": ("not", ("eq", p))}[cmp]
         table = self.table(i)
-        return ("atom", table) if table is not None else ("atom", i)
+        return ("atom", table) if table is not None else ("atom", self._bits_cmp(i))
+
+    def _bits_cmp(self, i: int) -> int | tuple:
+        """A comparison of bit-vectors too wide for a table, canonical up to operands that add,
+        subtract, or, xor or shift by zero (x - 0 is x's bits) and the order of its operands
+        (0 < x is x > 0): ("cmp", cmp, signed, a, b); another predicate: its term id."""
+        T = self.T
+        if int(T.op[i]) != Op.CMP:
+            return i
+        m = mods(int(T.aux[i]))
+        a, b = (self._without_zero(k) for k in T.kids(i))
+        cmp = m.cmp
+        if b < a:
+            a, b, cmp = b, a, _SWAPPED_CMP.get(cmp)
+        return i if cmp is None else ("cmp", cmp, m.signed, a, b)
+
+    def _without_zero(self, k: int) -> int:
+        T = self.T
+        while int(T.op[k]) in _ZERO_RIGHT:
+            kids = T.kids(k)
+            if len(kids) != 2 or int(T.sort[kids[0]]) != int(T.sort[k]) or not self._is_zero(kids[1]):
+                break
+            k = kids[0]
+        return k
+
+    def _is_zero(self, k: int) -> bool:
+        T = self.T
+        if int(T.op[k]) != Op.CONST:
+            return False
+        w = SORTS[int(T.sort[k])].width
+        return int(T.aux[k]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1) == 0
 
     def _recip_of(self, k: int, local, remaining) -> NF:
         """1 / term k, kept for a shared divisor (a row sum divides every element of its row)."""
@@ -1097,6 +1134,9 @@ class Normalizer:
                 return f"[{self._poly_text(self.polys[c[1]], depth - 1)} {'> 0' if c[0] == 'gt' else '= 0'}]"
             if c[0] == "table":
                 return f"[bits of {', '.join(self._leaf_text(t) for t in c[1])}: table {hash(c[2]) & 0xFFFF:04x}]"
+            if isinstance(c[1], tuple):  # a canonical comparison of bit-vectors
+                _, cmp, signed, x, y = c[1]
+                return f"[#{x} {cmp}{'.s' if signed else ''} #{y}]"
             return f"[#{c[1]}]"
         if kind is AtomKind.LET:
             return f"let({self._describe(self.key_nf[payload[0]], depth - 1)})"
