@@ -16,7 +16,8 @@ CANDIDATES = Path(__file__).resolve().parents[2] / "examples" / "candidates"
 VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx"), ("softmax", "softmax/softmax_warp_row.sm_80.ptx"),
             ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx"), ("bitdelta", "bitdelta/bitdelta_signflip.sm_90a.ptx")]
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
-NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx")]
+NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx"),
+                  ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx")]
 
 
 @pytest.mark.slow
