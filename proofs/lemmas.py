@@ -190,7 +190,7 @@ def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
         np.array([0x3C00, 0xC248, 0x3266, 0x57B0, 0xB800, 0x0001, 0x7800, 0x1234], np.uint64) if w == 16 else None
     if sample is None:
         return None
-    vals = _eval_with(T, k, x, nodes, sample)
+    vals = _eval_with(T, k, nodes, {x: sample}, sample.size, _below(T, x))
     if vals is None:
         return None
     sign = np.uint64(1 << (w - 1))
@@ -208,21 +208,23 @@ def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
     return None
 
 
-def _eval_with(T: TermStore, k: int, x: int, nodes: list[int], xbits: np.ndarray) -> np.ndarray | None:
-    """Term k's bits for each value of x's bits (x's own subterms are not looked at)."""
+def _eval_with(T: TermStore, k: int, nodes: list[int], vals: dict[int, np.ndarray], count: int,
+               skip: set[int] | frozenset = frozenset()) -> np.ndarray | None:
+    """Term k's bits in each of `count` cases, given the bits of the nodes in `vals` (x's encoding,
+    integer leaves) per case; the nodes in `skip` (x's own subterms) are not looked at. None when
+    k reads another input or an opaque value."""
     from semantics.termeval import _Rows, _apply, _fast, _mask
     from semantics.terms import sort_widths
 
-    vals: dict[int, np.ndarray] = {x: xbits}
+    vals = dict(vals)
     rows = _Rows(vals)
-    below = _below(T, x)
     for i in nodes:
-        if i in vals or i in below:
+        if i in vals or i in skip:
             continue
         op = int(T.op[i])
         if op == Op.CONST:
             w = int(sort_widths()[T.sort[i]])
-            vals[i] = np.full(xbits.size, np.uint64(int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)))
+            vals[i] = np.full(count, np.uint64(int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)))
             continue
         if op in (Op.INPUT, Op.OPAQUE):
             return None
@@ -388,8 +390,7 @@ def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: t
                 ) -> bytes | None:
     """Bit w-1 of t(0, b) for every assignment b of the leaves (the first leaf in the low bits), the
     unread leaves at 0."""
-    from semantics.termeval import _apply, _fast, _mask, _Rows
-    from semantics.terms import sort_widths
+    from semantics.termeval import _mask
 
     nodes = sign_select_cone(T, k, x)
     if nodes is None:
@@ -403,17 +404,7 @@ def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: t
     for leaf, lw in zip(leaves, widths):
         vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
         shift += lw
-    rows = _Rows(vals)
-    for i in nodes:
-        if i in vals:
-            continue
-        if int(T.op[i]) == Op.CONST:
-            iw = int(sort_widths()[T.sort[i]])
-            vals[i] = np.full(count, np.uint64(int(T.aux[i]) & ((1 << iw) - 1 if iw < 64 else (1 << 64) - 1)))
-            continue
-        if int(T.op[i]) in (Op.INPUT, Op.OPAQUE):
-            return None
-        got = _fast(T, i, vals)
-        vals[i] = got if got is not None else np.asarray(_apply(T, np.array([i]), rows)).reshape(-1)
-        vals[i] = vals[i] & _mask(int(sort_widths()[T.sort[i]]))
-    return ((vals[k] >> np.uint64(w - 1)) & np.uint64(1)).astype(np.uint64).tobytes()
+    got = _eval_with(T, k, nodes, vals, count)
+    if got is None:
+        return None
+    return ((got >> np.uint64(w - 1)) & np.uint64(1)).astype(np.uint64).tobytes()
