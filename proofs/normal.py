@@ -167,7 +167,7 @@ class Normalizer:
         self._shape_keys: dict[tuple, int] = {}
         self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
         self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
-        self._sign_shapes: dict[tuple, tuple | None] = {}  # shape -> (lemma smt2, flip table) or unproved
+        self._sign_shapes: dict[tuple, tuple | None] = {}  # shape -> (smt2, leaf positions read, flips) or None
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
 
