@@ -67,6 +67,17 @@ CASES = [
     _cand("softmax", f"{C}/softmax/softmax_warp_row.sm_80.ptx", "verified"),
     _cand("layernorm", f"{C}/layernorm/layernorm_warp_row.sm_80.ptx", "verified"),
     _cand("rmsnorm", f"{C}/rmsnorm/rmsnorm_warp_row.sm_80.ptx", "verified"),
+    # issue 11's five tricks: sign flips by bits (BitDelta), split-K with atomics, overlapping windows
+    _cand("bitdelta", f"{C}/bitdelta/bitdelta_signflip.sm_90a.ptx", "verified"),
+    _cand("bitdelta", f"{C}/bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx", "not_equivalent"),
+    _cand("bitdelta", f"{C}/bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx", "not_equivalent"),
+    _cand("gemm_accumulate", f"{C}/gemm_accumulate/gemm_splitk.sm_90a.ptx", "verified"),
+    _cand("gemm_accumulate", f"{C}/gemm_accumulate/gemm_splitk.bug_skip_last_split.sm_90a.ptx", "not_equivalent"),
+    _cand("conv2d", f"{C}/conv2d/conv2d_halo_mma.sm_90a.ptx", "verified"),
+    _cand("conv2d", f"{C}/conv2d/conv2d_halo_mma.bug_halo_mask.sm_90a.ptx", "not_equivalent"),
+    _cand("bitdelta_batched", f"{C}/bitdelta_batched/bitdelta_batched_mma.sm_90a.ptx", "verified"),
+    _cand("dion_update", f"{C}/dion_update/dion_cta_fma.sm_90a.ptx", "verified"),
+    _cand("cross_entropy_zloss", f"{C}/cross_entropy_zloss/ce_zloss_smem_row.sm_90a.ptx", "verified"),
 ]
 
 

@@ -52,6 +52,9 @@ class Side:
     gaps: list  # symexec.check.termshadow.Gap
     opaque_why: dict[int, int]  # OPAQUE term id -> index in gaps
     inputs: set[str] = field(default_factory=set)  # buffers that are symbolic inputs
+    # every race of its run is warps of one instruction storing one value to the same bytes
+    # (races.RaceDetector.replicated_stores_only): its outputs do not depend on which store lands
+    replicated_stores_only: bool = False
 
 
 @dataclass

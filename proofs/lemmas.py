@@ -31,7 +31,8 @@ import numpy as np
 from semantics.formats import get_format
 from semantics.terms import SORTS, Kind, Op, TermStore, mods
 
-__all__ = ["Lemma", "bit_lemma", "smt_claim"]
+__all__ = ["Lemma", "bit_lemma", "smt_claim", "SignSelect", "sign_select_parts", "sign_select_cone", "prove_sign_select",
+           "sign_select_claim"]
 
 
 @dataclass
@@ -47,12 +48,14 @@ class Lemma:
     assumption: str = ""
 
 
-def _sources(T: TermStore, k: int) -> tuple[set[int], bool] | None:
-    """The float-sorted terms whose bits t reads (without looking inside them), and whether any
-    input leaf that is not a float is read too; None past a size limit."""
+def _sources(T: TermStore, k: int) -> tuple[set[int], set[int], bool] | None:
+    """The float-sorted terms whose bits t reads (without looking inside them), the input leaves
+    that are not floats (integers, packed bits), and whether an opaque value is read; None past a
+    size limit."""
     seen: set[int] = set()
     floats: set[int] = set()
-    other = False
+    ints: set[int] = set()
+    opaque = False
     todo = [k]
     while todo:
         i = todo.pop()
@@ -66,15 +69,19 @@ def _sources(T: TermStore, k: int) -> tuple[set[int], bool] | None:
         if i != k and s.kind is Kind.FLOAT and op != Op.CONST:
             floats.add(i)
             continue
-        if op in (Op.INPUT, Op.OPAQUE):
-            other = True
+        if op == Op.INPUT:
+            ints.add(i)
+            continue
+        if op == Op.OPAQUE:
+            opaque = True
             continue
         todo.extend(T.kids(i))
-    return floats, other
+    return floats, ints, opaque
 
 
-def _z3_bits(T: TermStore, k: int, x: int, xvar):
-    """Term k as a Z3 bit-vector expression in `xvar` (the bits of term x)."""
+def _z3_bits(T: TermStore, k: int, x: int, xvar, leaves: dict | None = None):
+    """Term k as a Z3 bit-vector expression in `xvar` (the bits of term x) and the variables of
+    `leaves` (integer input leaf -> its Z3 variable)."""
     import z3
 
     memo: dict[int, object] = {}
@@ -84,6 +91,8 @@ def _z3_bits(T: TermStore, k: int, x: int, xvar):
             return memo[i]
         if i == x:
             return xvar
+        if leaves is not None and i in leaves:
+            return leaves[i]
         s = SORTS[int(T.sort[i])]
         op = int(T.op[i])
         kids = T.kids(i)
@@ -181,7 +190,7 @@ def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
         np.array([0x3C00, 0xC248, 0x3266, 0x57B0, 0xB800, 0x0001, 0x7800, 0x1234], np.uint64) if w == 16 else None
     if sample is None:
         return None
-    vals = _eval_with(T, k, x, nodes, sample)
+    vals = _eval_with(T, k, nodes, {x: sample}, sample.size, _below(T, x))
     if vals is None:
         return None
     sign = np.uint64(1 << (w - 1))
@@ -199,21 +208,23 @@ def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
     return None
 
 
-def _eval_with(T: TermStore, k: int, x: int, nodes: list[int], xbits: np.ndarray) -> np.ndarray | None:
-    """Term k's bits for each value of x's bits (x's own subterms are not looked at)."""
+def _eval_with(T: TermStore, k: int, nodes: list[int], vals: dict[int, np.ndarray], count: int,
+               skip: set[int] | frozenset = frozenset()) -> np.ndarray | None:
+    """Term k's bits in each of `count` cases, given the bits of the nodes in `vals` (x's encoding,
+    integer leaves) per case; the nodes in `skip` (x's own subterms) are not looked at. None when
+    k reads another input or an opaque value."""
     from semantics.termeval import _Rows, _apply, _fast, _mask
     from semantics.terms import sort_widths
 
-    vals: dict[int, np.ndarray] = {x: xbits}
+    vals = dict(vals)
     rows = _Rows(vals)
-    below = _below(T, x)
     for i in nodes:
-        if i in vals or i in below:
+        if i in vals or i in skip:
             continue
         op = int(T.op[i])
         if op == Op.CONST:
             w = int(sort_widths()[T.sort[i]])
-            vals[i] = np.full(xbits.size, np.uint64(int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)))
+            vals[i] = np.full(count, np.uint64(int(T.aux[i]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1)))
             continue
         if op in (Op.INPUT, Op.OPAQUE):
             return None
@@ -243,8 +254,8 @@ def bit_lemma(T: TermStore, k: int, fmt_name: str) -> Lemma | None:
     got = _sources(T, k)
     if got is None:
         return None
-    floats, other = got
-    if other or len(floats) != 1:
+    floats, ints, opaque = got
+    if ints or opaque or len(floats) != 1:
         return None
     (x,) = floats
     fmt = get_format(fmt_name)
@@ -268,3 +279,132 @@ def bit_lemma(T: TermStore, k: int, fmt_name: str) -> Lemma | None:
         assumption = (f"the exponent edit at term #{k} scales by 2^{template.split(':')[1]}: assumes the scaled "
                       "value stays a normal number")
     return Lemma(k, x, fmt.name, template, smt2, "unsat", assumption)
+
+
+@dataclass
+class SignSelect:
+    """FLOAT(fmt, term) = x * (1 - 2 [flip(bits)]): the term is x's encoding with its sign bit xor-ed
+    by a function of integer input bits (a sign decoded from packed bits and applied by `xor`/`lop3`
+    to the float's sign bit), proved for every x and every value of those bits."""
+
+    lemma: Lemma
+    leaves: tuple[int, ...]  # the integer input leaves the flip depends on, the first in the low bits of `flips`' index
+    flips: bytes  # uint64 0/1 per assignment of the leaves' bits: whether x's sign is flipped
+
+
+#: Integer input bits the flip of a sign selection may depend on (its table has 2^this entries).
+SIGN_SELECT_BITS = 16
+#: Integer input leaves a sign selection's term may read.
+SIGN_SELECT_LEAVES = 8
+
+
+def sign_select_claim(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: tuple[int, ...], fmt
+                      ) -> tuple[object, str]:
+    """(Z3 claim, SMT-LIB 2 of its negation): for every x and every value b of the leaves,
+    t(x, b) = x xor t(0, b), t(0, b) has no bit but the sign bit, and that bit does not change with
+    the leaves in `unread`. Variables are named by position (x, b0, b1, ...; c0, ... for the second
+    value of an unread leaf), so the text is the same for terms of one shape."""
+    import z3
+
+    w = fmt.bits
+    xv = z3.BitVec("x", w)
+    vs = {leaf: z3.BitVec(f"b{j}", SORTS[int(T.sort[leaf])].width) for j, leaf in enumerate(leaves)}
+    t = _z3_bits(T, k, x, xv, vs)
+    t0 = _z3_bits(T, k, x, z3.BitVecVal(0, w), vs)
+    parts = [t == xv ^ t0, t0 & ((1 << (w - 1)) - 1) == 0]
+    for j, leaf in enumerate(leaves):
+        if leaf in unread:
+            other = dict(vs)
+            other[leaf] = z3.BitVec(f"c{j}", SORTS[int(T.sort[leaf])].width)
+            parts.append(z3.Extract(w - 1, w - 1, t0) == z3.Extract(w - 1, w - 1, _z3_bits(T, k, x, z3.BitVecVal(0, w), other)))
+    claim = z3.And(*parts)
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return claim, s.to_smt2()
+
+
+def sign_select_parts(T: TermStore, k: int, fmt_name: str) -> tuple[int, tuple[int, ...]] | None:
+    """(x, integer leaves in ascending id order) of a term that may be a sign selection: it reads
+    the bits of exactly one float x of format fmt and a few integer input leaves."""
+    got = _sources(T, k)
+    if got is None:
+        return None
+    floats, ints, opaque = got
+    if opaque or len(floats) != 1 or not ints or len(ints) > SIGN_SELECT_LEAVES:
+        return None
+    (x,) = floats
+    if SORTS[int(T.sort[x])].fmt != fmt_name:
+        return None
+    return x, tuple(sorted(ints))
+
+
+def sign_select_cone(T: TermStore, k: int, x: int) -> list[int] | None:
+    """Sorted ids of the nodes k reads without looking inside x (x included): what a sign
+    selection's proof depends on; None past a size limit."""
+    seen = {k}
+    todo = [k]
+    while todo:
+        i = todo.pop()
+        if i == x:
+            continue
+        for c in T.kids(i):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+                if len(seen) > 2000:
+                    return None
+    return sorted(seen)
+
+
+def _unsat(claim) -> bool:
+    import z3
+
+    s = z3.Solver()
+    s.set("timeout", 10000)
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+def prove_sign_select(T: TermStore, k: int, x: int, leaves: tuple[int, ...], fmt_name: str) -> SignSelect | None:
+    """The proved lemma and the flip table of a sign selection, or None. The leaves the flip does
+    not depend on (each proved so) are left out of its table."""
+    fmt = get_format(fmt_name)
+    try:
+        claim, _ = sign_select_claim(T, k, x, leaves, (), fmt)
+        if not _unsat(claim):
+            return None
+        unread = tuple(leaf for leaf in leaves if _unsat(sign_select_claim(T, k, x, leaves, (leaf,), fmt)[0]))
+        claim, smt2 = sign_select_claim(T, k, x, leaves, unread, fmt)
+    except ValueError:
+        return None
+    read = tuple(leaf for leaf in leaves if leaf not in unread)
+    if not read or sum(SORTS[int(T.sort[i])].width for i in read) > SIGN_SELECT_BITS or not _unsat(claim):
+        return None
+    flips = _flip_table(T, k, x, read, unread, fmt.bits)
+    if flips is None:
+        return None
+    return SignSelect(Lemma(k, x, fmt.name, "sign-select", smt2, "unsat"), read, flips)
+
+
+def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: tuple[int, ...], w: int
+                ) -> bytes | None:
+    """Bit w-1 of t(0, b) for every assignment b of the leaves (the first leaf in the low bits), the
+    unread leaves at 0."""
+    from semantics.termeval import _mask
+
+    nodes = sign_select_cone(T, k, x)
+    if nodes is None:
+        return None
+    widths = [SORTS[int(T.sort[i])].width for i in leaves]
+    count = 1 << sum(widths)
+    idx = np.arange(count, dtype=np.uint64)
+    vals: dict[int, np.ndarray] = {x: np.zeros(count, np.uint64)}
+    vals.update({leaf: np.zeros(count, np.uint64) for leaf in unread})
+    shift = 0
+    for leaf, lw in zip(leaves, widths):
+        vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
+        shift += lw
+    got = _eval_with(T, k, nodes, vals, count)
+    if got is None:
+        return None
+    return ((got >> np.uint64(w - 1)) & np.uint64(1)).astype(np.uint64).tobytes()

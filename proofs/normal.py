@@ -76,6 +76,13 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
 
 
+#: Bit-vector operations whose result is their first operand when the second is zero.
+_ZERO_RIGHT = frozenset(int(o) for o in (Op.IADD, Op.ISUB, Op.OR, Op.XOR, Op.SHL, Op.SHR))
+#: A comparison with its operands swapped (a < b is b > a); unsigned ones (lo, hi, ls, hs) too.
+_SWAPPED_CMP = {"eq": "eq", "ne": "ne", "lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "lo": "hi", "hi": "lo",
+                "ls": "hs", "hs": "ls"}
+
+
 class AtomKind(IntEnum):
     LEAF = 0  # an input element read as a float: (term id,)
     INT = 1  # the integer value of a bit-vector term: (term id, signed)
@@ -83,7 +90,7 @@ class AtomKind(IntEnum):
     MAX = 3  # (frozenset of normal-form keys)
     MIN = 4
     IND = 5  # the indicator (0 or 1) of a normalised condition: (("gt"|"eq", poly id) | ("table", leaves, bytes)
-    #           | ("term", predicate term id),)
+    #           | ("term", predicate term id or a canonical comparison of bit-vectors),)
     APP = 6  # (function name, argument keys...)
     LET = 7  # a shared subterm's (big) normal form, by its key: equal keys, equal values
     TERM = 8  # a term's value, uninterpreted (extended-real arithmetic without a real result): (term id,)
@@ -160,6 +167,7 @@ class Normalizer:
         self._shape_keys: dict[tuple, int] = {}
         self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
         self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
+        self._sign_shapes: dict[tuple, tuple | None] = {}  # shape -> (smt2, leaf positions read, flips) or None
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
 
@@ -561,7 +569,9 @@ class Normalizer:
             key = ("eq", self.poly_id({m: _tidy(v / lead) for m, v in p.items()}) if lead != 1 else self.poly_id(p))
         elif isinstance(p, tuple) and p and p[0] == "table":
             _, leaves, table = p
-            bits = np.frombuffer(table, np.uint64)
+            leaves, bits = self._read_leaves(leaves, np.frombuffer(table, np.uint64))
+            if not leaves:  # reads none of its inputs
+                return self.const(int(bits[0] != 0))
             if bits[0] != 0:  # polarity: false on the first assignment
                 negate = True
                 table = (bits == 0).astype(np.uint64).tobytes()
@@ -573,6 +583,23 @@ class Normalizer:
         a = self.atom(AtomKind.IND, (key,))
         ind = Rat({(a, 1): 1})
         return self.sub(self.const(1), ind) if negate else ind
+
+    def _read_leaves(self, leaves: tuple, bits: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """A table over input leaves restricted to the leaves it depends on (the same function of the
+        same inputs, the same key however many other leaves the term looked at)."""
+        widths = [SORTS[int(self.T.sort[leaf])].width for leaf in leaves]
+        a = bits.reshape([1 << w for w in reversed(widths)])  # the first leaf is the last (fastest) axis
+        keep = []
+        for j, leaf in enumerate(leaves):
+            ax = len(leaves) - 1 - j
+            first = np.take(a, [0], axis=ax)
+            if (a == first).all():
+                a = first
+            else:
+                keep.append(leaf)
+        if len(keep) == len(leaves):
+            return leaves, bits
+        return tuple(keep), np.ascontiguousarray(a).reshape(-1)
 
     def _same(self, a: NF, b: NF) -> bool:
         if isinstance(a, Inf) or isinstance(b, Inf):
@@ -751,7 +778,37 @@ class Normalizer:
             return {"gt": ("gt", p), "lt": ("gt", neg), "ge": ("not", ("gt", neg)), "le": ("not", ("gt", p)),
                     "eq": ("eq", p), "ne": ("not", ("eq", p))}[cmp]
         table = self.table(i)
-        return ("atom", table) if table is not None else ("atom", i)
+        return ("atom", table) if table is not None else ("atom", self._bits_cmp(i))
+
+    def _bits_cmp(self, i: int) -> int | tuple:
+        """A comparison of bit-vectors too wide for a table, canonical up to operands that add,
+        subtract, or, xor or shift by zero (x - 0 is x's bits) and the order of its operands
+        (0 < x is x > 0): ("cmp", cmp, signed, a, b); another predicate: its term id."""
+        T = self.T
+        if int(T.op[i]) != Op.CMP:
+            return i
+        m = mods(int(T.aux[i]))
+        a, b = (self._without_zero(k) for k in T.kids(i))
+        cmp = m.cmp
+        if b < a:
+            a, b, cmp = b, a, _SWAPPED_CMP.get(cmp)
+        return i if cmp is None else ("cmp", cmp, m.signed, a, b)
+
+    def _without_zero(self, k: int) -> int:
+        T = self.T
+        while int(T.op[k]) in _ZERO_RIGHT:
+            kids = T.kids(k)
+            if len(kids) != 2 or int(T.sort[kids[0]]) != int(T.sort[k]) or not self._is_zero(kids[1]):
+                break
+            k = kids[0]
+        return k
+
+    def _is_zero(self, k: int) -> bool:
+        T = self.T
+        if int(T.op[k]) != Op.CONST:
+            return False
+        w = SORTS[int(T.sort[k])].width
+        return int(T.aux[k]) & ((1 << w) - 1 if w < 64 else (1 << 64) - 1) == 0
 
     def _recip_of(self, k: int, local, remaining) -> NF:
         """1 / term k, kept for a shared divisor (a row sum divides every element of its row)."""
@@ -967,6 +1024,9 @@ class Normalizer:
                 return self.neg(self._abs(x))
             e = int(lem.template.split(":")[1])
             return self.scale(x, Fraction(2) ** e)
+        got = self._sign_select(k, sort)
+        if got is not None:
+            return got
         table = self.table(k)
         if table is None:
             return None
@@ -979,6 +1039,32 @@ class Normalizer:
             return None
         values = {int(v): _tidy(bits_to_fraction(int(v), fmt)) for v in distinct}
         return self._selection(table[1], tuple(values[int(v)] for v in raw.tolist()))
+
+    def _sign_select(self, k: int, sort) -> NF | None:
+        """FLOAT(fmt, k) = x - 2 x [flip] for a term that xors x's sign bit with a function of
+        integer input bits (proofs.lemmas.SignSelect), proved once per shape of term."""
+        from .lemmas import Lemma, prove_sign_select, sign_select_cone, sign_select_parts
+
+        parts = sign_select_parts(self.T, k, sort.fmt)
+        if parts is None:
+            return None
+        x, leaves = parts
+        nodes = sign_select_cone(self.T, k, x)  # x's own subterms are no part of the shape
+        if nodes is None:
+            return None
+        shape = ("sign", sort.fmt, self._shape(nodes, np.array((x, *leaves), np.int64)))
+        if shape not in self._sign_shapes:
+            got = prove_sign_select(self.T, k, x, leaves, sort.fmt)
+            self._sign_shapes[shape] = None if got is None else \
+                (got.lemma.smt2, tuple(leaves.index(leaf) for leaf in got.leaves), got.flips)
+        proved = self._sign_shapes[shape]
+        if proved is None:
+            return None
+        smt2, read, flips = proved  # the leaves the flip reads, as positions (the same for the shape)
+        self.lemmas.append(Lemma(k, x, sort.fmt, "sign-select", smt2, "unsat"))
+        (v,) = self.of(np.array([x]))
+        flip = self.indicator(("atom", ("table", tuple(leaves[j] for j in read), flips)))
+        return self.sub(v, self.scale(self.mul(v, flip), 2))
 
     def _ite(self, cond: tuple, then: NF, other: NF) -> NF:
         kind = cond[0]
@@ -1048,6 +1134,9 @@ class Normalizer:
                 return f"[{self._poly_text(self.polys[c[1]], depth - 1)} {'> 0' if c[0] == 'gt' else '= 0'}]"
             if c[0] == "table":
                 return f"[bits of {', '.join(self._leaf_text(t) for t in c[1])}: table {hash(c[2]) & 0xFFFF:04x}]"
+            if isinstance(c[1], tuple):  # a canonical comparison of bit-vectors
+                _, cmp, signed, x, y = c[1]
+                return f"[#{x} {cmp}{'.s' if signed else ''} #{y}]"
             return f"[#{c[1]}]"
         if kind is AtomKind.LET:
             return f"let({self._describe(self.key_nf[payload[0]], depth - 1)})"

@@ -17,6 +17,7 @@ from symexec.check.findings import Report, Verdict
 from symexec.check.run import run_checked
 from symexec.check.termshadow import GlobalInfo, equivalence_run
 from symexec.launch import Launch
+from symexec.machine import FindingKind
 from symexec.program import Program
 
 from .equivalence import EquivalenceResult, Outcome, Side, compare_outputs
@@ -52,7 +53,9 @@ def run_side(k: KernelUnderTest, store: TermStore) -> tuple[Report, Side]:
     run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers)
     report = run_checked(run, k.prog, k.launch)
     inputs = {n for n, g in k.buffers.items() if g.symbolic}
-    return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs)
+    replicated = report.outcome is Verdict.RACE and all(f.kind is FindingKind.RACE for f in report.findings) \
+        and run.state.detector.replicated_stores_only()
+    return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs, replicated)
 
 
 def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermStore | None = None

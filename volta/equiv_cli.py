@@ -36,6 +36,14 @@ _DEFAULT_TOL = {"f32": (1e-5, 1e-6), "f16": (2e-3, 1e-5), "bf16": (1.6e-2, 1e-5)
                 "e4m3": (1.25e-1, 1e-3), "e5m2": (2.5e-1, 1e-3)}
 
 
+#: Said when the reference races only by replicated stores (proofs.equivalence.Side.replicated_stores_only).
+REPLICATED_REFERENCE = (
+    "the reference races (several warps store one value to the same shared bytes in one instruction, "
+    "unordered: a data race by PTX 8.7.1); the proof reads those bytes as that value, which a later read "
+    "returns whichever store it reads from, assuming the stores overlap completely (a uniform-size data race, "
+    "8.7.2, where the coherence axioms hold, 8.9.6, 8.10.1): ")
+
+
 @dataclass
 class EquivalenceQuestion:
     """Two kernels to compare and how to look for a counterexample."""
@@ -243,13 +251,17 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
         out.findings = cand_check.findings
         out.notes = cand_check.notes + [f"equivalence not decided: the candidate is {cand_check.verdict}"]
         return out
-    if ref_check.outcome is not Verdict.RACE_FREE:
+    replicated = rep.sides["reference"].replicated_stores_only
+    if ref_check.outcome is not Verdict.RACE_FREE and not replicated:
         out.decide(Verdict.INCONCLUSIVE, f"the reference is {ref_check.verdict}")
         out.notes = [f"reference: {n}" for n in ref_check.notes] + [f.message for f in ref_check.findings[:2]]
         return out
     precision = precision_findings(rep)
     rep.precision = precision
     out.assumptions += [f"reference: {q.reference_name}"] + res.assumptions
+    if replicated:
+        out.assumptions.append(REPLICATED_REFERENCE + "; ".join(
+            "; ".join(s.describe() for s in f.sites) for f in ref_check.findings[:2]))
     if res.outcome is Outcome.UNSUPPORTED:
         out.decide(Verdict.UNSUPPORTED, res.reason)
         out.notes += res.notes

@@ -230,6 +230,8 @@ SAME_INSTRUCTION_REASONS = (
     "same-value rule covers the lanes of one warp only)",
     "two warps write the same bytes in one instruction without synchronisation",
     "two CTAs write the same bytes without inter-CTA synchronisation")
+#: The code of "two warps write the same value ... in one instruction".
+REPLICATED_STORE = 3
 
 
 def same_instruction_code(R: Records, a: np.ndarray, b: np.ndarray, threads: int) -> np.ndarray:
@@ -462,6 +464,7 @@ class RaceDetector:
         self._op_list: list[tuple] = []
         self.edges: list[SyncEdge] = []
         self.same_value = 0  # byte pairs the same-value rule accepted (the verdict relies on it)
+        self.left_out: set[int] = set()  # reason codes of same-instruction findings past `limit`
         self._paths: dict[tuple, int] = {}  # explored paths of accesses, numbered
         self._path_list: list[tuple] = []
         self._release_seen = False
@@ -603,6 +606,7 @@ class RaceDetector:
             got = st.same.get(key)
             if got is None:
                 if len(st.same) >= self.limit:
+                    self.left_out.add(c)
                     continue  # the first `limit` dynamic instructions (reasons) only
                 got = st.same[key] = RacePair(st.buffer, st.raw(x), self._site(ia), self._site(ib),
                                               SAME_INSTRUCTION_REASONS[c], c == 0, 0)
@@ -1012,6 +1016,17 @@ class RaceDetector:
                 ab.last = {k: (int(remap(np.array([r]))[0]), t) for k, (r, t) in ab.last.items()}
 
     # ------------------------------------------------------------------ result
+    def replicated_stores_only(self) -> bool:
+        """Whether every race found, those left out of `races()` included, is warps of one instruction
+        storing one defined value to the same bytes (SAME_INSTRUCTION_REASONS[3]): whichever store
+        lands, the bytes hold that value (an equivalence proof may read them so). Code 0 (lanes of one
+        warp, values equal in real arithmetic) is no race."""
+        self.flush()
+        allowed = {0, REPLICATED_STORE}
+        return self.left_out <= allowed and all(
+            not st.found and all(ab.best is None for ab in st.atomic.values())
+            and all(code in allowed for _, code in st.same) for st in self._buffers.values())
+
     def races(self) -> list[RacePair]:
         """The findings so far: per buffer (in the order of their first access), lanes of one
         instruction writing one byte, then one finding per pair of instructions."""

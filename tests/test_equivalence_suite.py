@@ -1,0 +1,75 @@
+"""Cross-target equivalence of the suite: every contract's sm_80, sm_89 and sm_120 builds (the same
+Triton kernel compiled to different instructions and schedules) are proved equivalent to the sm_80
+build, or to the first of them that exists (issue 11, item 5). A contract built for one of these
+targets only is checked against itself: its terms must be complete (nothing unsupported).
+
+Each proof runs both builds at the contract's verify instance in check mode with the term shadow
+(their safety verdicts come with it) and compares every output element; measured on the 2-core
+development machine, most contracts take seconds of CPU, the attention and GEMM ones a minute."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.equivalence import triton_kernel
+from harness.suite import all_contracts
+from proofs.equivalence import Outcome
+from proofs.prove import prove
+from semantics.terms import TermStore
+
+ARCHES = ["sm_80", "sm_89", "sm_120"]
+CONTRACTS = {c.name: c for c in all_contracts()}
+
+#: Contracts whose builds on these targets the terms do not follow yet, with the reason (not run).
+KNOWN_GAPS: dict[str, str] = {
+    "attention_tma": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
+    "gemm_block_scaled": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
+    "gemm_tcgen05_ws": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
+    "gemm_tma_persistent": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
+}
+#: Contracts whose builds the proof follows but does not yet prove equal, with the measurement: a
+#: strict expected failure, so that a fix is noticed.
+NOT_YET_PROVED: dict[str, str] = {
+    "cross_entropy_zloss": "inconclusive (2026-12-02): sm_89 vs sm_80, 47992 logits elements whose normal forms "
+                           "differ (an indicator of a label comparison and more; 67 s CPU, 1.4 GiB)",
+}
+#: Triton builds the checker finds racy (tests/test_check_suite.py, TRITON_FINDINGS: a value stored
+#: to one shared address by several warps in one instruction): every race of theirs must be such a
+#: replicated store (proofs.equivalence.Side.replicated_stores_only), whose bytes hold the one value
+#: whichever store lands; the proof then compares their outputs like any other build's.
+REPLICATED_STORES = {"bitdelta", "forgetting_attention"}
+
+
+def _cap(arch: str) -> int:
+    return int("".join(ch for ch in arch[3:] if ch.isdigit()))
+
+
+def _pairs(name: str) -> list[tuple[str, str]]:
+    have = [a for a in ARCHES if _cap(a) >= CONTRACTS[name].min_arch]
+    return [(a, have[0]) for a in have[1:]] or [(have[0], have[0])]
+
+
+def _param(name: str):
+    if name in KNOWN_GAPS:
+        return pytest.param(name, marks=pytest.mark.xfail(run=False, reason=KNOWN_GAPS[name]))
+    if name in NOT_YET_PROVED:
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_PROVED[name]))
+    return name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [_param(n) for n in sorted(CONTRACTS)], ids=str)
+def test_cross_target_equivalent(name: str) -> None:
+    c = CONTRACTS[name]
+    store = TermStore()  # one store: identical computations share term ids across the builds
+    for cand_arch, ref_arch in _pairs(name):
+        rep = prove(triton_kernel(c, cand_arch, label="candidate"), triton_kernel(c, ref_arch), store)
+        detail = f"{name} {cand_arch} vs {ref_arch}: {rep.result.verdict} " + \
+            "; ".join(f"{s.buffer}[{s.element}] {s.why}: {s.candidate} | {s.reference}" for s in rep.result.suspects[:2])
+        assert rep.result.outcome is Outcome.VERIFIED, detail
+        for label, r in rep.checks.items():
+            if name in REPLICATED_STORES:
+                assert r.verdict == "race" and rep.sides[label].replicated_stores_only, (label, r.verdict, detail)
+            else:
+                assert r.verdict == "race_free", (label, r.verdict, detail)
+        assert sum(p.elements for p in rep.result.proofs) > 0, detail
