@@ -48,9 +48,17 @@ class EquivalenceReport:
 
 
 def run_side(k: KernelUnderTest, store: TermStore) -> tuple[Report, Side]:
-    """One kernel in check mode with the term shadow: its safety report and its output terms."""
-    run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers)
-    report = run_checked(run, k.prog, k.launch)
+    """One kernel's safety report and its output terms. The safety report is `volta check`'s
+    (symexec.check.kernel.check_kernel: the symbolic grid's two CTAs where it applies); the terms come
+    from a run of every CTA without race records. A finding of that run (bounds, barriers, an
+    unsupported instruction) that the check did not report is taken as the report."""
+    from symexec.check.kernel import check_kernel
+
+    report = check_kernel(k.prog, k.launch)
+    run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers, races=False)
+    terms_report = run_checked(run, k.prog, k.launch)
+    if report.outcome is Verdict.RACE_FREE and terms_report.outcome is not Verdict.RACE_FREE:
+        report = terms_report
     inputs = {n for n, g in k.buffers.items() if g.symbolic}
     return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs)
 
