@@ -7,6 +7,7 @@ top of the check every candidate gets anyway.
 
     python bench/equiv.py                         # all cases, table on stdout
     python bench/equiv.py -k attention --out DIR   # some cases; DIR/equiv.{md,json}
+    python bench/equiv.py -k matmul -k conv         # -k again: cases matching any of them
 
 Cases: examples/pairs (matmul, conv, attention at S = 128 and 512, with their bug twins) and the
 hand-written candidates of examples/candidates against Triton's build of their contract.
@@ -127,16 +128,18 @@ def _volta(kernel: str, args: tuple[str, ...], timeout: float, cap: int) -> tupl
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("-k", default=None, help="only cases whose name contains this text")
+    ap.add_argument("-k", action="append", default=None,
+                    help="only cases whose name contains this text (repeat: any of them)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--max-memory", default="8G")
     ap.add_argument("--out", type=Path, default=None, help="write NAME.md and NAME.json here")
     ap.add_argument("--name", default="equiv", help="file name stem under --out")
     a = ap.parse_args()
     cap = parse_size(a.max_memory)
+    load0 = load_average()
     rows = []
     for case in CASES:
-        if a.k and a.k not in case.name:
+        if a.k and not any(k in case.name for k in a.k):
             continue
         verdict, m = _volta(case.kernel, case.args, a.timeout, cap)
         _, b = _volta(case.kernel, case.safety, a.timeout, cap)
@@ -146,8 +149,8 @@ def main() -> int:
         print(f"{r.case}: {r.verdict} ({'as expected' if r.ok else 'expected ' + r.expect}) "
               f"{r.cpu_s} s CPU, {r.peak_mib} MiB", flush=True)
     load = load_average()
-    lines = [f"Load average at the end: {load[0]:.1f} (2-core machine shared with other jobs: wall times are "
-             "inflated; CPU seconds are the tool's own).", "",
+    lines = [f"Load average (1 min) at the start: {load0[0]:.1f}, at the end: {load[0]:.1f} (2-core machine shared "
+             "with other jobs: wall times are inflated; CPU seconds are the tool's own).", "",
              "| case | verdict | expected | equivalence wall / CPU s | peak MiB | check only wall / CPU s | peak MiB "
              "| CPU ratio |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:

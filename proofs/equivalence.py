@@ -5,7 +5,10 @@ final value equals the reference's for every input". It is discharged, cheapest 
 - the same term id (hash-consing: both kernels computed the same expression the same way);
 - both values concrete (the same for every input): their bits;
 - the real-arithmetic normal forms (proofs/normal.py) are equal, after the bit-level lemmas
-  (proofs/lemmas.py) rewrote what they could prove.
+  (proofs/lemmas.py) rewrote what they could prove;
+- the element's two terms are a proved element's with input elements renamed (proofs/instances.py):
+  elements of one shape are grouped, one representative per group gets the normal forms, and the
+  others are checked to be its instances (an identity over all inputs stays one under substitution).
 An element written by only one kernel, or whose normal forms differ, is a *suspect*: the caller
 looks for an input that shows the difference (proofs/witness.py) before saying `not_equivalent`.
 An opaque value (an instruction without a term meaning) in an output makes the result
@@ -41,6 +44,7 @@ class Method(str, Enum):
     IDENTICAL = "identical term"
     CONCRETE = "equal concrete bits"
     NORMAL_FORM = "equal real-arithmetic normal forms"
+    INSTANCE = "a proved element's terms with input elements renamed"
 
 
 @dataclass
@@ -89,6 +93,8 @@ class EquivalenceResult:
     stats: dict = field(default_factory=dict)
     obligations: list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     # (buffer, elements, candidate terms, reference terms, method codes) for certificates
+    instance_of: dict[str, np.ndarray] = field(default_factory=dict)
+    # buffer -> per obligation (as in `obligations`), the element whose instance it is (-1: none)
 
     @property
     def verdict(self) -> str:
@@ -96,7 +102,10 @@ class EquivalenceResult:
             else self.outcome.value
 
 
-METHOD_CODES = {Method.IDENTICAL: 0, Method.CONCRETE: 1, Method.NORMAL_FORM: 2}
+METHOD_CODES = {Method.IDENTICAL: 0, Method.CONCRETE: 1, Method.NORMAL_FORM: 2, Method.INSTANCE: 3}
+#: Elements of one shape needed to try proving one of them for all (smaller groups: each on its own).
+GROUP_MIN = 4
+GROUP_ROUNDS = 4  # representatives tried per shape before the rest are proved one by one
 SUSPECT_CODE = -1
 
 REAL_ASSUMPTIONS = [
@@ -150,9 +159,16 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                                         f"0x{int(cb[k]):x}", f"0x{int(rb[k]):x}"))
         res.suspect_count += int((conc & (cb != rb)).sum())
         sort = c.sort
-        for s in range(0, todo.size, chunk):
-            idx = todo[s:s + chunk]
-            roots = np.concatenate([_as_term(T, ct[idx], cb[idx], sort), _as_term(T, rt[idx], rb[idx], sort)])
+        c_roots = _as_term(T, ct[todo], cb[todo], sort)
+        r_roots = _as_term(T, rt[todo], rb[todo], sort)
+        rep_of = _group_instances(T, c_roots, r_roots)  # per todo entry: its representative's position, or -1
+        inst = rep_of >= 0
+        res.stats["instances"] = res.stats.get("instances", 0) + int(inst.sum())
+        solo = todo[~inst]
+        c_solo, r_solo = c_roots[~inst], r_roots[~inst]
+        for s in range(0, solo.size, chunk):
+            idx = solo[s:s + chunk]
+            roots = np.concatenate([c_solo[s:s + chunk], r_solo[s:s + chunk]])
             try:
                 nfs = N.of(roots)
             except NoRealMeaning as e:
@@ -171,19 +187,59 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                     if len(res.suspects) < max_suspects:
                         res.suspects.append(Suspect(name, int(both[idx[j]]), why,
                                                     N.describe(x, 2, 400), N.describe(y, 2, 400)))
+        if inst.any():
+            members, reps = todo[inst], todo[rep_of[inst]]
+            proved = codes[reps] == METHOD_CODES[Method.NORMAL_FORM]
+            codes[members[proved]] = METHOD_CODES[Method.INSTANCE]
+            for e, r in zip(members[~proved][:max(0, max_suspects - len(res.suspects))].tolist(),
+                            reps[~proved].tolist()):
+                res.suspects.append(Suspect(name, int(both[e]), f"its terms are element {int(both[r])}'s with input "
+                                            "elements renamed, and that element was not proved"))
+            res.suspect_count += int((~proved).sum())
+            where = np.full(both.size, -1, np.int64)
+            where[members] = both[reps]
+            res.instance_of[name] = where
         for m, code in METHOD_CODES.items():
             n = int((codes == code).sum())
             if n:
                 proof.methods[m.value] = n
         res.proofs.append(proof)
         res.obligations.append((name, both, ct, rt, codes))
-    res.stats = {"normal_form_nodes": N.steps, "atoms": len(N.atoms), "seconds": round(time.perf_counter() - t0, 3)}
+    res.stats = {"normal_form_nodes": N.steps, "atoms": len(N.atoms), "instances": res.stats.get("instances", 0),
+                 "seconds": round(time.perf_counter() - t0, 3)}
     if unsupported is not None:
         res.outcome, res.reason = Outcome.UNSUPPORTED, unsupported
     elif res.suspect_count:
         res.outcome = Outcome.INCONCLUSIVE
         res.reason = f"{res.suspect_count} output element(s) not proved equal"
     return res
+
+
+def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> np.ndarray:
+    """Per obligation (candidate root, reference root): the position of a representative obligation
+    whose instance it is (proofs/instances.py), or -1 to be proved on its own. Obligations are grouped
+    by the shapes of their two roots; in a group of GROUP_MIN or more, the first is the
+    representative and the others are checked; those that are not its instances try the next
+    representative among themselves, up to GROUP_ROUNDS times."""
+    from .instances import instances
+
+    rep_of = np.full(c_roots.size, -1, np.int64)
+    if c_roots.size < GROUP_MIN:
+        return rep_of
+    key = np.stack([T.shape[c_roots], T.shape[r_roots]], axis=1)
+    _, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    for g in np.nonzero(counts >= GROUP_MIN)[0].tolist():
+        rest = np.nonzero(inv == g)[0]
+        for _ in range(GROUP_ROUNDS):
+            if rest.size < GROUP_MIN:
+                break
+            rep, members = rest[0], rest[1:]
+            ok = instances(T, np.array([c_roots[rep], r_roots[rep]]), np.stack([c_roots[members], r_roots[members]],
+                                                                                 axis=1))
+            rep_of[members[ok]] = rep
+            rest = members[~ok]
+    return rep_of
 
 
 def _as_term(T: TermStore, terms: np.ndarray, bits: np.ndarray, sort: int) -> np.ndarray:

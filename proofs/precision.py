@@ -107,11 +107,29 @@ def precision_findings(report) -> list[PrecisionFinding]:
         sym = (ct != CONCRETE) & (rt != CONCRETE) & (ct != rt)
         if not sym.any():
             continue
-        cb, cf = narrowest(T, ct[sym])
-        rb, rf = narrowest(T, rt[sym])
-        worse = cb < rb
+        # an instance of another element (proofs/instances.py: the same terms over renamed inputs)
+        # rounds exactly as that element does: take its answer
+        member = np.zeros(both.size, bool)
+        rep_at = np.zeros(0, np.int64)
+        inst = report.result.instance_of.get(name) if report.result is not None else None
+        if inst is not None and inst.size == both.size:
+            member = sym & (inst >= 0)
+            rep_at = np.searchsorted(both, inst[member])
+            usable = (sym & ~member)[rep_at]
+            member[np.nonzero(member)[0][~usable]] = False
+            rep_at = rep_at[usable]
+        own = sym & ~member
+        cb = np.full(both.size, _NONE, np.int64)
+        rb = np.full(both.size, _NONE, np.int64)
+        cf = np.full(both.size, "", object)
+        rf = np.full(both.size, "", object)
+        cb[own], cf[own] = narrowest(T, ct[own])
+        rb[own], rf[own] = narrowest(T, rt[own])
+        for a in (cb, rb, cf, rf):
+            a[member] = a[rep_at]
+        worse = sym & (cb < rb)
         if worse.any():
             k = int(np.argmax(worse))
-            out.append(PrecisionFinding(name, both[sym][worse], int(cb[k]), int(rb[k]), cf[k] or "?",
+            out.append(PrecisionFinding(name, both[worse], int(cb[k]), int(rb[k]), cf[k] or "?",
                                         rf[k] or "exact (no rounding)"))
     return out

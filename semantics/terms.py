@@ -16,7 +16,10 @@ check reads it).
 Storage is columnar (numpy arrays grown by doubling) and interning is vectorised over the lanes of
 one instruction: `make` takes one row of children per lane, removes duplicate rows, looks the
 distinct rows up by a 64-bit structural hash (verified against the stored columns, so a hash
-collision can only cost time, never merge two different terms) and appends the new ones.
+collision can only cost time, never merge two different terms) and appends the new ones. The hash
+index is itself numpy (`_HashIndex`: open addressing over node ids, each node's hash a column), about
+13 bytes per node where a Python dict of int keys took over 100: a FlashAttention pair at S = 512
+makes tens of millions of nodes.
 """
 
 from __future__ import annotations
@@ -159,6 +162,7 @@ ROUNDING = frozenset({Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.FDIV, Op.FRCP, Op.F
 #: Operations whose first two children commute exactly (bit for bit): sorted when interned.
 COMMUTATIVE = frozenset({Op.FADD, Op.FMUL, Op.FMIN, Op.FMAX, Op.AND, Op.OR, Op.XOR, Op.IADD, Op.IMIN, Op.IMAX,
                          Op.PAND, Op.POR, Op.PXOR})
+_COMMUTATIVE_INT = frozenset(int(o) for o in COMMUTATIVE)
 
 
 @dataclass(frozen=True)
@@ -218,6 +222,28 @@ def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
+def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (sort, aux, kids...) of `make`'s arguments, commutative operands sorted, and their
+    structural hashes."""
+    if isinstance(kids, list):
+        m = max([np.size(k) for k in kids] + [np.size(sort), np.size(aux), 1])
+        K = np.stack([np.broadcast_to(np.asarray(k, dtype=np.int64), (m,)) for k in kids], axis=1) if kids \
+            else np.zeros((m, 0), np.int64)
+    else:
+        K = np.asarray(kids, dtype=np.int64)
+        m = K.shape[0]
+    if op in COMMUTATIVE and K.shape[1] >= 2:
+        K = K.copy()
+        K[:, :2] = np.sort(K[:, :2], axis=1)
+    S = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
+    X = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
+    rows = np.concatenate([S[:, None], X[:, None], K], axis=1)
+    h = np.full(m, np.uint64(int(op) * 0x100000001B3 + 7), np.uint64)
+    for j in range(rows.shape[1]):
+        h = _mix(h, rows[:, j].view(np.uint64))
+    return rows, h
+
+
 class _Column:
     """A growable 1-d numpy array."""
 
@@ -239,6 +265,71 @@ class _Column:
     @property
     def view(self) -> np.ndarray:
         return self.a[:self.n]
+
+
+class _HashIndex:
+    """Structural hash -> node id, for the first node of each hash: linear probing in a numpy table of
+    node ids (-1 empty) kept at most 2/3 full; the hashes themselves live in a per-node column, so a
+    slot costs 4 bytes. Lookups and inserts are vectorised over a batch of distinct hashes."""
+
+    _EMPTY = -1
+
+    def __init__(self, capacity: int = 1 << 12) -> None:
+        self.table = np.full(capacity, self._EMPTY, np.int32)  # ids < 2^31: far beyond any memory cap
+        self.hashes = _Column(np.uint64, capacity)  # node id -> its structural hash
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def lookup(self, h: np.ndarray) -> np.ndarray:
+        """The id stored for each hash, -1 where none."""
+        out = np.full(h.size, -1, np.int64)
+        mask = np.uint64(self.table.size - 1)
+        todo = np.arange(h.size)
+        slot = (h & mask).astype(np.int64)
+        hashes = self.hashes.a
+        while todo.size:
+            ids = self.table[slot]
+            empty = ids == self._EMPTY
+            match = ~empty
+            match[match] = hashes[ids[match]] == h[todo[match]]
+            out[todo[match]] = ids[match]
+            go = ~(empty | match)
+            todo, slot = todo[go], (slot[go] + 1) & int(mask)
+        return out
+
+    def record(self, h: np.ndarray) -> None:
+        """Store the hashes of the nodes just appended to the store, in id order."""
+        self.hashes.extend(h)
+
+    def insert(self, ids: np.ndarray, h: np.ndarray) -> None:
+        """Index nodes `ids` (their hashes recorded, none of them present)."""
+        if 3 * (self.count + ids.size) > 2 * self.table.size:
+            self._grow(self.count + ids.size)
+        self._place(ids, h)
+        self.count += ids.size
+
+    def _place(self, ids: np.ndarray, h: np.ndarray) -> None:
+        mask = self.table.size - 1
+        slot = (h & np.uint64(mask)).astype(np.int64)
+        ids = ids.astype(np.int32)
+        while ids.size:
+            free = self.table[slot] == self._EMPTY
+            s, first = np.unique(slot[free], return_index=True)  # one winner per free slot
+            winners = np.nonzero(free)[0][first]
+            self.table[s] = ids[winners]
+            won = np.zeros(ids.size, bool)
+            won[winners] = True
+            ids, slot = ids[~won], (slot[~won] + 1) & mask
+
+    def _grow(self, need: int) -> None:
+        cap = self.table.size
+        while 3 * need > 2 * cap:
+            cap *= 2
+        old = self.table[self.table != self._EMPTY]
+        self.table = np.full(cap, self._EMPTY, np.int32)
+        self._place(old.astype(np.int64), self.hashes.a[old])
 
 
 @dataclass(frozen=True)
@@ -266,7 +357,8 @@ class TermStore:
         self._off = _Column(np.int64)
         self._nk = _Column(np.int16)
         self._kids = _Column(np.int64, 4096)
-        self._index: dict[int, int] = {}  # structural hash -> id
+        self._shape = _Column(np.uint64)  # shape hash per node (_shapes_of)
+        self._index = _HashIndex()  # structural hash -> id (the first node of that hash)
         self._spill: dict[tuple, int] = {}  # full keys of rows whose hash collided with another row
         self.inputs: list[str] = []  # buffer names of INPUT leaves (aux >> 40)
         self._input_no: dict[str, int] = {}
@@ -287,6 +379,11 @@ class TermStore:
     @property
     def aux(self) -> np.ndarray:
         return self._aux.view
+
+    @property
+    def shape(self) -> np.ndarray:
+        """Per node, a hash of its structure with input elements forgotten (see _shapes_of)."""
+        return self._shape.view
 
     @property
     def nkids(self) -> np.ndarray:
@@ -312,24 +409,10 @@ class TermStore:
              ) -> np.ndarray:
         """Ids of nodes (op, sort, aux, kids row), one per row; kids is (m, k) or a list of k (m,)
         arrays (broadcast together with sort and aux)."""
-        if isinstance(kids, list):
-            m = max([np.size(k) for k in kids] + [np.size(sort), np.size(aux), 1])
-            K = np.stack([np.broadcast_to(np.asarray(k, dtype=np.int64), (m,)) for k in kids], axis=1) if kids \
-                else np.zeros((m, 0), np.int64)
-        else:
-            K = np.asarray(kids, dtype=np.int64)
-            m = K.shape[0]
-        if op in COMMUTATIVE and K.shape[1] >= 2:
-            K = K.copy()
-            K[:, :2] = np.sort(K[:, :2], axis=1)
-        S = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
-        X = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
+        rows, h = _rows(op, sort, aux, kids)
+        m = rows.shape[0]
         if m == 0:
             return np.zeros(0, np.int64)
-        rows = np.concatenate([S[:, None], X[:, None], K], axis=1)
-        h = np.full(m, np.uint64(int(op) * 0x100000001B3 + 7), np.uint64)
-        for j in range(rows.shape[1]):
-            h = _mix(h, rows[:, j].view(np.uint64))
         if m == 1:
             return self._intern(int(op), rows, h)
         uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
@@ -339,31 +422,48 @@ class TermStore:
             return self._intern(int(op), uniq, None)[inv.reshape(-1)]
         return self._intern(int(op), rows[first], uh)[inv]
 
+    def find(self, op: Op, sort: int | np.ndarray, aux: int | np.ndarray, kids: list[np.ndarray] | np.ndarray
+             ) -> np.ndarray:
+        """Ids of the nodes `make` would return for these rows where they exist already, -1 where not
+        (nothing is added)."""
+        rows, h = _rows(op, sort, aux, kids)
+        if rows.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        found = self._index.lookup(h)
+        hit = found >= 0
+        if hit.any():
+            same = self._same_rows(int(op), found[hit], rows[hit])
+            if not same.all():  # the hash's first node is another row: the row may be in the spill table
+                bad = np.nonzero(hit)[0][~same]
+                for b in bad.tolist():
+                    found[b] = self._spill.get((int(op), *rows[b].tolist()), -1)
+        return found
+
+    def _same_rows(self, op: int, f: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Whether stored nodes f are exactly rows (sort, aux, kids...) of op."""
+        same = (self._op.a[f] == op) & (self._sort.a[f] == rows[:, 0]) & (self._aux.a[f] == rows[:, 1]) \
+            & (self._nk.a[f] == rows.shape[1] - 2)
+        for j in range(rows.shape[1] - 2):
+            idx = np.nonzero(same)[0]
+            same[idx] = self._kids.a[self._off.a[f[idx]] + j] == rows[idx, 2 + j]
+        return same
+
     def _intern(self, op: int, rows: np.ndarray, h: np.ndarray | None) -> np.ndarray:
         """Ids of distinct rows (sort, aux, kids...) of one op; h their structural hashes."""
         if h is None:
             h = np.full(rows.shape[0], np.uint64(op * 0x100000001B3 + 7), np.uint64)
             for j in range(rows.shape[1]):
                 h = _mix(h, rows[:, j].view(np.uint64))
-        keys = h.tolist()
-        get = self._index.get
-        found = np.fromiter((get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        found = self._index.lookup(h)
         hit = found >= 0
         if hit.any():  # verify: a hash collision must never merge two different terms
-            f = found[hit]
-            same = (self._op.a[f] == op) & (self._sort.a[f] == rows[hit, 0]) & (self._aux.a[f] == rows[hit, 1]) \
-                & (self._nk.a[f] == rows.shape[1] - 2)
-            for j in range(rows.shape[1] - 2):
-                ok = same.copy()
-                idx = np.nonzero(ok)[0]
-                ok[idx] = self._kids.a[self._off.a[f[idx]] + j] == rows[hit, 2 + j][idx]
-                same = ok
+            same = self._same_rows(op, found[hit], rows[hit])
             if not same.all():
                 bad = np.nonzero(hit)[0][~same]
                 found[bad] = -1
                 hit[bad] = False
                 for b in bad.tolist():  # collided rows live in the spill table, keyed by their full row
-                    found[b] = self._spill_row(op, rows[b])
+                    found[b] = self._spill_row(op, rows[b], h[b])
                     hit[b] = True
         new = np.nonzero(~hit)[0]
         if new.size:
@@ -376,12 +476,29 @@ class TermStore:
             self._nk.extend(np.full(new.size, k, np.int16))
             koff = self._kids.extend(sub[:, 2:].reshape(-1)) if k else self._kids.n
             self._off.extend(koff + k * np.arange(new.size, dtype=np.int64))
+            self._shape.extend(self._shapes_of(op, sub))
             ids = start + np.arange(new.size, dtype=np.int64)
             found[new] = ids
-            self._index.update(zip([keys[i] for i in new.tolist()], ids.tolist()))
+            self._index.record(h[new])
+            self._index.insert(ids, h[new])
         return found
 
-    def _spill_row(self, op: int, row: np.ndarray) -> int:
+    def _shapes_of(self, op: int, rows: np.ndarray) -> np.ndarray:
+        """Shape hashes of new rows: the structure with every input leaf's element forgotten (its
+        buffer and sort kept), commutative operands unordered. Equal terms, equal shapes; equal
+        shapes are only a hint (proofs/instances.py checks what it relies on)."""
+        aux = rows[:, 1] >> np.int64(40) if op == Op.INPUT else rows[:, 1]
+        h = _mix(np.full(rows.shape[0], np.uint64(op * 0x9E3779B1 + 11), np.uint64), rows[:, 0].view(np.uint64))
+        h = _mix(h, aux.view(np.uint64))
+        ks = self._shape.a[rows[:, 2:]]
+        if op in _COMMUTATIVE_INT and ks.shape[1] >= 2:
+            ks = ks.copy()
+            ks[:, :2] = np.sort(ks[:, :2], axis=1)
+        for j in range(ks.shape[1]):
+            h = _mix(h, ks[:, j])
+        return h
+
+    def _spill_row(self, op: int, row: np.ndarray, h: np.uint64) -> int:
         key = (op, *row.tolist())
         got = self._spill.get(key)
         if got is not None:
@@ -393,6 +510,8 @@ class TermStore:
         self._aux.extend(np.array([row[1]], np.int64))
         self._nk.extend(np.array([k], np.int16))
         self._off.extend(np.array([self._kids.extend(row[2:]) if k else self._kids.n], np.int64))
+        self._shape.extend(self._shapes_of(op, row[None, :]))
+        self._index.record(np.array([h], np.uint64))  # its hash column (not indexed)
         self._spill[key] = i
         return i
 

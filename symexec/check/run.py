@@ -45,16 +45,18 @@ class CheckRun:
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
             concrete: bool = False, terms: bool = False, shadow: Shadow | None = None,
-            exec_factory=CheckedExec, policy=None) -> CheckRun:
+            exec_factory=CheckedExec, policy=None, races: bool = True) -> CheckRun:
     """A check-mode machine for `launch` (all CTAs, or exactly `ctas` as one batch), with extra
     observers (e.g. the equivalence shadow). concrete: follow every branch as the launch's input
     decides (ConcretePolicy) instead of exploring data-dependent ones both ways. terms: record how
     data-dependent values are computed (terms.py). shadow: the symbolic grid's shadow (an observer
     too), with which loops are summarised (loops.py). exec_factory(batch, state): the instruction
     context (the equivalence shadow's wraps CheckedExec); policy(state): the branch policy
-    (default: as `concrete` says)."""
+    (default: as `concrete` says). races=False: no race records (the run's report says nothing about
+    races; the caller gets that verdict from another check)."""
     lpc = -(-launch.threads_per_block // 32) * 32
     state = CheckState(lpc, len(ctas) if ctas is not None else launch.num_ctas)
+    state.races = races
     if terms:
         state.terms = TermLog()
         state.log = []  # paths.race_alternatives reads every access of the race's instructions

@@ -70,6 +70,8 @@ class CheckState(Observer):
     clocks: Clocks = field(init=False)
     log: list[Event] | None = None  # every access, when wanted (paths.race_alternatives, tests); the detector
     # keeps only what it needs
+    races: bool = True  # False: accesses update the data shadows only, no race records (a run whose safety
+    # verdict comes from another check: the equivalence shadow's runs, proofs/prove.py)
     data_dependent: list[tuple[str, A.Instruction, bool]] = field(default_factory=list)  # (what, where, schedule)
     uninit_outputs: list[tuple[A.Instruction, int, int]] = field(default_factory=list)
     input_buffers: set = field(default_factory=set)
@@ -344,6 +346,8 @@ class CheckState(Observer):
             self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
         if ev.atomic and not is_write:
             return  # an atomic is logged once, as its write
+        if not self.races:
+            return
         proxy = PROXY_CODE[ev.proxy]
         if ev.op is None:
             st, hb = self.clocks.stamp(rows), None

@@ -1016,13 +1016,16 @@ def _arg(ctx, b, op: A.Operand, ty: str, value) -> Arg:
     return Arg(np.int64(CONCRETE), np.asarray(ctx._immediate(op, ty)), width)
 
 
-def equivalence_run(prog, launch, store: TermStore, globals_: dict[str, GlobalInfo]):
-    """A check-mode run of `launch` (every CTA) with the term shadow: (CheckRun, TermShadow)."""
+def equivalence_run(prog, launch, store: TermStore, globals_: dict[str, GlobalInfo], races: bool = True):
+    """A check-mode run of `launch` (every CTA) with the term shadow: (CheckRun, TermShadow). races=False:
+    without race records (a caller that takes the race verdict from `check_kernel`, whose symbolic grid
+    runs two CTAs where this run needs every one; the records of every CTA's accesses are what a
+    FlashAttention pair at S = 512 ran out of memory on)."""
     from .run import new_run
 
     shadow = TermShadow(store, globals_)
     run = new_run(prog, launch, observers=(shadow,),
                   exec_factory=lambda b, state: EquivExec(b, state, shadow),
-                  policy=lambda state: EquivPolicy(state, shadow))
+                  policy=lambda state: EquivPolicy(state, shadow), races=races)
     shadow.attach(run.machine)
     return run, shadow

@@ -1,0 +1,135 @@
+"""Obligations that are renamings of one another: prove one, and check that the others are instances.
+
+Tiled and naive kernels compute every output element the same way from different input elements:
+the pair (candidate term, reference term) of element e is the pair of a representative element r
+with every input element x replaced by sigma(x). If the representative's two terms are equal for
+every input (proved once, by the normal form), so are element e's: an identity over all inputs
+stays one when inputs are substituted for inputs (sigma need not be one-to-one). A FlashAttention
+pair at S = 512 has 16384 output elements of one shape; each normal form has 512 exponentials.
+
+`instances(T, rep, members)` checks, vectorised over the members, that each member's roots are the
+representative's under one substitution of input elements, in two passes over the representative's
+DAG (term ids ascend children first):
+
+1. top down, from the roots: a member's image of a node must have the node's operation, sort,
+   modifiers/constant bits and arity, and its children are the images of the node's children (each
+   node gets one image per member, whichever parent reaches it); an input leaf's image is a leaf of
+   the same buffer and sort, and one input element has one image element. A commutative node whose
+   two operands have different shapes (semantics.terms shape hashes) pairs them by shape; one whose
+   operands have one shape (the two halves of a reduction tree) is not descended through here;
+2. bottom up, the nodes pass 1 did not reach: the image is the store's node of the same operation
+   over the children's images, found by lookup (semantics.terms.TermStore.find), commutative
+   children sorted as interning sorts them; where no such node exists the member is not an
+   instance. A commutative node reached in pass 1 checks its operands' images against its image's
+   operands as an unordered pair.
+
+By induction over the DAG every image is the substituted node, so a member that passes is an
+instance: sound without any search. A member can fail although it is an instance (an input leaf
+reached only below same-shape commutative pairs, whose pairing pass 1 cannot know); it is then
+proved on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semantics.termeval import subgraph
+from semantics.terms import COMMUTATIVE, Op, TermStore
+
+__all__ = ["instances"]
+
+_INPUT_BITS = np.int64(40)  # an INPUT leaf's aux: buffer number << 40 | element
+
+
+def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """Whether each row of `members` (k, r) is the term ids of `rep` (r,) under one substitution of
+    input elements (see the module docstring)."""
+    rep = np.asarray(rep, np.int64)
+    members = np.asarray(members, np.int64)
+    k = members.shape[0]
+    ok = np.ones(k, bool)
+    if k == 0:
+        return ok
+    nodes = subgraph(T, rep)
+    op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
+    shape = T.shape
+    image: dict[int, np.ndarray] = {}
+    for j, r in enumerate(rep.tolist()):
+        got = image.get(r)
+        if got is not None:
+            ok &= got == members[:, j]
+        else:
+            image[r] = members[:, j].copy()
+    sigma: dict[int, np.ndarray] = {}  # rep input aux (buffer, element) -> image aux per member
+    ties: list[int] = []  # commutative nodes reached in pass 1 whose operand pairing is checked in pass 2
+    commutative = {int(o) for o in COMMUTATIVE}
+    # ---- pass 1: top down
+    for x in nodes[::-1].tolist():
+        y = image.get(x)
+        if y is None:
+            continue
+        o = int(op[x])
+        good = (op[y] == o) & (sort[y] == sort[x]) & (nk[y] == nk[x])
+        if o == Op.INPUT:
+            good &= (aux[y] >> _INPUT_BITS) == (int(aux[x]) >> _INPUT_BITS)
+            a = int(aux[x])
+            prev = sigma.get(a)
+            if prev is None:
+                sigma[a] = np.where(good, aux[y], a)
+            else:
+                good &= prev == aux[y]
+        elif o == Op.OPAQUE:
+            good &= y == x
+        else:
+            good &= aux[y] == aux[x]
+        ok &= good
+        y = np.where(ok, y, x)  # failed members follow the representative itself from here
+        image[x] = y
+        kids = T.kids(x)
+        if not kids:
+            continue
+        ky = [T.kid(y, i) for i in range(len(kids))]
+        if o in commutative and len(kids) >= 2 and kids[0] != kids[1]:
+            s0, s1 = shape[kids[0]], shape[kids[1]]
+            if s0 == s1:
+                ties.append(x)
+                kids, ky = kids[2:], ky[2:]
+            else:  # pair by shape: the member's operands are sorted by its own ids
+                swap = shape[ky[0]] != s0
+                a, b = np.where(swap, ky[1], ky[0]), np.where(swap, ky[0], ky[1])
+                ok &= (shape[a] == s0) & (shape[b] == s1)
+                ky = [a, b] + ky[2:]
+        for kx, kv in zip(kids, ky):
+            prev = image.get(kx)
+            if prev is None:
+                image[kx] = np.where(ok, kv, kx)
+            else:
+                ok &= prev == kv
+        if not ok.any():
+            return ok
+    # ---- pass 2: bottom up, what pass 1 did not reach
+    for x in nodes.tolist():
+        if x in image:
+            continue
+        o = int(op[x])
+        if o == Op.INPUT:
+            a = int(aux[x])
+            img = sigma.get(a)
+            if img is None:  # an input element pass 1 never met: no image known
+                return np.zeros(k, bool)
+            got = T.find(Op.INPUT, int(sort[x]), img, [])
+        elif o == Op.OPAQUE or not nk[x]:
+            got = np.full(k, x, np.int64)
+        else:
+            got = T.find(Op(o), int(sort[x]), int(aux[x]), [image[kx] for kx in T.kids(x)])
+        ok &= got >= 0
+        image[x] = np.where(ok, got, x)
+        if not ok.any():
+            return ok
+    for x in ties:
+        kids = T.kids(x)
+        y = image[x]
+        a, b = image[kids[0]], image[kids[1]]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        ok &= (T.kid(y, 0) == lo) & (T.kid(y, 1) == hi)
+    return ok
