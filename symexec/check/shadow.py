@@ -29,7 +29,7 @@ import hashlib
 import numpy as np
 
 from ..opcodes import LaneScope, facts
-from ..paged import PagedArray, constant, element_indices
+from ..paged import PageLayout, PagedArray, constant, element_indices
 from .terms import LoadRecord, OpRecord, TermLog
 
 DATA = np.uint8(1)
@@ -152,10 +152,11 @@ class MemShadow:
             return mix(key, np.uint64(salt), element_indices(pages).astype(np.uint64))
 
         self.key, self.salt = key, salt  # an untouched byte's number: mix(key, salt, its offset)
-        self.cta = PagedArray(size, np.int32, constant(-1, np.int32))  # CTA slot that last wrote each byte
-        self.hash = PagedArray(size, np.uint64, numbered)
-        self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8))
-        self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8))
+        layout = PageLayout(size)  # the four are indexed together: one page lookup for all
+        self.cta = PagedArray(size, np.int32, constant(-1, np.int32), layout)  # CTA slot that last wrote each byte
+        self.hash = PagedArray(size, np.uint64, numbered, layout)
+        self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8), layout)
+        self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8), layout)
 
 
 class Tracker:
