@@ -206,6 +206,7 @@ class Tracker:
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
         self.collective: str | None = None
         self.warp_key: np.ndarray | None = None
+        self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
         self.address_mode = False
         if ins is not None:
             lanes = facts(ins.opcode).lanes
@@ -218,7 +219,7 @@ class Tracker:
 
     _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
                         "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor",
-                        "write_index", "permute", "store_map", "collective", "warp_key", "address_mode")
+                        "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "address_mode")
 
     def save(self) -> tuple:
         """The per-instruction state (restore() puts it back after a nested instruction)."""
@@ -498,14 +499,22 @@ class Tracker:
 
     def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Numbers for warp-collective (or opaque multi-warp) results (LaneScope in symexec.opcodes)."""
-        taint = self.in_taint.copy()
-        if self.loaded is not None:
-            taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
-        if not taint.any():
+        taint = self.coll_taint
+        if taint is None:  # the same for every result of the instruction: its inputs are all read
+            taint = self.in_taint.copy()
+            if self.loaded is not None:
+                taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
+            if not taint.any():
+                taint = False
+            # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
+            # tcgen05) on all of the instruction's
+            elif self.collective == "opaque":
+                taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8)
+            else:
+                taint = _warp_or(taint)
+            self.coll_taint = taint
+        if taint is False:
             return None, None
-        # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
-        # tcgen05) on all of the instruction's
-        taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8) if self.collective == "opaque" else _warp_or(taint)
         if self.collective == "opaque":
             self.counter += 1
             fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
