@@ -100,91 +100,134 @@ class _PageTable:
         return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
 
 
-class PagedArray:
-    def __init__(self, size: int, dtype, fill: Fill) -> None:
-        self.size = int(size)
-        self.dtype = np.dtype(dtype)
-        self._fill = fill
-        self._npages = -(-self.size // PAGE)
-        self._slot = _PageTable(self._npages)
-        self._pool = np.empty((0, PAGE), dtype=self.dtype)
-        self._used = 0
-        self._dense: np.ndarray | None = None
+class PageLayout:
+    """Which pages exist and where (slot order), shared by the arrays that are always indexed together
+    (a memory shadow's hash, position, taint and writer): an index array is translated to
+    (slot, offset) once for all of them, and a page made for one is made for every one.
 
-    @property
-    def pages_touched(self) -> int:
-        return self._used
+    The last translation is kept for the index array it was made from (the same object: accesses
+    pass one `flat` array to every column; index arrays are never changed in place)."""
 
-    @property
-    def nbytes_touched(self) -> int:
-        return self._used * PAGE * self.dtype.itemsize
+    def __init__(self, size: int) -> None:
+        self.npages = -(-int(size) // PAGE)
+        self.table = _PageTable(self.npages)
+        self.pages = np.empty(0, np.int64)  # page number of each slot
+        self.used = 0
+        self._last: tuple[object, np.ndarray, np.ndarray] | None = None
 
-    def _slots(self, pages: np.ndarray) -> np.ndarray:
-        slots = self._slot[pages]
-        if (slots >= 0).all():
-            return slots
+    def locate(self, idx) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, offsets) of element indices idx (any shape), making the pages not made yet."""
+        last = self._last
+        if last is not None and last[0] is idx:
+            return last[1], last[2]
+        flat = np.asarray(idx, dtype=np.int64)
+        pages = flat >> PAGE_SHIFT
+        slots = self.table[pages]
+        if not (slots >= 0).all():
+            slots = self._make(pages, slots)
+        out = slots, flat & _MASK
+        if type(idx) is np.ndarray:
+            self._last = (idx, *out)
+        return out
+
+    def _make(self, pages: np.ndarray, slots: np.ndarray) -> np.ndarray:
         new = pages[slots < 0]
         if new.size > 1:
             new = new[np.r_[True, new[1:] != new[:-1]]]  # an access's pages come in runs: drop repeats first
             new = np.unique(new)
-        need = self._used + new.size
+        need = self.used + new.size
+        if need > self.pages.size:
+            grown = np.empty(max(need, 2 * self.pages.size, 16), np.int64)
+            grown[:self.used] = self.pages[:self.used]
+            self.pages = grown
+        self.pages[self.used:need] = new
+        self.table[new] = np.arange(self.used, need, dtype=np.int32)
+        self.used = need
+        return self.table[pages]
+
+
+class PagedArray:
+    def __init__(self, size: int, dtype, fill: Fill, layout: PageLayout | None = None) -> None:
+        self.size = int(size)
+        self.dtype = np.dtype(dtype)
+        self._fill = fill
+        self._npages = -(-self.size // PAGE)
+        self._layout = PageLayout(self.size) if layout is None else layout
+        self._pool = np.empty((0, PAGE), dtype=self.dtype)
+        self._filled = 0  # slots of the layout whose pages this array has filled
+        self._dense: np.ndarray | None = None
+
+    @property
+    def pages_touched(self) -> int:
+        return self._layout.used
+
+    @property
+    def nbytes_touched(self) -> int:
+        return self._layout.used * PAGE * self.dtype.itemsize
+
+    def _sync(self) -> None:
+        """Fill the pages the layout made since this array last looked (here or through a sibling)."""
+        lay = self._layout
+        need = lay.used
         if need > self._pool.shape[0]:
             grown = np.empty((max(need, 2 * self._pool.shape[0], 16), PAGE), dtype=self.dtype)
-            grown[: self._used] = self._pool[: self._used]
+            grown[: self._filled] = self._pool[: self._filled]
             self._pool = grown
-        ids = np.arange(self._used, need, dtype=np.int32)
-        self._pool[self._used:need] = self._fill(new)
-        self._slot[new] = ids
-        self._used = need
-        return self._slot[pages]
+        self._pool[self._filled:need] = self._fill(lay.pages[self._filled:need])
+        self._filled = need
+
+    def _locate(self, idx) -> tuple[np.ndarray, np.ndarray]:
+        slots, off = self._layout.locate(idx)
+        if self._filled < self._layout.used:
+            self._sync()
+        return slots, off
 
     def __getitem__(self, idx) -> np.ndarray:
         if self._dense is not None:
             return self._dense[idx]
-        idx = np.asarray(idx, dtype=np.int64)
-        slots = self._slots(idx >> PAGE_SHIFT)  # first: it may grow the pool
-        return self._pool[slots, idx & _MASK]
+        slots, off = self._locate(idx)
+        return self._pool[slots, off]
 
     def __setitem__(self, idx, values) -> None:
         if self._dense is not None:
             self._dense[idx] = values
             return
-        idx = np.asarray(idx, dtype=np.int64)
-        slots = self._slots(idx >> PAGE_SHIFT)
-        self._pool[slots, idx & _MASK] = values
+        slots, off = self._locate(idx)
+        self._pool[slots, off] = values
 
     def made_pages(self) -> np.ndarray:
         """Page numbers of the pages made so far, ascending."""
         if self._dense is not None:
             return np.arange(self._npages, dtype=np.int64)
-        return self._slot.made()
+        return np.sort(self._layout.pages[:self._layout.used])
 
     def materialised(self) -> np.ndarray:
         """The values of every element made so far (touched pages), flat, in no particular order."""
         if self._dense is not None:
             return self._dense
-        return self._pool[:self._used].reshape(-1)
+        self._sync()
+        return self._pool[:self._filled].reshape(-1)
 
     def transform(self, fn: Callable[[np.ndarray], np.ndarray]) -> None:
         """Replace every made element x by fn(x) (elements not made yet keep their fill)."""
         if self._dense is not None:
             self._dense[:] = fn(self._dense)
         else:
-            self._pool[:self._used] = fn(self._pool[:self._used])
+            self._sync()
+            self._pool[:self._filled] = fn(self._pool[:self._filled])
 
     def dense(self) -> np.ndarray:
         """Every element, as one contiguous array that backs this one from now on."""
         if self._dense is None:
+            self._sync()
+            lay = self._layout
             pool = np.empty((self._npages, PAGE), dtype=self.dtype)
-            have = self._slot.made()
-            pool[have] = self._pool[self._slot[have]]
+            have = lay.pages[:lay.used]
+            pool[have] = self._pool[:lay.used]
             rest = np.setdiff1d(np.arange(self._npages), have)
             if rest.size:
                 pool[rest] = self._fill(rest)
             self._pool = pool
-            self._slot = _PageTable(self._npages)
-            self._slot[np.arange(self._npages)] = np.arange(self._npages, dtype=np.int32)
-            self._used = self._npages
             self._dense = pool.reshape(-1)[: self.size]
         return self._dense
 
@@ -216,5 +259,5 @@ def byte_fill(source) -> Fill:
     return source.fill
 
 
-__all__ = ["PagedArray", "PAGE", "PAGE_SHIFT", "Fill", "BufferSource", "ZeroBytes", "constant", "from_array",
+__all__ = ["PagedArray", "PageLayout", "PAGE", "PAGE_SHIFT", "Fill", "BufferSource", "ZeroBytes", "constant", "from_array",
            "element_indices", "byte_fill"]

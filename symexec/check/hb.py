@@ -69,6 +69,8 @@ _OWNED = (Kind.C, *PROXY_KINDS, Kind.B)  # tables with own entries
 
 
 SLOTS = 1 + len(Stream)
+_STAMPED_IDX = np.array([int(k) for k in STAMPED], np.intp)
+_SLOT_IDX = np.arange(SLOTS)
 
 
 @dataclass
@@ -403,8 +405,8 @@ class Clocks:
     # ------------------------------------------------------------------ queries
     def stamp(self, rows: np.ndarray) -> Stamp:
         """What an access of thread rows `rows` records now."""
-        kinds = list(STAMPED)
-        return Stamp(self.base[kinds][:, rows].copy(), self.owns[kinds][:, :, rows].copy(),
+        k = _STAMPED_IDX[:, None]  # index the rows directly: not a copy of every row's tables first
+        return Stamp(self.base[k, rows[None, :]], self.owns[k[:, :, None], _SLOT_IDX[None, :, None], rows],
                      np.zeros(rows.size, np.int64), self.owns[Kind.C, 0, rows].copy())
 
     def thread_tbase(self, rows: np.ndarray) -> int:

@@ -112,9 +112,11 @@ class RacePair:
 
 # ---------------------------------------------------------------------------------- records
 
+# thread rows, clock columns and record/node ids fit 32 bits (a clock table of 2^31 rows would be
+# terabytes); times, event numbers and byte offsets keep 64
 _FIELDS = (("time", np.int64), ("ev", np.int64), ("pc", np.int32), ("lane", np.int32), ("kind", np.int8),
-           ("strong", np.int8), ("row", np.int64), ("hbrow", np.int64), ("base", np.int32), ("pbase", np.int32),
-           ("tbase", np.int32), ("epoch", np.int32), ("proxy", np.int8), ("col", np.int64), ("thread", np.int64),
+           ("strong", np.int8), ("row", np.int32), ("hbrow", np.int32), ("base", np.int32), ("pbase", np.int32),
+           ("tbase", np.int32), ("epoch", np.int32), ("proxy", np.int8), ("col", np.int32), ("thread", np.int32),
            ("slot", np.int8), ("hash", np.uint64), ("real", np.uint64), ("start", np.int64), ("size", np.int32),
            ("op", np.int32), ("sem", np.int8), ("undef", np.bool_), ("path", np.int32))
 
@@ -325,8 +327,8 @@ class _BufferState:
         # per page; 0: not accessed yet (its first access sets it)
         self.gran = PagedArray(-(-size // GPAGE), np.int8, constant(0 if granule == GRANULE else granule, np.int8))
         self.fine = granule < GRANULE  # some page may be finer than GRANULE
-        self.lastw = PagedArray(size, np.int64, constant(-1, np.int64))
-        self.rhead = PagedArray(size, np.int64, constant(-1, np.int64))
+        self.lastw = PagedArray(size, np.int32, constant(-1, np.int32))  # record ids (Records: 32 bits)
+        self.rhead = PagedArray(size, np.int32, constant(-1, np.int32))  # read node ids
         self.synclast = None  # record of the last writing lane per byte, from the first release on
         self.chains: dict[int, tuple[int, ...]] = {}  # byte -> records of its atomic chain (_sync_edges)
         self.atomic: dict[int, _AtomicByte] = {}
@@ -456,9 +458,10 @@ class RaceDetector:
         self._pending: list[Event] = []
         self._pending_entries = 0
         self._ev = 0
-        self._node_rec = np.empty(0, np.int64)
-        self._node_prev = np.empty(0, np.int64)
-        self._node_mult = np.empty(0, np.int64)
+        # read nodes: record, previous node of its byte, identical reads it stands for (32 bits each)
+        self._node_rec = np.empty(0, np.int32)
+        self._node_prev = np.empty(0, np.int32)
+        self._node_mult = np.empty(0, np.int32)
         self._nodes = 0
         self._ops: dict[tuple, int] = {}
         self._op_list: list[tuple] = []
@@ -775,7 +778,7 @@ class RaceDetector:
             cap = max(need, 2 * self._node_rec.size, 4096)
             for name in ("_node_rec", "_node_prev", "_node_mult"):
                 old = getattr(self, name)
-                new = np.empty(cap, np.int64)
+                new = np.empty(cap, old.dtype)
                 new[:self._nodes] = old[:self._nodes]
                 setattr(self, name, new)
         ids = np.full(k, -1, np.int64)

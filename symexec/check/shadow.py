@@ -23,10 +23,13 @@ Two facts travel with every value in check mode:
 
 from __future__ import annotations
 
+import functools
+import hashlib
+
 import numpy as np
 
 from ..opcodes import LaneScope, facts
-from ..paged import PagedArray, constant, element_indices
+from ..paged import PageLayout, PagedArray, constant, element_indices
 from .terms import LoadRecord, OpRecord, TermLog
 
 DATA = np.uint8(1)
@@ -51,13 +54,22 @@ def splitmix(x: np.ndarray) -> np.ndarray:
     return _splitmix_owned(np.array(x, dtype=np.uint64))
 
 
+_U64 = 0xFFFFFFFFFFFFFFFF
+_M1_INT, _M2_INT, _GOLDEN_INT = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0x9E3779B97F4A7C15
+
+
+def _splitmix_int(x: int) -> int:
+    """splitmix64's finaliser on one 64-bit Python int (the same bits as the array form): a scalar
+    costs a few integer operations instead of numpy's per-call overhead and overflow state."""
+    x = ((x ^ (x >> 30)) * _M1_INT) & _U64
+    x = ((x ^ (x >> 27)) * _M2_INT) & _U64
+    return x ^ (x >> 31)
+
+
 def _splitmix_owned(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, in place on an array the caller owns."""
-    if x.ndim == 0:  # numpy scalars warn on wrap-around; arrays wrap silently
-        with np.errstate(over="ignore"):
-            x = (x ^ (x >> _S30)) * _M1
-            x = (x ^ (x >> _S27)) * _M2
-        return np.asarray(x ^ (x >> _S31))
+    if x.ndim == 0:
+        return np.asarray(np.uint64(_splitmix_int(int(x))))
     x ^= x >> _S30
     x *= _M1
     x ^= x >> _S27
@@ -88,15 +100,28 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
-    h = np.asarray(np.uint64(key & 0xFFFFFFFFFFFFFFFF))
+    """splitmix(h ^ part) + golden, part by part from h = key. Leading scalar parts are mixed as
+    Python ints; from the first array part on, in place on one array."""
+    return _mix_from(key & _U64, parts)
+
+
+def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
+    """mix's loop from state h (an int or an array; never changed in place): mix(key, a, b, c)
+    is _mix_from(state after a and b, (c,)), so a prefix common to several numbers is mixed once."""
     for p in parts:
-        h = _splitmix_owned(np.bitwise_xor(h, np.asarray(p, dtype=np.uint64)))
-        if h.ndim:
-            h += _GOLDEN
+        if isinstance(h, int):
+            if isinstance(p, (int, np.integer)) or np.ndim(p) == 0:
+                h = (_splitmix_int(h ^ int(p)) + _GOLDEN_INT) & _U64
+                continue
+            h = np.bitwise_xor(np.uint64(h), np.asarray(p, dtype=np.uint64))
         else:
-            with np.errstate(over="ignore"):
-                h = np.asarray(h + _GOLDEN)
-    return h
+            h = np.bitwise_xor(h, np.asarray(p, dtype=np.uint64))
+        if h.ndim == 0:  # a 0-d part broadcast with a 0-d h: stay scalar
+            h = (_splitmix_int(int(h)) + _GOLDEN_INT) & _U64
+            continue
+        h = _splitmix_owned(h)
+        h += _GOLDEN
+    return np.asarray(np.uint64(h)) if isinstance(h, int) else h
 
 
 def const_number(value) -> np.ndarray:
@@ -104,9 +129,8 @@ def const_number(value) -> np.ndarray:
     return mix(CONST_KEY, np.asarray(value).astype(np.uint64))
 
 
+@functools.lru_cache(maxsize=None)
 def key_of(text: str) -> int:
-    import hashlib
-
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
 
 
@@ -128,10 +152,11 @@ class MemShadow:
             return mix(key, np.uint64(salt), element_indices(pages).astype(np.uint64))
 
         self.key, self.salt = key, salt  # an untouched byte's number: mix(key, salt, its offset)
-        self.cta = PagedArray(size, np.int32, constant(-1, np.int32))  # CTA slot that last wrote each byte
-        self.hash = PagedArray(size, np.uint64, numbered)
-        self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8))
-        self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8))
+        layout = PageLayout(size)  # the four are indexed together: one page lookup for all
+        self.cta = PagedArray(size, np.int32, constant(-1, np.int32), layout)  # CTA slot that last wrote each byte
+        self.hash = PagedArray(size, np.uint64, numbered, layout)
+        self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8), layout)
+        self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8), layout)
 
 
 class Tracker:
@@ -157,6 +182,7 @@ class Tracker:
         self.terms: TermLog | None = None  # how data-dependent values were computed (terms.py), if asked
         self.pc = -1
         self._zeros = np.zeros(n, dtype=np.uint8)
+        self._shape = (n,)
         self.begin(None)
 
     # -------------------------------------------------------------- per instruction
@@ -180,6 +206,7 @@ class Tracker:
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
         self.collective: str | None = None
         self.warp_key: np.ndarray | None = None
+        self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
         self.address_mode = False
         if ins is not None:
             lanes = facts(ins.opcode).lanes
@@ -192,7 +219,7 @@ class Tracker:
 
     _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
                         "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor",
-                        "write_index", "permute", "store_map", "collective", "warp_key", "address_mode")
+                        "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "address_mode")
 
     def save(self) -> tuple:
         """The per-instruction state (restore() puts it back after a nested instruction)."""
@@ -209,12 +236,18 @@ class Tracker:
 
     @in_taint.setter
     def in_taint(self, value: np.ndarray) -> None:
-        self._in_taint = np.broadcast_to(value, (self.n,)).astype(np.uint8)
+        self._in_taint = self._lanes(value).astype(np.uint8)
 
     @property
     def tainted(self) -> bool:
         """Does some input of the instruction depend on data?"""
         return self._in_taint is not None and bool(self._in_taint.any())
+
+    def _lanes(self, x) -> np.ndarray:
+        """x as an (n,) array: itself when it is one (np.broadcast_to's cost is per call)."""
+        if type(x) is np.ndarray and x.shape == self._shape:
+            return x
+        return np.broadcast_to(x, self._shape)
 
     def hash_in(self, i: int) -> np.ndarray:
         """(n,) number of input i."""
@@ -229,7 +262,7 @@ class Tracker:
 
     def taint_in(self, i: int) -> np.ndarray:
         t = self.in_taints[i]
-        return self._zeros if t is None else np.broadcast_to(t, (self.n,))
+        return self._zeros if t is None else self._lanes(t)
 
     # -------------------------------------------------------------- registers
     def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
@@ -255,18 +288,18 @@ class Tracker:
         """An operand: its number (None: numbered by `bits`), taint, width, real number, bits."""
         if self.address_mode:
             if t is not None:
-                self.addr_taint = self.addr_taint | np.broadcast_to(t, (self.n,))
+                self.addr_taint = self.addr_taint | self._lanes(t)
             return
         if self.terms is not None:
             self.in_value.append(np.broadcast_to(np.asarray(bits if bits is not None else 0).astype(np.uint64),
                                                  (self.n,)))
-        self.in_hash.append(None if h is None else np.broadcast_to(h, (self.n,)))
+        self.in_hash.append(None if h is None else self._lanes(h))
         self.in_bits.append(bits)
-        self.in_real.append(None if r is None else np.broadcast_to(r, (self.n,)))
+        self.in_real.append(None if r is None else self._lanes(r))
         self.in_width.append(width)
         self.in_taints.append(t)
         if t is not None:
-            self._in_taint = np.broadcast_to(t, (self.n,)).astype(np.uint8) if self._in_taint is None \
+            self._in_taint = self._lanes(t).astype(np.uint8) if self._in_taint is None \
                 else self._in_taint | t
         self.in_parts.append(parts)
 
@@ -307,7 +340,7 @@ class Tracker:
             ins_h, ins_b, ins_t, ins_r = self.in_hash, self.in_bits, self._in_taint, self.in_real
             halves = [self._halves(i) for i in range(len(ins_h))]
             out = []
-            v = np.broadcast_to(value, (self.n,)).astype(np.uint64)
+            v = self._lanes(value).astype(np.uint64)
             for e in (0, 1):  # evaluate each half as its own instruction on the inputs' halves
                 self.in_hash = [hh[:, e] for hh, _, _ in halves]
                 self.in_bits = [None] * len(halves)
@@ -411,13 +444,13 @@ class Tracker:
                 r = self.real_in(0)
             else:
                 return h
-        return np.where(np.broadcast_to(t, (self.n,)) != 0, r, h)
+        return np.where(self._lanes(t) != 0, r, h)
 
     def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray) -> np.ndarray:
         """`h` on tainted lanes, the bits' number on the others."""
         if taint.all():
             return h
-        return np.where(taint != 0, h, const_number(np.broadcast_to(value, (self.n,))))
+        return np.where(taint != 0, h, const_number(self._lanes(value)))
 
     def _result(self, value: np.ndarray, width: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(number, taint) of the instruction's next result; (None, None): it does not depend on data
@@ -466,19 +499,27 @@ class Tracker:
 
     def _collective(self, value: np.ndarray, k: int) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Numbers for warp-collective (or opaque multi-warp) results (LaneScope in symexec.opcodes)."""
-        taint = self.in_taint.copy()
-        if self.loaded is not None:
-            taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
-        if not taint.any():
+        taint = self.coll_taint
+        if taint is None:  # the same for every result of the instruction: its inputs are all read
+            taint = self.in_taint.copy()
+            if self.loaded is not None:
+                taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
+            if not taint.any():
+                taint = False
+            # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
+            # tcgen05) on all of the instruction's
+            elif self.collective == "opaque":
+                taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8)
+            else:
+                taint = _warp_or(taint)
+            self.coll_taint = taint
+        if taint is False:
             return None, None
-        # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
-        # tcgen05) on all of the instruction's
-        taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8) if self.collective == "opaque" else _warp_or(taint)
         if self.collective == "opaque":
             self.counter += 1
             fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
             return self._numbered(fresh, taint, value), taint
-        if self.warp_key is None:
+        if self.warp_key is None:  # mix(collective, warp number, lane) once per instruction
             cols = [self.hash_in(i) for i in range(len(self.in_hash))]
             if self.loaded is not None:
                 cols += [self.loaded[0][:, i] for i in range(self.loaded[0].shape[1])]
@@ -486,10 +527,10 @@ class Tracker:
             per_lane = mix(key_of(self.ins.name if self.ins is not None else "?"), *cols) if cols else \
                 np.zeros(self.n, np.uint64)
             warp = row_number(key_of("warp"), per_lane.reshape(-1, 32))
-            self.warp_key = np.repeat(warp, 32)
-        uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
-        lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
-        h = mix(key_of("collective"), self.warp_key, lane, np.uint64(k))
+            uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
+            lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
+            self.warp_key = mix(key_of("collective"), np.repeat(warp, 32), lane)
+        h = _mix_from(self.warp_key, (np.uint64(k),))
         return self._numbered(h, taint, value), taint
 
     def _element(self, bh, bp, bt, value, width):
