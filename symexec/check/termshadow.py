@@ -173,9 +173,12 @@ class TermShadow(Observer):
         self.loaded_bits: np.ndarray | None = None  # (n, nbytes) concrete bytes loaded (rows with terms)
         self.atomic_old: tuple | None = None  # (lanes, terms, positions) an atomic read
         self.store_map: tuple | None = None  # stmatrix: (lane, register, byte) of each stored byte
+        # an asynchronous computation being performed (wgmma.mma_async: symexec/wgmma.py) read
+        # bytes holding tensor data: the registers it writes have no term meaning (opaque)
+        self.async_data = False
 
     _STATE = ("ins", "args", "loaded", "loaded_pos", "cursor", "pending", "permute", "address_mode", "mask", "guard",
-              "loaded_bits", "atomic_old", "store_map")
+              "loaded_bits", "atomic_old", "store_map", "async_data")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -337,6 +340,14 @@ class TermShadow(Observer):
         else:
             del self.merges[pc]
 
+    def _opaque_lanes(self, out: np.ndarray, width: int, gap: int) -> np.ndarray:
+        """A copy of `out` with a fresh opaque term in every lane the instruction writes."""
+        out = out.copy()
+        lanes = np.broadcast_to(self.mask, (self.n,))
+        if lanes.any():
+            out[lanes] = self.opaque(PRED if width == 1 else bits_sort(width), int(lanes.sum()), gap)
+        return out
+
     def _opaque_where_symbolic(self, width: int, gap: int) -> np.ndarray:
         sym = np.zeros(self.n, bool)
         for a in self.args:
@@ -360,6 +371,10 @@ class TermShadow(Observer):
             return self._ldmatrix_results(ins)
         if op in ("atom",):
             return self._atom_result(ins, width)
+        if self.async_data:  # its operands came from memory the registers do not show: never concrete
+            g = self.gap(f"{ins.name}: asynchronous computation over tensor data (no term meaning yet)", ins)
+            out = np.full(self.n, CONCRETE, np.int64)
+            return [self._opaque_lanes(out, w, g) for w in _dest_widths(ins, self.prog)]
         sym = any((np.asarray(a.ids) != CONCRETE).any() for a in self.args)
         sym_mem = self.loaded is not None and bool((self.loaded != CONCRETE).any())
         if sym_mem:
@@ -653,6 +668,10 @@ class TermShadow(Observer):
         op = ev.op
         lanes, flat = ev.lanes, ev.flat
         if not op.copy or ev.atomic:
+            if not ev.write and not ev.atomic:  # a computation's operand (wgmma's A/B from shared memory)
+                term, _ = self._read_bytes(ev.buffer, shadow, flat)
+                self.async_data |= bool((term != CONCRETE).any())
+                return
             if ev.write:
                 g = self.gap(f"{op.ins.name}: asynchronous {'reduction' if ev.atomic else 'computation'} "
                              "(no term meaning yet)", op.ins)
