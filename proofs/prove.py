@@ -56,13 +56,16 @@ def run_side(k: KernelUnderTest, store: TermStore, safety: Report | None = None)
     of that run (bounds, barriers, an unsupported instruction) that the check did not report is taken
     as the report."""
     report = safety if safety is not None else safety_report(k)
-    run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers, races=False)
+    # a racy kernel's term run keeps race records: whether its races are only replicated stores is
+    # decided from them (a run without records would find nothing and call every race replicated)
+    racy = report.outcome is Verdict.RACE
+    run, shadow = equivalence_run(k.prog, k.launch, store, k.buffers, races=racy)
     terms_report = run_checked(run, k.prog, k.launch)
     if report.outcome is Verdict.RACE_FREE and terms_report.outcome is not Verdict.RACE_FREE:
         report = terms_report
     inputs = {n for n, g in k.buffers.items() if g.symbolic}
-    replicated = report.outcome is Verdict.RACE and all(f.kind is FindingKind.RACE for f in report.findings) \
-        and run.state.detector.replicated_stores_only()
+    replicated = racy and report.outcome is Verdict.RACE and all(f.kind is FindingKind.RACE for f in report.findings) \
+        and bool(run.state.detector.races()) and run.state.detector.replicated_stores_only()
     return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs, replicated)
 
 
