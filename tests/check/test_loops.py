@@ -119,7 +119,8 @@ def test_live_in_at_a_loop_head() -> None:
 # ------------------------------------------------------------------------------ summaries on and off
 
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
-              "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok"]
+              "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
+              "loop_bulk_pipeline_late_overwrite_race"]
 
 
 def _both(fn):
@@ -154,6 +155,20 @@ def test_loop_summary_skips_the_repeating_iterations() -> None:
     # the racy twin: the summary stops before the iteration whose barrier is skipped, which runs
     r = check_file(REGRESSION / "loop_shared_staging_last_barrier_skipped.ptx")
     assert r.verdict == "race" and r.stats["loops_summarised"][0]["iterations_skipped"] <= 58
+
+
+def test_pipelined_bulk_copy_loop_is_summarised_with_its_mbarrier_state() -> None:
+    # two stages, full/empty mbarriers whose phases alternate: the state repeats every 4 iterations
+    # (stage and parities), with a bulk copy in flight on a barrier at each loop head
+    r = check_file(REGRESSION / "loop_bulk_pipeline_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 4 and s["iterations_skipped"] >= 40
+    # the twin skips the wait on the empty barrier in iteration 60 only: the summary stops before it,
+    # and the overwrite of a stage still being read is found
+    r = check_file(REGRESSION / "loop_bulk_pipeline_late_overwrite_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    assert "cp.async.bulk" in r.findings[0].message and "stage" in r.findings[0].message
 
 
 def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
