@@ -39,8 +39,15 @@ memory and tensor memory, barrier use, deadlocks and undefined behaviour repeat 
 CTAs, and between two threads of one CTA, the executed CTAs included). The verdict prints which
 loops were summarised and over which iterations (an assumption-free argument, not an assumption).
 
+Asynchronous state counts as state (`Canon`): cp.async groups and bulk copies in flight, wgmma
+groups pending at the head (a wait_group 1 pipeline keeps one), mbarrier objects (the phase by its
+parity when every wait names a parity, 9.7.13.15.16; the copies in flight on them with their
+destination bytes and clocks) and the clocks' pending phases relative to each object's phase. A
+pipeline of S stages whose barrier parities flip every S iterations repeats with a period of 2S or
+less (PERIOD_MAX).
+
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised here, a finding in the loop) is not summarised: the loop runs iteration by
+canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the loop runs iteration by
 iteration, as without this module, and the report says why in a note.
 """
 

@@ -191,3 +191,17 @@ def test_gemm_k_loop_summary_agrees_with_every_iteration() -> None:
     _same(r[True], r[False])
     assert r[True].verdict == "race_free" and r[True].stats["loops_summarised"]
     assert r[True].stats["steps"] < r[False].stats["steps"]
+
+
+@pytest.mark.slow
+def test_wgmma_k_loop_summary_agrees_with_every_iteration() -> None:
+    # sm_90a: cp.async stages feeding wgmma with one group left pending at the loop head (wait_group 1)
+    c = get("gemm_fp16")
+    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 128, "N": 128, "K": 1024}})
+    comp = compile_contract(c, "sm_90a")
+    prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
+    launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
+    r = _both(lambda: check_kernel(prog, launch, grid="symbolic"))
+    _same(r[True], r[False])
+    assert r[True].verdict == "race_free" and r[True].stats["loops_summarised"]
+    assert r[True].stats["steps"] < r[False].stats["steps"]
