@@ -197,7 +197,7 @@ def test_gemm_k_loop_summary_agrees_with_every_iteration() -> None:
 def test_wgmma_k_loop_summary_agrees_with_every_iteration() -> None:
     # sm_90a: cp.async stages feeding wgmma with one group left pending at the loop head (wait_group 1)
     c = get("gemm_fp16")
-    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 128, "N": 128, "K": 1024}})
+    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 256, "N": 256, "K": 2048}})
     comp = compile_contract(c, "sm_90a")
     prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
     launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
