@@ -181,24 +181,15 @@ def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
 
 
 @pytest.mark.slow
-def test_gemm_k_loop_summary_agrees_with_every_iteration() -> None:
+@pytest.mark.parametrize("arch, dims", [
+    ("sm_80", {"M": 1024, "N": 1024, "K": 1024}),  # cp.async stages feeding mma.sync
+    # cp.async stages feeding wgmma, one wgmma group left pending at the loop head (wait_group 1)
+    ("sm_90a", {"M": 256, "N": 256, "K": 2048}),
+])
+def test_gemm_k_loop_summary_agrees_with_every_iteration(arch: str, dims: dict) -> None:
     c = get("gemm_fp16")
-    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 1024, "N": 1024, "K": 1024}})
-    comp = compile_contract(c, "sm_80")
-    prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
-    launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
-    r = _both(lambda: check_kernel(prog, launch, grid="symbolic"))
-    _same(r[True], r[False])
-    assert r[True].verdict == "race_free" and r[True].stats["loops_summarised"]
-    assert r[True].stats["steps"] < r[False].stats["steps"]
-
-
-@pytest.mark.slow
-def test_wgmma_k_loop_summary_agrees_with_every_iteration() -> None:
-    # sm_90a: cp.async stages feeding wgmma with one group left pending at the loop head (wait_group 1)
-    c = get("gemm_fp16")
-    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 256, "N": 256, "K": 2048}})
-    comp = compile_contract(c, "sm_90a")
+    c = dataclasses.replace(c, instances={**c.instances, "verify": dims})
+    comp = compile_contract(c, arch)
     prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
     launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
     r = _both(lambda: check_kernel(prog, launch, grid="symbolic"))
