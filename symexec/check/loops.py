@@ -47,8 +47,8 @@ pipeline of S stages whose barrier parities flip every S iterations repeats with
 less (PERIOD_MAX).
 
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the loop runs iteration by
-iteration, as without this module, and the report says why in a note.
+canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the
+loop runs iteration by iteration, as without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -632,11 +632,11 @@ class Canon:
         (9.7.13.15.16). Waits on an arrive's state compare whole phase numbers: a program with one
         keeps the absolute phase in the key (its loops are not summarised). Wait sites let go once
         (`forced`) are compared relative to the state-change counter; a barrier with cp.async arrivals
-        handed over (`on_complete`) is not compared (never equal)."""
+        handed over (`on_complete`) or a copy whose destination is not named is never equal."""
         parity_only = _parity_waits_only(self.b.prog)
         bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
                       bar.generation, bar.observed, object() if bar.on_complete else 0,
-                      tuple((c.nbytes, c.dest, self._op_label(c.op)) for c in bar.landing))
+                      tuple((c.nbytes, c.dest or object(), self._op_label(c.op)) for c in bar.landing))
                      for key, bar in sorted(u.bars.items()))
         unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())
                            for ins, key, phase in u.unobserved)
