@@ -88,7 +88,7 @@ class Summary:
 class _Boundary:
     arrival: int
     regs: dict[str, np.ndarray]
-    canon: tuple
+    canon: tuple | None  # None: not taken (no period's registers advanced evenly there)
 
 
 @dataclass
@@ -141,21 +141,28 @@ class LoopSummariser:
         if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
             return
         live = self._live_in(b.prog, head)
-        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, Canon(b, self.state, live).key)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None)
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
+        # the registers first: the canonical state costs far more, and is taken only where some period's
+        # registers already advance evenly (a boundary without it is never compared)
+        even = {}
         for p in range(1, PERIOD_MAX + 1):
             if len(hist) <= 2 * p:
                 break
-            a, m, z = hist[-1 - 2 * p], hist[-1 - p], hist[-1]
-            if z.arrival - a.arrival != 2 * p or m.canon != z.canon:
-                continue
-            deltas = self._deltas(b, a, m, z)
-            if deltas is None:
-                continue
-            self._start(b, head, k, p, z, deltas)
+            a, m = hist[-1 - 2 * p], hist[-1 - p]
+            if snap.arrival - a.arrival == 2 * p:
+                deltas = self._deltas(b, a, m, snap)
+                if deltas is not None:
+                    even[p] = deltas
+        if not even:
             return
+        snap.canon = Canon(b, self.state, live).key
+        for p, deltas in even.items():
+            if hist[-1 - p].canon == snap.canon:
+                self._start(b, head, k, p, snap, deltas)
+                return
 
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
