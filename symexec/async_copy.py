@@ -409,7 +409,7 @@ def _bulk_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Inst
                     with asyncops.performing(batch, op, ins, li, pc):
                         batch.memory.write(".shared", li, di, data, ins)
 
-            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, op)
+            mu.track((int(keys[i, 0]), int(keys[i, 1])), n, land, ins, op, dest=li.tobytes() + di.tobytes())
         return
     if pos == (".global", ".shared::cta"):
         _check(ins, _BULK_HINTS | set(pos) | {".bulk_group"})

@@ -21,7 +21,7 @@ still progresses, while a pure spin loop with no possible arrival is reported as
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 
@@ -53,6 +53,18 @@ _SCOPE = {".cta", ".cluster"}
 _SPACES = {".shared", ".shared::cta", ".shared::cluster"}
 
 
+class Landing(NamedTuple):
+    """A bulk copy in flight on a barrier: its complete-tx of `nbytes` happens when `land()` writes
+    its bytes; `op` is the asynchronous operation (for observers); `dest` names the shared bytes it
+    writes (issuing lanes and offsets, as bytes), so that two states with copies in flight can be
+    compared (check/loops.py)."""
+
+    nbytes: int
+    land: Callable[[], None]
+    op: "AsyncOp | None"
+    dest: bytes = b""
+
+
 @dataclass(eq=False)
 class Barrier:
     key: tuple[int, int]  # (CTA slot, shared offset)
@@ -62,8 +74,7 @@ class Barrier:
     tx: int = 0  # expected minus completed transaction bytes
     generation: int = 0  # how many objects were initialised at this address before (check-mode keys)
     observed: bool = True  # a wait returned True for the last completed phase (9.7.13.15.4)
-    landing: list[tuple[int, Callable[[], None], "AsyncOp | None"]] = field(default_factory=list)  # deferred
-    # bulk copies: (bytes, write them, the asynchronous operation for observers)
+    landing: list[Landing] = field(default_factory=list)  # deferred bulk copies, in issue order
     on_complete: list[Callable[[], None]] = field(default_factory=list)  # cp.async handed over
 
 
@@ -108,8 +119,8 @@ class MbarrierUnit(UnitState):
 
     def inval(self, key: tuple[int, int], ins: A.Instruction) -> None:
         bar = self.get(key, ins)
-        for _, land, _ in bar.landing:  # copies still in flight land before the memory is reused
-            land()
+        for copy in bar.landing:  # copies still in flight land before the memory is reused
+            copy.land()
         for fn in bar.on_complete:
             fn()
         del self.bars[key]
@@ -160,13 +171,13 @@ class MbarrierUnit(UnitState):
         return bar
 
     def track(self, key: tuple[int, int], nbytes: int, land: Callable[[], None], ins: A.Instruction,
-              op: "AsyncOp | None") -> None:
+              op: "AsyncOp | None", dest: bytes = b"") -> None:
         """An asynchronous copy (`op`, for observers) that performs complete-tx(nbytes) on this barrier
         once its bytes land; `land()` writes them. Its completion releases into the phase it
         completes: the complete-tx is ordered only after the copy's own accesses, not after the
         issuing thread's earlier instructions (PTX 8.9.1.1)."""
         bar = self.get(key, ins)
-        bar.landing.append((nbytes, land, op))
+        bar.landing.append(Landing(nbytes, land, op, dest))
         self.stamp += 1
 
     # ------------------------------------------------------------------ phases (9.7.13.15.6)
@@ -178,7 +189,7 @@ class MbarrierUnit(UnitState):
         if bar.tx == 0:
             return 0
         total = 0
-        for i, (nbytes, _, _) in enumerate(bar.landing):  # the earliest-issued copies land first
+        for i, (nbytes, *_) in enumerate(bar.landing):  # the earliest-issued copies land first
             total += nbytes
             if total == bar.tx:
                 return i + 1
@@ -194,7 +205,7 @@ class MbarrierUnit(UnitState):
         landed, bar.landing = bar.landing[:k], bar.landing[k:]
         self.settling = bar  # writes made now belong to this phase (for a happens-before checker)
         try:
-            for nbytes, land, op in landed:
+            for nbytes, land, op, _ in landed:
                 land()
                 bar.tx -= nbytes
                 asyncops.complete(self.batch, op, self.point(bar, bar.phase))  # landed before the phase completes
@@ -494,7 +505,7 @@ def _block(batch: "Batch", g: Group, ins: A.Instruction, mask: np.ndarray, u: Mb
         if bar is None:
             return f"mbarrier at shared 0x{off:x} (CTA slot {slot}), since invalidated"
         return (f"mbarrier at shared 0x{off:x} (CTA slot {slot}) to complete phase {bar.phase}: "
-                f"{bar.pending} arrival(s) pending, tx-count {bar.tx - sum(n for n, _, _ in bar.landing)}")
+                f"{bar.pending} arrival(s) pending, tx-count {bar.tx - sum(c.nbytes for c in bar.landing)}")
 
     def wake() -> bool:
         if u.stamp != stamp:

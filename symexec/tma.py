@@ -327,7 +327,7 @@ def _load(machine: "Machine", batch: "Batch", ins: A.Instruction, mask: np.ndarr
             with asyncops.performing(batch, op, ins, li, pc):
                 batch.memory.write(".shared", np.repeat(li, cells.size), cells, data, ins)
 
-        mu.track((int(keys[i, 0]), int(keys[i, 1])), tm.box_bytes(), land, ins, op)
+        mu.track((int(keys[i, 0]), int(keys[i, 1])), tm.box_bytes(), land, ins, op, dest=li.tobytes() + cells.tobytes())
 
 
 # ---------------------------------------------------------------------- stores and reductions to global

@@ -30,6 +30,9 @@ from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
 
+_BULK_LOAD = {".async", ".bulk"}
+
+
 @dataclass
 class Access:
     pc: int
@@ -594,6 +597,25 @@ class Shadow(InstructionObserver):
                 else:  # independent: lanes that read nothing are not accesses
                     mask = mask & live
             self._record(g, ins, mask, guard, aop, kind, size, ".global", live)
+            return
+        elif op == "cp" and _BULK_LOAD <= ins.modifiers and not ins.modifiers & {".tensor", ".reduce", ".prefetch"} \
+                and [p for p in ins.positional if p.startswith((".shared", ".global"))][1:] == [".global"] \
+                and len(ins.operands) >= 4:
+            # cp.async.bulk.shared.global dst, src, size, [mbar] (PTX 9.7.9.25.4.1): one thread reads size
+            # bytes of global memory at src, like a cp.async of that width
+            for o in (ins.operands[0], ins.operands[3]):
+                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
+                        and (self.state(o.base) is not None or guard is not None):
+                    self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            if self.state(ins.operands[2]) is not None:
+                self.fail(f"the size of {ins.name} at {ins.span} is not the same in every CTA")
+                return
+            sizes = np.unique(np.broadcast_to(self.concrete(ins.operands[2], ".u32"), mask.shape)[mask])
+            if sizes.size > 1:
+                self.fail(f"the size of {ins.name} at {ins.span} differs between its threads")
+                return
+            if sizes.size:
+                self._record(g, ins, mask, guard, ins.operands[1], READ, int(sizes[0]), ".global")
             return
         else:
             for o in ins.operands:  # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...

@@ -233,6 +233,8 @@ class Clocks:
     def _publish(self, cta: int, key: object, snaps: dict) -> None:
         prev = self.pending.get((cta, key))
         if prev is None:
+            if getattr(key, "kind", None) is SyncKind.MBARRIER:
+                self._forget_phases(cta, key)
             self.pending[(cta, key)] = {k: self._full(v) for k, v in snaps.items()}
             return
         for k, v in snaps.items():
@@ -261,6 +263,17 @@ class Clocks:
                     self._join(Kind.K, sel, snaps["T"])
             if consume:
                 self.pending.pop((int(c), key), None)
+
+    def _forget_phases(self, cta: int, key) -> None:
+        """A release into a new phase p of an mbarrier object: what its phases before p - 1 hold is never
+        acquired again, since a wait observes only the current or the immediately preceding phase
+        (9.7.13.15.16); dropping it keeps the state of a pipelined loop from growing with its phases."""
+        off, gen, phase = key.ident
+        stale = [k for k in self.pending if k[0] == cta and getattr(k[1], "kind", None) is SyncKind.MBARRIER
+                 and k[1].ident[:2] == (off, gen) and (phase - k[1].ident[2]) & 0xFFFFFFFF > 1
+                 and (phase - k[1].ident[2]) & 0xFFFFFFFF < 1 << 31]
+        for k in stale:
+            del self.pending[k]
 
     def forget_barriers(self, cta: int, bar_id: int, before: int) -> None:
         """Drop what CTA `cta` released into instances of barrier `bar_id` older than `before`."""

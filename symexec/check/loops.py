@@ -39,9 +39,16 @@ memory and tensor memory, barrier use, deadlocks and undefined behaviour repeat 
 CTAs, and between two threads of one CTA, the executed CTAs included). The verdict prints which
 loops were summarised and over which iterations (an assumption-free argument, not an assumption).
 
+Asynchronous state counts as state (`Canon`): cp.async groups and bulk copies in flight, wgmma
+groups pending at the head (a wait_group 1 pipeline keeps one), mbarrier objects (the phase by its
+parity when every wait names a parity, 9.7.13.15.16; the copies in flight on them with their
+destination bytes and clocks) and the clocks' pending phases relative to each object's phase. A
+pipeline of S stages whose barrier parities flip every S iterations repeats with a period of 2S or
+less (PERIOD_MAX).
+
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised here, a finding in the loop) is not summarised: the loop runs iteration by
-iteration, as without this module, and the report says why in a note.
+canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the
+loop runs iteration by iteration, as without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from ptx_parser import ast as A
 
 from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
+from ..wgmma import parse_spec
 from .grid_expr import TOP, Sv, evaluate, leaves, substitute
 from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
@@ -80,7 +88,7 @@ class Summary:
 class _Boundary:
     arrival: int
     regs: dict[str, np.ndarray]
-    canon: tuple
+    canon: tuple | None  # None: not taken (no period's registers advanced evenly there)
 
 
 @dataclass
@@ -133,21 +141,28 @@ class LoopSummariser:
         if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
             return
         live = self._live_in(b.prog, head)
-        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, Canon(b, self.state, live).key)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None)
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
+        # the registers first: the canonical state costs far more, and is taken only where some period's
+        # registers already advance evenly (a boundary without it is never compared)
+        even = {}
         for p in range(1, PERIOD_MAX + 1):
             if len(hist) <= 2 * p:
                 break
-            a, m, z = hist[-1 - 2 * p], hist[-1 - p], hist[-1]
-            if z.arrival - a.arrival != 2 * p or m.canon != z.canon:
-                continue
-            deltas = self._deltas(b, a, m, z)
-            if deltas is None:
-                continue
-            self._start(b, head, k, p, z, deltas)
+            a, m = hist[-1 - 2 * p], hist[-1 - p]
+            if snap.arrival - a.arrival == 2 * p:
+                deltas = self._deltas(b, a, m, snap)
+                if deltas is not None:
+                    even[p] = deltas
+        if not even:
             return
+        snap.canon = Canon(b, self.state, live).key
+        for p, deltas in even.items():
+            if hist[-1 - p].canon == snap.canon:
+                self._start(b, head, k, p, snap, deltas)
+                return
 
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
@@ -161,8 +176,10 @@ class LoopSummariser:
             return "the symbolic grid's shadow does not follow this run"
         if g.joins or g.ctl or g.explore or len([x for x in b.groups if x.status != "done"]) != 1:
             return "threads of the batch are not all in the loop together"
-        if not (g.mask == b.alive).all() or b.reg_watch:
+        if not (g.mask == b.alive).all():
             return "threads of the batch are not all in the loop together"
+        if set(b.reg_watch) - _canonical_watches(b):
+            return "a register is watched by a unit whose pending state is not canonicalised"
         return None
 
     def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
@@ -595,8 +612,10 @@ class Canon:
             u = b.units[name]
             if name == "async_copy":
                 self._async_copy(u)
-            elif name == "mbarrier" and not u.bars and not u.unobserved:
-                self._add("mbarrier", (tuple(sorted(u.inits.items())),))
+            elif name == "mbarrier":
+                self._mbarrier(u)
+            elif name == "wgmma":
+                self._wgmma(u)
             else:
                 self._add(name, object())  # not canonicalised: never equal
         sh = self.state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
@@ -613,6 +632,49 @@ class Canon:
             recs.append((id(r.ins), r.lanes.tobytes(), rel_group.tobytes(), r.dst.tobytes(), r.done.tobytes(), r.pc,
                          self._op_label(r.op)))
         self._add("cp.async", (tuple(recs), len(u.bulk_ops), len(u.exited_pending), len(u.unwaited_bulk)))
+
+    def _mbarrier(self, u) -> None:
+        """mbarrier objects (symexec/mbarrier.py): counts, tx-count, the copies in flight (their bytes,
+        destination and clocks) and the phase's parity, which is all a try_wait.parity reads
+        (9.7.13.15.16). Waits on an arrive's state compare whole phase numbers: a program with one
+        keeps the absolute phase in the key (its loops are not summarised). Wait sites let go once
+        (`forced`) are compared relative to the state-change counter; a barrier with cp.async arrivals
+        handed over (`on_complete`) or a copy whose destination is not named is never equal."""
+        parity_only = _parity_waits_only(self.b.prog)
+        bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
+                      bar.generation, bar.observed, object() if bar.on_complete else 0,
+                      tuple((c.nbytes, c.dest or object(), self._op_label(c.op)) for c in bar.landing))
+                     for key, bar in sorted(u.bars.items()))
+        unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())
+                           for ins, key, phase in u.unobserved)
+        self._add("mbarrier", (bars, tuple(sorted(u.inits.items())), unobserved, u.settling is None,
+                               tuple(sorted((site, u.stamp - v) for site, v in u.forced.items())),
+                               tuple(sorted(u.tokens))))
+
+    def _wgmma(self, u) -> None:
+        """Warpgroup MMA state (symexec/wgmma.py): per warpgroup, the operations not committed and the
+        committed groups still pending, oldest first (wait_group N completes all but the newest N,
+        9.7.15.7.3), each with its decoded descriptors and clocks; and, per register an mma_async of
+        the program names (its D and A registers), on which lanes it still holds the value of the last
+        wgmma.fence, of the pending operations' snapshot and of the last performed mma (what the
+        9.7.15.7.1/.3 rules compare at the next issue or wait), and whether it is watched."""
+        b = self.b
+        regs = _wgmma_registers(b.prog)
+
+        def op_key(o) -> tuple:
+            return (id(o.ins), o.lanes.tobytes(), o.desc_a, o.desc_b, o.scale_d, self._op_label(o.async_op))
+
+        wgs = []
+        for wg in sorted(u.wgs):
+            st = u.wgs[wg]
+            same = tuple((r, None if st.fence_regs is None else _lanes_equal(b.regs.get(r), st.fence_regs.get(r), b.n),
+                          _lanes_equal(b.regs.get(r), st.pending_regs[r], b.n) if r in st.pending_regs else None,
+                          _lanes_equal(b.regs.get(r), st.wgmma_written[r], b.n) if r in st.wgmma_written else None,
+                          r in st.watchers) for r in regs)
+            wgs.append((wg, tuple(op_key(o) for o in st.uncommitted), tuple(tuple(op_key(o) for o in grp)
+                                                                              for grp in st.groups),
+                        same, tuple(sorted(st.reported))))
+        self._add("wgmma", tuple(wgs))
 
     def _op_label(self, op) -> object:
         """An operation in flight: its kind, its clocks (ranked) and what it read (live rows)."""
@@ -659,8 +721,8 @@ class Canon:
         # every distinct (vector, CTA) in threads' clocks: its ranked form, numbered in first-seen order
         used = self.vec_index[:len(Kind) * n]
         ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas[:, None])
-        _, first, inv = np.unique(ranked, axis=0, return_index=True, return_inverse=True)
-        canon_of = inv.reshape(-1)[used]  # per (kind, row): its vector's class
+        first, inv = _row_classes(ranked)
+        canon_of = inv[used]  # per (kind, row): its vector's class
         seen = np.unique(canon_of, return_index=True)[1]
         order = np.empty(first.size, np.int64)
         order[canon_of[np.sort(seen)]] = np.arange(seen.size)
@@ -697,7 +759,13 @@ class Canon:
         if kind is SyncKind.WARP_SYNC:
             warp, occ = key.ident
             return ("warpsync", warp, occ - b.warp_syncs)
-        return ("other", object())  # mbarrier phases: not canonicalised here
+        if kind is SyncKind.MBARRIER:  # (offset, generation, phase): relative to the object's phase now
+            off, gen, phase = key.ident
+            u = b.units.get("mbarrier")
+            bar = u.bars.get((cta, off)) if u is not None else None
+            if bar is not None and bar.generation == gen:
+                return ("mbar", off, phase - (bar.phase & 0xFFFFFFFF))
+        return ("other", object())  # not canonicalised: never equal
 
     # ---- the race detector
     def _kept_records(self) -> np.ndarray:
@@ -725,6 +793,9 @@ class Canon:
                 keep[o[last]] = True
                 keep |= ~thread
                 rb, rr = rb[keep], rr[keep]
+            for _, ab in sorted(st.atomic.items()):  # bytes of atomics (mbarrier objects): their plain
+                # accesses and each thread's latest atomic (races.RaceDetector._atomics)
+                ids.append(np.array(ab.plain + [r for r, _ in ab.last.values()], np.int64))
             wk = keys[w >= 0]
             entry_key = np.concatenate([wk, rb])
             role = np.concatenate([np.zeros(wk.size, np.int64), np.arange(1, rb.size + 1)])
@@ -741,19 +812,35 @@ class Canon:
             return
         R = det.R
         for st, keys, is_read, rec in self._bytes:
-            if st.found or st.same or st.atomic:
+            if st.found or st.same or any(ab.best is not None for ab in st.atomic.values()):
                 self._add(f"detector.{st.buffer}", object())
                 continue
-            cta = self.clocks.cta_of(R["hbrow"][rec]) if rec.size else np.zeros(0, np.int64)
-            fields = [keys, is_read] + [R[f][rec].astype(np.int64) for f in
-                                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem",
-                                          "row", "col")]
-            hb = R["hbrow"][rec].astype(np.int64)
-            agent = R["slot"][rec] < 0
-            fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row
-            fields.append(self.rank(cta, R["col"][rec], R["epoch"][rec]) if rec.size else np.zeros(0, np.int64))
-            table = np.stack(fields) if rec.size else np.zeros(0, np.int64)
-            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine))
+            table = self._record_table(rec, [keys, is_read])
+            atomic = []
+            for x, ab in sorted(st.atomic.items()):
+                plain = np.array(ab.plain, np.int64)
+                rows = sorted(ab.last)
+                last = np.array([ab.last[r][0] for r in rows], np.int64)
+                since = np.array([ab.last[r][1] for r in rows], np.int64)
+                # which plain accesses came after each thread's latest atomic (the next pairs it makes)
+                after = R["time"][plain][None, :] > since[:, None]
+                atomic.append((x, self._record_table(plain, []).tobytes(), tuple(rows),
+                               self._record_table(last, []).tobytes(), after.tobytes()))
+            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic)))
+
+    def _record_table(self, rec: np.ndarray, lead: list) -> np.ndarray:
+        """The race detector's records `rec` as a table of their fields, epochs ranked, after `lead` columns."""
+        R = self.state.detector.R
+        if rec.size == 0:
+            return np.zeros(0, np.int64)
+        cta = self.clocks.cta_of(R["hbrow"][rec])
+        fields = lead + [R[f][rec].astype(np.int64) for f in
+                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row", "col")]
+        hb = R["hbrow"][rec].astype(np.int64)
+        agent = R["slot"][rec] < 0
+        fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row
+        fields.append(self.rank(cta, R["col"][rec], R["epoch"][rec]))
+        return np.stack(fields)
 
     # ---- value shadows
     def _shadows(self) -> None:
@@ -782,6 +869,58 @@ class Canon:
             self._hashes.append(sh.hash[idx])
         self._add("numbers", _first_seen(np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)))
         self._add("reals", _first_seen(np.concatenate(reals) if reals else np.zeros(0, np.uint64)))
+
+
+def _canonical_watches(b) -> set[str]:
+    """Registers of `b.reg_watch` whose watcher belongs to unit state that `Canon` compares (the
+    pending D/A registers of wgmma operations)."""
+    u = b.units.get("wgmma")
+    if u is None:
+        return set()
+    return {name for st in u.wgs.values() for name, fn in st.watchers.items() if b.reg_watch.get(name) is fn}
+
+
+def _parity_waits_only(prog) -> bool:
+    """Every mbarrier wait of the program names a phase by its parity (none takes an arrive's state,
+    which holds the whole phase number, 9.7.13.15.13) and none reads a pending count."""
+    for ins in prog.code:
+        if ins.opcode != "mbarrier":
+            continue
+        mods = ins.modifiers
+        if ((".test_wait" in mods or ".try_wait" in mods) and ".parity" not in mods) or ".pending_count" in mods:
+            return False
+    return True
+
+
+def _wgmma_registers(prog) -> tuple[str, ...]:
+    """The D and A registers of every wgmma.mma_async of the program."""
+    names: set[str] = set()
+    for ins in prog.code:
+        if ins.opcode == "wgmma" and ".mma_async" in ins.modifiers:
+            spec = parse_spec(ins)
+            names.update(r.name for r in spec.d_regs + (spec.a_regs or ()))
+    return tuple(sorted(names))
+
+
+def _lanes_equal(x, y, n: int) -> bytes:
+    """Per lane: register value x equals y (either may be missing: zero), as bytes."""
+    xv = np.broadcast_to(np.zeros((), np.uint64) if x is None else np.asarray(x).astype(np.uint64), (n,))
+    yv = np.broadcast_to(np.zeros((), np.uint64) if y is None else np.asarray(y).astype(np.uint64), (n,))
+    return (xv == yv).tobytes()
+
+
+def _row_classes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Equal rows of a 2-D array: (index of each class's first row, each row's class), classes numbered
+    in order of first appearance. Exact (rows compared as bytes) and, for the few thousand wide rows of
+    a clock table, far cheaper than np.unique(axis=0), which sorts them as opaque records."""
+    a = np.ascontiguousarray(a)
+    classes: dict[bytes, int] = {}
+    inv = np.empty(a.shape[0], np.int64)
+    for i in range(a.shape[0]):
+        inv[i] = classes.setdefault(a[i].tobytes(), len(classes))
+    first = np.full(len(classes), -1, np.int64)
+    first[inv[::-1]] = np.arange(a.shape[0] - 1, -1, -1)
+    return first, inv
 
 
 def _first_seen(values: np.ndarray) -> np.ndarray:

@@ -119,7 +119,8 @@ def test_live_in_at_a_loop_head() -> None:
 # ------------------------------------------------------------------------------ summaries on and off
 
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
-              "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok"]
+              "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
+              "loop_bulk_pipeline_late_overwrite_race"]
 
 
 def _both(fn):
@@ -156,6 +157,20 @@ def test_loop_summary_skips_the_repeating_iterations() -> None:
     assert r.verdict == "race" and r.stats["loops_summarised"][0]["iterations_skipped"] <= 58
 
 
+def test_pipelined_bulk_copy_loop_is_summarised_with_its_mbarrier_state() -> None:
+    # two stages, full/empty mbarriers whose phases alternate: the state repeats every 4 iterations
+    # (stage and parities), with a bulk copy in flight on a barrier at each loop head
+    r = check_file(REGRESSION / "loop_bulk_pipeline_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 4 and s["iterations_skipped"] >= 40
+    # the twin skips the wait on the empty barrier in iteration 60 only: the summary stops before it,
+    # and the overwrite of a stage still being read is found
+    r = check_file(REGRESSION / "loop_bulk_pipeline_late_overwrite_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    assert "cp.async.bulk" in r.findings[0].message and "stage" in r.findings[0].message
+
+
 def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
     r = check_file(REGRESSION / "loop_stores_partial_sums_ok.ptx")
     assert r.verdict == "race_free" and r.stats["loops_summarised"]  # the stores are classes over t
@@ -166,10 +181,15 @@ def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
 
 
 @pytest.mark.slow
-def test_gemm_k_loop_summary_agrees_with_every_iteration() -> None:
+@pytest.mark.parametrize("arch, dims", [
+    ("sm_80", {"M": 1024, "N": 1024, "K": 1024}),  # cp.async stages feeding mma.sync
+    # cp.async stages feeding wgmma, one wgmma group left pending at the loop head (wait_group 1)
+    ("sm_90a", {"M": 256, "N": 256, "K": 2048}),
+])
+def test_gemm_k_loop_summary_agrees_with_every_iteration(arch: str, dims: dict) -> None:
     c = get("gemm_fp16")
-    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 1024, "N": 1024, "K": 1024}})
-    comp = compile_contract(c, "sm_80")
+    c = dataclasses.replace(c, instances={**c.instances, "verify": dims})
+    comp = compile_contract(c, arch)
     prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
     launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
     r = _both(lambda: check_kernel(prog, launch, grid="symbolic"))
