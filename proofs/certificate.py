@@ -76,11 +76,15 @@ def write_certificate(rep, out: Path, *, kernels: dict[str, str], assumptions: l
             rb = o_r.bits[np.searchsorted(o_r.elements, elems[nf_idx])]
             croot = _as_term(T, ct[nf_idx], cb, sort)
             rroot = _as_term(T, rt[nf_idx], rb, sort)
-            nfs = N.of(np.concatenate([croot, rroot]))
-            k = nf_idx.size
+            kept = rep.forms if rep.forms is not None and all((name, i) in rep.forms for i in nf_idx.tolist()) \
+                else None
+            if kept is None:  # the proof did not keep them: the same normal forms again (memoised below)
+                nfs = N.of(np.concatenate([croot, rroot]))
+                kept = {(name, i): (nfs[j], nfs[nf_idx.size + j]) for j, i in enumerate(nf_idx.tolist())}
             for j, i in enumerate(nf_idx.tolist()):
+                x, y = kept[(name, i)]
                 entry["normal"][str(i)] = {"candidate_term": int(croot[j]), "reference_term": int(rroot[j]),
-                                           "candidate": writer.nf(nfs[j]), "reference": writer.nf(nfs[k + j])}
+                                           "candidate": writer.nf(x), "reference": writer.nf(y)}
             roots += [croot, rroot]
         obligations.append(entry)
     lemmas = []
@@ -132,7 +136,7 @@ def _sha256(path: Path) -> str:
 
 
 def _coef(c) -> str:
-    return str(Fraction(c))
+    return str(c) if isinstance(c, int) else str(Fraction(c))
 
 
 class _NormalWriter:
@@ -214,6 +218,7 @@ class _NormalWriter:
 
 
 _DEFAULT_MODS = Mods()
+_OP_BY_CODE = {int(o): o for o in Op}
 
 
 def _terms(T: TermStore, roots: np.ndarray) -> list:
@@ -222,11 +227,18 @@ def _terms(T: TermStore, roots: np.ndarray) -> list:
     from semantics.termeval import subgraph
 
     nodes = subgraph(T, roots)
-    out = []
-    for i in nodes.tolist():
-        op = Op(int(T.op[i]))
-        s = SORTS[int(T.sort[i])]
-        aux = int(T.aux[i])
+    ops, sorts, auxs = T.op[nodes].tolist(), T.sort[nodes].tolist(), T.aux[nodes].tolist()
+    nk = T.nkids[nodes].astype(np.int64)
+    starts = T._off.a[nodes]
+    flat = T._kids.a[np.repeat(starts, nk) + (np.arange(int(nk.sum())) - np.repeat(np.cumsum(nk) - nk, nk))].tolist()
+    ends = np.cumsum(nk).tolist()
+    mods_json: dict[int, dict] = {}
+    sort_names = [str(x) for x in SORTS]
+    out, start = [], 0
+    for j, i in enumerate(nodes.tolist()):
+        op = _OP_BY_CODE[ops[j]]
+        s = SORTS[sorts[j]]
+        aux = auxs[j]
         if op is Op.CONST:
             a: object = aux & ((1 << s.width) - 1) if s.kind is not Kind.PRED else aux & 1
         elif op is Op.INPUT:
@@ -234,8 +246,11 @@ def _terms(T: TermStore, roots: np.ndarray) -> list:
         elif op is Op.OPAQUE:
             a = aux
         else:
-            m = mods(aux)
-            a = {f.name: (list(getattr(m, f.name)) if f.name == "elems" else getattr(m, f.name))
-                 for f in fields(m) if getattr(m, f.name) != getattr(_DEFAULT_MODS, f.name)}
-        out.append([i, op.name, str(s), a, list(T.kids(i))])
+            a = mods_json.get(aux)
+            if a is None:
+                m = mods(aux)
+                a = mods_json[aux] = {f.name: (list(getattr(m, f.name)) if f.name == "elems" else getattr(m, f.name))
+                                      for f in fields(m) if getattr(m, f.name) != getattr(_DEFAULT_MODS, f.name)}
+        out.append([i, op.name, sort_names[sorts[j]], a, flat[start:ends[j]]])
+        start = ends[j]
     return out

@@ -238,7 +238,7 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Pa
     from symexec.check.findings import Finding, Report, Verdict
     from symexec.machine import FindingKind
 
-    rep = prove(q.candidate, q.reference)
+    rep = prove(q.candidate, q.reference, keep_forms=certificate is not None)
     cand_check, ref_check = rep.checks["candidate"], rep.checks["reference"]
     res = rep.result
     out = Report(Verdict.VERIFIED, kernel_label)

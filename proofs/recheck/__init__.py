@@ -11,7 +11,7 @@ arithmetic. What is checked, per obligation (docs/certificates.md says the same 
 - `normal_form`: (A) the two normal forms are the same rational function over free atoms: evaluated at
   random points of GF(2^61 - 1) with let-atoms substituted (gfp.py; the error bound D/p is printed);
   (B) each normal form is its term's function: the term DAG and the normal form evaluated at random
-  finite inputs with 320-bit reals agree (reals.py; a test at random points, not a proof);
+  finite inputs with 256-bit reals agree (reals.py; a test at random points, not a proof);
 - each bit-level lemma: cvc5 answers the SMT-LIB 2 script (the negated claim) as the writer's Z3 did
   (`unsat`).
 Trusted: that the term DAG is the kernels' meaning (the executor wrote it: recheck does not re-run the

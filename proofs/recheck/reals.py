@@ -4,7 +4,7 @@ This is the recheck's link between a term and the normal form the certificate cl
 independently of proofs/normal.py and semantics/: each term node is evaluated by its PTX operation's
 exact real meaning (floating-point operations as the real operations they approximate, PTX ISA 9.7.3;
 conversions between float formats as the identity; bit-level operations on the encodings, PTX ISA
-9.7.1/9.7.8) with 320-bit mpmath numbers, on inputs drawn as random finite values of their formats
+9.7.1/9.7.8) with 256-bit mpmath numbers, on inputs drawn as random finite values of their formats
 (so their encodings are exact); each normal form is evaluated from its atoms' definitions (exp2 as 2^x,
 max, min, indicators, the named functions). A term and its normal form must agree to 2^-120 relative
 at every point. It is a test at random points, not a proof: what it rules out is a normal form that is
@@ -19,7 +19,7 @@ import mpmath
 
 __all__ = ["Unevaluable", "FORMATS", "TermValues", "NormalValues", "close"]
 
-PREC = 320
+PREC = 256
 TOL = mpmath.mpf(2) ** -120
 
 #: IEEE 754 binary formats by PTX name: (exponent bits, fraction bits).
@@ -98,6 +98,16 @@ _ROUND = {"rni": lambda x: mpmath.nint(x), "rzi": lambda x: mpmath.floor(x) if x
           "rmi": mpmath.floor, "rpi": mpmath.ceil}
 _FCMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
          "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+_FLOAT_OPS = {
+    "FADD": lambda x: x[0] + x[1], "FSUB": lambda x: x[0] - x[1], "FMUL": lambda x: x[0] * x[1],
+    "FFMA": lambda x: x[0] * x[1] + x[2], "FNEG": lambda x: -x[0], "FABS": lambda x: abs(x[0]),
+    "FMIN": lambda x: min(x[0], x[1]), "FMAX": lambda x: max(x[0], x[1]), "FDIV": lambda x: x[0] / x[1],
+    "FRCP": lambda x: 1 / x[0], "FSQRT": lambda x: mpmath.sqrt(x[0]), "FRSQRT": lambda x: 1 / mpmath.sqrt(x[0]),
+    "FEX2": lambda x: mpmath.power(2, x[0]), "FLG2": lambda x: mpmath.log(x[0], 2),
+    "FSIN": lambda x: mpmath.sin(x[0]), "FCOS": lambda x: mpmath.cos(x[0]), "FTANH": lambda x: mpmath.tanh(x[0]),
+    "FCOPYSIGN": lambda x: abs(x[1]) if x[0] >= 0 else -abs(x[1])}  # PTX ISA 9.7.4: copysign(a, b) has a's sign
 
 
 class TermValues:
@@ -185,14 +195,7 @@ class TermValues:
             for q in range(k):
                 acc += self._operand(kids[1 + q], a_t) * self._operand(kids[1 + k + q], b_t)
             return acc
-        f = {"FADD": lambda: x[0] + x[1], "FSUB": lambda: x[0] - x[1], "FMUL": lambda: x[0] * x[1],
-             "FFMA": lambda: x[0] * x[1] + x[2], "FNEG": lambda: -x[0], "FABS": lambda: abs(x[0]),
-             "FMIN": lambda: min(x[0], x[1]), "FMAX": lambda: max(x[0], x[1]), "FDIV": lambda: x[0] / x[1],
-             "FRCP": lambda: 1 / x[0], "FSQRT": lambda: mpmath.sqrt(x[0]), "FRSQRT": lambda: 1 / mpmath.sqrt(x[0]),
-             "FEX2": lambda: mpmath.power(2, x[0]), "FLG2": lambda: mpmath.log(x[0], 2),
-             "FSIN": lambda: mpmath.sin(x[0]), "FCOS": lambda: mpmath.cos(x[0]), "FTANH": lambda: mpmath.tanh(x[0]),
-             "FCOPYSIGN": lambda: abs(x[1]) if x[0] >= 0 else -abs(x[1])}
-        return f[op]()
+        return _FLOAT_OPS[op](x)
 
     def _operand(self, k: int, t: str):
         v = self.val[k]
@@ -315,6 +318,7 @@ class NormalValues:
         self._atom: dict[str, object] = {}
         self._key: dict[str, object] = {}
         self._poly: dict[str, object] = {}
+        self._coef: dict[str, object] = {}
 
     def nf(self, x: dict):
         with mpmath.workprec(PREC):
@@ -327,11 +331,15 @@ class NormalValues:
 
     def _terms(self, ts: list):
         total = mpmath.mpf(0)
+        coef = self._coef
         for mono, c in ts:
-            num, _, den = str(c).partition("/")
-            v = mpmath.mpf(int(num)) / (int(den) if den else 1)
+            v = coef.get(c)
+            if v is None:
+                num, _, den = str(c).partition("/")
+                v = coef[c] = mpmath.mpf(int(num)) / (int(den) if den else 1)
             for i in range(0, len(mono), 2):
-                v *= mpmath.power(self.atom(str(mono[i])), int(mono[i + 1]))
+                a, e = self.atom(str(mono[i])), mono[i + 1]
+                v = v * a if e == 1 else v * mpmath.power(a, int(e))
             total += v
         return total
 
