@@ -15,7 +15,9 @@ documented in docs/certificates.md):
 - normal.json: both sides' normal forms of each normal-form obligation, as polynomials over atoms, and
   the atoms' definitions (input leaves, exp2 of a polynomial, max/min of normal forms, indicators,
   uninterpreted applications, let-atoms);
-- lemmas/NNNN.smt2: each bit-level lemma (proofs/lemmas.py) as the SMT-LIB 2 script of its negated claim.
+- lemmas/NNNN.smt2: each bit-level lemma (proofs/lemmas.py) as the SMT-LIB 2 script of its negated claim;
+  lemmas/ieee-FMT-TEMPLATE.smt2: the IEEE 754 fact its template stands on (sign-bit xor is negation, ...),
+  in SMT-LIB floating point, so that the recheck's solver proves it too.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from pathlib import Path
 
 import numpy as np
 
+from semantics.formats import get_format
 from semantics.terms import CONCRETE, SORTS, Kind, Mods, Op, TermStore, mods
 
 from .equivalence import METHOD_CODES, Method, Outcome, _as_term
 from .normal import AtomKind, Inf, Normalizer, Rat
 
-__all__ = ["FORMAT", "VERSION", "write_certificate", "empty_directory", "CertificateError"]
+__all__ = ["FORMAT", "VERSION", "write_certificate", "empty_directory", "ieee_fact", "CertificateError"]
 
 FORMAT = "volta-equivalence-certificate"
 VERSION = 1
@@ -95,10 +98,18 @@ def write_certificate(rep, out: Path, *, kernels: dict[str, str], assumptions: l
         if path is None:
             path = scripts[lem.smt2] = f"lemmas/{len(scripts):04d}.smt2"
             (out / path).write_text(lem.smt2)
-        lemmas.append({"file": path, "expected": lem.result, "term": lem.term, "source": lem.source, "fmt": lem.fmt,
-                       "claim": f"FLOAT.{lem.fmt}(#{lem.term}) = {lem.template}(#{lem.source})",
+        lemmas.append({"kind": "term", "file": path, "expected": lem.result, "term": lem.term, "source": lem.source,
+                       "fmt": lem.fmt, "template": lem.template,
+                       "claim": f"bits(#{lem.term}) = {lem.template} of bits(#{lem.source}), every bit pattern",
                        "assumption": lem.assumption})
         roots.append(np.array([lem.term, lem.source], np.int64))
+    for fmt, template in sorted({(m["fmt"], m["template"]) for m in lemmas if m["template"] != "identity"}):
+        claim, text = ieee_fact(fmt, template)
+        path = f"lemmas/ieee-{fmt}-{template.replace(':', '')}.smt2"
+        (out / path).write_text(text)
+        scripts[text] = path
+        lemmas.append({"kind": "ieee", "file": path, "expected": "unsat", "fmt": fmt, "template": template,
+                       "claim": claim})
     files = {
         "obligations.json": {"obligations": obligations},
         "terms.json": {"nodes": _terms(T, np.concatenate(roots) if roots else np.zeros(0, np.int64))},
@@ -121,6 +132,45 @@ def write_certificate(rep, out: Path, *, kernels: dict[str, str], assumptions: l
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def ieee_fact(fmt_name: str, template: str) -> tuple[str, str]:
+    """The IEEE 754 fact a bit-level lemma's template stands on, for every encoding x of the format, in
+    SMT-LIB 2 floating point (negated: unsat proves it), proved here with Z3: the sign-bit operations
+    (IEEE 754-2008 5.5.1: negate, abs) and, for an exponent-field add of k, multiplication by 2^k while
+    the exponent stays normal (5.3.3 scaleB). Returns (the claim in words, the script)."""
+    import z3
+
+    fmt = get_format(fmt_name)
+    if fmt.shift or fmt.bits != 1 + fmt.ebits + fmt.mbits:
+        raise CertificateError(f"no IEEE 754 interchange format for {fmt_name}")
+    w = fmt.bits
+    x = z3.BitVec("x", w)
+    S = z3.FPSort(fmt.ebits, fmt.mbits + 1)
+    fx = z3.fpBVToFP(x, S)
+    sign = 1 << (w - 1)
+    if template == "neg":
+        claim, c = "float(x xor sign bit) = -x", z3.fpBVToFP(x ^ sign, S) == z3.fpNeg(fx)
+    elif template == "abs":
+        claim, c = "float(x and not sign bit) = |x|", z3.fpBVToFP(x & (sign - 1), S) == z3.fpAbs(fx)
+    elif template == "negabs":
+        claim, c = "float(x or sign bit) = -|x|", z3.fpBVToFP(x | sign, S) == z3.fpNeg(z3.fpAbs(fx))
+    elif template.startswith("scale:"):
+        k = int(template.split(":")[1])
+        e = z3.Extract(fmt.ebits + fmt.mbits - 1, fmt.mbits, x)
+        lo, hi = 1, (1 << fmt.ebits) - 2
+        ok = z3.And(z3.UGE(e, max(lo, lo - k)), z3.ULE(e, min(hi, hi - k)))
+        t = x + (k << fmt.mbits) if k >= 0 else x - ((-k) << fmt.mbits)
+        claim = f"float(x + ({k} << {fmt.mbits})) = x * 2^{k} when both exponents are normal"
+        c = z3.Implies(ok, z3.fpBVToFP(t, S) == z3.fpMul(z3.RNE(), fx, z3.FPVal(2.0 ** k, S)))
+    else:
+        raise CertificateError(f"no IEEE 754 fact for lemma template {template!r}")
+    s = z3.Solver()
+    s.set("timeout", 60_000)
+    s.add(z3.Not(c))
+    if s.check() != z3.unsat:
+        raise CertificateError(f"Z3 did not prove the IEEE 754 fact {claim} for {fmt_name}")
+    return f"every {fmt_name} encoding x: {claim}", s.to_smt2()
 
 
 def empty_directory(out: Path) -> Path:

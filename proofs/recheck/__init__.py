@@ -12,10 +12,11 @@ arithmetic. What is checked, per obligation (docs/certificates.md says the same 
   random points of GF(2^61 - 1) with let-atoms substituted (gfp.py; the error bound D/p is printed);
   (B) each normal form is its term's function: the term DAG and the normal form evaluated at random
   finite inputs with 256-bit reals agree (reals.py; a test at random points, not a proof);
-- each bit-level lemma: cvc5 answers the SMT-LIB 2 script (the negated claim) as the writer's Z3 did
-  (`unsat`).
+- each bit-level lemma, and the IEEE 754 fact its template stands on (in SMT-LIB floating point): cvc5
+  answers the SMT-LIB 2 script (the negated claim) as the writer's Z3 did (`unsat`).
 Trusted: that the term DAG is the kernels' meaning (the executor wrote it: recheck does not re-run the
-kernels), the IEEE 754 encoding facts in reals.py, cvc5, mpmath and Python's integers.
+kernels), that a lemma's script states its claim about its terms, reals.py's IEEE 754 decoder, cvc5,
+mpmath and Python's integers.
 """
 
 from __future__ import annotations
@@ -151,7 +152,15 @@ def _recheck(manifest: dict, data: dict, points: int, seed: int) -> RecheckRepor
         elif got != "unsat":
             rep.failures.append(Failure(name, f"{got}: a lemma is proved only by unsat of its negation"))
         else:
-            rep.checked["lemma (cvc5)"] = rep.checked.get("lemma (cvc5)", 0) + 1
+            kind = "IEEE 754 fact (cvc5)" if lem.get("kind") == "ieee" else "lemma (cvc5)"
+            rep.checked[kind] = rep.checked.get(kind, 0) + 1
+    facts = {(m.get("fmt"), m.get("template")) for m in manifest.get("lemmas", []) if m.get("kind") == "ieee"}
+    for lem in manifest.get("lemmas", []):  # a bit-level lemma stands on an IEEE fact: it must be there too
+        if lem.get("kind") != "ieee" and lem.get("template", "identity") != "identity" and \
+                (lem.get("fmt"), lem.get("template")) not in facts:
+            rep.failures.append(Failure(f"lemma {lem['file']} ({lem.get('claim', '')})",
+                                        f"the IEEE 754 fact behind template {lem.get('template')} for "
+                                        f"{lem.get('fmt')} is not in the certificate"))
     if manifest.get("uninterpreted"):
         rep.notes.append("uninterpreted functions (equal arguments, equal values; nothing more): "
                          + ", ".join(manifest["uninterpreted"]))

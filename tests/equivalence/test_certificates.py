@@ -81,9 +81,12 @@ def test_certificate_rechecks_in_a_fresh_process_without_the_executor(case: str,
     assert sum(manifest["buffers"].values()) == sum(manifest["counts"].values())
     assert out["assumptions"] == manifest["assumptions"] and any("exact real arithmetic" in a for a in out["assumptions"])
     assert out["field_error_bound_log2"] < -40
-    if case == "sub_sign_trick":  # the sign-bit xor is a Z3 lemma; cvc5 agrees
+    if case == "sub_sign_trick":  # the sign-bit xor is a Z3 lemma, standing on an IEEE 754 fact; cvc5 agrees
         assert manifest["lemmas"] and all(m["expected"] == "unsat" for m in manifest["lemmas"])
-        assert out["checked"]["lemma (cvc5)"] == len(manifest["lemmas"])
+        facts = [m for m in manifest["lemmas"] if m["kind"] == "ieee"]
+        assert [(m["fmt"], m["template"]) for m in facts] == [("f32", "neg")]
+        assert out["checked"]["lemma (cvc5)"] == len(manifest["lemmas"]) - 1
+        assert out["checked"]["IEEE 754 fact (cvc5)"] == 1
 
 
 def _copy(src: Path, dst: Path) -> Path:
@@ -159,6 +162,16 @@ def test_flipped_smt_result_and_false_lemma_are_rejected(certs: dict[str, Path],
     _edit(d2, f, lambda text: text.replace("(not ", "(and true ", 1))  # the claim itself asserted: satisfiable
     code, out = _recheck(d2)
     assert code == 1 and any(x["obligation"].startswith(f"lemma {f}") and "sat" in x["why"] for x in out["failures"])
+
+
+def test_missing_ieee_fact_is_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
+    """A bit-level lemma whose IEEE 754 fact was dropped from the manifest no longer re-validates."""
+    d = _copy(certs["sub_sign_trick"], tmp_path / "c")
+    m = json.loads((d / "manifest.json").read_text())
+    m["lemmas"] = [x for x in m["lemmas"] if x["kind"] != "ieee"]
+    (d / "manifest.json").write_text(json.dumps(m))
+    code, out = _recheck(d)
+    assert code == 1 and all("IEEE 754 fact behind template neg for f32" in f["why"] for f in out["failures"])
 
 
 def test_swapped_term_is_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
