@@ -94,6 +94,7 @@ def _run(case: Case, timeout: float, cap: int) -> Row:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default=None, help="only cases whose name contains this text")
+    ap.add_argument("--exclude", action="append", default=[], help="skip cases whose name contains this text")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--max-memory", default="6G")
     ap.add_argument("--out", type=Path, default=None, help="write NAME.md and NAME.json here")
@@ -103,7 +104,7 @@ def main() -> int:
     cases = _hand_cases() + [c for c in EQUIV_CASES if c.expect == "verified" and "S=512" not in c.name]
     rows = []
     for case in cases:
-        if a.k and a.k not in case.name:
+        if (a.k and a.k not in case.name) or any(x in case.name for x in a.exclude):
             continue
         r = _run(case, a.timeout, cap)
         rows.append(r)

@@ -31,7 +31,12 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 def recheck_cmd(directory: Path, points: int, seed: int, as_json: bool) -> None:
     """Re-validate the certificate in DIR with a second solver (cvc5) and an independent normal-form
     checker, without running the kernels."""
-    from proofs.recheck import BadCertificate, recheck
+    try:
+        from proofs.recheck import BadCertificate, recheck
+    except ImportError as e:  # mpmath: the certificates extra
+        Console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"error: volta recheck needs {e.name} (pip install 'volta[certificates]')", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
 
     out = Console(highlight=False, soft_wrap=True)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -59,8 +64,8 @@ def recheck_cmd(directory: Path, points: int, seed: int, as_json: bool) -> None:
         if len(rep.failures) > 20:
             out.print(f"  ... and {len(rep.failures) - 20} more", markup=False)
     if rep.error_bound_log2 > float("-inf"):
-        out.print(f"normal forms compared in GF(2^61-1): error probability at most 2^{rep.error_bound_log2:.0f} "
-                  "per obligation", markup=False)
+        out.print(f"normal forms compared in GF(2^61-1): probability that a difference was missed at most "
+                  f"2^{rep.error_bound_log2:.0f} (all obligations together)", markup=False)
     for a in rep.assumptions:
         out.print(f"assumes: {a}", markup=False)
     for n in rep.notes:
