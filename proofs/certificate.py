@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import fields
 from fractions import Fraction
 from pathlib import Path
@@ -54,7 +55,24 @@ def write_certificate(rep, out: Path, *, kernels: dict[str, str], assumptions: l
     if res.outcome is not Outcome.VERIFIED:
         raise CertificateError(f"no certificate: the equivalence verdict is {res.verdict}")
     out = empty_directory(Path(out))
+    created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _write(rep, out, kernels, assumptions)
+    except BaseException:  # nothing half-written stays behind (the directory was new or empty)
+        if created:
+            shutil.rmtree(out, ignore_errors=True)
+        else:
+            for p in list(out.iterdir()):
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+        raise
+
+
+def _write(rep, out: Path, kernels: dict[str, str], assumptions: list[str]) -> dict:
+    res = rep.result
     T, N = rep.store, rep.normalizer
     writer = _NormalWriter(N)
     obligations, roots = [], []

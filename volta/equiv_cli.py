@@ -300,11 +300,16 @@ def _certify(rep, out, q: EquivalenceQuestion, kernel_label: str, certificate: P
     """Write the certificate of a verified proof (proofs/certificate.py) and say so in the notes."""
     import time
 
-    from proofs.certificate import write_certificate
+    from proofs.certificate import CertificateError, write_certificate
 
     t0, c0 = time.perf_counter(), time.process_time()
-    manifest = write_certificate(rep, certificate, kernels={"candidate": kernel_label, "reference": q.reference_name},
-                                 assumptions=out.assumptions)
+    try:
+        manifest = write_certificate(rep, certificate, kernels={"candidate": kernel_label,
+                                                                "reference": q.reference_name},
+                                     assumptions=out.assumptions)
+    except (CertificateError, OSError) as e:
+        out.notes.append(f"no certificate written: {e}")
+        return
     rep.seconds["certificate"] = round(time.perf_counter() - t0, 3)
     rep.seconds["certificate cpu"] = round(time.process_time() - c0, 3)
     out.stats["equivalence"]["certificate"] = {"directory": str(certificate), "counts": manifest["counts"],

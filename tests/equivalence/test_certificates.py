@@ -248,6 +248,23 @@ def test_cli_certificate_options(tmp_path: Path) -> None:
     assert runner.invoke(main, ["recheck", str(tmp_path / "ok")]).exit_code == 0
 
 
+def test_a_certificate_that_cannot_be_written_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
+    """A lemma whose IEEE fact cannot be stated (here: forced) makes no certificate, says so, and removes
+    what it had written; the verdict stays."""
+    import proofs.certificate as cert
+
+    def refuse(fmt: str, template: str):
+        raise cert.CertificateError(f"no IEEE 754 interchange format for {fmt}")
+
+    monkeypatch.setattr(cert, "ieee_fact", refuse)
+    out = tmp_path / "c"
+    report = run_equivalence(CASES / "sub_sign_trick.ptx", reference=CASES / "sub_ref.ptx", certificate=out,
+                             timeout=300)
+    assert report.verdict == "verified"
+    assert any(n.startswith("no certificate written: no IEEE 754 interchange format") for n in report.notes)
+    assert not out.exists()
+
+
 @pytest.mark.slow
 def test_pair_certificate_rechecks(tmp_path: Path) -> None:
     """The paper-style tiled-vs-naive convolution pair: 14400 identical terms and ~2000 normal forms."""
