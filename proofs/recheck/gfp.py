@@ -12,6 +12,7 @@ by `degree`), which vanishes at a uniformly random point with probability at mos
 
 from __future__ import annotations
 
+import hashlib
 import random
 from fractions import Fraction
 
@@ -39,6 +40,7 @@ class FieldPoint:
         self._atom: dict[str, int] = {}
         self._poly: dict[str, int] = {}
         self._key: dict[str, object] = {}
+        self.salt = rng.getrandbits(128).to_bytes(16, "big")
 
     def nf(self, x: dict):
         """A normal form's value: an int of GF(p), or ("inf", sign)."""
@@ -70,15 +72,29 @@ class FieldPoint:
         got = self._atom.get(aid)
         if got is None:
             a = self.atoms[aid]
-            if a["kind"] == "LET":
+            kind = a["kind"]
+            if kind == "LET":
                 v = self.key(str(a["nf"]))
                 if isinstance(v, tuple):
                     raise ValueError(f"let-atom {aid} stands for an infinity")
                 got = v
-            else:
+            elif kind == "APP":  # a function of its arguments' values: equal arguments, equal values
+                got = self._oracle((kind, a["fn"], *[self.key(str(k)) for k in a["args"]]))
+            elif kind in ("MAX", "MIN"):
+                got = self._oracle((kind, *sorted(set(map(repr, (self.key(str(k)) for k in a["args"]))))))
+            elif kind == "EXP2" or (kind == "IND" and a.get("cond") in ("gt", "eq")):
+                got = self._oracle((kind, a.get("cond"), self.poly(str(a["poly"]))))
+            else:  # an input leaf, an integer or predicate term, a truth table: a variable of its own
                 got = self.rng.randrange(1, P)
             self._atom[aid] = got
         return got
+
+    def _oracle(self, args: tuple) -> int:
+        """A random value determined by `args` (the same at this point for equal arguments): an atom
+        with structure is a function of its arguments' values, so atoms that are equal only once
+        let-atoms are expanded (sqrt of a let-atom and sqrt of what it stands for) get one value."""
+        h = hashlib.blake2b(repr(args).encode(), key=self.salt, digest_size=16).digest()
+        return int.from_bytes(h, "big") % (P - 1) + 1
 
     def key(self, k: str):
         if k not in self._key:

@@ -308,3 +308,21 @@ def test_recheck_sources_import_nothing_of_the_prover() -> None:
             else:
                 continue
             assert set(names) <= allowed, (f.name, names)
+
+
+def test_field_comparison_applies_functions_to_argument_values() -> None:
+    """sqrt of a let-atom and sqrt of what it stands for are one value (as the prover's let-expansion
+    makes them, the rmsnorm candidate's case); sqrt(x) and sqrt(2x) are not."""
+    import random
+
+    from proofs.recheck.gfp import FieldPoint
+
+    x = {"num": [[[0, 1], "1"]], "den": None}
+    tables = {"atoms": {"0": {"kind": "LEAF", "term": 5}, "1": {"kind": "LET", "nf": 0},
+                        "2": {"kind": "APP", "fn": "sqrt", "args": [1]}, "3": {"kind": "APP", "fn": "sqrt", "args": [0]},
+                        "4": {"kind": "APP", "fn": "sqrt", "args": [2]}},
+              "polys": {}, "keys": {"0": x, "1": {"num": [[[1, 1], "1"]], "den": None},
+                                    "2": {"num": [[[0, 1], "2"]], "den": None}}}
+    pt = FieldPoint(tables, random.Random(1))
+    via_let, direct, doubled = ({"num": [[[a, 1], "1"]], "den": None} for a in (2, 3, 4))
+    assert pt.nf(via_let) == pt.nf(direct) != pt.nf(doubled)
