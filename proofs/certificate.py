@@ -41,7 +41,7 @@ __all__ = ["FORMAT", "VERSION", "write_certificate", "empty_directory", "ieee_fa
 
 FORMAT = "volta-equivalence-certificate"
 VERSION = 1
-_METHOD_NAMES = {code: m.name.lower() for m, code in METHOD_CODES.items()}  # identical, concrete, normal_form
+_METHOD_NAMES = {code: m.name.lower() for m, code in METHOD_CODES.items()}  # identical, concrete, normal_form, ...
 
 
 class CertificateError(Exception):
@@ -89,7 +89,12 @@ def _write(rep, out: Path, kernels: dict[str, str], assumptions: list[str]) -> d
             rb = o_r.bits[np.searchsorted(o_r.elements, elems)]
             entry["candidate_bits"] = [int(b) if t == CONCRETE else None for b, t in zip(cb.tolist(), ct.tolist())]
             entry["reference_bits"] = [int(b) if t == CONCRETE else None for b, t in zip(rb.tolist(), rt.tolist())]
-        nf_idx = np.nonzero(codes == METHOD_CODES[Method.NORMAL_FORM])[0]
+        # an element the prover took as an instance of a proved one (input elements renamed) is written
+        # with its own normal forms, which the recheck compares like any other
+        inst = codes == METHOD_CODES[Method.INSTANCE]
+        if inst.any():
+            entry["method"] = ["normal_form" if k else m for m, k in zip(entry["method"], inst.tolist())]
+        nf_idx = np.nonzero((codes == METHOD_CODES[Method.NORMAL_FORM]) | inst)[0]
         if nf_idx.size:
             o_c, o_r = sides["candidate"], sides["reference"]
             sort = o_c.sort
@@ -97,11 +102,12 @@ def _write(rep, out: Path, kernels: dict[str, str], assumptions: list[str]) -> d
             rb = o_r.bits[np.searchsorted(o_r.elements, elems[nf_idx])]
             croot = _as_term(T, ct[nf_idx], cb, sort)
             rroot = _as_term(T, rt[nf_idx], rb, sort)
-            kept = rep.forms if rep.forms is not None and all((name, i) in rep.forms for i in nf_idx.tolist()) \
-                else None
-            if kept is None:  # the proof did not keep them: the same normal forms again (memoised below)
-                nfs = N.of(np.concatenate([croot, rroot]))
-                kept = {(name, i): (nfs[j], nfs[nf_idx.size + j]) for j, i in enumerate(nf_idx.tolist())}
+            kept = dict(rep.forms or {})
+            todo = [j for j, i in enumerate(nf_idx.tolist()) if (name, i) not in kept]
+            if todo:  # not kept by the proof (instances, or no keep_forms): normalised here (memoised)
+                nfs = N.of(np.concatenate([croot[todo], rroot[todo]]))
+                for n, j in enumerate(todo):
+                    kept[(name, int(nf_idx[j]))] = (nfs[n], nfs[len(todo) + n])
             for j, i in enumerate(nf_idx.tolist()):
                 x, y = kept[(name, i)]
                 entry["normal"][str(i)] = {"candidate_term": int(croot[j]), "reference_term": int(rroot[j]),
