@@ -17,7 +17,7 @@ $(CORE): pyproject.toml
 $(FULL): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[triton,torch,dev,agent,scale]'
+	$(PY) -m pip install -q -e '.[triton,torch,dev,agent,scale,certificates]'
 	touch $(FULL) $(CORE)
 
 setup: $(FULL)

@@ -117,8 +117,11 @@ REAL_ASSUMPTIONS = [
 
 
 def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
-                    normalizer: Normalizer | None = None, max_suspects: int = 8) -> EquivalenceResult:
-    """Discharge the obligations of every written element (see the module docstring)."""
+                    normalizer: Normalizer | None = None, max_suspects: int = 8,
+                    forms: dict | None = None) -> EquivalenceResult:
+    """Discharge the obligations of every written element (see the module docstring). `forms`, when
+    given, receives (buffer, index among the compared elements) -> both normal forms of each element
+    proved by them (for its certificate, proofs/certificate.py)."""
     t0 = time.perf_counter()
     for side in (cand, ref):
         fatal = [g for g in side.gaps if g.fatal]
@@ -182,6 +185,8 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                     same, why = False, f"normal forms not compared: {e}"
                 if same:
                     codes[idx[j]] = METHOD_CODES[Method.NORMAL_FORM]
+                    if forms is not None:
+                        forms[(name, int(idx[j]))] = (x, y)
                 else:
                     res.suspect_count += 1
                     if len(res.suspects) < max_suspects:

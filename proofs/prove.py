@@ -47,6 +47,7 @@ class EquivalenceReport:
     precision: list = field(default_factory=list)  # proofs.precision.PrecisionFinding
     witness: object | None = None  # proofs.witness.Witness
     seconds: dict[str, float] = field(default_factory=dict)
+    forms: dict | None = None  # (buffer, index) -> both normal forms, kept for a certificate
 
 
 def run_side(k: KernelUnderTest, store: TermStore, safety: Report | None = None) -> tuple[Report, Side]:
@@ -76,10 +77,10 @@ def safety_report(k: KernelUnderTest) -> Report:
     return check_kernel(k.prog, k.launch)
 
 
-def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermStore | None = None
-          ) -> EquivalenceReport:
+def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermStore | None = None,
+          keep_forms: bool = False) -> EquivalenceReport:
     """Run both kernels and discharge every output element's obligation (no witness search here:
-    proofs.witness confirms suspects)."""
+    proofs.witness confirms suspects); `keep_forms`: keep the normal forms a certificate writes."""
     T = store or TermStore()
     seconds: dict[str, float] = {}
     checks: dict[str, Report] = {}
@@ -95,10 +96,11 @@ def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermSto
         seconds[f"run {k.label}"] = round(time.perf_counter() - t0, 3)
     t0 = time.perf_counter()
     N = Normalizer(T)
+    forms: dict | None = {} if keep_forms else None
     if any(r.outcome is Verdict.UNSUPPORTED for r in checks.values()):
         bad = next(k for k, r in checks.items() if r.outcome is Verdict.UNSUPPORTED)
         res = EquivalenceResult(Outcome.UNSUPPORTED, f"{checks[bad].reason} ({bad})")
     else:
-        res = compare_outputs(T, sides[candidate.label], sides[reference.label], normalizer=N)
+        res = compare_outputs(T, sides[candidate.label], sides[reference.label], normalizer=N, forms=forms)
     seconds["compare"] = round(time.perf_counter() - t0, 3)
-    return EquivalenceReport(res, checks, T, sides, N, seconds=seconds)
+    return EquivalenceReport(res, checks, T, sides, N, seconds=seconds, forms=forms)

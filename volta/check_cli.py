@@ -30,14 +30,17 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
                grid: str = "auto", timeout: float | None = DEFAULT_TIMEOUT, sizes: str = "launch",
                max_memory: int | None = None, progress=None, equivalence: bool = False,
                reference: Path | None = None, reference_launch: Path | None = None,
-               reference_arch: str | None = None):
+               reference_arch: str | None = None, certificate: Path | None = None):
     """Parse, build the launch, run the checker (at most ``timeout`` seconds of emulation and
     ``max_memory`` bytes, then inconclusive); returns a Report. Raises BadInput for bad input.
     equivalence / reference: also prove the kernel computes what Triton's build for ``contract``
-    (or the PTX kernel ``reference``) computes (volta/equiv_cli.py)."""
+    (or the PTX kernel ``reference``) computes (volta/equiv_cli.py), writing a verified proof's
+    certificate into directory ``certificate`` when given."""
     if equivalence or reference is not None:
         return _equivalence_file(Path(path), contract, launch_path, arch, instance, entry, timeout, max_memory,
-                                 reference, reference_launch, reference_arch)
+                                 reference, reference_launch, reference_arch, certificate)
+    if certificate is not None:
+        raise BadInput("--certificate needs --reference or --equivalence (it certifies an equivalence proof)")
     if reference_launch is not None or reference_arch is not None:
         raise BadInput("--reference-launch and --reference-arch need --reference or --equivalence")
     from symexec import LaunchError, Unsupported, load_program, run_limits
@@ -89,7 +92,7 @@ def check_file(path: Path, contract: str | None = None, launch_path: Path | None
 
 
 def _equivalence_file(path: Path, contract, launch_path, arch, instance, entry, timeout, max_memory, reference,
-                      reference_launch, reference_arch):
+                      reference_launch, reference_arch, certificate=None):
     """`volta check --equivalence/--reference`: the safety verdict, then the equivalence proof."""
     from symexec import LaunchError
     from ptx_parser import ParseError
@@ -102,7 +105,7 @@ def _equivalence_file(path: Path, contract, launch_path, arch, instance, entry, 
         with address_space_ceiling(max_memory):
             report = run_equivalence(path, contract=contract, reference=reference, launch_path=launch_path,
                                      reference_launch=reference_launch, arch=arch, reference_arch=reference_arch,
-                                     instance=instance, entry=entry, timeout=timeout)
+                                     instance=instance, entry=entry, timeout=timeout, certificate=certificate)
     except ParseError as e:
         raise BadInput(str(e)) from None
     except (LaunchError, ValueError) as e:
@@ -238,12 +241,16 @@ Progress (CTAs, instructions/s, memory, time left) is shown on a terminal.
               metavar="SPEC.json", help="Launch spec of --reference (default: its '// launch:' line or REF.json).")
 @click.option("--reference-arch", default=None, metavar="TARGET",
               help="With --contract --equivalence: the target of Triton's reference build (default: --arch's).")
+@click.option("--certificate", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="With --reference/--equivalence: write a verified proof's certificate (every obligation, "
+                   "SMT-LIB lemmas, normal forms) into DIR (new or empty); re-check it with `volta recheck DIR`.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (it is off anyway when stderr is not a "
                                                   "terminal).")
 def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path | None, arch: str | None,
               instance: str, entry: str | None, grid: str, sizes: str, timeout: float, max_memory: int | None,
               as_json: bool, sarif_path: Path | None, html_path: Path | None, equivalence: bool,
-              reference: Path | None, reference_launch: Path | None, reference_arch: str | None, quiet: bool) -> None:
+              reference: Path | None, reference_launch: Path | None, reference_arch: str | None,
+              certificate: Path | None, quiet: bool) -> None:
     """Prove each KERNEL.ptx (or every .ptx under DIR) free of data races, barrier divergence, deadlocks,
     out-of-bounds accesses and tensor-memory/mbarrier lifecycle errors for a launch, or show a witness;
     or say what could not be decided. Several files end with a summary table."""
@@ -258,11 +265,20 @@ def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path
         if html_path is not None and sarif_path is not None and html_path.resolve() == sarif_path.resolve():
             raise BadInput("--sarif and --html name the same file")
         files = collect(kernels)
+        if certificate is not None:
+            from proofs.certificate import CertificateError, empty_directory
+
+            if len(files) != 1:
+                raise BadInput("--certificate certifies one kernel's proof: give one KERNEL.ptx")
+            try:
+                empty_directory(certificate)
+            except CertificateError as e:
+                raise BadInput(str(e)) from None
     except BadInput as e:
         _fail(e, as_json, err)
     kw = dict(contract=contract, launch_path=launch_path, arch=arch, instance=instance, entry=entry, grid=grid,
               timeout=timeout, sizes=sizes, max_memory=max_memory, equivalence=equivalence, reference=reference,
-              reference_launch=reference_launch, reference_arch=reference_arch)
+              reference_launch=reference_launch, reference_arch=reference_arch, certificate=certificate)
     results: list[CheckResult] = []
     with RunProgress(err, enabled=not quiet) as bar:
         for path in files:

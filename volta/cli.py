@@ -20,7 +20,28 @@ _err = Console(stderr=True, highlight=False, soft_wrap=True)
 _out = Console(highlight=False, soft_wrap=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """Subcommands that live in their own modules are imported when named (`volta recheck` must not
+    import the executor; the others import heavier dependencies)."""
+
+    lazy = {"suite": ("volta.suite_cli", "suite"), "run": ("volta.run_cli", "run_cmd"),
+            "check": ("volta.check_cli", "check_cmd"), "regress": ("volta.check_cli", "regress_cmd"),
+            "eval": ("volta.eval_cli", "eval_cmd"), "baseline": ("volta.eval_cli", "baseline_cmd"),
+            "agent": ("volta.agent_cli", "agent"), "recheck": ("volta.recheck_cli", "recheck_cmd")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in self.lazy:
+            import importlib
+
+            module, attr = self.lazy[name]
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="volta", prog_name="volta")
 def main() -> None:
     """Volta: formal verification for NVIDIA GPU kernels written in PTX."""
@@ -92,28 +113,6 @@ def _top(counts: dict[str, int], n: int) -> str:
     if len(items) > n:
         text += f" ... (+{len(items) - n} more)"
     return text or "-"
-
-
-def _attach_optional_commands() -> None:
-    """Subcommands that live in their own modules (they import heavier dependencies lazily)."""
-    import importlib
-
-    from .check_cli import check_cmd, regress_cmd
-    from .eval_cli import baseline_cmd, eval_cmd
-    from .suite_cli import suite
-
-    main.add_command(suite)
-    from .run_cli import run_cmd
-
-    main.add_command(run_cmd)
-    main.add_command(check_cmd)
-    main.add_command(regress_cmd)
-    main.add_command(eval_cmd)
-    main.add_command(baseline_cmd)
-    main.add_command(importlib.import_module("volta.agent_cli").agent)
-
-
-_attach_optional_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

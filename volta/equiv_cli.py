@@ -228,8 +228,9 @@ def question(candidate: Path, *, contract: str | None = None, reference: Path | 
 
 # ---------------------------------------------------------------------- the verdict
 
-def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
-    """Prove, look for a witness, and fold everything into one Report (symexec.check.findings)."""
+def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Path | None = None):
+    """Prove, look for a witness, and fold everything into one Report (symexec.check.findings);
+    `certificate`: a directory to write the proof's certificate into when it is verified."""
     from proofs.equivalence import Outcome
     from proofs.precision import precision_findings
     from proofs.prove import prove
@@ -237,7 +238,7 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
     from symexec.check.findings import Finding, Report, Verdict
     from symexec.machine import FindingKind
 
-    rep = prove(q.candidate, q.reference)
+    rep = prove(q.candidate, q.reference, keep_forms=certificate is not None)
     cand_check, ref_check = rep.checks["candidate"], rep.checks["reference"]
     res = rep.result
     out = Report(Verdict.VERIFIED, kernel_label)
@@ -272,6 +273,8 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
         suspects[p.buffer] = np.union1d(suspects[p.buffer], p.elements)
     if not suspects:
         out.notes += [p.describe() for p in precision]
+        if certificate is not None:
+            _certify(rep, out, q, kernel_label, certificate)
         return out
     w = search(rep.store, (q.candidate, rep.sides["candidate"]), (q.reference, rep.sides["reference"]),
                {k: _sample(v) for k, v in suspects.items()}, q.draws(), q.tolerance)
@@ -291,6 +294,27 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str):
     out.notes += [p.describe() for p in precision]
     out.notes.append("no input among the draws tried shows a difference beyond the tolerance")
     return out
+
+
+def _certify(rep, out, q: EquivalenceQuestion, kernel_label: str, certificate: Path) -> None:
+    """Write the certificate of a verified proof (proofs/certificate.py) and say so in the notes."""
+    import time
+
+    from proofs.certificate import CertificateError, write_certificate
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        manifest = write_certificate(rep, certificate, kernels={"candidate": kernel_label,
+                                                                "reference": q.reference_name},
+                                     assumptions=out.assumptions)
+    except (CertificateError, OSError) as e:
+        out.notes.append(f"no certificate written: {e}")
+        return
+    rep.seconds["certificate"] = round(time.perf_counter() - t0, 3)
+    rep.seconds["certificate cpu"] = round(time.process_time() - c0, 3)
+    out.stats["equivalence"]["certificate"] = {"directory": str(certificate), "counts": manifest["counts"],
+                                               "lemmas": len(manifest["lemmas"])}
+    out.notes.append(f"certificate written to {certificate} (re-check it: volta recheck {certificate})")
 
 
 def _sample(elems: np.ndarray, limit: int = 4096) -> np.ndarray:
@@ -324,8 +348,9 @@ def _witness_sites(rep, q: EquivalenceQuestion, w) -> list:
 def run_equivalence(candidate: Path, *, contract: str | None = None, reference: Path | None = None,
                     launch_path: Path | None = None, reference_launch: Path | None = None, arch: str | None = None,
                     reference_arch: str | None = None, instance: str = "verify", entry: str | None = None,
-                    timeout: float | None = None):
-    """The CLI's equivalence check: a Report (raises for bad input)."""
+                    timeout: float | None = None, certificate: Path | None = None):
+    """The CLI's equivalence check: a Report (raises for bad input); a verified proof's certificate is
+    written into `certificate` when given."""
     from symexec import ExecError, Unsupported, time_limit
     from symexec.check.findings import Report, Verdict
 
@@ -337,10 +362,12 @@ def run_equivalence(candidate: Path, *, contract: str | None = None, reference: 
     label = f"{candidate}:{q.candidate.prog.function.name}"
     try:
         with time_limit(timeout):
-            report = check_equivalence(q, label)
+            report = check_equivalence(q, label, certificate)
     except Unsupported as e:
         report = Report(Verdict.UNSUPPORTED, label, str(e).removeprefix("unsupported: "))
     except ExecError as e:
         at = f" at {e.ins.span}" if getattr(e, "ins", None) is not None and e.ins.span else ""
         report = Report(Verdict.INCONCLUSIVE, label, f"{e.message if hasattr(e, 'message') else e}{at}")
+    if certificate is not None and "certificate" not in report.stats.get("equivalence", {}):
+        report.notes.append(f"no certificate written: the verdict is {report.verdict}")
     return report

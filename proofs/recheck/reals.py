@@ -1,0 +1,399 @@
+"""The real-arithmetic meaning of a certificate's terms and normal forms, evaluated at random inputs.
+
+This is the recheck's link between a term and the normal form the certificate claims for it, written
+independently of proofs/normal.py and semantics/: each term node is evaluated by its PTX operation's
+exact real meaning (floating-point operations as the real operations they approximate, PTX ISA 9.7.3;
+conversions between float formats as the identity; bit-level operations on the encodings, PTX ISA
+9.7.1/9.7.8) with 256-bit mpmath numbers, on inputs drawn as random finite values of their formats
+(so their encodings are exact); each normal form is evaluated from its atoms' definitions (exp2 as 2^x,
+max, min, indicators, the named functions). A term and its normal form must agree to 2^-120 relative
+at every point. It is a test at random points, not a proof: what it rules out is a normal form that is
+not the term's function (a changed coefficient, a swapped term, a wrong lemma used).
+"""
+
+from __future__ import annotations
+
+import random
+
+import mpmath
+
+__all__ = ["Unevaluable", "FORMATS", "TermValues", "NormalValues", "close"]
+
+PREC = 256
+TOL = mpmath.mpf(2) ** -120
+
+#: IEEE 754 binary formats by PTX name: (exponent bits, fraction bits).
+FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}
+
+
+class Unevaluable(Exception):
+    """A node or atom this evaluator has no meaning for (named in the message)."""
+
+
+def _width(sort: str) -> int:
+    if sort == "pred":
+        return 1
+    if sort[0] == "b" and sort[1:].isdigit():
+        return int(sort[1:])
+    if sort in FORMATS:
+        e, m = FORMATS[sort]
+        return 1 + e + m
+    raise Unevaluable(f"sort {sort}")
+
+
+def decode(bits: int, fmt: str):
+    """An IEEE 754 encoding's value (mpf; +-inf); NaN is unevaluable."""
+    if fmt not in FORMATS:
+        raise Unevaluable(f"float format {fmt}")
+    e, m = FORMATS[fmt]
+    sign = -1 if bits >> (e + m) & 1 else 1
+    ex = bits >> m & ((1 << e) - 1)
+    frac = bits & ((1 << m) - 1)
+    bias = (1 << (e - 1)) - 1
+    if ex == (1 << e) - 1:
+        if frac:
+            raise Unevaluable("a NaN encoding")
+        return sign * mpmath.inf
+    if ex == 0:
+        return sign * mpmath.ldexp(frac, 1 - bias - m)
+    return sign * mpmath.ldexp((1 << m) | frac, ex - bias - m)
+
+
+def encode(x, fmt: str) -> int:
+    """The encoding of x in fmt when x is exactly representable there (else unevaluable)."""
+    e, m = FORMATS[fmt]
+    bias = (1 << (e - 1)) - 1
+    sign = 0
+    if mpmath.isinf(x):
+        return ((1 if x < 0 else 0) << (e + m)) | (((1 << e) - 1) << m)
+    if x < 0:
+        sign, x = 1, -x
+    if x == 0:
+        return sign << (e + m)
+    man, exp = mpmath.mpf(x).man_exp  # x = man * 2^exp, man odd
+    top = exp + man.bit_length() - 1  # unbiased exponent of the leading bit
+    if top > bias:
+        raise Unevaluable(f"{x} overflows {fmt}")
+    if top >= 1 - bias:  # normal
+        shift = exp - (top - m)
+        if shift < 0:
+            raise Unevaluable(f"{x} is not representable in {fmt}")
+        full = man << shift
+        return sign << (e + m) | (top + bias) << m | (full & ((1 << m) - 1))
+    shift = exp - (1 - bias - m)
+    if shift < 0:
+        raise Unevaluable(f"{x} is not representable in {fmt}")
+    return sign << (e + m) | (man << shift)
+
+
+def _signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) & 1 else v
+
+
+def _is_int_type(t: str) -> bool:
+    return t[0] in "bsu" and t[1:].isdigit()
+
+
+_ROUND = {"rni": lambda x: mpmath.nint(x), "rzi": lambda x: mpmath.floor(x) if x >= 0 else mpmath.ceil(x),
+          "rmi": mpmath.floor, "rpi": mpmath.ceil}
+_FCMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
+         "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+
+
+_FLOAT_OPS = {
+    "FADD": lambda x: x[0] + x[1], "FSUB": lambda x: x[0] - x[1], "FMUL": lambda x: x[0] * x[1],
+    "FFMA": lambda x: x[0] * x[1] + x[2], "FNEG": lambda x: -x[0], "FABS": lambda x: abs(x[0]),
+    "FMIN": lambda x: min(x[0], x[1]), "FMAX": lambda x: max(x[0], x[1]), "FDIV": lambda x: x[0] / x[1],
+    "FRCP": lambda x: 1 / x[0], "FSQRT": lambda x: mpmath.sqrt(x[0]), "FRSQRT": lambda x: 1 / mpmath.sqrt(x[0]),
+    "FEX2": lambda x: mpmath.power(2, x[0]), "FLG2": lambda x: mpmath.log(x[0], 2),
+    "FSIN": lambda x: mpmath.sin(x[0]), "FCOS": lambda x: mpmath.cos(x[0]), "FTANH": lambda x: mpmath.tanh(x[0]),
+    "FCOPYSIGN": lambda x: abs(x[1]) if x[0] >= 0 else -abs(x[1])}  # PTX ISA 9.7.4: copysign(a, b) has a's sign
+
+
+class TermValues:
+    """Every node of terms.json evaluated at one random input (children first, as stored)."""
+
+    def __init__(self, nodes: list, rng: random.Random) -> None:
+        self.val: dict[int, object] = {}
+        self.why: dict[int, str] = {}  # node -> why it could not be evaluated
+        self.sort: dict[int, str] = {}
+        with mpmath.workprec(PREC):
+            for i, op, sort, aux, kids in nodes:
+                self.sort[i] = sort
+                bad = next((self.why[k] for k in kids if k in self.why), None)
+                if bad is not None:
+                    self.why[i] = bad
+                    continue
+                try:
+                    self.val[i] = self._node(op, sort, aux, kids, rng)
+                except (Unevaluable, ZeroDivisionError, ValueError, KeyError, TypeError) as e:
+                    self.why[i] = f"#{i} {op}: {e}"
+
+    def get(self, i: int):
+        if i in self.why:
+            raise Unevaluable(self.why[i])
+        if i not in self.val:
+            raise Unevaluable(f"term #{i} is not in terms.json")
+        return self.val[i]
+
+    def bits(self, k: int) -> int:
+        """A child's bits (a float child's exact encoding)."""
+        v, s = self.val[k], self.sort[k]
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, int):
+            return v
+        return encode(v, s)
+
+    def _node(self, op: str, sort: str, aux, kids: list, rng: random.Random):
+        fl = sort in FORMATS
+        if op == "CONST":
+            return bool(aux & 1) if sort == "pred" else decode(aux, sort) if fl else int(aux)
+        if op == "INPUT":
+            if fl:
+                e, m = FORMATS[sort]
+                v = mpmath.ldexp(rng.randrange(1 << m, 1 << (m + 1)), rng.randrange(-3, 2) - m)
+                return -v if rng.random() < 0.5 else v
+            if sort == "pred":
+                return rng.random() < 0.5
+            return rng.randrange(0, 1 << _width(sort))
+        if op == "OPAQUE":
+            raise Unevaluable("an opaque value")
+        x = [self.val[k] for k in kids]
+        mods = aux if isinstance(aux, dict) else {}
+        if op in ("FADD", "FSUB", "FMUL", "FFMA", "FNEG", "FABS", "FMIN", "FMAX", "FDIV", "FRCP", "FSQRT", "FRSQRT",
+                  "FEX2", "FLG2", "FSIN", "FCOS", "FTANH", "FCOPYSIGN", "MMA"):
+            r = self._float(op, x, kids, mods)
+            if mods.get("relu"):
+                r = max(r, mpmath.mpf(0))
+            if mods.get("sat"):
+                r = min(max(r, mpmath.mpf(0)), mpmath.mpf(1))
+            return r
+        if op == "CVT":
+            return self._cvt(x[0], kids[0], sort, mods)
+        if op == "FLOAT":
+            ks = self.sort[kids[0]]
+            if ks == sort:
+                return x[0]
+            if ks in FORMATS:
+                raise Unevaluable(f"{ks} bits read as {sort}")
+            return decode(self.bits(kids[0]) & ((1 << _width(sort)) - 1), sort)
+        if op == "ITE":
+            return x[1] if x[0] else x[2]
+        if op in ("PAND", "POR", "PXOR", "PNOT"):
+            return {"PAND": lambda: x[0] and x[1], "POR": lambda: x[0] or x[1], "PXOR": lambda: x[0] != x[1],
+                    "PNOT": lambda: not x[0]}[op]()
+        if op == "CMP":
+            return self._cmp(x, kids, mods)
+        return self._bits_op(op, sort, kids, mods)
+
+    def _float(self, op: str, x: list, kids: list, mods: dict):
+        if op == "MMA":
+            a_t, b_t, _ = mods["elems"]
+            k = (len(kids) - 1) // 2
+            acc = x[0]
+            for q in range(k):
+                acc += self._operand(kids[1 + q], a_t) * self._operand(kids[1 + k + q], b_t)
+            return acc
+        return _FLOAT_OPS[op](x)
+
+    def _operand(self, k: int, t: str):
+        v = self.val[k]
+        if _is_int_type(t):
+            w = int(t[1:])
+            b = self.bits(k) & ((1 << w) - 1)
+            return mpmath.mpf(_signed(b, w) if t[0] == "s" else b)
+        if isinstance(v, int) and not isinstance(v, bool):
+            return decode(v & ((1 << _width(t)) - 1), t)
+        return v
+
+    def _cvt(self, v, kid: int, sort: str, mods: dict):
+        dst, src = mods["elems"]
+        if not _is_int_type(src):
+            r = v
+        else:
+            w = int(src[1:])
+            b = self.bits(kid) & ((1 << w) - 1)
+            r = _signed(b, w) if src[0] == "s" else b
+        if not _is_int_type(dst):  # to a float: the same real (rounding is the precision check's)
+            r = mpmath.mpf(r)
+            if mods.get("relu"):
+                r = max(r, mpmath.mpf(0))
+            if mods.get("sat"):
+                r = min(max(r, mpmath.mpf(0)), mpmath.mpf(1))
+            return r
+        w = int(dst[1:])
+        if not _is_int_type(src):
+            rnd = mods.get("rnd") or "rzi"
+            if rnd not in _ROUND:
+                raise Unevaluable(f"float-to-integer rounding {rnd}")
+            r = int(_ROUND[rnd](r))
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dst[0] == "s" else (0, (1 << w) - 1)
+        if mods.get("sat") or not _is_int_type(src):  # float to integer saturates (PTX ISA 9.7.9.21)
+            r = min(max(r, lo), hi)
+        return r & ((1 << _width(sort)) - 1)
+
+    def _cmp(self, x: list, kids: list, mods: dict) -> bool:
+        c = mods["cmp"]
+        if self.sort[kids[0]] in FORMATS:
+            if c in ("num",):
+                return True
+            if c in ("nan",):
+                return False
+            return _FCMP[c.rstrip("u") if c not in ("eq", "ne") else c](x[0], x[1])
+        w = _width(self.sort[kids[0]])
+        a, b = self.bits(kids[0]), self.bits(kids[1])
+        if mods.get("signed") and c in ("lt", "le", "gt", "ge"):
+            a, b = _signed(a, w), _signed(b, w)
+        c = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}.get(c, c)
+        return _FCMP[c](a, b)
+
+    def _bits_op(self, op: str, sort: str, kids: list, mods: dict) -> int:
+        w = _width(sort)
+        mask = (1 << w) - 1
+        b = [self.bits(k) for k in kids]
+        signed = mods.get("signed", False)
+        kw = [_width(self.sort[k]) for k in kids]
+        if op == "AND":
+            r = b[0] & b[1]
+        elif op == "OR":
+            r = b[0] | b[1]
+        elif op == "XOR":
+            r = b[0] ^ b[1]
+        elif op == "NOT":
+            r = ~b[0]
+        elif op == "SHL":
+            r = 0 if b[1] >= w else b[0] << b[1]
+        elif op == "SHR":
+            a = _signed(b[0], w) if signed else b[0]
+            r = (a >> min(b[1], w)) if signed else (0 if b[1] >= w else a >> b[1])
+        elif op == "IADD":
+            r = b[0] + b[1]
+        elif op == "ISUB":
+            r = b[0] - b[1]
+        elif op == "INEG":
+            r = -b[0]
+        elif op == "IMUL":
+            a, c = (_signed(b[0], kw[0]), _signed(b[1], kw[1])) if signed else (b[0], b[1])
+            r = a * c >> kw[0] if mods.get("mode") == "hi" else a * c
+        elif op in ("IMIN", "IMAX", "IABS"):
+            a = [_signed(v, w) if signed else v for v in b]
+            r = min(a) if op == "IMIN" else max(a) if op == "IMAX" else abs(a[0])
+        elif op == "CONCAT":
+            r = 0
+            for v, k in zip(b, kw):
+                r = r << k | (v & ((1 << k) - 1))
+        elif op == "EXTRACT":
+            r = b[0] >> mods.get("lo", 0)
+        elif op == "POPC":
+            r = bin(b[0]).count("1")
+        elif op == "BFE":
+            pos, ln = b[1] & 0xFF, b[2] & 0xFF
+            r = (b[0] >> pos) & ((1 << ln) - 1) if ln else 0
+            if signed and ln and r >> (ln - 1) & 1:
+                r -= 1 << ln
+        else:
+            raise Unevaluable(f"operation {op}")
+        return r & mask
+
+
+def close(a, b) -> bool:
+    """Equal reals to 2^-120 relative (infinities equal only themselves)."""
+    if mpmath.isinf(a) or mpmath.isinf(b):
+        return a == b
+    with mpmath.workprec(PREC):
+        return abs(a - b) <= TOL * max(mpmath.mpf(1), abs(a), abs(b))
+
+
+_APPS = {"sqrt": mpmath.sqrt, "log2": lambda x: mpmath.log(x, 2), "sin": mpmath.sin, "cos": mpmath.cos,
+         "tanh": mpmath.tanh, "abs": abs, "copysign": lambda a, b: abs(b) if a >= 0 else -abs(b)}
+
+
+class NormalValues:
+    """Normal forms (normal.json) evaluated at the point of a TermValues, from the atoms' definitions."""
+
+    def __init__(self, tables: dict, terms: TermValues) -> None:
+        self.atoms, self.polys, self.keys = tables["atoms"], tables["polys"], tables["keys"]
+        self.terms = terms
+        self._atom: dict[str, object] = {}
+        self._key: dict[str, object] = {}
+        self._poly: dict[str, object] = {}
+        self._coef: dict[str, object] = {}
+
+    def nf(self, x: dict):
+        with mpmath.workprec(PREC):
+            if "inf" in x:
+                return mpmath.inf if int(x["inf"]) > 0 else -mpmath.inf
+            v = self._terms(x["num"])
+            if x.get("den") is not None:
+                v = v / self.poly(str(x["den"]))
+            return v
+
+    def _terms(self, ts: list):
+        total = mpmath.mpf(0)
+        coef = self._coef
+        for mono, c in ts:
+            v = coef.get(c)
+            if v is None:
+                num, _, den = str(c).partition("/")
+                v = coef[c] = mpmath.mpf(int(num)) / (int(den) if den else 1)
+            for i in range(0, len(mono), 2):
+                a, e = self.atom(str(mono[i])), mono[i + 1]
+                v = v * a if e == 1 else v * mpmath.power(a, int(e))
+            total += v
+        return total
+
+    def poly(self, pid: str):
+        if pid not in self._poly:
+            self._poly[pid] = self._terms(self.polys[pid])
+        return self._poly[pid]
+
+    def key(self, k: str):
+        if k not in self._key:
+            self._key[k] = self.nf(self.keys[k])
+        return self._key[k]
+
+    def atom(self, aid: str):
+        got = self._atom.get(aid)
+        if got is None:
+            got = self._atom[aid] = self._atom_value(self.atoms[aid])
+        return got
+
+    def _atom_value(self, a: dict):
+        kind = a["kind"]
+        if kind in ("LEAF", "TERM"):
+            v = self.terms.get(int(a["term"]))
+            if not isinstance(v, mpmath.mpf):
+                raise Unevaluable(f"{kind} atom of a non-float term #{a['term']}")
+            return v
+        if kind == "INT":
+            if "term" not in a:
+                raise Unevaluable("an integer atom given by a value table")
+            t = int(a["term"])
+            b = self.terms.bits(t) if t in self.terms.val else self.terms.get(t)
+            return mpmath.mpf(_signed(b, _width(self.terms.sort[t])) if a["signed"] else b)
+        if kind == "EXP2":
+            return mpmath.power(2, self.poly(str(a["poly"])))
+        if kind in ("MAX", "MIN"):
+            vals = [self.key(str(k)) for k in a["args"]]
+            return max(vals) if kind == "MAX" else min(vals)
+        if kind == "LET":
+            return self.key(str(a["nf"]))
+        if kind == "IND":
+            c = a["cond"]
+            if c == "term":
+                return mpmath.mpf(1 if self.terms.get(int(a["term"])) else 0)
+            if c in ("gt", "eq"):
+                p = self.poly(str(a["poly"]))
+                if c == "gt":
+                    return mpmath.mpf(1 if p > 0 else 0)
+                return mpmath.mpf(1 if close(p, mpmath.mpf(0)) else 0)
+            raise Unevaluable("an indicator given by a truth table")
+        if kind == "APP":
+            fn, args = a["fn"], [self.key(str(k)) for k in a["args"]]
+            if fn in _APPS:
+                return _APPS[fn](*args)
+            if fn.startswith("float.") and fn[6:] in FORMATS:
+                return decode(int(args[0]) & ((1 << _width(fn[6:])) - 1), fn[6:])
+            raise Unevaluable(f"uninterpreted function {fn}")
+        raise Unevaluable(f"atom kind {kind}")

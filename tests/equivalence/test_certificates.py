@@ -1,0 +1,328 @@
+"""Certificates (issue 11 item 4): `volta check --reference REF --certificate DIR` writes every obligation of
+a verified proof; `volta recheck DIR` re-validates them in a fresh process, with cvc5 for the lemmas and
+its own normal-form checker, without importing the executor. Tampered certificates are rejected: a
+changed file (exit 2, its hash), a changed coefficient, a flipped SMT result, a swapped term (exit 1,
+the obligation named)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from volta.cli import main
+from volta.equiv_cli import run_equivalence
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = Path(__file__).parent / "cases"
+PAIRS = ROOT / "examples" / "pairs"
+
+#: (candidate, reference, what the proof needs): a reduction (warp shuffles), the sign-bit trick (a Z3
+#: lemma, re-checked by cvc5), atomic split-K (an unordered sum), online softmax (exp2, max, let-atoms)
+CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
+             ("softmax_online", "softmax_ref")]
+
+#: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
+_FRESH = """
+import json, sys
+from volta.cli import main
+try:
+    main(["recheck", sys.argv[1], "--json"])
+except SystemExit as e:
+    code = e.code
+bad = sorted(m for m in sys.modules if m.split(".")[0] in ("symexec", "semantics", "tcgen05", "harness")
+             or m in ("proofs.normal", "proofs.prove", "proofs.equivalence", "proofs.lemmas", "z3"))
+sys.stderr.write("\\nMODULES " + json.dumps({"code": code, "imported": bad}) + "\\n")
+"""
+
+
+def _recheck_fresh(d: Path) -> tuple[int, dict, list[str]]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-c", _FRESH, str(d)], capture_output=True, text=True, cwd=ROOT, env=env,
+                       timeout=600)
+    info = json.loads(p.stderr.rsplit("MODULES ", 1)[1])
+    return info["code"], json.loads(p.stdout), info["imported"]
+
+
+def _certify(cand: Path, ref: Path, out: Path, **kw) -> dict:
+    report = run_equivalence(cand, reference=ref, certificate=out, timeout=300, **kw)
+    assert report.verdict == "verified", (report.verdict, report.notes[:3])
+    assert any("volta recheck" in n for n in report.notes)
+    return json.loads((out / "manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("certs")
+    out = {}
+    for cand, ref in CERTIFIED:
+        _certify(CASES / f"{cand}.ptx", CASES / f"{ref}.ptx", base / cand)
+        out[cand] = base / cand
+    return out
+
+
+@pytest.mark.parametrize("case", [c for c, _ in CERTIFIED])
+def test_certificate_rechecks_in_a_fresh_process_without_the_executor(case: str, certs: dict[str, Path]) -> None:
+    d = certs[case]
+    manifest = json.loads((d / "manifest.json").read_text())
+    code, out, imported = _recheck_fresh(d)
+    assert code == 0 and out["ok"], out["failures"][:3]
+    assert imported == [], f"recheck imported {imported}"
+    assert out["checked"].get("normal_form", 0) == manifest["counts"]["normal_form"] > 0
+    assert sum(manifest["buffers"].values()) == sum(manifest["counts"].values())
+    assert out["assumptions"] == manifest["assumptions"] and any("exact real arithmetic" in a for a in out["assumptions"])
+    assert out["field_error_bound_log2"] < -40
+    if case == "sub_sign_trick":  # the sign-bit xor is a Z3 lemma, standing on an IEEE 754 fact; cvc5 agrees
+        assert manifest["lemmas"] and all(m["expected"] == "unsat" for m in manifest["lemmas"])
+        facts = [m for m in manifest["lemmas"] if m["kind"] == "ieee"]
+        assert [(m["fmt"], m["template"]) for m in facts] == [("f32", "neg")]
+        assert out["checked"]["lemma (cvc5)"] == len(manifest["lemmas"]) - 1
+        assert out["checked"]["IEEE 754 fact (cvc5)"] == 1
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _edit(d: Path, name: str, change, rehash: bool = True) -> None:
+    """Change file `name` of certificate d (JSON through `change(data)`, text through `change(text)`)."""
+    p = d / name
+    if name.endswith(".json"):
+        data = json.loads(p.read_text())
+        change(data)
+        p.write_text(json.dumps(data))
+    else:
+        p.write_text(change(p.read_text()))
+    if rehash:
+        m = json.loads((d / "manifest.json").read_text())
+        m["files"][name] = hashlib.sha256(p.read_bytes()).hexdigest()
+        (d / "manifest.json").write_text(json.dumps(m))
+
+
+def _recheck(d: Path) -> tuple[int, dict]:
+    r = CliRunner().invoke(main, ["recheck", str(d), "--json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.exit_code, json.loads(r.output)
+
+
+def _first_normal(data: dict) -> tuple[dict, str]:
+    ob = next(o for o in data["obligations"] if o["normal"])
+    return ob, next(iter(ob["normal"]))
+
+
+def test_changed_coefficient_is_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
+    """One coefficient of one candidate normal form plus one: that element's obligation fails."""
+    d = _copy(certs["softmax_online"], tmp_path / "c")
+    ob, i = _first_normal(json.loads((d / "obligations.json").read_text()))
+
+    def bump(data: dict) -> None:
+        ob2 = next(o for o in data["obligations"] if o["buffer"] == ob["buffer"])
+        term = ob2["normal"][i]["candidate"]["num"][0]
+        term[1] = _plus_one(term[1])
+
+    _edit(d, "obligations.json", bump)
+    code, out = _recheck(d)
+    assert code == 1 and not out["ok"]
+    assert [f["obligation"] for f in out["failures"]] == [f"{ob['buffer']}[{ob['elements'][int(i)]}] normal_form"]
+
+
+def _plus_one(c: str) -> str:
+    from fractions import Fraction
+
+    return str(Fraction(c) + 1)
+
+
+def test_changed_file_without_its_hash_is_bad_input(certs: dict[str, Path], tmp_path: Path) -> None:
+    d = _copy(certs["rowsum_shfl"], tmp_path / "c")
+    _edit(d, "normal.json", lambda data: data["polys"].update({"999999": []}), rehash=False)
+    r = CliRunner().invoke(main, ["recheck", str(d)])
+    assert r.exit_code == 2 and "normal.json: changed since it was written" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_flipped_smt_result_and_false_lemma_are_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
+    d = _copy(certs["sub_sign_trick"], tmp_path / "flip")
+    m = json.loads((d / "manifest.json").read_text())
+    m["lemmas"][0]["expected"] = "sat"
+    (d / "manifest.json").write_text(json.dumps(m))
+    code, out = _recheck(d)
+    assert code == 1 and any("cvc5 answers unsat, the certificate says sat" in f["why"] for f in out["failures"])
+    d2 = _copy(certs["sub_sign_trick"], tmp_path / "false")
+    f = m["lemmas"][0]["file"]
+    _edit(d2, f, lambda text: text.replace("(not ", "(and true ", 1))  # the claim itself asserted: satisfiable
+    code, out = _recheck(d2)
+    assert code == 1 and any(x["obligation"].startswith(f"lemma {f}") and "sat" in x["why"] for x in out["failures"])
+
+
+def test_missing_ieee_fact_is_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
+    """A bit-level lemma whose IEEE 754 fact was dropped from the manifest no longer re-validates."""
+    d = _copy(certs["sub_sign_trick"], tmp_path / "c")
+    m = json.loads((d / "manifest.json").read_text())
+    m["lemmas"] = [x for x in m["lemmas"] if x["kind"] != "ieee"]
+    (d / "manifest.json").write_text(json.dumps(m))
+    code, out = _recheck(d)
+    assert code == 1 and all("IEEE 754 fact behind template neg for f32" in f["why"] for f in out["failures"])
+
+
+def test_swapped_term_is_rejected(certs: dict[str, Path], tmp_path: Path) -> None:
+    """Two elements' candidate terms exchanged, with the normal forms' term ids to match: each normal form
+    no longer describes its term (the real evaluation sees it)."""
+    d = _copy(certs["rowsum_shfl"], tmp_path / "c")
+
+    def swap(data: dict) -> None:
+        ob = next(o for o in data["obligations"] if len(o["normal"]) >= 2)
+        a, b = list(ob["normal"])[:2]
+        ia, ib = int(a), int(b)
+        ob["candidate"][ia], ob["candidate"][ib] = ob["candidate"][ib], ob["candidate"][ia]
+        na, nb = ob["normal"][a], ob["normal"][b]
+        na["candidate_term"], nb["candidate_term"] = nb["candidate_term"], na["candidate_term"]
+
+    _edit(d, "obligations.json", swap)
+    code, out = _recheck(d)
+    assert code == 1 and len(out["failures"]) == 2
+    assert all("is not its term's value" in f["why"] for f in out["failures"]), out["failures"]
+
+
+def test_identical_and_method_tampering(certs: dict[str, Path], tmp_path: Path) -> None:
+    d = _copy(certs["rowsum_shfl"], tmp_path / "c")
+
+    def relabel(data: dict) -> None:  # claim 'identical' for two different terms
+        ob = data["obligations"][0]
+        ob["method"][0] = "identical"
+
+    _edit(d, "obligations.json", relabel)
+    code, out = _recheck(d)
+    assert code == 1 and "are different ids" in out["failures"][0]["why"]
+
+
+@pytest.mark.parametrize("damage,message", [
+    ("missing", "no manifest.json"), ("version", "version 99"), ("garbage", "not JSON"), ("nodir", "not a directory"),
+    ("missing_file", "listed in the manifest but missing"), ("shape", "malformed certificate")])
+def test_bad_certificates_are_bad_input(damage: str, message: str, certs: dict[str, Path], tmp_path: Path) -> None:
+    d = _copy(certs["rowsum_shfl"], tmp_path / "c")
+    if damage == "missing":
+        (d / "manifest.json").unlink()
+    elif damage == "version":
+        m = json.loads((d / "manifest.json").read_text())
+        m["version"] = 99
+        (d / "manifest.json").write_text(json.dumps(m))
+    elif damage == "garbage":
+        (d / "manifest.json").write_text("{not json")
+    elif damage == "nodir":
+        d = tmp_path / "absent"
+    elif damage == "missing_file":
+        (d / "terms.json").unlink()
+    else:
+        _edit(d, "obligations.json", lambda data: data["obligations"][0].pop("method"))
+    r = CliRunner().invoke(main, ["recheck", str(d)])
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert not isinstance(r.exception, Exception) or isinstance(r.exception, SystemExit)
+
+
+def test_cli_certificate_options(tmp_path: Path) -> None:
+    runner = CliRunner()
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("mine")
+    args = ["check", str(CASES / "sub_neg_add.ptx"), "--reference", str(CASES / "sub_ref.ptx")]
+    r = runner.invoke(main, args + ["--certificate", str(busy)])
+    assert r.exit_code == 2 and "not an empty directory" in r.output and (busy / "keep.txt").read_text() == "mine"
+    r = runner.invoke(main, ["check", str(CASES / "sub_neg_add.ptx"), "--certificate", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "--certificate needs --reference" in r.output
+    r = runner.invoke(main, ["check", str(CASES / "sub_swapped.ptx"), "--reference", str(CASES / "sub_ref.ptx"),
+                             "--certificate", str(tmp_path / "none")])
+    assert r.exit_code == 1 and "no certificate written" in r.output and not (tmp_path / "none").exists()
+    r = runner.invoke(main, args + ["--certificate", str(tmp_path / "ok"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["stats"]["equivalence"]["certificate"]["counts"]
+    assert runner.invoke(main, ["recheck", str(tmp_path / "ok")]).exit_code == 0
+
+
+def test_a_certificate_that_cannot_be_written_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
+    """A lemma whose IEEE fact cannot be stated (here: forced) makes no certificate, says so, and removes
+    what it had written; the verdict stays."""
+    import proofs.certificate as cert
+
+    def refuse(fmt: str, template: str):
+        raise cert.CertificateError(f"no IEEE 754 interchange format for {fmt}")
+
+    monkeypatch.setattr(cert, "ieee_fact", refuse)
+    out = tmp_path / "c"
+    report = run_equivalence(CASES / "sub_sign_trick.ptx", reference=CASES / "sub_ref.ptx", certificate=out,
+                             timeout=300)
+    assert report.verdict == "verified"
+    assert any(n.startswith("no certificate written: no IEEE 754 interchange format") for n in report.notes)
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_pair_certificate_rechecks(tmp_path: Path) -> None:
+    """The paper-style tiled-vs-naive convolution pair: 14400 identical terms and ~2000 normal forms."""
+    manifest = _certify(PAIRS / "conv" / "fast.ptx", PAIRS / "conv" / "naive.ptx", tmp_path / "conv")
+    code, out, imported = _recheck_fresh(tmp_path / "conv")
+    assert code == 0 and out["ok"] and imported == []
+    assert out["checked"] == manifest["counts"] and manifest["counts"]["normal_form"] > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(fmt=st.sampled_from(["f16", "bf16", "f32"]), bits=st.integers(min_value=0, max_value=2**32 - 1))
+def test_reals_encoding_round_trip(fmt: str, bits: int) -> None:
+    """recheck's own IEEE 754 decoder and encoder are inverse on finite non-negative-zero encodings."""
+    from proofs.recheck.reals import FORMATS, Unevaluable, decode, encode
+
+    e, m = FORMATS[fmt]
+    bits &= (1 << (1 + e + m)) - 1
+    try:
+        x = decode(bits, fmt)
+    except Unevaluable:  # NaN
+        assert (bits >> m) & ((1 << e) - 1) == (1 << e) - 1
+        return
+    if bits == 1 << (e + m):  # -0 reads as 0
+        assert x == 0
+        return
+    assert encode(x, fmt) == bits
+
+
+def test_recheck_sources_import_nothing_of_the_prover() -> None:
+    """The independence is structural: proofs/recheck imports only the standard library, mpmath and cvc5."""
+    import ast
+
+    allowed = {"__future__", "hashlib", "json", "math", "random", "dataclasses", "pathlib", "fractions", "mpmath",
+               "cvc5", "typing"}
+    for f in (ROOT / "proofs" / "recheck").glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [] if node.level else [str(node.module).split(".")[0]]
+            else:
+                continue
+            assert set(names) <= allowed, (f.name, names)
+
+
+def test_field_comparison_applies_functions_to_argument_values() -> None:
+    """sqrt of a let-atom and sqrt of what it stands for are one value (as the prover's let-expansion
+    makes them, the rmsnorm candidate's case); sqrt(x) and sqrt(2x) are not."""
+    import random
+
+    from proofs.recheck.gfp import FieldPoint
+
+    x = {"num": [[[0, 1], "1"]], "den": None}
+    tables = {"atoms": {"0": {"kind": "LEAF", "term": 5}, "1": {"kind": "LET", "nf": 0},
+                        "2": {"kind": "APP", "fn": "sqrt", "args": [1]}, "3": {"kind": "APP", "fn": "sqrt", "args": [0]},
+                        "4": {"kind": "APP", "fn": "sqrt", "args": [2]}},
+              "polys": {}, "keys": {"0": x, "1": {"num": [[[1, 1], "1"]], "den": None},
+                                    "2": {"num": [[[0, 1], "2"]], "den": None}}}
+    pt = FieldPoint(tables, random.Random(1))
+    via_let, direct, doubled = ({"num": [[[a, 1], "1"]], "den": None} for a in (2, 3, 4))
+    assert pt.nf(via_let) == pt.nf(direct) != pt.nf(doubled)
