@@ -595,6 +595,9 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
              "validation_runs": 0}
+    why = _same_path(sh, launch, sizes, stats)
+    if why:
+        return None, f"symbolic not applicable: {why}"
     # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
@@ -699,10 +702,15 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     guarded = (f" (except {', '.join(sh.guard_branches)}: a forward branch over code without synchronisation "
                "or other branches, whose accesses are proved as a guard of it, every thread that reaches it having "
                "run that code in an executed CTA)") if sh.guard_branches else ""
+    uniform = ""
+    if sh.uniform:
+        names = sorted({u.where for u in sh.uniform})
+        uniform = (f" or proven (Z3) to be decided in every CTA, per thread and loop iteration, as in the executed "
+                   f"CTAs ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})")
     rep.assumptions.append(
         (f"symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the "
-         f"sizes{guarded}, " if sizes else
-         f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}, ")
+         f"sizes{guarded}{uniform}, " if sizes else
+         f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}{uniform}, ")
         + f"so all CTAs run the same instruction sequence; proven for {scope}: global accesses in bounds, no race "
         "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "
@@ -776,6 +784,42 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
         if _check(s) != z3.unsat:
             return {}, f"{where} depends on a problem size and may decide otherwise in a later iteration"
     return trips, ""
+
+
+def _same_path(sh: Shadow, launch: Launch, sizes: SizeDomain | None, stats: dict) -> str:
+    """Every CTA decides each %ctaid-dependent branch, exit and barrier guard the way the executed
+    CTAs did, per thread (and per iteration t in [0, n) of a summarised loop): Z3 searches a CTA, a
+    thread's row and an iteration where the guard has the other value. "" when none exists."""
+    for u in sh.uniform:
+        if u.rows.shape[0] > MAX_ROWS:
+            return f"the guard of {u.where} depends on %ctaid through {u.rows.shape[0]} distinct lane values"
+        sp = _Space(launch, sizes, "u")
+        c, grid = sp.cta("u")
+        env = {("c", i): c[i] for i in range(3)}
+        env.update(sp.leaves)
+        qs = _n_q(u.expr)
+        for i, w in qs.items():
+            env[("q", i)] = z3.BitVec(f"u_q{i}", w)
+        extra = []
+        if u.loop is not None and sizes is not None:  # the loop's periods at other sizes are not these
+            return f"the guard of {u.where} in a summarised loop depends on %ctaid"
+        if u.loop is not None:
+            env[("t", u.loop)] = z3.BitVec("u_t", 64)
+            extra.append(z3.ULT(env[("t", u.loop)], sh.loop_ranges[u.loop]))
+        taken = z3.BitVec("u_v", 64)
+        cols = [env[("q", i)] for i in range(len(qs))] + [taken]
+        vals = np.delete(u.rows, u.rows.shape[1] - 2, axis=1)  # the thread index is not a leaf
+        member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in np.unique(vals, axis=0)])
+        s = _solver()
+        s.add(grid + extra + [member, _z3(u.expr, env) != (taken == 1)])
+        stats["z3_queries"] += 1
+        res = _check(s)
+        if res != z3.unsat:
+            return (f"the guard of {u.where} depends on %ctaid" + (" or a problem size" if sizes else "")
+                    + (": some CTA decides it otherwise than the executed ones" if res == z3.sat else
+                       ": Z3 could not show every CTA decides it as the executed ones"))
+    stats["uniform_guards"] = len(sh.uniform)
+    return ""
 
 
 def _pairs(classes: dict, allocs):

@@ -69,6 +69,20 @@ class SizeDecision:
 
 
 @dataclass
+class Uniform:
+    """A branch, exit or barrier whose guard depends on %ctaid (or the sizes) and that the executed
+    CTAs took one way per thread: grid.py proves with Z3 that every CTA takes it the same way, so
+    that every CTA runs the same instruction sequence. `rows`: the guard's placeholder values, the
+    thread index and the outcome (0/1) per thread; `loop`: the summarised loop whose leaf t the guard
+    holds (a decision of every iteration in [0, n), loops.py), None for one outcome."""
+
+    where: str
+    expr: tuple  # canonical boolean expression (placeholders ("q", w, i))
+    rows: np.ndarray  # (k, n_placeholders + 2) uint64
+    loop: int | None = None
+
+
+@dataclass
 class LoopProof:
     """One iteration (a period of iterations) of a loop run with its loop-carried registers as
     functions of the iteration t (the leaf ("t", 64, ident)); see loops.py."""
@@ -118,6 +132,7 @@ class Shadow(InstructionObserver):
         # access made after them (at other sizes the loop may have ended before)
         self.taken: dict[int, list[tuple]] = {}
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
+        self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -251,7 +266,7 @@ class Shadow(InstructionObserver):
             self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None \
-                and self._loop_guard(ins, guard, g.mask):  # a decision of a loop iteration (before guard regions)
+                and self._loop_guard(ins, guard, g.mask, control=True):  # a decision of a loop iteration
             return [], None
         if op == "bra" and guard is not None and guard is not TOP and region is None:
             end = self._guard_region(pc)
@@ -267,6 +282,10 @@ class Shadow(InstructionObserver):
             self._size_decision(g, ins, guard)
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
+            if guard is not None and guard is not TOP and region is None and not leaves(guard, ("t",)):
+                # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
+                self.uniform.append(self._outcome(ins, guard, g.mask, None))
+                return [], None
             if guard is not None:
                 why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
                     else "data or values this check does not follow"
@@ -437,12 +456,16 @@ class Shadow(InstructionObserver):
             env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
         return env
 
-    def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray) -> bool:
+    def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray, control: bool = False) -> bool:
         """In a loop followed as a function of t: a guard that depends on t (and on nothing that differs
         between CTAs) is a decision of the iteration, to be proved the same for every iteration
-        summarised. True when it was taken as one."""
-        varying = ("c",) if self.size_params else ("c", "s", "g")  # sizes: a trip count the proof takes symbolically
-        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or leaves(guard, varying):
+        summarised. A branch, exit or barrier (`control`) may also depend on %ctaid: the executed CTAs'
+        values decide here, and grid.py proves every CTA decides the same (`Uniform`). With symbolic
+        sizes a guard may depend on them (a trip count the proof takes symbolically). True when it
+        was taken as one."""
+        varying = () if self.size_params else ("s", "g")
+        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or (varying and leaves(guard, varying)) \
+                or (leaves(guard, ("c",)) and not control):
             return False
         try:
             value = np.broadcast_to(evaluate(guard, self.lane_env(0)), mask.shape).astype(bool)
@@ -508,6 +531,18 @@ class Shadow(InstructionObserver):
             for name, _ in self._dests(ins):
                 self.regs[name] = TOP
 
+    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray, loop: int | None) -> Uniform:
+        """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py."""
+        b = self.batch
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        if ins.guard.negated:
+            pred = ~pred
+        lanes = np.nonzero(mask & b.valid)[0]
+        (expr,), cols = _canonical([guard], self.ph, lanes)
+        thread = (lanes % b.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, pred[lanes].astype(np.uint64)])
+        return Uniform(f"{ins.name} at {ins.span}", expr, np.unique(rows, axis=0), loop)
+
     def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
         as their value now plus t times the change."""
@@ -528,6 +563,13 @@ class Shadow(InstructionObserver):
         proof, self.loop = self.loop, None
         if proof is None:
             return
+        for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
+            if leaves(d.expr, ("c",)):
+                ins = self.prog.code[d.pc]
+                u = self._outcome_of(ins, d, proof.ident)
+                if accesses:  # the period ran as iteration t = 0 only
+                    u = Uniform(u.where, substitute(u.expr, "t", proof.ident, t_value), u.rows, None)
+                self.uniform.append(u)
 
         for name, st in list(self.regs.items()):
             if st is TOP or st is None:
@@ -555,6 +597,13 @@ class Shadow(InstructionObserver):
                                               substitute(a.addr, "t", proof.ident, t_value),
                                               None if a.guard is None else substitute(a.guard, "t", proof.ident,
                                                                                          t_value), a.rows)
+
+    def _outcome_of(self, ins: A.Instruction, d: Decision, ident: int) -> Uniform:
+        lanes = np.nonzero(d.lanes & self.batch.valid)[0]
+        (expr,), cols = _canonical([d.expr], self.ph, lanes)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, d.value[lanes].astype(np.uint64)])
+        return Uniform(f"{ins.name} at {ins.span}", expr, np.unique(rows, axis=0), ident)
 
     def _dests(self, ins: A.Instruction) -> list[tuple[str, str]]:
         if not ins.operands:

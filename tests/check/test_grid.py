@@ -4,6 +4,7 @@ of CTAs, agreeing with enumeration on suite kernels and finding a one-element ov
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from harness.suite import get
 from symexec import load_program
 from symexec.check import check_kernel
 from symexec.launch import Launch
+from volta.check_cli import check_file
 
 STRIDED = """
 .version 8.0
@@ -450,3 +452,31 @@ def test_register_only_region_chosen_by_ctaid(edit: str, method: str) -> None:
     launch = Launch((6,), (32,), {"out": np.zeros(6 * 32 + 1, np.uint32)}, ["out"])
     r = check_kernel(prog, launch, grid="symbolic")
     assert r.verdict == "race_free" and r.stats["grid_method"].split(" ")[0] == method, r.stats["grid_method"]
+
+
+TRIP = Path(__file__).resolve().parents[1] / "regression" / "grid_ctaid_trip_count_uniform_ok.ptx"
+
+
+def test_ctaid_dependent_trip_count_the_same_in_every_cta_is_symbolic() -> None:
+    """len = min(1024, L - 1024 c): the loop's entry and back-edge guards depend on %ctaid; Z3 proves
+    every CTA decides them as CTAs 0 and 99 did (the back edge per summarised iteration t)."""
+    r = check_file(TRIP)
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", r.stats
+    assert r.stats["loops_summarised"] and r.stats["uniform_guards"] >= 2
+    assert any("proven (Z3) to be decided in every CTA" in a and "uniform_ok.ptx:37:" in a for a in r.assumptions)
+
+
+@pytest.mark.parametrize("length, cta", [("992", 37), ("1024", 0)])
+def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, length: str, cta: int) -> None:
+    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations), or the
+    guard differs only in executed CTA 0 (its rows disagree with CTA 99's): every CTA is enumerated."""
+    text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
+                                    f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
+    if cta == 0:
+        text = text.replace(f"selp.s32 %r11, {length}, 1024", "selp.s32 %r11, 0, 1024")
+    p = tmp_path / "trip.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free"
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
+    assert "some CTA decides it otherwise than the executed ones" in r.stats["grid_method"]
