@@ -41,7 +41,8 @@ from ..launch import DIM_LIMITS, Launch, param_layout
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
-from .grid_shadow import Access, Shadow
+from .grid_expr import evaluate
+from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
 from .state import ATOMIC, READ
@@ -374,7 +375,10 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     whole = needs_whole_grid(prog)
     if whole:
         return None, f"symbolic not applicable: {whole}"
-    reps, rep, sh, run = _represent(prog, launch, sizes)
+    try:
+        reps, rep, sh, run = _represent(prog, launch, sizes)
+    except ShadowFailed as e:  # the representatives' run stopped where the shadow failed
+        return None, f"symbolic not applicable: {e}"
     if run.state.footprint_hit is not None and require_summary:
         return None, f"symbolic not applicable: {run.state.footprint_hit}"
     if rep.findings:  # real: these CTAs were executed concretely
@@ -383,7 +387,10 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
     if probe is not None:  # a loop on the sizes too short here to be summarised: run where it is longer
         point, launch, sizes = probe
-        reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
+        try:
+            reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
+        except ShadowFailed as e:
+            return None, f"symbolic not applicable: {e}"
         if rep2.findings:  # real: these CTAs ran concretely, at a point of the domain
             rep2.notes.insert(0, f"symbolic sizes: the finding is at {_at(point)}, where the representatives ran "
                                  "(the loops are too short to summarise at the checked launch's sizes, which "
@@ -436,7 +443,7 @@ def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None):
     reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
 
     def shadow() -> Shadow:
-        sh = Shadow(prog, _size_params(prog, sizes))
+        sh = Shadow(prog, _size_params(prog, sizes), stop=True)
         if sizes is not None:  # the sizes' values in this run, for evaluating loop decisions on them
             sh.size_values = {("g", i): launch.grid[i] for i in range(3)}
             sh.size_values.update({("s", p.name): int(v) & (2**64 - 1) for p, v in zip(prog.params, launch.params)
@@ -603,13 +610,17 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         buf = allocs[cl.a.buffer]
         sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
-        # too many rows to list: each column in its range (a superset) must stay in bounds
+        # each column in its range (a superset of the rows, guard dropped) first: in bounds there, in
+        # bounds; too many rows to list: that must hold
         relaxed = cl.all_rows().shape[0] > MAX_ROWS
-        mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=relaxed, leaves=sp.leaves)
-        s = _solver()
-        s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
-        stats["z3_queries"] += 1
-        res = _check(s)
+        for superset in (True, False) if not relaxed else (True,):
+            mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=superset, leaves=sp.leaves)
+            s = _solver()
+            s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
+            stats["z3_queries"] += 1
+            res = _check(s)
+            if res == z3.unsat:
+                break
         if res != z3.unsat and relaxed:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
@@ -846,6 +857,8 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
     budget = MAX_VALIDATIONS
     not_proven = None
     for base, w, a in pairs:
+        if sizes is None and _apart_in_every_cta(w, a, launch, stats):
+            continue
         if max(w.all_rows().shape[0], a.all_rows().shape[0]) > MAX_ROWS:
             not_proven = not_proven or f"{prog.code[w.a.pc].name} at {prog.code[w.a.pc].span}: too many lane offsets"
             continue
@@ -878,6 +891,65 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
             at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
             s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)] + at)))
     return not_proven, None
+
+
+def _bytes_at_cta0(cl: _Class) -> tuple[np.ndarray, np.ndarray] | None:
+    """First byte and thread of each recorded row of `cl` in CTA (0, 0, 0), rows whose guard is
+    false left out when the guard holds no %ctaid (else every row: a superset of any CTA's); exact,
+    every leaf has its value (Python ints, modulo 2^64)."""
+    rows = cl.all_rows()
+    env = {("c", i): 0 for i in range(3)}
+    env.update({("q", i): rows[:, i] for i in range(rows.shape[1] - 2)})
+    addr = np.broadcast_to(evaluate(cl.a.addr, env), rows.shape[:1])
+    first = (addr.astype(object) + rows[:, -1].astype(object)) % (1 << 64)
+    if cl.a.guard is not None and not _has_leaf(cl.a.guard, ("c",)):
+        keep = np.broadcast_to(evaluate(cl.a.guard, env), rows.shape[:1]).astype(bool)
+        return first[keep], rows[keep, -2]
+    return first, rows[:, -2]
+
+
+def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict) -> bool:
+    """No two different threads of any CTA touch overlapping bytes with accesses of W and A, shown
+    without a search over rows: (1) in CTA 0 (numpy, every recorded row whose guard holds there),
+    no byte of a W row meets a byte of an A row of another thread; (2) Z3: both classes' addresses move
+    by one amount from CTA 0 to any CTA c, whatever the lanes' values in their columns' ranges
+    (addr(c, q) - addr(0, q) is the same function of c for both), so every CTA's pairs of threads are
+    CTA 0's, shifted. False when
+    it does not apply (loop iterations, sizes) or either step fails: the row search decides then.
+    A guard that depends on %ctaid is dropped (every recorded row counts), a superset of any CTA's."""
+    for cl in (w, a):
+        if cl.loops or _has_leaf(cl.a.addr, ("s", "g", "t")) or (
+                cl.a.guard is not None and _has_leaf(cl.a.guard, ("s", "g", "t"))):
+            return False
+    try:
+        (fw, tw), (fa, ta) = _bytes_at_cta0(w), _bytes_at_cta0(a)
+    except (KeyError, TypeError, ValueError):
+        return False
+    if fw.size and fa.size:
+        order = np.argsort(fa)
+        fa, ta = fa[order], ta[order]
+        lo = np.searchsorted(fa, fw - (a.a.size - 1), side="left")  # A rows starting within W's bytes' reach
+        hi = np.searchsorted(fa, fw + w.a.size, side="left")
+        for i in np.nonzero(hi > lo)[0].tolist():
+            if (ta[lo[i]:hi[i]] != tw[i]).any():
+                return False
+    c = [z3.BitVec(f"s_c{i}", 32) for i in range(3)]
+    moved, ranges = [], []
+    for tag, cl in (("w", w), ("a", a)):
+        qs = {("q", i): z3.BitVec(f"{tag}_q{i}", wd) for i, wd in _n_q(cl.a.addr).items()}
+        rows = cl.all_rows()  # the lanes' values: each in its column's range (a superset of the rows)
+        ranges += [z3.And(z3.UGE(v, int(rows[:, i].min())), z3.ULE(v, int(rows[:, i].max())))
+                   for (_, i), v in qs.items()]
+        at_c = _z3(cl.a.addr, {**qs, **{("c", i): c[i] for i in range(3)}})
+        at_0 = _z3(cl.a.addr, {**qs, **{("c", i): z3.BitVecVal(0, 32) for i in range(3)}})
+        moved.append(at_c - at_0)
+    s = _solver()
+    s.add([z3.ULT(c[i], launch.grid[i]) for i in range(3)] + ranges + [moved[0] != moved[1]])
+    stats["z3_queries"] += 1
+    if s.check() != z3.unsat:
+        return False
+    stats["intra_cta_by_translation"] = stats.get("intra_cta_by_translation", 0) + 1
+    return True
 
 
 def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:

@@ -33,6 +33,11 @@ from .state import ATOMIC, READ, WRITE
 _BULK_LOAD = {".async", ".bulk"}
 
 
+class ShadowFailed(Exception):
+    """Raised by a Shadow made with `stop=True` when it fails: the representatives' run is abandoned
+    there (the grid is enumerated instead; running on would cost without deciding anything)."""
+
+
 @dataclass
 class Access:
     pc: int
@@ -98,11 +103,13 @@ class LoopProof:
 class Shadow(InstructionObserver):
     """Follows the representative run (an observer of its machine) with exact %ctaid expressions."""
 
-    def __init__(self, prog, size_params: dict[str, int] | None = None) -> None:
+    def __init__(self, prog, size_params: dict[str, int] | None = None, stop: bool = False) -> None:
         """size_params: kernel parameters (name -> bits) that hold a function of the problem sizes
         (symbolic sizes, sizes.py): loading one gives the leaf ("s", bits, name), and %nctaid is the
-        grid's leaf ("g", 32, axis), instead of values independent of everything."""
+        grid's leaf ("g", 32, axis), instead of values independent of everything. stop: raise
+        ShadowFailed when the shadow fails."""
         self.prog = prog
+        self.stop = stop
         self.size_params = size_params or {}
         self.batch: Batch | None = None
         self.glob = None
@@ -145,6 +152,8 @@ class Shadow(InstructionObserver):
             return [], None
         try:
             return self.before(g, ins, mask)
+        except ShadowFailed:
+            raise
         except Exception as e:  # a gap in the shadow must not break the concrete check
             self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             return [], None
@@ -153,6 +162,8 @@ class Shadow(InstructionObserver):
         if self.failed is None:
             try:
                 self.after(ins, mask, token)
+            except ShadowFailed:
+                raise
             except Exception as e:
                 self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
 
@@ -284,7 +295,12 @@ class Shadow(InstructionObserver):
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None and guard is not TOP and region is None and not leaves(guard, ("t",)):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
-                self.uniform.append(self._outcome(ins, guard, g.mask, None))
+                u = self._outcome(ins, guard, g.mask, None)
+                if u is None:
+                    self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs "
+                              "decide it differently: CTAs follow different paths")
+                    return [], None
+                self.uniform.append(u)
                 return [], None
             if guard is not None:
                 why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
@@ -440,6 +456,8 @@ class Shadow(InstructionObserver):
     def fail(self, why: str) -> None:
         if self.failed is None:
             self.failed = why
+            if self.stop:
+                raise ShadowFailed(why)
 
     # ---------------------------------------------------------------- a loop iteration as a function of t
     def loop_fail(self, why: str) -> None:
@@ -531,12 +549,17 @@ class Shadow(InstructionObserver):
             for name, _ in self._dests(ins):
                 self.regs[name] = TOP
 
-    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray, loop: int | None) -> Uniform:
-        """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py."""
+    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray, loop: int | None) -> Uniform | None:
+        """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py;
+        None when one thread decides it differently in two executed CTAs (then some CTAs differ)."""
         b = self.batch
         pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
         if ins.guard.negated:
             pred = ~pred
+        per_cta, p = (mask & b.valid).reshape(b.n_ctas, -1), pred.reshape(b.n_ctas, -1)
+        both = per_cta.all(axis=0)
+        if (p[:, both] != p[:1, both]).any():
+            return None
         lanes = np.nonzero(mask & b.valid)[0]
         (expr,), cols = _canonical([guard], self.ph, lanes)
         thread = (lanes % b.lanes_per_cta).astype(np.uint64)

@@ -61,6 +61,22 @@ def test_disjoint_ctas_proven_symbolically() -> None:
     assert any("proven for ALL CTAs" in a and "no intra-CTA race on global memory" in a for a in r.assumptions)
 
 
+def test_intra_cta_pairs_by_translation_of_cta_0() -> None:
+    """out[32c + tid]: the address moves by 128 c bytes in every thread (Z3), and no two threads meet in
+    CTA 0 (every row evaluated): no search over rows of threads is needed. When threads t and t + 16
+    store the CTA id to one element (equal values: no race in CTA 0), that is left to the row search."""
+    prog, launch = _strided(32)
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.stats["intra_cta_by_translation"] == 1, r.stats
+    assert any("no two threads of one CTA touch overlapping global bytes in any CTA" in a for a in r.assumptions)
+    prog = load_program(ptx_parser.parse(STRIDED.replace("mad.lo.s32 %r4, %r2, %r1, %r3;",
+                                                         "mad.lo.s32 %r4, %r2, %r1, %r3;\n  and.b32 %r4, %r4, -17;")
+                                         .replace("[%rd3], %r3;", "[%rd3], %r2;"), "strided.ptx"))
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free" and "intra_cta_by_translation" not in r.stats, (r.verdict, r.stats)
+    assert any("checked on the executed CTAs only: intra-CTA races on global memory" in a for a in r.assumptions)
+
+
 def test_one_element_overlap_between_ctas_has_two_cta_witness() -> None:
     prog, launch = _strided(31)
     r = check_kernel(prog, launch, grid="symbolic")
@@ -469,7 +485,8 @@ def test_ctaid_dependent_trip_count_the_same_in_every_cta_is_symbolic() -> None:
 @pytest.mark.parametrize("length, cta", [("992", 37), ("1024", 0)])
 def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, length: str, cta: int) -> None:
     """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations), or the
-    guard differs only in executed CTA 0 (its rows disagree with CTA 99's): every CTA is enumerated."""
+    guard differs only in executed CTA 0 (seen as the representatives run, which stops there): every CTA
+    is enumerated."""
     text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
                                     f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
     if cta == 0:
@@ -479,4 +496,5 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     r = check_file(p)
     assert r.verdict == "race_free"
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
-    assert "some CTA decides it otherwise than the executed ones" in r.stats["grid_method"]
+    assert ("some CTA decides it otherwise than the executed ones" if cta else
+            "the executed CTAs decide it differently") in r.stats["grid_method"], r.stats
