@@ -4,11 +4,14 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
 `report.stats["grid_method"]`):
 1. Run the first and last CTA as one batch in check mode with the %ctaid shadow (grid_shadow.py):
    every register is independent of the CTA, unknown (TOP), or an exact bit-vector expression of
-   %ctaid and per-lane constants. If a branch/exit/barrier guard depends on %ctaid, or a global
-   address is TOP, CTAs may behave differently: fall back. Otherwise every CTA executes the same
-   instruction sequence under the same schedule as this one, and each global access of CTA c is
-   given by the recorded expression instantiated at c (rows = the lanes' constants; guards that
-   depend on %ctaid are kept as expressions, TOP guards as "may execute").
+   %ctaid and per-lane constants. If a branch/exit/barrier guard is TOP, or a global address is,
+   CTAs may behave differently: fall back (the run stops there). A guard that is an expression of
+   %ctaid is recorded with each thread's outcome (per iteration t of a summarised loop: a loop
+   decision); the two executed CTAs must agree, and Z3 proves no CTA of the grid decides it
+   otherwise (`_same_path`), or fall back. Then every CTA executes the same instruction sequence
+   under the same schedule as this one, and each global access of CTA c is given by the recorded
+   expression instantiated at c (rows = the lanes' constants; guards that depend on %ctaid are
+   kept as expressions, TOP guards as "may execute").
 2. Bounds, all CTAs: for each access class, Z3 searches c in the grid and a row with the guard
    true whose bytes leave the buffer the representative used. SAT: that CTA is run concretely
    (a real fault is reported); a spurious model (over-approximated guard) falls back.
@@ -25,6 +28,9 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
    comes from the concrete run of the representatives; it holds for every CTA when no shared
    address or guard depends on %ctaid (then every CTA's shared accesses and synchronisation are
    the same), which the report's assumption line states either way.
+Cheaper forms, tried first: bounds with each lane column in its range (a superset of the rows);
+intra-CTA pairs whose addresses move by one amount from CTA 0 to every CTA (Z3) and whose rows of
+different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, shifted.
 """
 
 from __future__ import annotations
