@@ -295,7 +295,7 @@ class Shadow(InstructionObserver):
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
             if guard is not None and guard is not TOP and region is None and not leaves(guard, ("t",)):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
-                u = self._outcome(ins, guard, g.mask, None)
+                u = self._outcome(ins, guard, g.mask)
                 if u is None:
                     self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs "
                               "decide it differently: CTAs follow different paths")
@@ -549,7 +549,7 @@ class Shadow(InstructionObserver):
             for name, _ in self._dests(ins):
                 self.regs[name] = TOP
 
-    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray, loop: int | None) -> Uniform | None:
+    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray) -> Uniform | None:
         """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py;
         None when one thread decides it differently in two executed CTAs (then some CTAs differ)."""
         b = self.batch
@@ -560,11 +560,15 @@ class Shadow(InstructionObserver):
         both = per_cta.all(axis=0)
         if (p[:, both] != p[:1, both]).any():
             return None
-        lanes = np.nonzero(mask & b.valid)[0]
-        (expr,), cols = _canonical([guard], self.ph, lanes)
-        thread = (lanes % b.lanes_per_cta).astype(np.uint64)
-        rows = np.column_stack(cols + [thread, pred[lanes].astype(np.uint64)])
-        return Uniform(f"{ins.name} at {ins.span}", expr, np.unique(rows, axis=0), loop)
+        return self._uniform(ins, guard, mask, pred, None)
+
+    def _uniform(self, ins: A.Instruction, expr: tuple, mask: np.ndarray, outcome: np.ndarray,
+                 loop: int | None) -> Uniform:
+        lanes = np.nonzero(mask & self.batch.valid)[0]
+        (canon,), cols = _canonical([expr], self.ph, lanes)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, outcome[lanes].astype(np.uint64)])
+        return Uniform(f"{ins.name} at {ins.span}", canon, np.unique(rows, axis=0), loop)
 
     def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
@@ -588,8 +592,7 @@ class Shadow(InstructionObserver):
             return
         for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
             if leaves(d.expr, ("c",)):
-                ins = self.prog.code[d.pc]
-                u = self._outcome_of(ins, d, proof.ident)
+                u = self._uniform(self.prog.code[d.pc], d.expr, d.lanes, d.value, proof.ident)
                 if accesses:  # the period ran as iteration t = 0 only
                     u = Uniform(u.where, substitute(u.expr, "t", proof.ident, t_value), u.rows, None)
                 self.uniform.append(u)
@@ -620,13 +623,6 @@ class Shadow(InstructionObserver):
                                               substitute(a.addr, "t", proof.ident, t_value),
                                               None if a.guard is None else substitute(a.guard, "t", proof.ident,
                                                                                          t_value), a.rows)
-
-    def _outcome_of(self, ins: A.Instruction, d: Decision, ident: int) -> Uniform:
-        lanes = np.nonzero(d.lanes & self.batch.valid)[0]
-        (expr,), cols = _canonical([d.expr], self.ph, lanes)
-        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
-        rows = np.column_stack(cols + [thread, d.value[lanes].astype(np.uint64)])
-        return Uniform(f"{ins.name} at {ins.span}", expr, np.unique(rows, axis=0), ident)
 
     def _dests(self, ins: A.Instruction) -> list[tuple[str, str]]:
         if not ins.operands:
