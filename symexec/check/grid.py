@@ -44,6 +44,7 @@ import z3
 from ptx_parser import ast as A
 
 from ..launch import DIM_LIMITS, Launch, param_layout
+from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
@@ -339,10 +340,25 @@ Z3_QUERY_MS = 30_000
 Z3_QUICK_MS = 3_000
 INT_RLIMIT = 100_000_000
 
+class _OutOfTime(Exception):
+    """The run's time limit (symexec.time_limit) passed during the proof: Z3 is not interrupted by it."""
+
+
+def _ms_left(ms: int) -> int:
+    """`ms`, or what is left of the run's time limit if less (raises _OutOfTime once it has passed)."""
+    deadline = _LIMITS.get().deadline
+    if deadline is None:
+        return ms
+    left = int((deadline - time.monotonic()) * 1000)
+    if left <= 0:
+        raise _OutOfTime()
+    return min(ms, left)
+
 
 def _solver() -> z3.Solver:
+    """A solver whose queries end by Z3_QUERY_MS and by the run's time limit, if one is set."""
     s = z3.Solver()
-    s.set("timeout", Z3_QUERY_MS)
+    s.set("timeout", _ms_left(Z3_QUERY_MS))
     return s
 
 
@@ -350,7 +366,7 @@ def _check(s: z3.Solver):
     """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
     unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
     answer, with a model to read when it is sat."""
-    s.set("timeout", Z3_QUICK_MS)
+    s.set("timeout", _ms_left(Z3_QUICK_MS))
     res = s.check()
     if res != z3.unknown:
         return res
@@ -361,11 +377,11 @@ def _check(s: z3.Solver):
     if ints is not None:
         si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
         si.set("rlimit", INT_RLIMIT)
-        si.set("timeout", 4 * Z3_QUERY_MS)
+        si.set("timeout", _ms_left(4 * Z3_QUERY_MS))
         si.add(ints)
         if si.check() == z3.unsat:
             return z3.unsat
-    s.set("timeout", Z3_QUERY_MS - Z3_QUICK_MS)
+    s.set("timeout", _ms_left(Z3_QUERY_MS - Z3_QUICK_MS))
     return s.check()
 
 
@@ -390,7 +406,10 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     if rep.findings:  # real: these CTAs were executed concretely
         rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
         return rep, ""
-    probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
+    try:
+        probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
+    except _OutOfTime:
+        return None, "symbolic not applicable: the time limit passed during the Z3 proof"
     if probe is not None:  # a loop on the sizes too short here to be summarised: run where it is longer
         point, launch, sizes = probe
         try:
@@ -426,6 +445,8 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
                                 + why.removeprefix("symbolic not applicable: "))
             got.stats.setdefault("sizes", {})["not_proven_above"] = why.removeprefix("symbolic not applicable: ")
         return got, why
+    except _OutOfTime:
+        return None, "symbolic not applicable: the time limit passed during the Z3 proof"
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
 

@@ -498,3 +498,25 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
     assert ("some CTA decides it otherwise than the executed ones" if cta else
             "the executed CTAs decide it differently") in r.stats["grid_method"], r.stats
+
+
+def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
+    """Z3 is not interrupted by the run's time limit: each query is bounded by what is left of it,
+    and once it has passed the proof stops and the enumeration reports the limit."""
+    import time
+
+    from symexec import time_limit
+    from symexec.check import grid as grid_mod
+
+    prog = load_program(ptx_parser.parse(TRIP.read_text(), "trip.ptx"))
+    prove = grid_mod._prove
+
+    def late(*a, **k):
+        time.sleep(1.5)
+        return prove(*a, **k)
+
+    monkeypatch.setattr(grid_mod, "_prove", late)
+    with time_limit(1):
+        r = check_kernel(prog, Launch((100,), (32,), {"out": np.zeros(102400, np.int32)}, ["out", 102400]))
+    assert r.verdict.startswith("inconclusive: time limit of 1 s"), r.verdict
+    assert "the time limit passed during the Z3 proof" in r.stats["grid_method"]
