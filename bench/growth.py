@@ -45,10 +45,11 @@ def _one(name: str, arch: str, dim: str, value: int, timeout: float) -> dict:
     c.instances["_growth"] = dims
     launch = launch_for(c, compiled, c.make_inputs("_growth", "normal", 0, lazy=True), "_growth")
     prog = load_program(ptx_parser.parse(compiled.ptx, f"{name}.ptx"), compiled.entry)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with time_limit(timeout):
         rep = check_kernel(prog, launch)
-    return {"seconds": time.perf_counter() - t0, "verdict": rep.verdict, "ctas": launch.num_ctas,
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0,
+            "verdict": rep.verdict, "ctas": launch.num_ctas,
             "buffer_mib": sum(b.nbytes for b in launch.buffers.values()) / 2**20,
             "grid_method": str(rep.stats.get("grid_method", ""))[:80]}
 
@@ -78,27 +79,31 @@ def main() -> int:
                              repr(args.timeout)], args.timeout + 120, int(args.max_gib * 2**30), cwd=str(ROOT),
                             env=dict(os.environ, PYTHONWARNINGS="ignore"))
             rec = {"kernel": name, "arch": args.arch, "dim": dim, "value": value, "scale": f"{FACTORS[0] // f}x",
-                   "peak_rss_mib": m.peak_rss_mib, "wall_seconds": m.wall_seconds}
+                   "peak_rss_mib": m.peak_rss_mib, "wall_seconds": m.wall_seconds, "load1": os.getloadavg()[0]}
             try:
                 rec.update(json.loads(m.stdout.strip().splitlines()[-1]))
             except (json.JSONDecodeError, IndexError):
                 rec.update(verdict="error" if not m.timed_out else "timeout", detail=m.stderr.strip()[-200:])
             rows.append(rec)
-            print(f"{name} {dim}={value} ({rec['scale']}): {rec.get('seconds', float('nan')):.2f} s check, "
+            print(f"{name} {dim}={value} ({rec['scale']}): {rec.get('seconds', float('nan')):.2f} s check "
+                  f"({rec.get('cpu_seconds', float('nan')):.2f} CPU s, load {rec['load1']:.1f}), "
                   f"{m.peak_rss_mib:.0f} MiB peak, {rec.get('verdict')}", flush=True)
-    print("\n| kernel | scale | dim | CTAs | buffers MiB | check s | peak MiB | verdict |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| kernel | scale | dim | CTAs | buffers MiB | check s | check CPU s | peak MiB | verdict | grid method "
+          "| load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['kernel']} | {r['scale']} | {r['dim']}={r['value']} | {r.get('ctas', '-')} | "
-              f"{r.get('buffer_mib', 0):.1f} | {r.get('seconds', float('nan')):.2f} | {r['peak_rss_mib']:.0f} | "
-              f"{r.get('verdict')} |")
-    print("\n| kernel | time 256x/1x | memory 256x/1x |")
-    print("|---|---|---|")
+              f"{r.get('buffer_mib', 0):.1f} | {r.get('seconds', float('nan')):.2f} | "
+              f"{r.get('cpu_seconds', float('nan')):.2f} | {r['peak_rss_mib']:.0f} | {r.get('verdict')} | "
+              f"{r.get('grid_method', '-').split(' (')[0]} | {r['load1']:.1f} |")
+    print("\n| kernel | time 256x/1x | CPU time 256x/1x | memory 256x/1x |")
+    print("|---|---|---|---|")
     for name in dict.fromkeys(r["kernel"] for r in rows):
         rs = {r["scale"]: r for r in rows if r["kernel"] == name}
         lo, hi = rs.get("1x"), rs.get(f"{FACTORS[0]}x")
         if lo and hi and "seconds" in lo and "seconds" in hi:
-            print(f"| {name} | {hi['seconds'] / lo['seconds']:.2f} | {hi['peak_rss_mib'] / lo['peak_rss_mib']:.2f} |")
+            print(f"| {name} | {hi['seconds'] / lo['seconds']:.2f} | {hi['cpu_seconds'] / lo['cpu_seconds']:.2f} | "
+                  f"{hi['peak_rss_mib'] / lo['peak_rss_mib']:.2f} |")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     return 0

@@ -4,11 +4,14 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
 `report.stats["grid_method"]`):
 1. Run the first and last CTA as one batch in check mode with the %ctaid shadow (grid_shadow.py):
    every register is independent of the CTA, unknown (TOP), or an exact bit-vector expression of
-   %ctaid and per-lane constants. If a branch/exit/barrier guard depends on %ctaid, or a global
-   address is TOP, CTAs may behave differently: fall back. Otherwise every CTA executes the same
-   instruction sequence under the same schedule as this one, and each global access of CTA c is
-   given by the recorded expression instantiated at c (rows = the lanes' constants; guards that
-   depend on %ctaid are kept as expressions, TOP guards as "may execute").
+   %ctaid and per-lane constants. If a branch/exit/barrier guard is TOP, or a global address is,
+   CTAs may behave differently: fall back (the run stops there). A guard that is an expression of
+   %ctaid is recorded with each thread's outcome (per iteration t of a summarised loop: a loop
+   decision); the two executed CTAs must agree, and Z3 proves no CTA of the grid decides it
+   otherwise (`_same_path`), or fall back. Then every CTA executes the same instruction sequence
+   under the same schedule as this one, and each global access of CTA c is given by the recorded
+   expression instantiated at c (rows = the lanes' constants; guards that depend on %ctaid are
+   kept as expressions, TOP guards as "may execute").
 2. Bounds, all CTAs: for each access class, Z3 searches c in the grid and a row with the guard
    true whose bytes leave the buffer the representative used. SAT: that CTA is run concretely
    (a real fault is reported); a spurious model (over-approximated guard) falls back.
@@ -25,6 +28,9 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
    comes from the concrete run of the representatives; it holds for every CTA when no shared
    address or guard depends on %ctaid (then every CTA's shared accesses and synchronisation are
    the same), which the report's assumption line states either way.
+Cheaper forms, tried first: bounds with each lane column in its range (a superset of the rows);
+intra-CTA pairs whose addresses move by one amount from CTA 0 to every CTA (Z3) and whose rows of
+different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, shifted.
 """
 
 from __future__ import annotations
@@ -38,10 +44,12 @@ import z3
 from ptx_parser import ast as A
 
 from ..launch import DIM_LIMITS, Launch, param_layout
+from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
-from .grid_shadow import Access, Shadow
+from .grid_expr import evaluate
+from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
 from .state import ATOMIC, READ
@@ -332,10 +340,25 @@ Z3_QUERY_MS = 30_000
 Z3_QUICK_MS = 3_000
 INT_RLIMIT = 100_000_000
 
+class _OutOfTime(Exception):
+    """The run's time limit (symexec.time_limit) passed during the proof: Z3 is not interrupted by it."""
+
+
+def _ms_left(ms: int) -> int:
+    """`ms`, or what is left of the run's time limit if less (raises _OutOfTime once it has passed)."""
+    deadline = _LIMITS.get().deadline
+    if deadline is None:
+        return ms
+    left = int((deadline - time.monotonic()) * 1000)
+    if left <= 0:
+        raise _OutOfTime()
+    return min(ms, left)
+
 
 def _solver() -> z3.Solver:
+    """A solver whose queries end by Z3_QUERY_MS and by the run's time limit, if one is set."""
     s = z3.Solver()
-    s.set("timeout", Z3_QUERY_MS)
+    s.set("timeout", _ms_left(Z3_QUERY_MS))
     return s
 
 
@@ -343,7 +366,7 @@ def _check(s: z3.Solver):
     """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
     unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
     answer, with a model to read when it is sat."""
-    s.set("timeout", Z3_QUICK_MS)
+    s.set("timeout", _ms_left(Z3_QUICK_MS))
     res = s.check()
     if res != z3.unknown:
         return res
@@ -354,11 +377,11 @@ def _check(s: z3.Solver):
     if ints is not None:
         si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
         si.set("rlimit", INT_RLIMIT)
-        si.set("timeout", 4 * Z3_QUERY_MS)
+        si.set("timeout", _ms_left(4 * Z3_QUERY_MS))
         si.add(ints)
         if si.check() == z3.unsat:
             return z3.unsat
-    s.set("timeout", Z3_QUERY_MS - Z3_QUICK_MS)
+    s.set("timeout", _ms_left(Z3_QUERY_MS - Z3_QUICK_MS))
     return s.check()
 
 
@@ -374,16 +397,25 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     whole = needs_whole_grid(prog)
     if whole:
         return None, f"symbolic not applicable: {whole}"
-    reps, rep, sh, run = _represent(prog, launch, sizes)
+    try:
+        reps, rep, sh, run = _represent(prog, launch, sizes)
+    except ShadowFailed as e:  # the representatives' run stopped where the shadow failed
+        return None, f"symbolic not applicable: {e}"
     if run.state.footprint_hit is not None and require_summary:
         return None, f"symbolic not applicable: {run.state.footprint_hit}"
     if rep.findings:  # real: these CTAs were executed concretely
         rep.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA")
         return rep, ""
-    probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
+    try:
+        probe = _probe(prog, sizes, sh) if sizes is not None and not sh.failed else None
+    except _OutOfTime:
+        return None, "symbolic not applicable: the time limit passed during the Z3 proof"
     if probe is not None:  # a loop on the sizes too short here to be summarised: run where it is longer
         point, launch, sizes = probe
-        reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
+        try:
+            reps, rep2, sh2, run2 = _represent(prog, launch, sizes)
+        except ShadowFailed as e:
+            return None, f"symbolic not applicable: {e}"
         if rep2.findings:  # real: these CTAs ran concretely, at a point of the domain
             rep2.notes.insert(0, f"symbolic sizes: the finding is at {_at(point)}, where the representatives ran "
                                  "(the loops are too short to summarise at the checked launch's sizes, which "
@@ -413,6 +445,8 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
                                 + why.removeprefix("symbolic not applicable: "))
             got.stats.setdefault("sizes", {})["not_proven_above"] = why.removeprefix("symbolic not applicable: ")
         return got, why
+    except _OutOfTime:
+        return None, "symbolic not applicable: the time limit passed during the Z3 proof"
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
 
@@ -436,7 +470,7 @@ def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None):
     reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
 
     def shadow() -> Shadow:
-        sh = Shadow(prog, _size_params(prog, sizes))
+        sh = Shadow(prog, _size_params(prog, sizes), stop=True)
         if sizes is not None:  # the sizes' values in this run, for evaluating loop decisions on them
             sh.size_values = {("g", i): launch.grid[i] for i in range(3)}
             sh.size_values.update({("s", p.name): int(v) & (2**64 - 1) for p, v in zip(prog.params, launch.params)
@@ -595,18 +629,25 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
              "validation_runs": 0}
+    why = _same_path(sh, launch, sizes, stats)
+    if why:
+        return None, f"symbolic not applicable: {why}"
     # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
         sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
-        # too many rows to list: each column in its range (a superset) must stay in bounds
+        # each column in its range (a superset of the rows, guard dropped) first: in bounds there, in
+        # bounds; too many rows to list: that must hold
         relaxed = cl.all_rows().shape[0] > MAX_ROWS
-        mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=relaxed, leaves=sp.leaves)
-        s = _solver()
-        s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
-        stats["z3_queries"] += 1
-        res = _check(s)
+        for superset in (True, False) if not relaxed else (True,):
+            mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=superset, leaves=sp.leaves)
+            s = _solver()
+            s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
+            stats["z3_queries"] += 1
+            res = _check(s)
+            if res == z3.unsat:
+                break
         if res != z3.unsat and relaxed:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
@@ -699,10 +740,15 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     guarded = (f" (except {', '.join(sh.guard_branches)}: a forward branch over code without synchronisation "
                "or other branches, whose accesses are proved as a guard of it, every thread that reaches it having "
                "run that code in an executed CTA)") if sh.guard_branches else ""
+    uniform = ""
+    if sh.uniform:
+        names = sorted({u.where for u in sh.uniform})
+        uniform = (f" or proven (Z3) to be decided in every CTA, per thread and loop iteration, as in the executed "
+                   f"CTAs ({', '.join(names[:4])}{', ...' if len(names) > 4 else ''})")
     rep.assumptions.append(
         (f"symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the "
-         f"sizes{guarded}, " if sizes else
-         f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}, ")
+         f"sizes{guarded}{uniform}, " if sizes else
+         f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}{uniform}, ")
         + f"so all CTAs run the same instruction sequence; proven for {scope}: global accesses in bounds, no race "
         "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "
@@ -778,6 +824,42 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
     return trips, ""
 
 
+def _same_path(sh: Shadow, launch: Launch, sizes: SizeDomain | None, stats: dict) -> str:
+    """Every CTA decides each %ctaid-dependent branch, exit and barrier guard the way the executed
+    CTAs did, per thread (and per iteration t in [0, n) of a summarised loop): Z3 searches a CTA, a
+    thread's row and an iteration where the guard has the other value. "" when none exists."""
+    for u in sh.uniform:
+        if u.rows.shape[0] > MAX_ROWS:
+            return f"the guard of {u.where} depends on %ctaid through {u.rows.shape[0]} distinct lane values"
+        sp = _Space(launch, sizes, "u")
+        c, grid = sp.cta("u")
+        env = {("c", i): c[i] for i in range(3)}
+        env.update(sp.leaves)
+        qs = _n_q(u.expr)
+        for i, w in qs.items():
+            env[("q", i)] = z3.BitVec(f"u_q{i}", w)
+        extra = []
+        if u.loop is not None and sizes is not None:  # the loop's periods at other sizes are not these
+            return f"the guard of {u.where} in a summarised loop depends on %ctaid"
+        if u.loop is not None:
+            env[("t", u.loop)] = z3.BitVec("u_t", 64)
+            extra.append(z3.ULT(env[("t", u.loop)], sh.loop_ranges[u.loop]))
+        taken = z3.BitVec("u_v", 64)
+        cols = [env[("q", i)] for i in range(len(qs))] + [taken]
+        vals = np.delete(u.rows, u.rows.shape[1] - 2, axis=1)  # the thread index is not a leaf
+        member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in np.unique(vals, axis=0)])
+        s = _solver()
+        s.add(grid + extra + [member, _z3(u.expr, env) != (taken == 1)])
+        stats["z3_queries"] += 1
+        res = _check(s)
+        if res != z3.unsat:
+            return (f"the guard of {u.where} depends on %ctaid" + (" or a problem size" if sizes else "")
+                    + (": some CTA decides it otherwise than the executed ones" if res == z3.sat else
+                       ": Z3 could not show every CTA decides it as the executed ones"))
+    stats["uniform_guards"] = len(sh.uniform)
+    return ""
+
+
 def _pairs(classes: dict, allocs):
     """(buffer base, W, A): W writes or is atomic, A any access of the same buffer; not both atomic."""
     by_buf: dict = {}
@@ -802,6 +884,8 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
     budget = MAX_VALIDATIONS
     not_proven = None
     for base, w, a in pairs:
+        if sizes is None and _apart_in_every_cta(w, a, launch, stats):
+            continue
         if max(w.all_rows().shape[0], a.all_rows().shape[0]) > MAX_ROWS:
             not_proven = not_proven or f"{prog.code[w.a.pc].name} at {prog.code[w.a.pc].span}: too many lane offsets"
             continue
@@ -834,6 +918,65 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
             at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
             s.add(z3.Not(z3.And([c[k] == x[k] for k in range(3)] + at)))
     return not_proven, None
+
+
+def _bytes_at_cta0(cl: _Class) -> tuple[np.ndarray, np.ndarray] | None:
+    """First byte and thread of each recorded row of `cl` in CTA (0, 0, 0), rows whose guard is
+    false left out when the guard holds no %ctaid (else every row: a superset of any CTA's); exact,
+    every leaf has its value (Python ints, modulo 2^64)."""
+    rows = cl.all_rows()
+    env = {("c", i): 0 for i in range(3)}
+    env.update({("q", i): rows[:, i] for i in range(rows.shape[1] - 2)})
+    addr = np.broadcast_to(evaluate(cl.a.addr, env), rows.shape[:1])
+    first = (addr.astype(object) + rows[:, -1].astype(object)) % (1 << 64)
+    if cl.a.guard is not None and not _has_leaf(cl.a.guard, ("c",)):
+        keep = np.broadcast_to(evaluate(cl.a.guard, env), rows.shape[:1]).astype(bool)
+        return first[keep], rows[keep, -2]
+    return first, rows[:, -2]
+
+
+def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict) -> bool:
+    """No two different threads of any CTA touch overlapping bytes with accesses of W and A, shown
+    without a search over rows: (1) in CTA 0 (numpy, every recorded row whose guard holds there),
+    no byte of a W row meets a byte of an A row of another thread; (2) Z3: both classes' addresses move
+    by one amount from CTA 0 to any CTA c, whatever the lanes' values in their columns' ranges
+    (addr(c, q) - addr(0, q) is the same function of c for both), so every CTA's pairs of threads are
+    CTA 0's, shifted. False when
+    it does not apply (loop iterations, sizes) or either step fails: the row search decides then.
+    A guard that depends on %ctaid is dropped (every recorded row counts), a superset of any CTA's."""
+    for cl in (w, a):
+        if cl.loops or _has_leaf(cl.a.addr, ("s", "g", "t")) or (
+                cl.a.guard is not None and _has_leaf(cl.a.guard, ("s", "g", "t"))):
+            return False
+    try:
+        (fw, tw), (fa, ta) = _bytes_at_cta0(w), _bytes_at_cta0(a)
+    except (KeyError, TypeError, ValueError):
+        return False
+    if fw.size and fa.size:
+        order = np.argsort(fa)
+        fa, ta = fa[order], ta[order]
+        lo = np.searchsorted(fa, fw - (a.a.size - 1), side="left")  # A rows starting within W's bytes' reach
+        hi = np.searchsorted(fa, fw + w.a.size, side="left")
+        for i in np.nonzero(hi > lo)[0].tolist():
+            if (ta[lo[i]:hi[i]] != tw[i]).any():
+                return False
+    c = [z3.BitVec(f"s_c{i}", 32) for i in range(3)]
+    moved, ranges = [], []
+    for tag, cl in (("w", w), ("a", a)):
+        qs = {("q", i): z3.BitVec(f"{tag}_q{i}", wd) for i, wd in _n_q(cl.a.addr).items()}
+        rows = cl.all_rows()  # the lanes' values: each in its column's range (a superset of the rows)
+        ranges += [z3.And(z3.UGE(v, int(rows[:, i].min())), z3.ULE(v, int(rows[:, i].max())))
+                   for (_, i), v in qs.items()]
+        at_c = _z3(cl.a.addr, {**qs, **{("c", i): c[i] for i in range(3)}})
+        at_0 = _z3(cl.a.addr, {**qs, **{("c", i): z3.BitVecVal(0, 32) for i in range(3)}})
+        moved.append(at_c - at_0)
+    s = _solver()
+    s.add([z3.ULT(c[i], launch.grid[i]) for i in range(3)] + ranges + [moved[0] != moved[1]])
+    stats["z3_queries"] += 1
+    if s.check() != z3.unsat:
+        return False
+    stats["intra_cta_by_translation"] = stats.get("intra_cta_by_translation", 0) + 1
+    return True
 
 
 def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:

@@ -33,6 +33,11 @@ from .state import ATOMIC, READ, WRITE
 _BULK_LOAD = {".async", ".bulk"}
 
 
+class ShadowFailed(Exception):
+    """Raised by a Shadow made with `stop=True` when it fails: the representatives' run is abandoned
+    there (the grid is enumerated instead; running on would cost without deciding anything)."""
+
+
 @dataclass
 class Access:
     pc: int
@@ -69,6 +74,20 @@ class SizeDecision:
 
 
 @dataclass
+class Uniform:
+    """A branch, exit or barrier whose guard depends on %ctaid (or the sizes) and that the executed
+    CTAs took one way per thread: grid.py proves with Z3 that every CTA takes it the same way, so
+    that every CTA runs the same instruction sequence. `rows`: the guard's placeholder values, the
+    thread index and the outcome (0/1) per thread; `loop`: the summarised loop whose leaf t the guard
+    holds (a decision of every iteration in [0, n), loops.py), None for one outcome."""
+
+    where: str
+    expr: tuple  # canonical boolean expression (placeholders ("q", w, i))
+    rows: np.ndarray  # (k, n_placeholders + 2) uint64
+    loop: int | None = None
+
+
+@dataclass
 class LoopProof:
     """One iteration (a period of iterations) of a loop run with its loop-carried registers as
     functions of the iteration t (the leaf ("t", 64, ident)); see loops.py."""
@@ -84,11 +103,13 @@ class LoopProof:
 class Shadow(InstructionObserver):
     """Follows the representative run (an observer of its machine) with exact %ctaid expressions."""
 
-    def __init__(self, prog, size_params: dict[str, int] | None = None) -> None:
+    def __init__(self, prog, size_params: dict[str, int] | None = None, stop: bool = False) -> None:
         """size_params: kernel parameters (name -> bits) that hold a function of the problem sizes
         (symbolic sizes, sizes.py): loading one gives the leaf ("s", bits, name), and %nctaid is the
-        grid's leaf ("g", 32, axis), instead of values independent of everything."""
+        grid's leaf ("g", 32, axis), instead of values independent of everything. stop: raise
+        ShadowFailed when the shadow fails."""
         self.prog = prog
+        self.stop = stop
         self.size_params = size_params or {}
         self.batch: Batch | None = None
         self.glob = None
@@ -118,6 +139,7 @@ class Shadow(InstructionObserver):
         # access made after them (at other sizes the loop may have ended before)
         self.taken: dict[int, list[tuple]] = {}
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
+        self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -130,6 +152,8 @@ class Shadow(InstructionObserver):
             return [], None
         try:
             return self.before(g, ins, mask)
+        except ShadowFailed:
+            raise
         except Exception as e:  # a gap in the shadow must not break the concrete check
             self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             return [], None
@@ -138,6 +162,8 @@ class Shadow(InstructionObserver):
         if self.failed is None:
             try:
                 self.after(ins, mask, token)
+            except ShadowFailed:
+                raise
             except Exception as e:
                 self.fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
 
@@ -251,7 +277,7 @@ class Shadow(InstructionObserver):
             self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None \
-                and self._loop_guard(ins, guard, g.mask):  # a decision of a loop iteration (before guard regions)
+                and self._loop_guard(ins, guard, g.mask, control=True):  # a decision of a loop iteration
             return [], None
         if op == "bra" and guard is not None and guard is not TOP and region is None:
             end = self._guard_region(pc)
@@ -267,6 +293,15 @@ class Shadow(InstructionObserver):
             self._size_decision(g, ins, guard)
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier"):
+            if guard is not None and guard is not TOP and region is None and not leaves(guard, ("t",)):
+                # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
+                u = self._outcome(ins, guard, g.mask)
+                if u is None:
+                    self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs "
+                              "decide it differently: CTAs follow different paths")
+                    return [], None
+                self.uniform.append(u)
+                return [], None
             if guard is not None:
                 why = ("%ctaid" + (" or a problem size" if self.size_params else "")) if guard is not TOP \
                     else "data or values this check does not follow"
@@ -421,6 +456,8 @@ class Shadow(InstructionObserver):
     def fail(self, why: str) -> None:
         if self.failed is None:
             self.failed = why
+            if self.stop:
+                raise ShadowFailed(why)
 
     # ---------------------------------------------------------------- a loop iteration as a function of t
     def loop_fail(self, why: str) -> None:
@@ -437,12 +474,16 @@ class Shadow(InstructionObserver):
             env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
         return env
 
-    def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray) -> bool:
+    def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray, control: bool = False) -> bool:
         """In a loop followed as a function of t: a guard that depends on t (and on nothing that differs
         between CTAs) is a decision of the iteration, to be proved the same for every iteration
-        summarised. True when it was taken as one."""
-        varying = ("c",) if self.size_params else ("c", "s", "g")  # sizes: a trip count the proof takes symbolically
-        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or leaves(guard, varying):
+        summarised. A branch, exit or barrier (`control`) may also depend on %ctaid: the executed CTAs'
+        values decide here, and grid.py proves every CTA decides the same (`Uniform`). With symbolic
+        sizes a guard may depend on them (a trip count the proof takes symbolically). True when it
+        was taken as one."""
+        varying = () if self.size_params else ("s", "g")
+        if self.loop is None or guard is TOP or not leaves(guard, ("t",)) or (varying and leaves(guard, varying)) \
+                or (leaves(guard, ("c",)) and not control):
             return False
         try:
             value = np.broadcast_to(evaluate(guard, self.lane_env(0)), mask.shape).astype(bool)
@@ -508,6 +549,27 @@ class Shadow(InstructionObserver):
             for name, _ in self._dests(ins):
                 self.regs[name] = TOP
 
+    def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray) -> Uniform | None:
+        """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py;
+        None when one thread decides it differently in two executed CTAs (then some CTAs differ)."""
+        b = self.batch
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        if ins.guard.negated:
+            pred = ~pred
+        per_cta, p = (mask & b.valid).reshape(b.n_ctas, -1), pred.reshape(b.n_ctas, -1)
+        both = per_cta.all(axis=0)
+        if (p[:, both] != p[:1, both]).any():
+            return None
+        return self._uniform(ins, guard, mask, pred, None)
+
+    def _uniform(self, ins: A.Instruction, expr: tuple, mask: np.ndarray, outcome: np.ndarray,
+                 loop: int | None) -> Uniform:
+        lanes = np.nonzero(mask & self.batch.valid)[0]
+        (canon,), cols = _canonical([expr], self.ph, lanes)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, outcome[lanes].astype(np.uint64)])
+        return Uniform(f"{ins.name} at {ins.span}", canon, np.unique(rows, axis=0), loop)
+
     def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
         as their value now plus t times the change."""
@@ -528,6 +590,12 @@ class Shadow(InstructionObserver):
         proof, self.loop = self.loop, None
         if proof is None:
             return
+        for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
+            if leaves(d.expr, ("c",)):
+                u = self._uniform(self.prog.code[d.pc], d.expr, d.lanes, d.value, proof.ident)
+                if accesses:  # the period ran as iteration t = 0 only
+                    u = Uniform(u.where, substitute(u.expr, "t", proof.ident, t_value), u.rows, None)
+                self.uniform.append(u)
 
         for name, st in list(self.regs.items()):
             if st is TOP or st is None:

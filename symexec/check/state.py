@@ -319,7 +319,12 @@ class CheckState(Observer):
         lanes, flat = ev.lanes, ev.flat
         if self.footprints and ev.buffer in self.footprints and self.footprint_hit is None:
             lo, hi = int(flat.min()), int(flat.max()) + 1
-            if any(lo < b_hi and b_lo < hi for b_lo, b_hi in self.footprints[ev.buffer]):
+            spans = [(b_lo, b_hi) for b_lo, b_hi in self.footprints[ev.buffer] if lo < b_hi and b_lo < hi]
+            if spans:  # per lane (the lanes of two CTAs lie rows apart, around the other's footprint)
+                f2 = flat.reshape(flat.shape[0], -1)
+                l_lo, l_hi = f2.min(axis=1), f2.max(axis=1) + 1
+                spans = [s for s in spans if ((l_lo < s[1]) & (s[0] < l_hi)).any()]
+            if spans:
                 self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
                                       f"{ev.ins.span if ev.ins is not None else '?'} touches global bytes that "
                                       "iterations the loop summary did not run would have written")

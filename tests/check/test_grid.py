@@ -4,6 +4,7 @@ of CTAs, agreeing with enumeration on suite kernels and finding a one-element ov
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from harness.suite import get
 from symexec import load_program
 from symexec.check import check_kernel
 from symexec.launch import Launch
+from volta.check_cli import check_file
 
 STRIDED = """
 .version 8.0
@@ -57,6 +59,22 @@ def test_disjoint_ctas_proven_symbolically() -> None:
     assert r.stats["grid_method"] == "symbolic"
     assert r.stats["z3_queries"] >= 2
     assert any("proven for ALL CTAs" in a and "no intra-CTA race on global memory" in a for a in r.assumptions)
+
+
+def test_intra_cta_pairs_by_translation_of_cta_0() -> None:
+    """out[32c + tid]: the address moves by 128 c bytes in every thread (Z3), and no two threads meet in
+    CTA 0 (every row evaluated): no search over rows of threads is needed. When threads t and t + 16
+    store the CTA id to one element (equal values: no race in CTA 0), that is left to the row search."""
+    prog, launch = _strided(32)
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.stats["intra_cta_by_translation"] == 1, r.stats
+    assert any("no two threads of one CTA touch overlapping global bytes in any CTA" in a for a in r.assumptions)
+    prog = load_program(ptx_parser.parse(STRIDED.replace("mad.lo.s32 %r4, %r2, %r1, %r3;",
+                                                         "mad.lo.s32 %r4, %r2, %r1, %r3;\n  and.b32 %r4, %r4, -17;")
+                                         .replace("[%rd3], %r3;", "[%rd3], %r2;"), "strided.ptx"))
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == "race_free" and "intra_cta_by_translation" not in r.stats, (r.verdict, r.stats)
+    assert any("checked on the executed CTAs only: intra-CTA races on global memory" in a for a in r.assumptions)
 
 
 def test_one_element_overlap_between_ctas_has_two_cta_witness() -> None:
@@ -450,3 +468,55 @@ def test_register_only_region_chosen_by_ctaid(edit: str, method: str) -> None:
     launch = Launch((6,), (32,), {"out": np.zeros(6 * 32 + 1, np.uint32)}, ["out"])
     r = check_kernel(prog, launch, grid="symbolic")
     assert r.verdict == "race_free" and r.stats["grid_method"].split(" ")[0] == method, r.stats["grid_method"]
+
+
+TRIP = Path(__file__).resolve().parents[1] / "regression" / "grid_ctaid_trip_count_uniform_ok.ptx"
+
+
+def test_ctaid_dependent_trip_count_the_same_in_every_cta_is_symbolic() -> None:
+    """len = min(1024, L - 1024 c): the loop's entry and back-edge guards depend on %ctaid; Z3 proves
+    every CTA decides them as CTAs 0 and 99 did (the back edge per summarised iteration t)."""
+    r = check_file(TRIP)
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", r.stats
+    assert r.stats["loops_summarised"] and r.stats["uniform_guards"] >= 2
+    assert any("proven (Z3) to be decided in every CTA" in a and "uniform_ok.ptx:37:" in a for a in r.assumptions)
+
+
+@pytest.mark.parametrize("length, cta", [("992", 37), ("1024", 0)])
+def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, length: str, cta: int) -> None:
+    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations), or the
+    guard differs only in executed CTA 0 (seen as the representatives run, which stops there): every CTA
+    is enumerated."""
+    text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
+                                    f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
+    if cta == 0:
+        text = text.replace(f"selp.s32 %r11, {length}, 1024", "selp.s32 %r11, 0, 1024")
+    p = tmp_path / "trip.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free"
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
+    assert ("some CTA decides it otherwise than the executed ones" if cta else
+            "the executed CTAs decide it differently") in r.stats["grid_method"], r.stats
+
+
+def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
+    """Z3 is not interrupted by the run's time limit: each query is bounded by what is left of it,
+    and once it has passed the proof stops and the enumeration reports the limit."""
+    import time
+
+    from symexec import time_limit
+    from symexec.check import grid as grid_mod
+
+    prog = load_program(ptx_parser.parse(TRIP.read_text(), "trip.ptx"))
+    prove = grid_mod._prove
+
+    def late(*a, **k):
+        time.sleep(1.5)
+        return prove(*a, **k)
+
+    monkeypatch.setattr(grid_mod, "_prove", late)
+    with time_limit(1):
+        r = check_kernel(prog, Launch((100,), (32,), {"out": np.zeros(102400, np.int32)}, ["out", 102400]))
+    assert r.verdict.startswith("inconclusive: time limit of 1 s"), r.verdict
+    assert "the time limit passed during the Z3 proof" in r.stats["grid_method"]
