@@ -9,6 +9,8 @@ development machine, most contracts take seconds of CPU, the attention and GEMM 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.equivalence import triton_kernel
@@ -31,8 +33,19 @@ KNOWN_GAPS: dict[str, str] = {
 #: strict expected failure, so that a fix is noticed.
 NOT_YET_PROVED: dict[str, str] = {
     "cross_entropy_zloss": "inconclusive (2026-12-02): sm_89 vs sm_80, 47992 logits elements whose normal forms "
-                           "differ (an indicator of a label comparison and more; 67 s CPU, 1.4 GiB)",
+                           "differ (an indicator of a label comparison and more; 67 s CPU, 1.4 GiB; 506 s in a -n 2 test run, so "
+                           "it runs only with VOLTA_EQUIV_ALL=1)",
 }
+#: Contracts whose proofs have not been measured within a CI budget on the 2-core machine: the run of
+#: 2026-12-02 (tests at -n 2 after the term-store and instance changes) had dion_update and
+#: forgetting_attention each over 10 minutes of CPU in the normal-form comparison before it was stopped;
+#: the rest were never timed. Run them with VOLTA_EQUIV_ALL=1; until their cost is known they are
+#: skipped in CI (issue 11 stays open on them).
+UNMEASURED: dict[str, str] = {
+    n: "cross-target proof not measured within the CI budget (dion_update and forgetting_attention took over "
+       "10 min of CPU each in the comparison; set VOLTA_EQUIV_ALL=1 to run it)"
+    for n in ("dion_update", "forgetting_attention", "flash_attention", "sage_attention", "sinkhorn_attention",
+              "mamba2_chunk_scan", "mamba2_chunk_state", "gemm_accumulate")}
 #: Triton builds the checker finds racy (tests/test_check_suite.py, TRITON_FINDINGS: a value stored
 #: to one shared address by several warps in one instruction): every race of theirs must be such a
 #: replicated store (proofs.equivalence.Side.replicated_stores_only), whose bytes hold the one value
@@ -53,7 +66,10 @@ def _param(name: str):
     if name in KNOWN_GAPS:
         return pytest.param(name, marks=pytest.mark.xfail(run=False, reason=KNOWN_GAPS[name]))
     if name in NOT_YET_PROVED:
-        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET_PROVED[name]))
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, run=bool(os.environ.get("VOLTA_EQUIV_ALL")),
+                                                          reason=NOT_YET_PROVED[name]))
+    if name in UNMEASURED and not os.environ.get("VOLTA_EQUIV_ALL"):
+        return pytest.param(name, marks=pytest.mark.skip(reason=UNMEASURED[name]))
     return name
 
 
