@@ -252,7 +252,8 @@ class TermShadow(Observer):
             new = self.pending.pop(0)
         else:  # more writes than the rule gave terms for: never guess
             g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
-            new = self._opaque_where_symbolic(width, g)
+            new = self._opaque_lanes(np.full(self.n, CONCRETE, np.int64), width, g) if self.async_data \
+                else self._opaque_where_symbolic(width, g)
         new = self._fit(np.broadcast_to(new, (self.n,)), width)
         old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
         if self.guard is not None:  # lanes whose guard depends on data: if-then-else of new and old
@@ -683,6 +684,9 @@ class TermShadow(Observer):
             if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
                 return
             term, pos = self._read_bytes(ev.buffer, shadow, flat)
+            # registers written in this context take these bytes (tcgen05.ld: tensor memory to
+            # registers, tcgen05/unit.py) without a term rule: opaque where the bytes hold data
+            self.async_data |= bool((term != CONCRETE).any())
             self._op_read.add(op.ident)
             for i, lane in enumerate(lanes.tolist()):
                 self._op_bytes.setdefault((op.ident, lane), []).append((term[i], pos[i]))
