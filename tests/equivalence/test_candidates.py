@@ -17,8 +17,9 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx"), ("softmax", "softmax
             ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx"), ("bitdelta", "bitdelta/bitdelta_signflip.sm_90a.ptx")]
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
 NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx"),
-                  ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx"),
-                  ("conv2d", "conv2d/conv2d_halo_mma.bug_halo_mask.sm_90a.ptx")]
+                  ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx")]
+# conv2d_halo_mma.bug_halo_mask.sm_90a.ptx is not here: Triton's sm_90a conv2d is a wgmma build, whose
+# results have no term meaning (unsupported), so no verdict against it is not_equivalent.
 
 
 @pytest.mark.slow
