@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from equiv import CASES as EQUIV_CASES  # noqa: E402
 from equiv import Case, _generated  # noqa: E402
 from limits import load_average, parse_size, run_limited  # noqa: E402
+from report import add_run_options, load_line, write_report  # noqa: E402
 
 HAND = ROOT / "tests" / "equivalence" / "cases"
 
@@ -95,12 +96,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default=None, help="only cases whose name contains this text")
     ap.add_argument("--exclude", action="append", default=[], help="skip cases whose name contains this text")
-    ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--max-memory", default="6G")
-    ap.add_argument("--out", type=Path, default=None, help="write NAME.md and NAME.json here")
-    ap.add_argument("--name", default="certificates", help="file name stem under --out")
+    add_run_options(ap, name="certificates", max_memory="6G")
     a = ap.parse_args()
     cap = parse_size(a.max_memory)
+    load0 = load_average()
     cases = _hand_cases() + [c for c in EQUIV_CASES if c.expect == "verified" and "S=512" not in c.name]
     rows = []
     for case in cases:
@@ -110,9 +109,7 @@ def main() -> int:
         rows.append(r)
         print(f"{r.case}: {r.verdict}; write {r.write_cpu_s} s CPU; recheck {r.recheck} {r.recheck_cpu_s} s CPU",
               flush=True)
-    load = load_average()
-    lines = [f"Load average at the end: {load[0]:.1f} (2-core machine shared with other jobs: wall times are "
-             "inflated; CPU seconds are the tool's own). Cap: " + a.max_memory + ".", "",
+    lines = [load_line(load0[0], load_average()[0]) + " Cap: " + a.max_memory + ".", "",
              "| case | verdict | obligations | lemmas | KiB | check wall / CPU s | peak MiB | write wall / CPU s "
              "| write/check CPU | recheck | recheck wall / CPU s | peak MiB | recheck/check CPU |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -123,12 +120,7 @@ def main() -> int:
         lines.append(f"| {r.case} | {r.verdict.split(':')[0]} | {ob} | {r.lemmas} | {r.size_kib} | {r.check_wall_s} / "
                      f"{r.check_cpu_s} | {r.check_peak_mib} | {r.write_wall_s} / {r.write_cpu_s} | {wr} | {r.recheck} | "
                      f"{r.recheck_wall_s} / {r.recheck_cpu_s} | {r.recheck_peak_mib} | {rr} |")
-    table = "\n".join(lines)
-    print(table)
-    if a.out:
-        a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / f"{a.name}.md").write_text(table + "\n")
-        (a.out / f"{a.name}.json").write_text(json.dumps([asdict(r) for r in rows], indent=1))
+    write_report(a.out, a.name, "\n".join(lines), [asdict(r) for r in rows])
     return 0 if all(r.recheck == "ok" for r in rows) else 1
 
 

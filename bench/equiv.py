@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from limits import load_average, parse_size, run_limited  # noqa: E402
+from report import add_run_options, load_line, write_report  # noqa: E402
 
 P = "examples/pairs"
 C = "examples/candidates"
@@ -130,10 +131,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", action="append", default=None,
                     help="only cases whose name contains this text (repeat: any of them)")
-    ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--max-memory", default="8G")
-    ap.add_argument("--out", type=Path, default=None, help="write NAME.md and NAME.json here")
-    ap.add_argument("--name", default="equiv", help="file name stem under --out")
+    add_run_options(ap, name="equiv", max_memory="8G")
     a = ap.parse_args()
     cap = parse_size(a.max_memory)
     load0 = load_average()
@@ -148,22 +146,14 @@ def main() -> int:
         rows.append(r)
         print(f"{r.case}: {r.verdict} ({'as expected' if r.ok else 'expected ' + r.expect}) "
               f"{r.cpu_s} s CPU, {r.peak_mib} MiB", flush=True)
-    load = load_average()
-    lines = [f"Load average (1 min) at the start: {load0[0]:.1f}, at the end: {load[0]:.1f} (2-core machine shared "
-             "with other jobs: wall times are inflated; CPU seconds are the tool's own).", "",
+    lines = [load_line(load0[0], load_average()[0]), "",
              "| case | verdict | expected | equivalence wall / CPU s | peak MiB | check only wall / CPU s | peak MiB "
              "| CPU ratio |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = f"{r.cpu_s / r.check_cpu_s:.1f}x" if r.check_cpu_s else "-"
         lines.append(f"| {r.case} | {r.verdict.split(':')[0]} | {r.expect} | {r.wall_s} / {r.cpu_s} | {r.peak_mib} | "
                      f"{r.check_wall_s} / {r.check_cpu_s} | {r.check_peak_mib} | {ratio} |")
-    table = "\n".join(lines)
-    print(table)
-    if a.out:
-        a.out.mkdir(parents=True, exist_ok=True)
-        (a.out / f"{a.name}.md").write_text(table + "\n")
-        (a.out / f"{a.name}.json").write_text(json.dumps([asdict(r) | {"verdict_full": r.verdict} for r in rows],
-                                                     indent=1))
+    write_report(a.out, a.name, "\n".join(lines), [asdict(r) | {"verdict_full": r.verdict} for r in rows])
     return 0 if all(r.ok for r in rows) else 1
 
 
