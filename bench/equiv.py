@@ -118,7 +118,9 @@ def _generated(args: tuple[str, ...], tmp: Path) -> list[str]:
 
 def _volta(kernel: str, args: tuple[str, ...], timeout: float, cap: int) -> tuple[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [sys.executable, "-m", "volta.cli", "check", kernel, *_generated(args, Path(tmp)), "--json", "-q"]
+        # volta's own limit (wall-clock, default 600 s) set to the run's: under load it would stop first
+        cmd = [sys.executable, "-m", "volta.cli", "check", kernel, *_generated(args, Path(tmp)), "--json", "-q",
+               "--timeout", str(timeout)]
         m = run_limited(cmd, timeout, cap, cwd=str(ROOT))
     try:
         verdict = json.loads(m.stdout)["verdict"]

@@ -41,16 +41,29 @@ __all__ = ["instances"]
 _INPUT_BITS = np.int64(40)  # an INPUT leaf's aux: buffer number << 40 | element
 
 
+#: Bytes of member images (one int64 per member and node of the representative's DAG) held at once;
+#: members are checked in chunks that fit (the check of a member does not depend on the others).
+IMAGE_BUDGET = 256 << 20
+
+
 def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
     """Whether each row of `members` (k, r) is the term ids of `rep` (r,) under one substitution of
     input elements (see the module docstring)."""
     rep = np.asarray(rep, np.int64)
     members = np.asarray(members, np.int64)
     k = members.shape[0]
-    ok = np.ones(k, bool)
     if k == 0:
-        return ok
+        return np.ones(0, bool)
     nodes = subgraph(T, rep)
+    chunk = max(1, IMAGE_BUDGET // (8 * max(1, nodes.size)))
+    if k <= chunk:
+        return _instances(T, rep, members, nodes)
+    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes) for s in range(0, k, chunk)])
+
+
+def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+    k = members.shape[0]
+    ok = np.ones(k, bool)
     op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
     shape = T.shape
     image: dict[int, np.ndarray] = {}

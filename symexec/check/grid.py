@@ -181,15 +181,14 @@ class _Class:
         lane = z3.BitVec(f"{tag}_t", 32)
         cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
         if relaxed:
-            member = z3.And([z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
-                             for k, v in enumerate(cols)] + iters)
+            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters)
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
             # (bv2int.py) leaves the table out and keeps these, whose products it can bound
             member = z3.And([z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])]
-                            + [z3.And(z3.UGE(v, int(rows[:, k].min())), z3.ULE(v, int(rows[:, k].max())))
-                               for k, v in enumerate(cols)] + _affine_rows(rows, cols) + iters)
+                            + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
+                            + _affine_rows(rows, cols) + iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -253,6 +252,22 @@ WRAPS = "is not proved to end within"  # the reason a proof over narrower sizes 
 
 
 AFFINE_OFFSETS = 16  # most distinct offset vectors of an affine summary of rows
+
+
+def _in_range(v, col: np.ndarray):
+    """`v` between the least and the greatest of `col` (a column of recorded lane constants, each
+    below 2^w for v's width w), read unsigned or as two's complement, whichever span is narrower.
+    Both are supersets of the column; the signed reading keeps a column of small negative and
+    positive offsets (an unrolled loop's [%rd+-64] ... [%rd+60]) from covering the whole space."""
+    w = v.size()
+    lo, hi = int(col.min()), int(col.max())
+    half = 1 << (w - 1)
+    neg, pos = col[col >= half], col[col < half]
+    if len(neg) and len(pos) and hi < (1 << w):  # both signs present: the signed span is [min of neg, max of pos]
+        slo, shi = int(neg.min()) - (1 << w), int(pos.max())
+        if shi - slo < hi - lo:
+            return z3.And(v >= z3.BitVecVal(slo, w), v <= z3.BitVecVal(shi, w))  # signed comparisons
+    return z3.And(z3.UGE(v, lo), z3.ULE(v, hi))
 
 
 def _affine_rows(rows: np.ndarray, cols: list) -> list:

@@ -520,3 +520,52 @@ def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
         r = check_kernel(prog, Launch((100,), (32,), {"out": np.zeros(102400, np.int32)}, ["out", 102400]))
     assert r.verdict.startswith("inconclusive: time limit of 1 s"), r.verdict
     assert "the time limit passed during the Z3 proof" in r.stats["grid_method"]
+
+
+NEIGHBOURS = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry neighbours(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<8>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [in];
+  ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  add.s64 %rd4, %rd4, 4;
+  mov.f32 %f1, 0f00000000;
+""" + 5 * """  ld.global.f32 %f2, [%rd4+-4];
+  ld.global.f32 %f3, [%rd4+4];
+  add.f32 %f1, %f1, %f2;
+  add.f32 %f1, %f1, %f3;
+  add.s64 %rd4, %rd4, 2048;
+""" + """  mad.lo.s32 %r4, %r2, 512, %r1;
+  mul.wide.u32 %rd5, %r4, 4;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.f32 [%rd6], %f1;
+  ret;
+}
+"""
+
+
+@pytest.mark.parametrize("extra,verdict", [(2, "race_free"), (1, "out_of_bounds")])
+def test_offsets_either_side_of_a_lane_pointer_are_bounded(extra: int, verdict: str) -> None:
+    """Every CTA's 512 threads read in[512 j + t] and in[512 j + t + 2] ([%rd+-4], [%rd+4]: one access
+    class whose offset column holds -4 and 4) for j < 5: 5120 lane rows, more than are listed
+    exactly. Read unsigned, the offset column spans [4, 2^64 - 4], the whole space, and bounds were
+    not proven (every CTA enumerated: the naive attention at S = 512 ran out of memory so); read
+    signed it is [-4, 4], and the bounds hold for every CTA. One element short, the last thread's
+    last read leaves the buffer and enumeration finds it."""
+    prog = load_program(ptx_parser.parse(NEIGHBOURS, "neighbours.ptx"))
+    ctas = 64
+    launch = Launch((ctas,), (512,), {"in": np.zeros(512 * 5 + extra, np.float32),
+                                     "out": np.zeros(ctas * 512, np.float32)}, ["in", "out"])
+    r = check_kernel(prog, launch, grid="symbolic")
+    assert r.verdict == verdict, (r.verdict, r.findings)
+    if verdict == "race_free":
+        assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import proofs.instances
 from proofs.instances import instances
 from semantics.terms import Mods, Op, TermStore, _HashIndex, float_sort, mods_id
 
@@ -94,6 +95,24 @@ def test_instances_reject_a_wrong_index_and_accept_renamed_rows() -> None:
     rep = np.array(pair(0, 0))
     got = instances(T, rep, np.array([pair(1, 1), pair(1, 2), pair(3, 3)]))
     assert got.tolist() == [True, False, True]
+
+
+def test_instances_in_chunks_agree(monkeypatch) -> None:
+    """Members are checked in chunks whose images fit IMAGE_BUDGET: with a budget of a few bytes
+    (one member a chunk) the answers are those of one pass over all members."""
+    T = TermStore()
+    x, y = T.input("x", np.arange(8), F32), T.input("y", np.arange(8), F32)
+
+    def pair(i: int, j: int) -> list[int]:
+        return [int(T.make(Op.FSUB, F32, RN, [x[i:i + 1], y[i:i + 1]])[0]),
+                int(T.make(Op.FDIV, F32, RN, [x[i:i + 1], y[j:j + 1]])[0])]
+
+    rep = np.array(pair(0, 0))
+    members = np.array([pair(i, j) for i in range(8) for j in range(8)])
+    whole = instances(T, rep, members)
+    assert whole.sum() == 8 and whole.tolist() == [i == j for i in range(8) for j in range(8)]
+    monkeypatch.setattr(proofs.instances, "IMAGE_BUDGET", 1)
+    assert instances(T, rep, members).tolist() == whole.tolist()
 
 
 def test_instances_through_a_reduction_tree() -> None:

@@ -2,11 +2,13 @@
 and FlashAttention forward (S = 128) proved equivalent to their naive kernels, each with its own
 launch; their seeded-bug twins (an off-by-one halo mask; a missing online-softmax rescale, at S =
 129 where there are two key tiles) are `not_equivalent` with an input that, replayed in the
-emulator, shows the outputs differ beyond the tolerance. Costs (time, peak memory, S = 512 too) are measured by bench/equiv.py."""
+emulator, shows the outputs differ beyond the tolerance. S = 512 is verified too, but over the CI budget: it
+runs with VOLTA_EQUIV_ALL=1. Costs (time, peak memory) are measured by bench/equiv.py."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,12 @@ CASES = [
      "attention/naive.ptx", "attention/naive.s128.json", "verified"),
     ("attention_s129_bug_no_rescale", "attention/fast.bug_no_rescale.ptx", "s129:fast", "attention/naive.ptx",
      "s129:naive", "not_equivalent"),
+    # issue 11's S = 512: verified, but 171 s CPU and 3.9 GiB peak (bench/results/equiv-2026-12-02c), over
+    # the CI budget and beside -n 2's other worker over the runner's memory: run with VOLTA_EQUIV_ALL=1
+    pytest.param("attention_s512", "attention/fast.ptx", "attention/fast.s512.json", "attention/naive.ptx",
+                 "attention/naive.s512.json", "verified", id="attention_s512",
+                 marks=pytest.mark.skipif(not os.environ.get("VOLTA_EQUIV_ALL"),
+                                          reason="171 s CPU, 3.9 GiB peak: set VOLTA_EQUIV_ALL=1 to run it")),
 ]
 
 
@@ -48,11 +56,11 @@ def _p(rel: str | None) -> Path | None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case,cand,cl,ref,rl,expected", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("case,cand,cl,ref,rl,expected", CASES, ids=[c[0] if isinstance(c, tuple) else c.id for c in CASES])
 def test_pair(case: str, cand: str, cl: str | None, ref: str, rl: str | None, expected: str, tmp_path: Path) -> None:
     cl_p, rl_p = (_attention_spec(tmp_path, x.split(":")[1], int(x.split(":")[0][1:])) if x and ":" in x else _p(x)
                   for x in (cl, rl))
-    report = run_equivalence(_p(cand), reference=_p(ref), launch_path=cl_p, reference_launch=rl_p, timeout=600)
+    report = run_equivalence(_p(cand), reference=_p(ref), launch_path=cl_p, reference_launch=rl_p, timeout=3000 if case == "attention_s512" else 600)
     assert report.verdict == expected, (report.verdict, report.notes[:3])
     eq = report.stats["equivalence"]
     if expected == "verified":
