@@ -18,8 +18,10 @@ CANDIDATES = Path(__file__).resolve().parents[2] / "examples" / "candidates"
 #: candidates (valid PTX on both targets) are compared with Triton's sm_80 build. Measured at load 13-19
 #: (bench/results/equiv-candidates-2026-12-02b): conv2d_halo_mma 27 s CPU / 318 MiB, gemm_splitk (split-K
 #: by red.global.add.f32) 60 s CPU / 633 MiB.
-VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None), ("softmax", "softmax/softmax_warp_row.sm_80.ptx", None),
-            ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx", None), ("bitdelta", "bitdelta/bitdelta_signflip.sm_90a.ptx", None),
+VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
+            ("softmax", "softmax/softmax_warp_row.sm_80.ptx", None),
+            ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx", None),
+            ("bitdelta", "bitdelta/bitdelta_signflip.sm_90a.ptx", None),
             ("conv2d", "conv2d/conv2d_halo_mma.sm_80.ptx", None),
             ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None)]
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
