@@ -40,7 +40,8 @@ NOT_YET_PROVED: dict[str, str] = {
 #: known: skipped in CI, run with VOLTA_EQUIV_ALL=1 (issue 11 stays open on them). Measured one at a
 #: time under a 6 GiB address-space cap (bench/results/equiv-candidates-2026-12-02b/README.md); CPU
 #: seconds are the process's, for all pairs of the contract. In CI (measured the same way, 2026-12-02,
-#: load 13-17): gemm_accumulate 44 s CPU / 646 MiB, mamba2_chunk_state 53 s CPU / 398 MiB.
+#: load 13-17): gemm_accumulate 44 s CPU / 646 MiB, mamba2_chunk_state 53 s CPU / 398 MiB, mamba2_chunk_scan
+#: 59 s CPU / 644 MiB.
 _ALL = "set VOLTA_EQUIV_ALL=1 to run it"
 UNMEASURED: dict[str, str] = {
     "dion_update": f"over 10 min of CPU in the normal-form comparison (2026-12-02); {_ALL}",
@@ -51,7 +52,6 @@ UNMEASURED: dict[str, str] = {
                       f"in all (2026-12-02); {_ALL}",
     "flash_attention": f"over the CI budget: sm_89 vs sm_80 verified in 25.4 s CPU, sm_120 not finished at 65 s CPU "
                        f"in all (2026-12-02); {_ALL}",
-    "mamba2_chunk_scan": f"cross-target proof not measured within the CI budget yet; {_ALL}",
 }
 #: Triton builds the checker finds racy (tests/test_check_suite.py, TRITON_FINDINGS: a value stored
 #: to one shared address by several warps in one instruction): every race of theirs must be such a
