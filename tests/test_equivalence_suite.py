@@ -36,14 +36,14 @@ NOT_YET_PROVED: dict[str, str] = {
                            "differ (an indicator of a label comparison and more; 67 s CPU, 1.4 GiB; 506 s in a -n 2 test run, so "
                            "it runs only with VOLTA_EQUIV_ALL=1)",
 }
-#: Contracts whose proofs are over the CI budget on the 2-core machine, or not measured yet, with what is
-#: known: skipped in CI, run with VOLTA_EQUIV_ALL=1 (issue 11 stays open on them). Measured one at a
+#: Contracts whose proofs are over the CI budget (about a minute of CPU per contract) on the 2-core machine,
+#: with what is known: skipped in CI, run with VOLTA_EQUIV_ALL=1 (issue 11 stays open on them). Measured one at a
 #: time under a 6 GiB address-space cap (bench/results/equiv-candidates-2026-12-02b/README.md); CPU
 #: seconds are the process's, for all pairs of the contract. In CI (measured the same way, 2026-12-02,
 #: load 13-17): gemm_accumulate 44 s CPU / 646 MiB, mamba2_chunk_state 53 s CPU / 398 MiB, mamba2_chunk_scan
 #: 59 s CPU / 644 MiB.
 _ALL = "set VOLTA_EQUIV_ALL=1 to run it"
-UNMEASURED: dict[str, str] = {
+OVER_BUDGET: dict[str, str] = {
     "dion_update": f"over 10 min of CPU in the normal-form comparison (2026-12-02); {_ALL}",
     "forgetting_attention": f"over 10 min of CPU in the normal-form comparison (2026-12-02); {_ALL}",
     "sinkhorn_attention": f"over the CI budget: sm_89 vs sm_80 verified in 48.8 s CPU, sm_120 not finished at 56 s CPU "
@@ -75,8 +75,8 @@ def _param(name: str):
     if name in NOT_YET_PROVED:
         return pytest.param(name, marks=pytest.mark.xfail(strict=True, run=bool(os.environ.get("VOLTA_EQUIV_ALL")),
                                                           reason=NOT_YET_PROVED[name]))
-    if name in UNMEASURED and not os.environ.get("VOLTA_EQUIV_ALL"):
-        return pytest.param(name, marks=pytest.mark.skip(reason=UNMEASURED[name]))
+    if name in OVER_BUDGET and not os.environ.get("VOLTA_EQUIV_ALL"):
+        return pytest.param(name, marks=pytest.mark.skip(reason=OVER_BUDGET[name]))
     return name
 
 
