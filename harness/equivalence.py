@@ -20,7 +20,7 @@ from .compile import compile_contract
 from .contract import Contract
 from .emulate import from_device, launch_for
 
-__all__ = ["buffer_infos", "triton_kernel", "contract_kernel", "element_format", "contract_inputs",
+__all__ = ["buffer_infos", "triton_kernel", "contract_kernel", "element_format", "contract_inputs", "contract_scale",
            "contract_draws", "contract_tolerance"]
 
 _FORMATS = {"fp32": "f32", "fp16": "f16", "bf16": "bf16", "fp64": "f64", "fp8e4m3": "e4m3", "fp8e5m2": "e5m2"}
@@ -69,8 +69,18 @@ def contract_inputs(contract: Contract, instance: str, distribution: str, seed: 
     """Device buffers of the input tensors of one draw (the same for both kernels of a witness
     search); `positive`: |x| + 1/2 of the floating inputs (sums without cancellation, where a
     narrower accumulation loses the most)."""
+    return _device(contract, _draw_arrays(contract, instance, distribution, seed, positive))
+
+
+def _device(contract: Contract, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     from .emulate import device_buffer
 
+    dtypes = {t.name: t.dtype for t in contract.tensors}
+    return {name: device_buffer(a, dtypes[name]) for name, a in arrays.items()}
+
+
+def _draw_arrays(contract: Contract, instance: str, distribution: str, seed: int,
+                 positive: bool) -> dict[str, np.ndarray]:
     arrays = contract.make_inputs(instance, distribution, seed)
     out = {}
     for t in contract.tensors:
@@ -79,8 +89,15 @@ def contract_inputs(contract: Contract, instance: str, distribution: str, seed: 
         a = arrays[t.name]
         if positive and _dt.dtype(t.dtype).is_float:
             a = _dt.quantize(np.abs(np.asarray(a, np.float64)) + 0.5, t.dtype)
-        out[t.name] = device_buffer(a, t.dtype)
+        out[t.name] = a
     return out
+
+
+def contract_scale(contract: Contract, instance: str, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The magnitude the contract judges each output's errors against on these inputs, flat by element
+    (Contract.abs_scale: its reference on |inputs|), or {} where it judges against |reference|."""
+    scale = contract.abs_scale(arrays, instance)
+    return {} if scale is None else {k: np.asarray(v, np.float64).reshape(-1) for k, v in scale.items()}
 
 
 def contract_draws(contract: Contract, instance: str = "verify", count: int = 12) -> list:
@@ -96,7 +113,8 @@ def contract_draws(contract: Contract, instance: str = "verify", count: int = 12
     draws = []
     for dist, seed, positive in plan[:count]:
         label = f"contract inputs: distribution {dist}, seed {seed}" + (", then |x| + 1/2" if positive else "")
-        draws.append(Draw(label, contract_inputs(contract, instance, dist, seed, positive)))
+        arrays = _draw_arrays(contract, instance, dist, seed, positive)
+        draws.append(Draw(label, _device(contract, arrays), contract_scale(contract, instance, arrays)))
     return draws
 
 

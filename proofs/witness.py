@@ -34,6 +34,10 @@ class Draw:
 
     label: str  # how to reproduce it, e.g. "contract inputs: distribution normal, seed 2"
     buffers: dict[str, object]
+    #: per output buffer, flat by element: the magnitude the contract judges errors against on this
+    #: draw (its reference applied to |inputs|: a sum's error is bounded by the sum of |terms|, not by
+    #: |sum|, which cancellation makes small); a buffer without one is judged against |reference|
+    scale: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -41,8 +45,13 @@ class Tolerance:
     rtol: float
     atol: float
 
-    def bad(self, cand: np.ndarray, ref: np.ndarray) -> np.ndarray:
-        """Elements outside |c - r| <= atol + rtol * |r| (NaN and infinities must match)."""
+    def allowed(self, ref: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+        """atol + rtol * magnitude: the draw's error scale where the contract gives one, else |ref|."""
+        mag = np.abs(np.asarray(ref if scale is None else scale, np.float64))
+        return self.atol + self.rtol * mag
+
+    def bad(self, cand: np.ndarray, ref: np.ndarray, scale: np.ndarray | None = None) -> np.ndarray:
+        """Elements outside |c - r| <= allowed(r, scale) (NaN and infinities must match)."""
         c, r = np.asarray(cand, np.float64), np.asarray(ref, np.float64)
         nan_c, nan_r = np.isnan(c), np.isnan(r)
         out = nan_c != nan_r
@@ -50,7 +59,7 @@ class Tolerance:
         out |= inf & ~(np.isinf(c) & np.isinf(r) & (np.sign(c) == np.sign(r)))
         fin = ~(nan_c | nan_r | np.isinf(c) | np.isinf(r))
         with np.errstate(invalid="ignore", over="ignore"):
-            out |= fin & (np.abs(c - r) > self.atol + self.rtol * np.abs(r))
+            out |= fin & (np.abs(c - r) > self.allowed(r, scale))
         return out
 
 
@@ -151,7 +160,8 @@ def search(T: TermStore, cand: tuple[KernelUnderTest, Side], ref: tuple[KernelUn
                 bad_idx = elems[:1]
             else:
                 cv, rv = values(info.sort, cb), values(info.sort, rb)
-                bad = tolerance(buffer).bad(cv, rv)
+                scale = draw.scale.get(buffer)
+                bad = tolerance(buffer).bad(cv, rv, None if scale is None else scale[elems])
                 if not bad.any():
                     continue
                 bad_idx = elems[np.nonzero(bad)[0][:1]]
@@ -178,9 +188,11 @@ def replay(cand: KernelUnderTest, ref: KernelUnderTest, draw: Draw, buffer: str,
         raw = glob.by_name(buffer).store[np.arange(element * eb, element * eb + eb)]
         vals.append(values(info.sort, np.ascontiguousarray(raw).view(f"<u{eb}").astype(np.uint64))[0])
     c, r = vals
-    if not tol.bad(np.array([c]), np.array([r]))[0]:
+    scale = draw.scale.get(buffer)
+    s = None if scale is None else scale[[element]]
+    if not tol.bad(np.array([c]), np.array([r]), s)[0]:
         return None
-    return Witness(draw.label, buffer, element, float(c), float(r), tol.atol + tol.rtol * abs(float(r)), True)
+    return Witness(draw.label, buffer, element, float(c), float(r), float(tol.allowed(np.array([r]), s)[0]), True)
 
 
 def _dependencies(T: TermStore, cs: Side, rs: Side, buffer: str, e: int, leaf) -> list[tuple[str, int, float]]:
