@@ -53,6 +53,7 @@ from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
 from .state import ATOMIC, READ
+from .z3rows import rows_formula
 
 
 def _concrete(prog: Program, launch: Launch, ctas: list) -> Report:
@@ -186,7 +187,7 @@ class _Class:
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
             # (bv2int.py) leaves the table out and keeps these, whose products it can bound
-            member = z3.And([z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in rows])]
+            member = z3.And([rows_formula(cols, rows)]
                             + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
                             + _affine_rows(rows, cols) + iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
@@ -862,7 +863,7 @@ def _same_path(sh: Shadow, launch: Launch, sizes: SizeDomain | None, stats: dict
         taken = z3.BitVec("u_v", 64)
         cols = [env[("q", i)] for i in range(len(qs))] + [taken]
         vals = np.delete(u.rows, u.rows.shape[1] - 2, axis=1)  # the thread index is not a leaf
-        member = z3.Or([z3.And([v == int(r[k]) for k, v in enumerate(cols)]) for r in np.unique(vals, axis=0)])
+        member = rows_formula(cols, np.unique(vals, axis=0))
         s = _solver()
         s.add(grid + extra + [member, _z3(u.expr, env) != (taken == 1)])
         stats["z3_queries"] += 1
