@@ -569,3 +569,29 @@ def test_offsets_either_side_of_a_lane_pointer_are_bounded(extra: int, verdict: 
     assert r.verdict == verdict, (r.verdict, r.findings)
     if verdict == "race_free":
         assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
+
+
+def test_classes_moving_by_one_amount_are_proved_once_each_not_per_pair() -> None:
+    """_Moves (grid.py): a class whose address moves from CTA 0 to CTA c by the same M(c) as the first
+    class asked, whatever its lanes' values, is proved once; two such classes are translates of each
+    other. A class moving by another amount (256 c bytes against 128 c) or by an amount that depends on
+    its lane's value (c * q) is not common: its pairs go to the pair's own query."""
+    from symexec.check.grid import _Class, _Moves
+    from symexec.check.grid_shadow import Access
+    from symexec.launch import Launch
+
+    def cls(addr):
+        rows = np.array([[q, q, 4 * q] for q in range(32)], dtype=np.uint64)  # (q0, thread, offset)
+        return _Class(Access(pc=0, kind=1, strong=1, buffer=0, size=4, addr=addr, guard=None, rows=rows))
+
+    c0, q0 = ("c", 32, 0), ("q", 32, 0)
+    base = ("k", 64, 1 << 20)
+    by = lambda k: ("add", 64, base, ("mul", 64, ("zext", 64, ("add", 32, ("mul", 32, c0, ("k", 32, k)), q0)),
+                                                ("k", 64, 4)))  # noqa: E731
+    launch = Launch(grid=(64, 1, 1), block=(32, 1, 1), params=[], buffers={})
+    stats = {"z3_queries": 0}
+    m = _Moves(launch, stats)
+    assert m.common(cls(by(32))) and m.common(cls(by(32)))
+    assert not m.common(cls(by(64)))
+    assert not m.common(cls(("add", 64, base, ("zext", 64, ("mul", 32, c0, q0)))))
+    assert stats["z3_queries"] == 4
