@@ -389,7 +389,7 @@ def _check(s: z3.Solver, quick: bool = False):
     ms = 1000 * (time.process_time() - c0)
     if ms >= Z3_LOG_MS:
         f = sys._getframe(1)
-        nodes = sum(_ast_size(a) for a in s.assertions())
+        nodes = sum(1 for _ in _subterms(s.assertions()))
         print(f"volta z3: {res} {ms:.0f} ms CPU ({1000 * (time.perf_counter() - t0):.0f} wall) in "
               f"{f.f_code.co_name}:{f.f_lineno}{' (quick)' if quick else ''}: {len(s.assertions())} assertions, "
               f"{nodes} nodes", file=sys.stderr, flush=True)
@@ -400,27 +400,8 @@ def _check(s: z3.Solver, quick: bool = False):
 Z3_LOG_MS = 50
 
 
-def _ast_size(e) -> int:
-    """Distinct sub-terms of a Z3 expression (its DAG size)."""
-    seen: set = set()
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        k = x.get_id()
-        if k in seen:
-            continue
-        seen.add(k)
-        todo.extend(x.children())
-    return len(seen)
-
-
-#: Resource limit of the integer form tried first on a query with a multiplication (about 1 s of CPU).
-INT_FIRST_RLIMIT = 15_000_000
-
-
-def _has_mul(assertions) -> bool:
-    """Some bit-vector multiplication by a non-constant (a CTA id or lane value times a row pitch):
-    bit-blasting a 64-bit product costs seconds where the integer form is linear arithmetic."""
+def _subterms(assertions):
+    """The distinct sub-terms of Z3 expressions (their DAG's nodes), each once."""
     seen: set = set()
     todo = list(assertions)
     while todo:
@@ -429,10 +410,18 @@ def _has_mul(assertions) -> bool:
         if k in seen:
             continue
         seen.add(k)
-        if z3.is_app_of(x, z3.Z3_OP_BMUL) and x.size() > 8:
-            return True
+        yield x
         todo.extend(x.children())
-    return False
+
+
+#: Resource limit of the integer form tried first on a query with a multiplication (about 1 s of CPU).
+INT_FIRST_RLIMIT = 15_000_000
+
+
+def _has_mul(assertions) -> bool:
+    """Some bit-vector multiplication wider than 8 bits (a CTA id or lane value times a row pitch):
+    bit-blasting a 64-bit product costs seconds where the integer form is linear arithmetic."""
+    return any(z3.is_app_of(x, z3.Z3_OP_BMUL) and x.size() > 8 for x in _subterms(assertions))
 
 
 def _int_check(ints: list | None, rlimit: int, ms: int):
