@@ -120,6 +120,13 @@ class _Translator:
                 return x / 2**n, (rx[0] >> n, rx[1] >> n)
             s, rs = self.signed(x, rx, w)
             return self.wrap(s / 2**n, (rs[0] >> n, rs[1] >> n), w)  # Int `/` floors for a positive divisor
+        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR) and len(a) == 2:
+            # disjoint bits (a tile base | a lane offset below its alignment, as Triton addresses): x + y
+            for x, y in ((a[0], a[1]), (a[1], a[0])):
+                (ix, rx), (iy, ry) = self.bv(x), self.bv(y)
+                if ry[0] >= 0 and ry[1] < 2 ** _low_zeros(x):
+                    return ix + iy, (rx[0] + ry[0], rx[1] + ry[1])
+            raise Untranslatable(f"bit-vector operation {e.decl().name()} of operands whose bits may meet")
         if k == z3.Z3_OP_BAND:
             consts = [x for x in a if z3.is_bv_value(x)]
             if len(a) != 2 or len(consts) != 1 or consts[0].as_long() & (consts[0].as_long() + 1):
@@ -210,6 +217,33 @@ class _Translator:
             (x, rx), (y, ry) = self.bv(a[0]), self.bv(a[1])
             return signed[k](self.signed(x, rx, w)[0], self.signed(y, ry, w)[0])
         raise Untranslatable(f"boolean operation {e.decl().name()}")
+
+
+def _low_zeros(e) -> int:
+    """How many low bits of the bit-vector term `e` are zero whatever its variables' values (0 when
+    nothing shows it): constants, products (their factors' sum), sums (the least), shifts left by a
+    constant, extensions and low extracts of such terms."""
+    w = e.size()
+    if z3.is_bv_value(e):
+        v = e.as_long()
+        return w if v == 0 else min(w, (v & -v).bit_length() - 1)
+    k, a = e.decl().kind(), e.children()
+    if k == z3.Z3_OP_BMUL:
+        return min(w, sum(_low_zeros(x) for x in a))
+    if k in (z3.Z3_OP_BADD, z3.Z3_OP_BSUB):
+        return min(_low_zeros(x) for x in a)
+    if k == z3.Z3_OP_BSHL and z3.is_bv_value(a[1]):
+        return min(w, _low_zeros(a[0]) + a[1].as_long())
+    if k in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT):
+        z = _low_zeros(a[0])
+        return w if z == a[0].size() else z
+    if k == z3.Z3_OP_EXTRACT and e.params()[1] == 0:
+        return min(w, _low_zeros(a[0]))
+    if k == z3.Z3_OP_CONCAT:
+        low = a[-1]
+        z = _low_zeros(low)
+        return z if z < low.size() else low.size() + _low_zeros(z3.Concat(*a[:-1]) if len(a) > 2 else a[0])
+    return 0
 
 
 def _conjuncts(assertions):

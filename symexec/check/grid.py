@@ -36,6 +36,8 @@ different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, s
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
 
 import numpy as np
@@ -378,25 +380,95 @@ def _solver() -> z3.Solver:
     return s
 
 
-def _check(s: z3.Solver):
+def _check(s: z3.Solver, quick: bool = False):
+    """s.check() (see _check_once), timed: with VOLTA_Z3_LOG set, every query slower than
+    Z3_LOG_MS is printed to stderr with its answer, its caller and its size (assertions, AST nodes)."""
+    if not os.environ.get("VOLTA_Z3_LOG"):
+        return _check_once(s, quick)
+    t0, c0 = time.perf_counter(), time.process_time()
+    res = _check_once(s, quick)
+    ms = 1000 * (time.process_time() - c0)
+    if ms >= Z3_LOG_MS:
+        f = sys._getframe(1)
+        nodes = sum(1 for _ in _subterms(s.assertions()))
+        print(f"volta z3: {res} {ms:.0f} ms CPU ({1000 * (time.perf_counter() - t0):.0f} wall) in "
+              f"{f.f_code.co_name}:{f.f_lineno}{' (quick)' if quick else ''}: {len(s.assertions())} assertions, "
+              f"{nodes} nodes", file=sys.stderr, flush=True)
+    return res
+
+
+#: The least CPU time of a query that VOLTA_Z3_LOG prints.
+Z3_LOG_MS = 50
+
+
+def _subterms(assertions):
+    """The distinct sub-terms of Z3 expressions (their DAG's nodes), each once."""
+    seen: set = set()
+    todo = list(assertions)
+    while todo:
+        x = todo.pop()
+        k = x.get_id()
+        if k in seen:
+            continue
+        seen.add(k)
+        yield x
+        todo.extend(x.children())
+
+
+#: Resource limit of the integer form tried first on a query with a multiplication (about 1 s of CPU).
+INT_FIRST_RLIMIT = 15_000_000
+
+
+def _has_mul(assertions) -> bool:
+    """Some bit-vector multiplication wider than 8 bits (a CTA id or lane value times a row pitch):
+    bit-blasting a 64-bit product costs seconds where the integer form is linear arithmetic."""
+    return any(z3.is_app_of(x, z3.Z3_OP_BMUL) and x.size() > 8 for x in _subterms(assertions))
+
+
+def _int_check(ints: list | None, rlimit: int, ms: int):
+    """The integer form's (bv2int.py) answer within `rlimit` of Z3's resource count (a resource limit,
+    not a time limit: the same answer on a loaded machine) and `ms`; only unsat is used (sat may come
+    from a table to_int left out)."""
+    if ints is None:
+        return z3.unknown
+    si = z3.Solver()
+    si.set("rlimit", rlimit)
+    si.set("timeout", _ms_left(ms))
+    si.add(ints)
+    return si.check()
+
+
+def _ints(s: z3.Solver) -> list | None:
+    try:
+        return to_int(s.assertions())
+    except Untranslatable:
+        return None
+
+
+def _check_once(s: z3.Solver, quick: bool = False):
     """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
     unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
-    answer, with a model to read when it is sat."""
+    answer, with a model to read when it is sat.
+
+    A query with a multiplication is tried over the integers first, within INT_FIRST_RLIMIT (a
+    cross-CTA overlap `c1 * pitch + q1 = c2 * pitch + q2` is linear there, and decided in
+    milliseconds where bit-blasting the 64-bit products took 5-9 s of CPU). quick: a pre-filter
+    whose caller only acts on unsat (a superset of the rows, say, with the exact query behind it):
+    no more than the integer try and Z3_QUICK_MS of bit-blasting; anything else is "unknown"."""
+    ints, first = None, z3.unknown
+    if _has_mul(s.assertions()):
+        ints = _ints(s)
+        first = _int_check(ints, INT_FIRST_RLIMIT, Z3_QUICK_MS)
+        if first == z3.unsat:
+            return z3.unsat
     s.set("timeout", _ms_left(Z3_QUICK_MS))
     res = s.check()
-    if res != z3.unknown:
+    if res != z3.unknown or quick:
         return res
-    try:
-        ints = to_int(s.assertions())
-    except Untranslatable:
-        ints = None
-    if ints is not None:
-        si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
-        si.set("rlimit", INT_RLIMIT)
-        si.set("timeout", _ms_left(4 * Z3_QUERY_MS))
-        si.add(ints)
-        if si.check() == z3.unsat:
-            return z3.unsat
+    if ints is None:
+        ints = _ints(s)
+    if first == z3.unknown and _int_check(ints, INT_RLIMIT, 4 * Z3_QUERY_MS) == z3.unsat:
+        return z3.unsat
     s.set("timeout", _ms_left(Z3_QUERY_MS - Z3_QUICK_MS))
     return s.check()
 
@@ -661,7 +733,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             s = _solver()
             s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
             stats["z3_queries"] += 1
-            res = _check(s)
+            res = _check(s, quick=superset and not relaxed)  # the exact query follows the superset's
             if res == z3.unsat:
                 break
         if res != z3.unsat and relaxed:
@@ -692,7 +764,10 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     # ---- cross-CTA races
     pairs = list(_pairs(classes, allocs))
     validations = 0
+    refuted = _refute_by_writer(pairs, launch, sizes, trips, stats)
     for base, w, a in pairs:
+        if (id(w), id(a)) in refuted:
+            continue
         sp = _Space(launch, sizes, "z", trips)
         c1, g1 = sp.cta("w")
         c2, g2 = sp.cta("a")
@@ -702,9 +777,10 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         stats["z3_queries"] += 1
-        if _check(s) == z3.unsat:
+        listed = max(w.all_rows().shape[0], a.all_rows().shape[0]) <= MAX_ROWS  # the exact query can follow
+        if _check(s, quick=listed) == z3.unsat:
             continue  # refuted on the relaxation (a superset of the lanes' accesses)
-        if max(w.all_rows().shape[0], a.all_rows().shape[0]) > MAX_ROWS:
+        if not listed:
             return None, "symbolic not applicable: too many distinct lane offsets to refute a cross-CTA overlap"
         m1, o1, gd1, _, _ = w.side("w", c1, base, leaves=sp.leaves)
         m2, o2, gd2, _, _ = a.side("a", c2, base, leaves=sp.leaves)
@@ -773,6 +849,36 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         + (f"; checked on the executed CTAs only: shared memory ({sh.shared_varies} depends on %ctaid"
            + (" or the sizes" if sizes else "") + ")" if sh.shared_varies else ""))
     return rep, ""
+
+
+def _refute_by_writer(pairs: list, launch: Launch, sizes: SizeDomain | None, trips: dict, stats: dict) -> set:
+    """The pairs (id(W), id(A)) refuted together, one query per writer W: no two different CTAs c1, c2
+    and lanes in their columns' ranges (the relaxed sides, a superset of the rows, guards dropped) where
+    W's bytes in c1 meet the bytes of ANY of W's partner classes in c2 (a disjunction over them: unsat
+    refutes each pair exactly as its own relaxed query would). Anything but unsat refutes nothing and
+    the pairs are queried one by one. A writer with one partner is left to the pair's own query."""
+    groups: dict = {}
+    for base, w, a in pairs:
+        groups.setdefault(id(w), (base, w, []))[2].append(a)
+    out: set = set()
+    for base, w, parts in groups.values():
+        if len(parts) < 2:
+            continue
+        sp = _Space(launch, sizes, "z", trips)
+        c1, g1 = sp.cta("w")
+        c2, g2 = sp.cta("a")
+        m1, o1, _, _, _ = w.side("w", c1, base, relaxed=True, leaves=sp.leaves)
+        meets = []
+        for a in parts:
+            m2, o2, _, _, _ = a.side("a", c2, base, relaxed=True, leaves=sp.leaves)
+            meets.append(z3.And(m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)))
+        s = _solver()
+        s.add(g1 + g2 + [z3.Or([c1[k] != c2[k] for k in range(3)]), m1, z3.Or(meets)])
+        stats["z3_queries"] += 1
+        if _check(s, quick=True) == z3.unsat:
+            out.update((id(w), id(a)) for a in parts)
+            stats["cross_cta_by_writer"] = stats.get("cross_cta_by_writer", 0) + 1
+    return out
 
 
 def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> tuple[dict[int, _Trips], str]:
