@@ -48,6 +48,7 @@ from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
+from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
@@ -379,7 +380,8 @@ def _solver() -> z3.Solver:
 
 def _check(s: z3.Solver):
     """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
-    unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
+    unsat when the same query over the integers is (bv2int.py, exact), shown first by linear
+    arithmetic with monotonicity lemmas for its products (monotone.py), then by nlsat; otherwise the bit-vector
     answer, with a model to read when it is sat."""
     s.set("timeout", _ms_left(Z3_QUICK_MS))
     res = s.check()
@@ -389,6 +391,8 @@ def _check(s: z3.Solver):
         ints = to_int(s.assertions())
     except Untranslatable:
         ints = None
+    if ints is not None and refute_by_monotonicity(ints, INT_RLIMIT, _ms_left(Z3_QUERY_MS)):
+        return z3.unsat
     if ints is not None:
         si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
         si.set("rlimit", INT_RLIMIT)
@@ -615,8 +619,30 @@ def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
     return sp.point(o.model())
 
 
+def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | None, str]:
+    """A point of the size domain (Z3 model), the checked launch's sizes when they are one: a proof
+    over an empty domain is vacuous (every query unsat), so none is claimed without one. (point, "")
+    or (None, why not)."""
+    sp = _Space(launch, sizes, "dom")
+    checked = _checked_sizes(sizes)
+    for at in ([e.t == checked[k] for k, e in sp.env.items() if k in checked], []):
+        s = _solver()
+        s.add(sp.facts + at)
+        res = s.check()
+        if res == z3.sat:
+            return sp.point(s.model()), ""
+    return None, ("symbolic not applicable: the size domain (" + sizes.describe() + ", with the grid limits and the "
+                  "compiled-in facts) is " + ("empty" if res == z3.unsat else "not shown to be non-empty")
+                  + ": a proof over it would be vacuous")
+
+
 def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float,
            sizes: SizeDomain | None = None):
+    inhabitant = None
+    if sizes is not None:
+        inhabitant, why = _inhabitant(launch, sizes)
+        if why:
+            return None, why
     classes: dict = {}
     for a in sh.accesses:
         key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
@@ -750,7 +776,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         rep.assumptions[1] = ("scalar parameters: " + ", ".join(sorted(sizes.params)) + " the contract's functions "
                               "of the sizes; fixed: " + (", ".join(fixed) or "none"))
         rep.assumptions.extend(sizes.assumptions)
-        rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete)}
+        rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete),
+                              "domain_point": inhabitant}
+        rep.assumptions.append(f"symbolic sizes: the domain is not empty (Z3 model: {_at(inhabitant)}"
+                               + (", the checked launch's sizes)" if inhabitant == _checked_sizes(sizes) else
+                                  "; the checked launch's sizes are NOT in it)"))
         scope = f"ALL sizes ({sizes.describe()}) and ALL CTAs of each"
     guarded = (f" (except {', '.join(sh.guard_branches)}: a forward branch over code without synchronisation "
                "or other branches, whose accesses are proved as a guard of it, every thread that reaches it having "

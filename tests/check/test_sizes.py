@@ -156,3 +156,27 @@ def test_suite_contracts_for_every_size(tmp_path) -> None:
         assert rep["verdict"] == "race_free", (name, rep["notes"])
         assert "domain" in rep["stats"]["sizes"] and "fallback" not in rep["stats"]["sizes"], (name, rep["notes"])
         assert any(a.startswith("launches: every size with") for a in rep["assumptions"]), name
+        point = rep["stats"]["sizes"]["domain_point"]  # not vacuous: the domain has this launch
+        assert point == get(name).instances["bench"], (name, point)
+
+
+def _check_with_facts(facts: list):
+    dom = _domain(300)
+    dom.facts = facts
+    return check_kernel(load_program(ptx_parser.parse(SAFE, "k.ptx"), "k"), _launch(300), sizes=dom)
+
+
+def test_a_proof_names_a_point_of_its_domain() -> None:
+    r = _check_with_facts([])
+    assert r.verdict == "race_free" and "fallback" not in r.stats["sizes"], r.notes
+    assert r.stats["sizes"]["domain_point"] == {"N": 300}
+    assert any("the domain is not empty (Z3 model: N = 300, the checked launch's sizes)" in a for a in r.assumptions)
+
+
+def test_an_empty_domain_is_never_proved() -> None:
+    """Contradictory facts (N even and odd): no launch is in the domain; the check falls back to the
+    launch's sizes and says why instead of 'proven for ALL sizes'."""
+    r = _check_with_facts([lambda e: e["N"] % 2 == 0, lambda e: e["N"] % 2 == 1])
+    assert r.verdict == "race_free"
+    assert "empty" in r.stats["sizes"]["fallback"] and "vacuous" in r.stats["sizes"]["fallback"]
+    assert not any("proven for ALL sizes" in a for a in r.assumptions)
