@@ -383,12 +383,13 @@ def _check(s: z3.Solver):
     unsat when the same query over the integers is (bv2int.py, exact), shown first by linear
     arithmetic with monotonicity lemmas for its products (monotone.py), then by nlsat; otherwise the bit-vector
     answer, with a model to read when it is sat."""
+    given = list(s.assertions())  # as built: after a check Z3 hands back its own preprocessed (bit-split) form
     s.set("timeout", _ms_left(Z3_QUICK_MS))
     res = s.check()
     if res != z3.unknown:
         return res
     try:
-        ints = to_int(s.assertions())
+        ints = to_int(given)
     except Untranslatable:
         ints = None
     if ints is not None and refute_by_monotonicity(ints, INT_RLIMIT, _ms_left(Z3_QUERY_MS)):

@@ -43,6 +43,8 @@ class _Abstraction:
     def __init__(self) -> None:
         self.monomials: dict[tuple[int, ...], _Monomial] = {}
         self.memo: dict[int, z3.ExprRef] = {}
+        self.quotients: dict[tuple[int, int], z3.ArithRef] = {}
+        self.side: list = []  # the quotients' definitions
 
     def monomial(self, factors: list) -> z3.ArithRef:
         if len(factors) == 1:
@@ -81,7 +83,20 @@ class _Abstraction:
                 return z3.IntVal(coef)
             m = self.monomial(factors)
             return m if coef == 1 else coef * m
+        k = e.decl().kind()
+        if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD) and z3.is_int_value(e.arg(1)) and e.arg(1).as_long() > 0:
+            return self.division(self.term(e.arg(0)), e.arg(1).as_long(), k == z3.Z3_OP_MOD)
         return e.decl()(*[self.term(x) for x in e.children()])
+
+    def division(self, x, c: int, mod: bool):
+        """x div c or x mod c (c > 0, SMT-LIB's floor forms) as a fresh quotient q with
+        c q <= x < c q + c, exact and linear."""
+        key = (x.get_id(), c)
+        q = self.quotients.get(key)
+        if q is None:
+            q = self.quotients[key] = z3.Int(f"quot!{len(self.quotients)}")
+            self.side += [c * q <= x, x < c * q + c]
+        return x - c * q if mod else q
 
     def lemmas(self) -> list:
         out = []
@@ -120,6 +135,7 @@ def refute(assertions, rlimit: int, timeout_ms: int) -> bool:
     body = [ab.term(a) for a in assertions]
     if not ab.monomials:
         return False
+    body += ab.side
     s = z3.Solver()
     s.set("rlimit", rlimit)
     s.set("timeout", timeout_ms)
