@@ -355,6 +355,9 @@ Z3_QUERY_MS = 30_000
 #: within INT_RLIMIT of Z3's resource count (about 2 s of CPU per 30 million).
 Z3_QUICK_MS = 3_000
 INT_RLIMIT = 100_000_000
+#: The linear abstraction with monotonicity lemmas (monotone.py) answers in 10-130 ms where it
+#: refutes at all (row-wise bounds and overlaps); past this it gives way to nlsat.
+MONO_RLIMIT = 20_000_000
 
 class _OutOfTime(Exception):
     """The run's time limit (symexec.time_limit) passed during the proof: Z3 is not interrupted by it."""
@@ -392,7 +395,7 @@ def _check(s: z3.Solver):
         ints = to_int(given)
     except Untranslatable:
         ints = None
-    if ints is not None and refute_by_monotonicity(ints, INT_RLIMIT, _ms_left(Z3_QUERY_MS)):
+    if ints is not None and refute_by_monotonicity(ints, MONO_RLIMIT, _ms_left(Z3_QUERY_MS)):
         return z3.unsat
     if ints is not None:
         si = z3.Solver()  # a resource limit, not a time limit: the same answer on a loaded machine
