@@ -50,6 +50,7 @@ from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
+from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
@@ -357,6 +358,9 @@ Z3_QUERY_MS = 30_000
 #: within INT_RLIMIT of Z3's resource count (about 2 s of CPU per 30 million).
 Z3_QUICK_MS = 3_000
 INT_RLIMIT = 100_000_000
+#: The linear abstraction with monotonicity lemmas (monotone.py) answers in 10-130 ms where it
+#: refutes at all (row-wise bounds and overlaps); past this it gives way to nlsat.
+MONO_RLIMIT = 20_000_000
 
 class _OutOfTime(Exception):
     """The run's time limit (symexec.time_limit) passed during the proof: Z3 is not interrupted by it."""
@@ -438,16 +442,17 @@ def _int_check(ints: list | None, rlimit: int, ms: int):
     return si.check()
 
 
-def _ints(s: z3.Solver) -> list | None:
+def _ints(assertions: list) -> list | None:
     try:
-        return to_int(s.assertions())
+        return to_int(assertions)
     except Untranslatable:
         return None
 
 
 def _check_once(s: z3.Solver, quick: bool = False):
     """s.check(), for queries bit-blasting does not decide quickly (products of sizes and CTA ids):
-    unsat when the same query over the integers is (bv2int.py, exact); otherwise the bit-vector
+    unsat when the same query over the integers is (bv2int.py, exact), shown by linear arithmetic with
+    monotonicity lemmas for its products (monotone.py), then by nlsat; otherwise the bit-vector
     answer, with a model to read when it is sat.
 
     A query with a multiplication is tried over the integers first, within INT_FIRST_RLIMIT (a
@@ -455,9 +460,10 @@ def _check_once(s: z3.Solver, quick: bool = False):
     milliseconds where bit-blasting the 64-bit products took 5-9 s of CPU). quick: a pre-filter
     whose caller only acts on unsat (a superset of the rows, say, with the exact query behind it):
     no more than the integer try and Z3_QUICK_MS of bit-blasting; anything else is "unknown"."""
+    given = list(s.assertions())  # as built: after a check Z3 hands back its own preprocessed (bit-split) form
     ints, first = None, z3.unknown
-    if _has_mul(s.assertions()):
-        ints = _ints(s)
+    if _has_mul(given):
+        ints = _ints(given)
         first = _int_check(ints, INT_FIRST_RLIMIT, Z3_QUICK_MS)
         if first == z3.unsat:
             return z3.unsat
@@ -466,7 +472,9 @@ def _check_once(s: z3.Solver, quick: bool = False):
     if res != z3.unknown or quick:
         return res
     if ints is None:
-        ints = _ints(s)
+        ints = _ints(given)
+    if ints is not None and refute_by_monotonicity(ints, MONO_RLIMIT, _ms_left(Z3_QUERY_MS)):
+        return z3.unsat
     if first == z3.unknown and _int_check(ints, INT_RLIMIT, 4 * Z3_QUERY_MS) == z3.unsat:
         return z3.unsat
     s.set("timeout", _ms_left(Z3_QUERY_MS - Z3_QUICK_MS))
@@ -688,8 +696,30 @@ def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
     return sp.point(o.model())
 
 
+def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | None, str]:
+    """A point of the size domain (Z3 model), the checked launch's sizes when they are one: a proof
+    over an empty domain is vacuous (every query unsat), so none is claimed without one. (point, "")
+    or (None, why not)."""
+    sp = _Space(launch, sizes, "dom")
+    checked = _checked_sizes(sizes)
+    for at in ([e.t == checked[k] for k, e in sp.env.items() if k in checked], []):
+        s = _solver()
+        s.add(sp.facts + at)
+        res = s.check()
+        if res == z3.sat:
+            return sp.point(s.model()), ""
+    return None, ("symbolic not applicable: the size domain (" + sizes.describe() + ", with the grid limits and the "
+                  "compiled-in facts) is " + ("empty" if res == z3.unsat else "not shown to be non-empty")
+                  + ": a proof over it would be vacuous")
+
+
 def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float,
            sizes: SizeDomain | None = None):
+    inhabitant = None
+    if sizes is not None:
+        inhabitant, why = _inhabitant(launch, sizes)
+        if why:
+            return None, why
     classes: dict = {}
     for a in sh.accesses:
         key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
@@ -827,7 +857,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         rep.assumptions[1] = ("scalar parameters: " + ", ".join(sorted(sizes.params)) + " the contract's functions "
                               "of the sizes; fixed: " + (", ".join(fixed) or "none"))
         rep.assumptions.extend(sizes.assumptions)
-        rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete)}
+        rep.stats["sizes"] = {"domain": sizes.describe(), "checked_at": dict(sizes.concrete),
+                              "domain_point": inhabitant}
+        rep.assumptions.append(f"symbolic sizes: the domain is not empty (Z3 model: {_at(inhabitant)}"
+                               + (", the checked launch's sizes)" if inhabitant == _checked_sizes(sizes) else
+                                  "; the checked launch's sizes are NOT in it)"))
         scope = f"ALL sizes ({sizes.describe()}) and ALL CTAs of each"
     guarded = (f" (except {', '.join(sh.guard_branches)}: a forward branch over code without synchronisation "
                "or other branches, whose accesses are proved as a guard of it, every thread that reaches it having "

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 import ptx_parser
@@ -156,3 +158,57 @@ def test_suite_contracts_for_every_size(tmp_path) -> None:
         assert rep["verdict"] == "race_free", (name, rep["notes"])
         assert "domain" in rep["stats"]["sizes"] and "fallback" not in rep["stats"]["sizes"], (name, rep["notes"])
         assert any(a.startswith("launches: every size with") for a in rep["assumptions"]), name
+        point = rep["stats"]["sizes"]["domain_point"]  # not vacuous: the domain has this launch
+        assert point == get(name).instances["bench"], (name, point)
+
+
+def _check_with_facts(facts: list):
+    dom = _domain(300)
+    dom.facts = facts
+    return check_kernel(load_program(ptx_parser.parse(SAFE, "k.ptx"), "k"), _launch(300), sizes=dom)
+
+
+def test_a_proof_names_a_point_of_its_domain() -> None:
+    r = _check_with_facts([])
+    assert r.verdict == "race_free" and "fallback" not in r.stats["sizes"], r.notes
+    assert r.stats["sizes"]["domain_point"] == {"N": 300}
+    assert any("the domain is not empty (Z3 model: N = 300, the checked launch's sizes)" in a for a in r.assumptions)
+
+
+def test_an_empty_domain_is_never_proved() -> None:
+    """Contradictory facts (N even and odd): no launch is in the domain; the check falls back to the
+    launch's sizes and says why instead of 'proven for ALL sizes'."""
+    r = _check_with_facts([lambda e: e["N"] % 2 == 0, lambda e: e["N"] % 2 == 1])
+    assert r.verdict == "race_free"
+    assert "empty" in r.stats["sizes"]["fallback"] and "vacuous" in r.stats["sizes"]["fallback"]
+    assert not any("proven for ALL sizes" in a for a in r.assumptions)
+
+
+#: Row-wise contracts proved under --sizes symbolic at their verify instance (sm_80): the domain each
+#: is proved for. rowsum's loop counter may wrap over the whole domain: it is proved up to 2^20.
+ROWWISE = {
+    "softmax": "M in [1, 2147483647], N in [16, 2147483632], a multiple of 16",
+    "rowsum": "M in [1, 1048576], N in [16, 1048576], a multiple of 16",
+}
+
+
+@pytest.mark.slow  # 7-14 s of CPU each (up to 3 min of wall at load 17)
+@pytest.mark.parametrize("name", sorted(ROWWISE))
+def test_rowwise_contracts_for_every_size(tmp_path, name: str) -> None:
+    """The suite's softmax (normalisation) and rowsum (reduction), x[row * N + col]: bounds and
+    cross-CTA races for every size of the stated domain through the CLI. The row offset is refuted
+    with the monotonicity lemmas (monotone.py). Not vacuous: the checked sizes are a point of the domain."""
+    from harness.compile import compile_contract
+    from harness.suite import get
+
+    path = tmp_path / f"{name}.ptx"
+    path.write_text(compile_contract(get(name), "sm_80", "verify").ptx)
+    res = CliRunner().invoke(cli, ["check", str(path), "--contract", name, "--instance", "verify", "--sizes",
+                                   "symbolic", "--arch", "sm_80", "--json"])
+    rep = json.loads(res.output)
+    assert rep["verdict"] == "race_free", rep["notes"]
+    sizes = rep["stats"]["sizes"]
+    assert "fallback" not in sizes, rep["notes"]
+    assert sizes["domain"] == ROWWISE[name]
+    assert sizes["domain_point"] == get(name).instances["verify"]
+    assert any(f"proven for ALL sizes ({ROWWISE[name]})" in a for a in rep["assumptions"])
