@@ -34,7 +34,7 @@ def test_row_pitch_overlap_is_refuted_over_the_integers() -> None:
     # cross_entropy_zloss at the bench instance: 8192 rows of 128256 fp16 logits, 16-byte stores
     s, _ = _overlap_query(8192, 2 * 128256, 127992, 16)
     assert grid._has_mul(s.assertions())
-    assert grid._int_check(grid._ints(s), grid.INT_FIRST_RLIMIT, grid.Z3_QUICK_MS) == z3.unsat
+    assert grid._int_check(grid._ints(s.assertions()), grid.INT_FIRST_RLIMIT, grid.Z3_QUICK_MS) == z3.unsat
     assert grid._check(s) == z3.unsat
     assert grid._check(s, quick=True) == z3.unsat
 
