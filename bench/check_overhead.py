@@ -1,6 +1,6 @@
 """Check mode's cost over plain emulation, per suite kernel, measured in the same run.
 
-    python bench/check_overhead.py [--arch sm_80 ...] [--repeat 3] [--json out.json] [--profile K] [names...]
+    python bench/check_overhead.py [--arch sm_80 ...] [--repeat 3] [--json out.json] [--profile K] [--parts] [names...]
 
 For each suite contract at its verify instance: the same program and launch run (1) plainly on the
 emulator (`symexec.run_kernel`, what `volta run` does) and (2) in check mode over the same CTAs
@@ -10,7 +10,10 @@ compiling, parsing and input generation; each is the least CPU time (process tim
 time: the machine is shared) of --repeat runs. Prints the ratio
 check / plain per kernel and target, the geometric mean and the worst (the goal: within 3x on
 every kernel). --profile K: cProfile of the check run of kernel K (first --arch), top functions
-by own time, for bench/results/.
+by own time, for bench/results/. --parts: per kernel, the CPU seconds of check mode's parts (the
+race detector's windows, the value shadows' hooks, the instruction context's begin), each timed
+around its entry point with process_time: cProfile's per-call cost inflates the many small calls
+(it showed the record columns' appends at 12x their real cost), these timers do not.
 """
 
 from __future__ import annotations
@@ -61,6 +64,60 @@ def measure(c, arch: str, repeat: int) -> dict:
             "ratio": check / plain, "verdict": report.verdict}
 
 
+#: check mode's parts timed by --parts: (label, module, class, method); a part's time includes the
+#: parts it calls (races.flush includes races._pairs)
+PARTS = (("access (shadows of memory + race detector)", "symexec.check.state", "CheckState", "access"),
+         ("races.flush (race detector windows)", "symexec.check.races", "RaceDetector", "flush"),
+         ("races._pairs", "symexec.check.races", "RaceDetector", "_pairs"),
+         ("races.entries", "symexec.check.races", "_BufferState", "entries"),
+         ("races._record", "symexec.check.races", "RaceDetector", "_record"),
+         ("shadow.on_load", "symexec.check.shadow", "Tracker", "on_load"),
+         ("shadow.on_store", "symexec.check.shadow", "Tracker", "on_store"),
+         ("shadow.on_write_reg (value numbers of results)", "symexec.check.shadow", "Tracker", "on_write_reg"),
+         ("shadow._collective", "symexec.check.shadow", "Tracker", "_collective"),
+         ("shadow.on_read_reg", "symexec.check.shadow", "Tracker", "on_read_reg"),
+         ("exec.begin (per instruction)", "symexec.check.exec", "CheckedExec", "begin"))
+
+
+def parts(c, arch: str, repeat: int) -> dict:
+    """CPU seconds of each of PARTS in one check run of kernel c (outermost calls only: a recursive
+    part is not counted twice), beside plain and check totals."""
+    import functools
+    import importlib
+
+    spent: dict[str, float] = {}
+    saved = []
+    for label, mod, cls_name, meth in PARTS:
+        cls = getattr(importlib.import_module(mod), cls_name)
+        f = cls.__dict__[meth]
+        saved.append((cls, meth, f))
+        depth = [0]
+
+        def timed(*a, _f=f, _label=label, _depth=depth, **k):
+            _depth[0] += 1
+            t0 = time.process_time()
+            try:
+                return _f(*a, **k)
+            finally:
+                _depth[0] -= 1
+                if _depth[0] == 0:
+                    spent[_label] = spent.get(_label, 0.0) + time.process_time() - t0
+        setattr(cls, meth, functools.wraps(f)(timed))
+    try:
+        compiled = compile_contract(c, arch)
+        prog = load_program(ptx_parser.parse(compiled.ptx, f"{c.name}.ptx"), compiled.entry)
+        launch = launch_for(c, compiled, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
+        plain, _ = _best(lambda: run_kernel(prog, launch), repeat)
+        spent.clear()
+        t0 = time.process_time()
+        run_checked(new_run(prog, launch), prog, launch)
+        check = time.process_time() - t0
+    finally:
+        for cls, meth, f in saved:
+            setattr(cls, meth, f)
+    return {"kernel": c.name, "arch": arch, "plain_s": plain, "check_s": check, "parts": spent}
+
+
 def profile(c, arch: str, top: int = 25) -> str:
     compiled = compile_contract(c, arch)
     prog = load_program(ptx_parser.parse(compiled.ptx, f"{c.name}.ptx"), compiled.entry)
@@ -81,10 +138,21 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--profile", default=None, metavar="KERNEL")
+    ap.add_argument("--parts", action="store_true", help="CPU seconds of check mode's parts per kernel")
     args = ap.parse_args()
     by_name = {c.name: c for c in all_contracts()}
     if args.profile:
         print(profile(by_name[args.profile], args.arch[0]))
+        return 0
+    if args.parts:
+        got = [parts(by_name[n], args.arch[0], args.repeat) for n in (args.names or by_name)]
+        print("| kernel | plain s | check s | " + " | ".join(p[0] for p in PARTS) + " |")
+        print("|---" * (3 + len(PARTS)) + "|")
+        for g in got:
+            print(f"| {g['kernel']} | {g['plain_s']:.3f} | {g['check_s']:.3f} | "
+                  + " | ".join(f"{g['parts'].get(p[0], 0.0):.3f}" for p in PARTS) + " |")
+        if args.json:
+            args.json.write_text(json.dumps(got, indent=1))
         return 0
     rows = []
     console = Console()

@@ -113,21 +113,23 @@ class PageLayout:
         self.table = _PageTable(self.npages)
         self.pages = np.empty(0, np.int64)  # page number of each slot
         self.used = 0
-        self._last: tuple[object, np.ndarray, np.ndarray] | None = None
+        self._last: tuple[object, np.ndarray] | None = None
 
-    def locate(self, idx) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, offsets) of element indices idx (any shape), making the pages not made yet."""
+    def locate(self, idx) -> np.ndarray:
+        """Positions of element indices idx (any shape) in a pool of pages in slot order, flattened
+        (slot * PAGE + offset), making the pages not made yet. One flat gather costs a quarter of
+        numpy's two-array (slot, offset) indexing."""
         last = self._last
         if last is not None and last[0] is idx:
-            return last[1], last[2]
+            return last[1]
         flat = np.asarray(idx, dtype=np.int64)
         pages = flat >> PAGE_SHIFT
         slots = self.table[pages]
         if not (slots >= 0).all():
             slots = self._make(pages, slots)
-        out = slots, flat & _MASK
+        out = (slots.astype(np.int64) << PAGE_SHIFT) | (flat & _MASK)
         if type(idx) is np.ndarray:
-            self._last = (idx, *out)
+            self._last = (idx, out)
         return out
 
     def _make(self, pages: np.ndarray, slots: np.ndarray) -> np.ndarray:
@@ -176,24 +178,24 @@ class PagedArray:
         self._pool[self._filled:need] = self._fill(lay.pages[self._filled:need])
         self._filled = need
 
-    def _locate(self, idx) -> tuple[np.ndarray, np.ndarray]:
-        slots, off = self._layout.locate(idx)
+    def _locate(self, idx) -> np.ndarray:
+        pos = self._layout.locate(idx)
         if self._filled < self._layout.used:
             self._sync()
-        return slots, off
+        return pos
 
     def __getitem__(self, idx) -> np.ndarray:
         if self._dense is not None:
             return self._dense[idx]
-        slots, off = self._locate(idx)
-        return self._pool[slots, off]
+        pos = self._locate(idx)  # first: it may grow the pool
+        return self._pool.reshape(-1)[pos]
 
     def __setitem__(self, idx, values) -> None:
         if self._dense is not None:
             self._dense[idx] = values
             return
-        slots, off = self._locate(idx)
-        self._pool[slots, off] = values
+        pos = self._locate(idx)
+        self._pool.reshape(-1)[pos] = values
 
     def made_pages(self) -> np.ndarray:
         """Page numbers of the pages made so far, ascending."""

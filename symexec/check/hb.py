@@ -422,6 +422,18 @@ class Clocks:
         return Stamp(self.base[k, rows[None, :]], self.owns[k[:, :, None], _SLOT_IDX[None, :, None], rows],
                      np.zeros(rows.size, np.int64), self.owns[Kind.C, 0, rows].copy())
 
+    def access_stamp(self, rows: np.ndarray, table: int, slots: int | None
+                     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """What a thread access of rows `rows` records, as the race detector keeps it: base ids (2, k)
+        of C and of STAMPED[table] (the proxy-fenced clock that orders it), own entries (2, slots, k)
+        of the same two (None when not asked for: one slot, the epoch, is all a thread has) and
+        epochs (k,). `stamp` narrowed to what an access uses, without gathering the rest."""
+        kinds = _STAMPED_IDX[[0, table]]
+        bases = self.base[kinds[:, None], rows[None, :]].astype(np.int32)
+        owns = None if slots is None else \
+            self.owns[kinds[:, None, None], _SLOT_IDX[None, :slots, None], rows[None, None, :]]
+        return bases, owns, self.owns[Kind.C, 0, rows].copy()
+
     def thread_tbase(self, rows: np.ndarray) -> int:
         """A base id for the tensor-memory clock of threads `rows` (one CTA) now: C joined with K,
         what a synchronous tcgen05 instruction of theirs (tcgen05.dealloc) is ordered after."""

@@ -952,16 +952,17 @@ class RaceDetector:
         pages = np.fromiter(want, np.int64, len(want))
         new_g = np.fromiter(want.values(), np.int64, len(want))
         old_g = st.gran[pages].astype(np.int64)
-        for page, og, ng in zip(pages.tolist(), old_g.tolist(), new_g.tolist()):
-            if ng >= og:
-                continue
-            keys = page * GPAGE + np.arange(0, GPAGE, og, dtype=np.int64)
+        finer = new_g < old_g
+        # the pages going from one granule to one finer granule together (pages are independent)
+        for og, ng in sorted(set(zip(old_g[finer].tolist(), new_g[finer].tolist()))):
+            group = pages[finer & (old_g == og) & (new_g == ng)]
+            keys = (group[:, None] * GPAGE + np.arange(0, GPAGE, og, dtype=np.int64)).reshape(-1)
             keys = keys[keys < st.nbytes]
             w, h = st.lastw[keys], st.rhead[keys]
             for j in range(ng, og, ng):
                 st.lastw[keys + j] = w
                 st.rhead[keys + j] = h
-            for x in keys.tolist():
+            for x in (keys.tolist() if st.atomic else ()):
                 ab = st.atomic.get(x)
                 if ab is not None:
                     for j in range(0, og, ng):
@@ -969,7 +970,7 @@ class RaceDetector:
                             (ab.best[0], replace(ab.best[1], byte=st.raw(x + j), count=ng,
                                                           last=st.raw(x + j) + (0 if st.cells else ng - 1)))
                         st.atomic[x + j] = _AtomicByte(list(ab.plain), dict(ab.last), best)
-            st.gran[np.array([page])] = ng
+            st.gran[group] = ng
             st.fine = True
 
     def _gc(self) -> None:

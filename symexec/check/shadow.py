@@ -182,6 +182,7 @@ class Tracker:
         self.terms: TermLog | None = None  # how data-dependent values were computed (terms.py), if asked
         self.pc = -1
         self._zeros = np.zeros(n, dtype=np.uint8)
+        self._all = np.arange(n)
         self._shape = (n,)
         self.begin(None)
 
@@ -575,16 +576,19 @@ class Tracker:
 
         What another CTA wrote, and what an atomic returns, depend on the schedule: such values
         count as data (another schedule could read something else)."""
-        bh = np.zeros((self.n, nbytes), np.uint64)
-        bp = np.zeros((self.n, nbytes), np.uint8)
-        bt = np.zeros((self.n, nbytes), np.uint8)
         taint = shadow.taint[flat]
         if ctas is not None:
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
             taint = taint | SCHED
-        bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
+        if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
+            bh, bp, bt = shadow.hash[flat], shadow.pos[flat], taint
+        else:
+            bh = np.zeros((self.n, nbytes), np.uint64)
+            bp = np.zeros((self.n, nbytes), np.uint8)
+            bt = np.zeros((self.n, nbytes), np.uint8)
+            bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
         if self.terms is not None and (taint & DATA).any():  # input bytes read as they were: the leaves
             first = (bp[lanes] == 0xFF) & (bh[lanes] == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
             self.terms.leaf(bh[lanes][first], shadow.buffer, flat[first])

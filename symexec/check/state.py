@@ -354,6 +354,13 @@ class CheckState(Observer):
         if not self.races:
             return
         proxy = PROXY_CODE[ev.proxy]
+        pk = proxy_table(ev.buffer, ev.proxy)
+        slots = self.clocks.slots_in_use
+        if ev.op is None and ev.buffer.space is not MemSpace.TMEM:  # a thread's access: the common case
+            bases, owns, epochs = self.clocks.access_stamp(rows, pk, slots if slots > 1 else None)
+            self.detector.add(self._event(ev, k, lanes, flat, rows, bases, epochs, hashes, real, owns, proxy,
+                                          undef))
+            return
         if ev.op is None:
             st, hb = self.clocks.stamp(rows), None
             if ev.buffer.space is MemSpace.TMEM:  # a synchronous tcgen05 instruction (dealloc)
@@ -362,18 +369,20 @@ class CheckState(Observer):
                 st = Stamp(st.bases, st.owns, ids, st.epochs)
         else:
             st, hb = self._stamp_of(ev.op, lanes)
-        pk = proxy_table(ev.buffer, ev.proxy)
         bases = st.bases[[0, pk]].astype(np.int32)
-        slots = self.clocks.slots_in_use
-        owns = st.owns[[0, pk], :slots].astype(np.int32) if (slots > 1 or hb is not None or
-                                                             ev.buffer.space is MemSpace.TMEM) else None
-        e = Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, st.epochs,
-                  hashes, real, int(ev.order), hbrows=hb,
-                  tbases=st.tbases.astype(np.int32) if (ev.op is not None or ev.buffer.space is MemSpace.TMEM) else None,
-                  owns=owns, proxy=proxy, op=ev.op, size=ev.size, path=self.path, undef=undef)
-        self.detector.add(e)
+        owns = st.owns[[0, pk], :slots].astype(np.int32)
+        self.detector.add(self._event(ev, k, lanes, flat, rows, bases, st.epochs, hashes, real, owns, proxy, undef,
+                                      hb, st.tbases.astype(np.int32)))
+
+    def _event(self, ev: MemoryAccess, k: int, lanes, flat, rows, bases, epochs, hashes, real, owns, proxy: int,
+               undef, hb=None, tbases=None) -> Event:
+        """The race detector's record of access `ev` (kept in `log` when asked)."""
+        e = Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, epochs,
+                  hashes, real, int(ev.order), hbrows=hb, tbases=tbases, owns=owns, proxy=proxy, op=ev.op,
+                  size=ev.size, path=self.path, undef=undef)
         if self.log is not None:
             self.log.append(e)
+        return e
 
 
 class _Read:
