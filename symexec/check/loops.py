@@ -44,11 +44,14 @@ groups pending at the head (a wait_group 1 pipeline keeps one), mbarrier objects
 parity when every wait names a parity, 9.7.13.15.16; the copies in flight on them with their
 destination bytes and clocks) and the clocks' pending phases relative to each object's phase. A
 pipeline of S stages whose barrier parities flip every S iterations repeats with a period of 2S or
-less (PERIOD_MAX).
+less (PERIOD_MAX). Units of higher layers give their own canonical state (`UnitState.loop_state`,
+with `Canon.op_label`/`memory`/`op_live` as helpers): the tcgen05 unit's is tcgen05/loopstate.py
+(tensor-memory cells by value number, allocation, queued and pending operations); what a barrier's
+phase completion will run is compared by its `loop_key` (tcgen05.commit's pending completion).
 
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the
-loop runs iteration by iteration, as without this module, and the report says why in a note.
+canonicalised, a finding in the loop) is not summarised: the loop runs iteration by iteration, as
+without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
-PERIOD_MAX = 8  # longest period of iterations looked for
+PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
 MAX_ATTEMPTS = 4  # proofs tried per loop head
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
@@ -129,7 +132,10 @@ class LoopSummariser:
         proof = self._proof
         if proof is not None:
             if head != proof.head:
-                self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                if head in b.prog.loop_headers:
+                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                # else: a backward jump that closes no loop (code laid out after its join): a branch
+                # like any other, its guard recorded by the shadow
                 return
             if k == proof.start + proof.period:
                 self._finish(b, g, k)
@@ -406,8 +412,8 @@ class LoopSummariser:
 
 # ---------------------------------------------------------------------------------- liveness
 
-_NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", "membar", "fence", "cp", "mbarrier",
-            "prefetch", "prefetchu", "wgmma", "tcgen05", "stmatrix", "cp.async", "elect", "griddepcontrol", "nanosleep"}
+_NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", "membar", "fence", "cp",
+            "prefetch", "prefetchu", "wgmma", "tcgen05", "stmatrix", "cp.async", "griddepcontrol", "nanosleep"}
 
 
 def _regs_in(op, prog) -> set[str]:
