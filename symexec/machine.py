@@ -593,7 +593,8 @@ class Machine:
                 pc = g.pc
                 if not self._attempt(b, g, mask, lambda m: ctl(b, g, ins, m)):
                     return steps
-                if g.pc <= pc and g.status == "ready" and policy.watches_back_edges:
+                if (g.pc <= pc or (g.pc == pc + 1 and pc in self.prog.falls_back)) and g.status == "ready" \
+                        and policy.watches_back_edges:
                     policy.on_back_edge(b, g, ins, pc)
                 if g.pc <= pc and g.status == "ready" and steps > _WATCH_AFTER:  # a backward jump
                     if window == Purity.EFFECT:

@@ -67,6 +67,10 @@ class Program:
     # choice there can change values but not which memory is touched
     region_pure: dict[int, bool] = field(default_factory=dict)
     region_exits: dict[int, bool] = field(default_factory=dict)  # the region can leave the kernel
+    # conditional branches whose fall-through is a back edge (pc + 1 dominates pc: the loop's latch
+    # falls into its header, as LLVM lays out some loops); the machine tells its policy of them too
+    falls_back: set[int] = field(default_factory=set)
+    loop_headers: set[int] = field(default_factory=set)  # targets of back edges (they dominate the source)
 
     def region_writes(self, pc: int) -> set[str]:
         """Registers that instructions between branch `pc` and its reconvergence point write."""
@@ -396,6 +400,32 @@ def _layout(prog: Program) -> None:
             off += v.size
 
 
+def _back_edges(prog: Program, g: "nx.DiGraph") -> None:
+    """Loop headers (targets of edges u -> v where v dominates u) and the conditional branches that
+    fall through into one (`Program.falls_back`)."""
+    if 0 not in g:
+        return
+    idom = nx.immediate_dominators(g, 0)
+
+    def dominates(v: int, u: int) -> bool:
+        while True:
+            if u == v:
+                return True
+            up = idom.get(u)
+            if up is None or up == u:
+                return False
+            u = up
+
+    for u, v in g.edges():
+        if v != EXIT and u in idom and v <= u and dominates(v, u):
+            prog.loop_headers.add(v)
+    for pc, ins in enumerate(prog.code):
+        if ins.opcode == "bra" and ins.guard is not None and pc + 1 < len(prog.code) and pc in idom \
+                and dominates(pc + 1, pc):
+            prog.falls_back.add(pc)
+            prog.loop_headers.add(pc + 1)
+
+
 def _cfg(prog: Program) -> None:
     """Immediate post-dominators of each conditional branch: where divergent threads reconverge."""
     code = prog.code
@@ -430,6 +460,7 @@ def _cfg(prog: Program) -> None:
         ipdom = nx.immediate_dominators(rev, EXIT)
     except nx.NetworkXError:  # pragma: no cover - EXIT always present
         ipdom = {}
+    _back_edges(prog, g)
     effectful = {ins.opcode for ins in code if not region_neutral(ins.opcode)}
     for pc, ins in enumerate(code):
         if ins.opcode in ("bra", "brx") and (ins.guard is not None or ins.opcode == "brx"):

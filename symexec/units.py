@@ -37,6 +37,17 @@ class UnitState:
     def finish(self, batch: "Batch") -> None:
         """The batch has finished: end-of-kernel obligations (deallocation, pending stores)."""
 
+    def loop_state(self, canon) -> object | None:
+        """The unit's state in the canonical form loop summaries compare at loop heads
+        (symexec.check.loops.Canon, passed as `canon` for its helpers: ranked clocks of operations in
+        flight, value numbers of memory), or None when the unit does not give one: a loop with such
+        state at its head is never summarised."""
+        return None
+
+    def loop_watches(self, batch: "Batch") -> set[str]:
+        """Registers of `batch.reg_watch` this unit watches whose pending state `loop_state` covers."""
+        return set()
+
 
 @dataclass(frozen=True)
 class Unit:

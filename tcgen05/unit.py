@@ -346,6 +346,15 @@ class Tcgen05Unit(UnitState):
             q.done += 1
             _perform(self, lane, op)
 
+    def loop_state(self, canon) -> tuple:
+        """The unit's state as loop summaries compare it (tcgen05.loopstate)."""
+        from .loopstate import loop_state
+        return loop_state(self, canon)
+
+    def loop_watches(self, batch: "Batch") -> set[str]:
+        from .loopstate import loop_watches
+        return loop_watches(self, batch)
+
     def finish(self, batch: "Batch") -> None:
         """End of the batch: report what is still in flight (observers), then tensor memory still
         allocated is a missing tcgen05.dealloc (9.7.16.1.2)."""
@@ -1046,15 +1055,37 @@ def _arrive_when_done(machine: "Machine", b: "Batch", ins: A.Instruction, lane: 
     keys = mb.shared_keys(machine, b, ins, ins.operands[0], np.array([lane]))
     key = (int(keys[0, 0]), int(keys[0, 1]))
     bar = mu.get(key, ins)
-    point = mu.point(bar, bar.phase)
-
-    def done() -> None:
-        u.flush(lane, upto)
-        for op in tracked:
-            asyncops.complete(b, op, point=point, implies_proxy_fence=False)
-
-    bar.on_complete.append(done)
+    bar.on_complete.append(CommitDone(b, u, lane, upto, tracked, mu.point(bar, bar.phase)))
     mu.arrive(key, 1, ins)
+
+
+@dataclass(eq=False)
+class CommitDone:
+    """What the completion of a committed phase does (`Barrier.on_complete`): thread slot `lane`'s
+    queued ops up to `upto` are performed, and the `tracked` ops complete into `point`."""
+
+    batch: "Batch"
+    u: Tcgen05Unit
+    lane: int
+    upto: int
+    tracked: list[AsyncOp]
+    point: object
+
+    def __call__(self) -> None:
+        self.u.flush(self.lane, self.upto)
+        for op in self.tracked:
+            asyncops.complete(self.batch, op, point=self.point, implies_proxy_fence=False)
+
+    def loop_key(self, canon, phase: int) -> tuple:
+        """Canonical form for loop summaries (symexec.check.loops.Canon) on a barrier now in `phase`:
+        the queued ops still to perform, relative to those performed, the point's phase relative to
+        `phase`, and the tracked ops whose completion can still change a clock (`Canon.op_live`;
+        completing one whose agent was retired or reused does nothing)."""
+        q = self.u.queues.get(self.lane)
+        done = q.done if q is not None else 0
+        ident = self.point.ident
+        return ("tcgen05.commit", self.lane, max(0, self.upto - done), ident[0], ident[2] - (phase & 0xFFFFFFFF),
+                tuple(canon.op_label(op) for op in self.tracked if canon.op_live(op)))
 
 
 UNIT = Unit(UNIT_NAME, {"tcgen05": tcgen05}, "Blackwell tensor cores and tensor memory (PTX 9.7.16)")

@@ -44,11 +44,14 @@ groups pending at the head (a wait_group 1 pipeline keeps one), mbarrier objects
 parity when every wait names a parity, 9.7.13.15.16; the copies in flight on them with their
 destination bytes and clocks) and the clocks' pending phases relative to each object's phase. A
 pipeline of S stages whose barrier parities flip every S iterations repeats with a period of 2S or
-less (PERIOD_MAX).
+less (PERIOD_MAX). Units of higher layers give their own canonical state (`UnitState.loop_state`,
+with `Canon.op_label`/`memory`/`op_live` as helpers): the tcgen05 unit's is tcgen05/loopstate.py
+(tensor-memory cells by value number, allocation, queued and pending operations); what a barrier's
+phase completion will run is compared by its `loop_key` (tcgen05.commit's pending completion).
 
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised here: tcgen05 and the TMA unit today, a finding in the loop) is not summarised: the
-loop runs iteration by iteration, as without this module, and the report says why in a note.
+canonicalised, a finding in the loop) is not summarised: the loop runs iteration by iteration, as
+without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
-PERIOD_MAX = 8  # longest period of iterations looked for
+PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
 MAX_ATTEMPTS = 4  # proofs tried per loop head
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
@@ -129,7 +132,10 @@ class LoopSummariser:
         proof = self._proof
         if proof is not None:
             if head != proof.head:
-                self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                if head in b.prog.loop_headers:
+                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                # else: a backward jump that closes no loop (code laid out after its join): a branch
+                # like any other, its guard recorded by the shadow
                 return
             if k == proof.start + proof.period:
                 self._finish(b, g, k)
@@ -406,8 +412,8 @@ class LoopSummariser:
 
 # ---------------------------------------------------------------------------------- liveness
 
-_NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", "membar", "fence", "cp", "mbarrier",
-            "prefetch", "prefetchu", "wgmma", "tcgen05", "stmatrix", "cp.async", "elect", "griddepcontrol", "nanosleep"}
+_NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", "membar", "fence", "cp",
+            "prefetch", "prefetchu", "wgmma", "tcgen05", "stmatrix", "cp.async", "griddepcontrol", "nanosleep"}
 
 
 def _regs_in(op, prog) -> set[str]:
@@ -431,6 +437,11 @@ def _use_def(ins: A.Instruction, prog) -> tuple[set[str], set[str]]:
         uses |= _regs_in(op, prog)
     if ins.guard is not None:
         uses.add(ins.guard.pred)
+    if ins.opcode == "tcgen05" and ".ld" in ins.modifiers and ins.guard is None and ins.operands:
+        # tcgen05.ld's destinations are written by the load (at wait::ld, or earlier for a register
+        # dependency; a write before then is undefined, 9.7.16.6.4.5): their earlier values are dead
+        kills = _regs_in(ins.operands[0], prog)
+        return uses - kills, kills
     if not ins.operands or ins.opcode in _NO_DEST or ins.guard is not None:
         return uses, set()
     d = ins.operands[0]
@@ -616,8 +627,9 @@ class Canon:
                 self._mbarrier(u)
             elif name == "wgmma":
                 self._wgmma(u)
-            else:
-                self._add(name, object())  # not canonicalised: never equal
+            else:  # a unit of a higher layer (tcgen05) gives its own canonical state, or none: never equal
+                got = u.loop_state(self)
+                self._add(name, object() if got is None else got)
         sh = self.state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
         if sh is not None and b.memory.shared.size > 1:
             taint = sh.taint[np.arange(b.memory.shared.size)]
@@ -638,11 +650,12 @@ class Canon:
         destination and clocks) and the phase's parity, which is all a try_wait.parity reads
         (9.7.13.15.16). Waits on an arrive's state compare whole phase numbers: a program with one
         keeps the absolute phase in the key (its loops are not summarised). Wait sites let go once
-        (`forced`) are compared relative to the state-change counter; a barrier with cp.async arrivals
-        handed over (`on_complete`) or a copy whose destination is not named is never equal."""
+        (`forced`) are compared relative to the state-change counter; what a completion will run
+        (`on_complete`) by its `loop_key` (tcgen05.commit's); a barrier with cp.async arrivals handed
+        over (no key) or a copy whose destination is not named is never equal."""
         parity_only = _parity_waits_only(self.b.prog)
         bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
-                      bar.generation, bar.observed, object() if bar.on_complete else 0,
+                      bar.generation, bar.observed, tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
                       tuple((c.nbytes, c.dest or object(), self._op_label(c.op)) for c in bar.landing))
                      for key, bar in sorted(u.bars.items()))
         unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())
@@ -650,6 +663,12 @@ class Canon:
         self._add("mbarrier", (bars, tuple(sorted(u.inits.items())), unobserved, u.settling is None,
                                tuple(sorted((site, u.stamp - v) for site, v in u.forced.items())),
                                tuple(sorted(u.tokens))))
+
+    def _on_complete(self, fn, bar) -> object:
+        """What a barrier's phase completion will run: a unit's callback in canonical form when it gives
+        one (`loop_key`, e.g. tcgen05.commit's), else never equal (cp.async arrivals handed over)."""
+        key = getattr(fn, "loop_key", None)
+        return object() if key is None else key(self, bar.phase)
 
     def _wgmma(self, u) -> None:
         """Warpgroup MMA state (symexec/wgmma.py): per warpgroup, the operations not committed and the
@@ -675,6 +694,30 @@ class Canon:
                                                                               for grp in st.groups),
                         same, tuple(sorted(st.reported))))
         self._add("wgmma", tuple(wgs))
+
+    def op_label(self, op) -> object:
+        """An operation in flight in canonical form (for units' `loop_state`)."""
+        return self._op_label(op)
+
+    def op_live(self, op) -> bool:
+        """Can completing `op` still change a clock? (False once its agent was retired or reused.)"""
+        got = self.state._ops.get(op.ident) if op is not None else None
+        if got is None:
+            return False
+        return op.stream is not None or got[0].epoch == got[1]
+
+    def memory(self, buffer: Buffer, raw: np.ndarray) -> tuple:
+        """Buffer `buffer` (contents `raw`, one byte per element) in canonical form, for units'
+        `loop_state`: the bytes that do not depend on data, and the shadow of the bytes touched (their
+        taint, position codes and writer CTAs; their value numbers join the renamed numbers)."""
+        sh = self.state.tracker.mem.get(buffer)
+        if sh is None:
+            return (np.asarray(raw).tobytes(),)
+        idx, taint = _touched(sh.taint)
+        plain = np.array(raw, np.uint8)
+        plain[idx[taint != 0]] = 0
+        self._hashes.append(sh.hash[idx])
+        return (plain.tobytes(), idx.tobytes(), taint.tobytes(), sh.pos[idx].tobytes(), sh.cta[idx].tobytes())
 
     def _op_label(self, op) -> object:
         """An operation in flight: its kind, its clocks (ranked) and what it read (live rows)."""
@@ -873,11 +916,14 @@ class Canon:
 
 def _canonical_watches(b) -> set[str]:
     """Registers of `b.reg_watch` whose watcher belongs to unit state that `Canon` compares (the
-    pending D/A registers of wgmma operations)."""
-    u = b.units.get("wgmma")
-    if u is None:
-        return set()
-    return {name for st in u.wgs.values() for name, fn in st.watchers.items() if b.reg_watch.get(name) is fn}
+    pending D/A registers of wgmma operations, a unit's `loop_watches`)."""
+    out: set[str] = set()
+    for name, u in b.units.items():
+        if name == "wgmma":
+            out |= {r for st in u.wgs.values() for r, fn in st.watchers.items() if b.reg_watch.get(r) is fn}
+        elif name not in ("async_copy", "mbarrier"):
+            out |= u.loop_watches(b)
+    return out
 
 
 def _parity_waits_only(prog) -> bool:

@@ -371,7 +371,8 @@ class _BufferState:
         k, nb = flat.shape
         lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
         g = self.gran[lo].astype(np.int64)
-        if not g.all() or not self.gran[hi].all():  # pages touched the first time take the rows' granules
+        if not g.all() or not self.gran[hi].all() or self._middle_untouched(lo, hi):
+            # pages touched the first time take the rows' granules
             self._first_touch(flat, lo, hi)
             g = self.gran[lo].astype(np.int64)
         if (hi != lo).any():  # rows over several pages: those pages must have one granule
@@ -406,6 +407,12 @@ class _BufferState:
         o = np.argsort(rows, kind="stable")
         return keys[o], rows[o]
 
+
+    def _middle_untouched(self, lo: np.ndarray, hi: np.ndarray) -> bool:
+        """Some row spans three pages or more and a page between its first and last is untouched (a
+        bulk copy over pages whose neighbours were touched before): granule 0 must not reach `entries`."""
+        wide = np.nonzero(hi - lo > 1)[0]
+        return any(not self.gran[np.arange(lo[i] + 1, hi[i])].all() for i in wide.tolist())
 
     def _first_touch(self, flat: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         fit = _row_granules(flat, GRANULE)

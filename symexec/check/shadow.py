@@ -570,18 +570,49 @@ class Tracker:
             s = self.mem[key] = MemShadow(size, taint, init_key, salt, key)
         return s
 
-    def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
-                ctas: np.ndarray | None = None, volatile: bool = False) -> None:
-        """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes` (of CTAs `ctas`).
-
-        What another CTA wrote, and what an atomic returns, depend on the schedule: such values
-        count as data (another schedule could read something else)."""
+    def _read_taint(self, shadow: MemShadow, flat: np.ndarray, ctas: np.ndarray | None, volatile: bool) -> np.ndarray:
+        """Taint of bytes `flat` (k, nbytes) read by CTAs `ctas`: what another CTA wrote, and what an
+        atomic returns, depend on the schedule."""
         taint = shadow.taint[flat]
         if ctas is not None:
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
             taint = taint | SCHED
+        return taint
+
+    def on_load_summary(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray,
+                        ctas: np.ndarray | None = None) -> None:
+        """Bytes `flat` (k, nbytes) read by `lanes` for an operation that computes its results
+        (tcgen05.mma, whose tensor-memory writes take only the taint of what it read, state._computed): kept as
+        the one-summary-byte-per-lane form `on_load` falls back to, without the (batch lanes x bytes)
+        arrays (a 64 KiB accumulator read by one thread of a 16384-lane batch was 8 GiB of them)."""
+        taint = self._read_taint(shadow, flat, ctas, False)
+        h = shadow.hash[flat]
+        if self.terms is not None and (taint & DATA).any():
+            first = (shadow.pos[flat] == 0xFF) & (h == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
+            self.terms.leaf(h[first], shadow.buffer, flat[first])
+        bh = np.zeros(self.n, np.uint64)
+        bt = np.zeros(self.n, np.uint8)
+        np.bitwise_xor.at(bh, lanes, np.bitwise_xor.reduce(h, axis=1))
+        np.bitwise_or.at(bt, lanes, np.bitwise_or.reduce(taint, axis=1))
+        m = np.zeros(self.n, bool)
+        m[lanes] = True
+        if self.loaded is not None:
+            oh, _, ot = self.loaded
+            bh = mix(key_of("loads"), np.bitwise_xor.reduce(oh, axis=1), bh)
+            bt = bt | np.bitwise_or.reduce(ot, axis=1)
+            m |= self.loaded_lanes
+        self.loaded = (bh[:, None], np.full((self.n, 1), 0xFF, np.uint8), bt[:, None].astype(np.uint8))
+        self.loaded_lanes = m
+
+    def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
+                ctas: np.ndarray | None = None, volatile: bool = False) -> None:
+        """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes` (of CTAs `ctas`).
+
+        What another CTA wrote, and what an atomic returns, depend on the schedule: such values
+        count as data (another schedule could read something else)."""
+        taint = self._read_taint(shadow, flat, ctas, volatile)
         if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
             bh, bp, bt = shadow.hash[flat], shadow.pos[flat], taint
         else:

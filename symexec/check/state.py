@@ -346,6 +346,9 @@ class CheckState(Observer):
                 bad = (taint & UNINIT) != 0
                 if bad.any() and len(self.uninit_outputs) < 8:
                     self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
+        elif ev.op is not None and ev.op.unit == "tcgen05" and not ev.op.copy:
+            # read by tcgen05.mma, whose results take only the taint of what it read (_computed)
+            self.tracker.on_load_summary(shadow, flat, lanes, ctas)
         elif copied is None:
             # the old value an atomic returns depends on the order of the atomics
             self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)

@@ -120,7 +120,7 @@ def test_live_in_at_a_loop_head() -> None:
 
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
-              "loop_bulk_pipeline_late_overwrite_race"]
+              "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race"]
 
 
 def _both(fn):
@@ -171,6 +171,46 @@ def test_pipelined_bulk_copy_loop_is_summarised_with_its_mbarrier_state() -> Non
     assert "cp.async.bulk" in r.findings[0].message and "stage" in r.findings[0].message
 
 
+def test_pipelined_tcgen05_loop_is_summarised_with_the_tensor_core_state() -> None:
+    # tcgen05.mma on two bulk-loaded stages, committed to the stage's empty barrier: the queued MMAs,
+    # the commit's pending completion and the accumulator's cells (fresh value numbers each
+    # iteration) repeat every 4 iterations
+    r = check_file(REGRESSION / "loop_tcgen05_pipeline_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 4 and s["iterations_skipped"] >= 40
+    # the twin skips the wait on the empty barrier in iteration 60 only: the bulk copy overwrites the
+    # stage the MMA of iteration 59 may still read; the summary stops before it
+    r = check_file(REGRESSION / "loop_tcgen05_pipeline_late_reuse_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    assert "tcgen05.mma" in r.findings[0].message and "cp.async.bulk" in r.findings[0].message
+
+
+def test_tcgen05_ld_destinations_are_not_live_before_the_load() -> None:
+    # the load writes them (at wait::ld, or earlier for a register dependency): a loop before the
+    # epilogue's tcgen05.ld does not carry them
+    src = """.version 8.7
+.target sm_100a
+.address_size 64
+.visible .entry k(.param .u64 out)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  mov.u32 %r1, 0;
+HEAD:
+  add.u32 %r1, %r1, 1;
+  setp.lt.u32 %p1, %r1, 8;
+  @%p1 bra HEAD;
+  tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r5, %r6}, [%r2];
+  tcgen05.wait::ld.sync.aligned;
+  add.u32 %r7, %r5, %r6;
+  ret;
+}
+"""
+    prog = load_program(ptx_parser.parse(src, "ld.ptx"), "k")
+    assert live_in(prog)[prog.labels["HEAD"]] == {"%r1", "%r2"}
+
+
 def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
     r = check_file(REGRESSION / "loop_stores_partial_sums_ok.ptx")
     assert r.verdict == "race_free" and r.stats["loops_summarised"]  # the stores are classes over t
@@ -185,6 +225,9 @@ def test_loop_writing_global_memory_is_summarised_unless_read_back() -> None:
     ("sm_80", {"M": 1024, "N": 1024, "K": 1024}),  # cp.async stages feeding mma.sync
     # cp.async stages feeding wgmma, one wgmma group left pending at the loop head (wait_group 1)
     ("sm_90a", {"M": 256, "N": 256, "K": 2048}),
+    # cp.async stages feeding tcgen05.mma, committed to two alternating mbarriers (period 12); the
+    # loop's latch falls through into its header
+    ("sm_100a", {"M": 256, "N": 256, "K": 4096}),
 ])
 def test_gemm_k_loop_summary_agrees_with_every_iteration(arch: str, dims: dict) -> None:
     c = get("gemm_fp16")
