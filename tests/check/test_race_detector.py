@@ -33,6 +33,15 @@ import oracle_races
 
 REGRESSION = Path(__file__).resolve().parents[1] / "regression"
 CASES = sorted(p for p in REGRESSION.glob("*.ptx") if "expect" in header(p))
+#: Cases whose full log the all-pairs oracle cannot hold: 128 CTAs run 64 tcgen05.mma each, every one
+#: logging its shared-memory operand reads; the oracle's pass over that log was killed by the kernel's
+#: OOM killer at 22 GB in the fresh-clone CI run at c433b93. Their verdicts (and the loop summary's
+#: agreement with running every iteration) are tested by tests/test_regression.py and tests/check/test_loops.py.
+ORACLE_TOO_LARGE = {
+    "loop_tcgen05_pipeline_ok": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit in memory",
+    "loop_tcgen05_pipeline_late_reuse_race": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit "
+                                             "in memory",
+}
 
 
 def _old(pairs, log) -> list[tuple]:
@@ -46,7 +55,8 @@ def _new(pairs) -> list[tuple]:
             for p in pairs]
 
 
-@pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.skip(reason=ORACLE_TOO_LARGE[p.stem])]
+                                               if p.stem in ORACLE_TOO_LARGE else []) for p in CASES])
 def test_detector_matches_batch_pass_on_regression_case(path: Path, monkeypatch) -> None:
     monkeypatch.setattr(races, "WINDOW", 64)  # many windows: the state between them matters
     monkeypatch.setattr(races, "GC_EVERY", 256)  # and records dropped as soon as no byte refers to them
