@@ -589,21 +589,30 @@ class Tracker:
         arrays (a 64 KiB accumulator read by one thread of a 16384-lane batch was 8 GiB of them)."""
         taint = self._read_taint(shadow, flat, ctas, False)
         h = shadow.hash[flat]
-        if self.terms is not None and (taint & DATA).any():
-            first = (shadow.pos[flat] == 0xFF) & (h == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
-            self.terms.leaf(h[first], shadow.buffer, flat[first])
+        self._leaves(shadow, flat, h, shadow.pos[flat], taint)
         bh = np.zeros(self.n, np.uint64)
         bt = np.zeros(self.n, np.uint8)
         np.bitwise_xor.at(bh, lanes, np.bitwise_xor.reduce(h, axis=1))
         np.bitwise_or.at(bt, lanes, np.bitwise_or.reduce(taint, axis=1))
         m = np.zeros(self.n, bool)
         m[lanes] = True
+        self._fold(bh, bt, m)
+
+    def _leaves(self, shadow: MemShadow, flat: np.ndarray, h: np.ndarray, pos: np.ndarray, taint: np.ndarray) -> None:
+        """Input bytes read as they were (whole, numbered as the input's own): the term log's leaves."""
+        if self.terms is not None and (taint & DATA).any():
+            first = (pos == 0xFF) & (h == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
+            self.terms.leaf(h[first], shadow.buffer, flat[first])
+
+    def _fold(self, h: np.ndarray, t: np.ndarray, m: np.ndarray) -> None:
+        """The loads of this instruction so far become one summary byte per lane, with this read's
+        per-lane number `h` and taint `t` (lanes `m`) folded in."""
         if self.loaded is not None:
             oh, _, ot = self.loaded
-            bh = mix(key_of("loads"), np.bitwise_xor.reduce(oh, axis=1), bh)
-            bt = bt | np.bitwise_or.reduce(ot, axis=1)
-            m |= self.loaded_lanes
-        self.loaded = (bh[:, None], np.full((self.n, 1), 0xFF, np.uint8), bt[:, None].astype(np.uint8))
+            h = mix(key_of("loads"), np.bitwise_xor.reduce(oh, axis=1), h)
+            t = t | np.bitwise_or.reduce(ot, axis=1)
+            m = m | self.loaded_lanes
+        self.loaded = (h[:, None], np.full((self.n, 1), 0xFF, np.uint8), t[:, None].astype(np.uint8))
         self.loaded_lanes = m
 
     def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
@@ -613,16 +622,15 @@ class Tracker:
         What another CTA wrote, and what an atomic returns, depend on the schedule: such values
         count as data (another schedule could read something else)."""
         taint = self._read_taint(shadow, flat, ctas, volatile)
+        h, p = shadow.hash[flat], shadow.pos[flat]
         if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
-            bh, bp, bt = shadow.hash[flat], shadow.pos[flat], taint
+            bh, bp, bt = h, p, taint
         else:
             bh = np.zeros((self.n, nbytes), np.uint64)
             bp = np.zeros((self.n, nbytes), np.uint8)
             bt = np.zeros((self.n, nbytes), np.uint8)
-            bh[lanes], bp[lanes], bt[lanes] = shadow.hash[flat], shadow.pos[flat], taint
-        if self.terms is not None and (taint & DATA).any():  # input bytes read as they were: the leaves
-            first = (bp[lanes] == 0xFF) & (bh[lanes] == mix(shadow.key, np.uint64(shadow.salt), flat.astype(np.uint64)))
-            self.terms.leaf(bh[lanes][first], shadow.buffer, flat[first])
+            bh[lanes], bp[lanes], bt[lanes] = h, p, taint
+        self._leaves(shadow, flat, h, p, taint)
         m = np.zeros(self.n, bool)
         m[lanes] = True
         if self.loaded is None:
@@ -633,11 +641,9 @@ class Tracker:
         if oh.shape[1] == nbytes and not (self.loaded_lanes & m).any():
             # several windows (generic addresses), each lane reads once: merge row-wise
             self.loaded = (np.where(m[:, None], bh, oh), np.where(m[:, None], bp, op), np.where(m[:, None], bt, ot))
+            self.loaded_lanes |= m
         else:  # a lane reads several operands (wgmma, tcgen05.mma): one summary byte per lane
-            h = mix(key_of("loads"), np.bitwise_xor.reduce(oh, axis=1), np.bitwise_xor.reduce(bh, axis=1))
-            t = np.bitwise_or.reduce(ot, axis=1) | np.bitwise_or.reduce(bt, axis=1)
-            self.loaded = (h[:, None], np.full((self.n, 1), 0xFF, np.uint8), t[:, None].astype(np.uint8))
-        self.loaded_lanes |= m
+            self._fold(np.bitwise_xor.reduce(bh, axis=1), np.bitwise_or.reduce(bt, axis=1), m)
 
     def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
                  ctas: np.ndarray | None = None) -> np.ndarray:
