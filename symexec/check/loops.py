@@ -642,7 +642,7 @@ class Canon:
         for r in u.records:
             rel_group = r.group - u.committed[r.lanes]
             recs.append((id(r.ins), r.lanes.tobytes(), rel_group.tobytes(), r.dst.tobytes(), r.done.tobytes(), r.pc,
-                         self._op_label(r.op)))
+                         self.op_label(r.op)))
         self._add("cp.async", (tuple(recs), len(u.bulk_ops), len(u.exited_pending), len(u.unwaited_bulk)))
 
     def _mbarrier(self, u) -> None:
@@ -656,7 +656,7 @@ class Canon:
         parity_only = _parity_waits_only(self.b.prog)
         bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
                       bar.generation, bar.observed, tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
-                      tuple((c.nbytes, c.dest or object(), self._op_label(c.op)) for c in bar.landing))
+                      tuple((c.nbytes, c.dest or object(), self.op_label(c.op)) for c in bar.landing))
                      for key, bar in sorted(u.bars.items()))
         unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())
                            for ins, key, phase in u.unobserved)
@@ -681,7 +681,7 @@ class Canon:
         regs = _wgmma_registers(b.prog)
 
         def op_key(o) -> tuple:
-            return (id(o.ins), o.lanes.tobytes(), o.desc_a, o.desc_b, o.scale_d, self._op_label(o.async_op))
+            return (id(o.ins), o.lanes.tobytes(), o.desc_a, o.desc_b, o.scale_d, self.op_label(o.async_op))
 
         wgs = []
         for wg in sorted(u.wgs):
@@ -694,10 +694,6 @@ class Canon:
                                                                               for grp in st.groups),
                         same, tuple(sorted(st.reported))))
         self._add("wgmma", tuple(wgs))
-
-    def op_label(self, op) -> object:
-        """An operation in flight in canonical form (for units' `loop_state`)."""
-        return self._op_label(op)
 
     def op_live(self, op) -> bool:
         """Can completing `op` still change a clock? (False once its agent was retired or reused.)"""
@@ -719,8 +715,9 @@ class Canon:
         self._hashes.append(sh.hash[idx])
         return (plain.tobytes(), idx.tobytes(), taint.tobytes(), sh.pos[idx].tobytes(), sh.cta[idx].tobytes())
 
-    def _op_label(self, op) -> object:
-        """An operation in flight: its kind, its clocks (ranked) and what it read (live rows)."""
+    def op_label(self, op) -> object:
+        """An operation in flight: its kind, its clocks (ranked) and what it read (live rows); units'
+        `loop_state` use it too."""
         if op is None:
             return None
         st = self.state
