@@ -27,6 +27,7 @@ from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
+from .grid_loops import divergence
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
 
@@ -297,8 +298,7 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
-                    self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs "
-                              "decide it differently: CTAs follow different paths")
+                    self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
                 return [], None
@@ -561,6 +561,18 @@ class Shadow(InstructionObserver):
         if (p[:, both] != p[:1, both]).any():
             return None
         return self._uniform(ins, guard, mask, pred, None)
+
+    def _divergence(self, ins: A.Instruction, mask: np.ndarray) -> str:
+        """Why the executed CTAs part at `ins` (a loop whose trip count depends on %ctaid, say): grid_loops.py."""
+        b = self.batch
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        if ins.guard.negated:
+            pred = ~pred
+        live = (mask & b.valid).reshape(b.n_ctas, -1)
+        goes = (pred.reshape(b.n_ctas, -1) & live).any(axis=1).tolist()
+        where = f"{ins.name} at {ins.span}"
+        before = sum(1 for u in self.uniform if u.where == where)
+        return divergence(self.prog, self.pc, list(b.ctas), goes, before)
 
     def _uniform(self, ins: A.Instruction, expr: tuple, mask: np.ndarray, outcome: np.ndarray,
                  loop: int | None) -> Uniform:

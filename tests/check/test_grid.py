@@ -495,9 +495,32 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     p.write_text(text)
     r = check_file(p)
     assert r.verdict == "race_free"
-    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
-    assert ("some CTA decides it otherwise than the executed ones" if cta else
-            "the executed CTAs decide it differently") in r.stats["grid_method"], r.stats
+    method = r.stats["grid_method"]
+    if cta:
+        assert method.startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
+        assert "some CTA decides it otherwise than the executed ones" in method, r.stats
+    else:  # CTA 0's entry guard skips the loop: the note names the loop and the CTAs (grid_loops.py)
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
+        assert "trip.ptx:30:" in method and "runs in some CTAs and not in others" in method, r.stats
+        assert "skips it in CTA (0, 0, 0), not in CTA (99, 0, 0)" in method, r.stats
+
+
+CAUSAL = Path(__file__).resolve().parents[1] / "regression"
+
+
+@pytest.mark.parametrize("case, trips", [("grid_ctaid_causal_loop_ok", 1), ("grid_ctaid_causal_loop_next_row_race", 2),
+                                         ("grid_ctaid_causal_loop_last_cta_oob", 1)])
+def test_ctaid_plus_one_trip_count_falls_back_naming_the_loop(case: str, trips: int) -> None:
+    """A causal loop runs %ctaid + 1 iterations (the race twin %ctaid + 2): CTA 0 leaves it first while the
+    last CTA goes on.
+    The symbolic grid does not cover that (grid_loops.py): every CTA is enumerated, and the note says
+    which loop, after how many iterations and which executed CTA leaves it."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == {"ok": "race_free", "race": "race", "oob": "out_of_bounds"}[case.rsplit("_", 1)[1]]
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
+    assert f"{case}.ptx:30:2 runs a number of iterations that depends on %ctaid" in method, method
+    assert f"after {trips} iteration(s) CTA (0, 0, 0) leaves it while CTA (65, 0, 0) goes on" in method, method
 
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
