@@ -490,9 +490,7 @@ class Shadow(InstructionObserver):
         except (KeyError, TypeError, ValueError) as e:
             self.loop_fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             return True
-        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
-        if ins.guard.negated:
-            pred = ~pred
+        pred = self._taken(ins, mask)
         if (value != pred)[mask].any():  # the shadow disagrees with the run: never trust it
             self.loop_fail(f"internal: the shadow of the guard of {ins.name} at {ins.span} disagrees with the run")
             return True
@@ -553,21 +551,22 @@ class Shadow(InstructionObserver):
         """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py;
         None when one thread decides it differently in two executed CTAs (then some CTAs differ)."""
         b = self.batch
-        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
-        if ins.guard.negated:
-            pred = ~pred
+        pred = self._taken(ins, mask)
         per_cta, p = (mask & b.valid).reshape(b.n_ctas, -1), pred.reshape(b.n_ctas, -1)
         both = per_cta.all(axis=0)
         if (p[:, both] != p[:1, both]).any():
             return None
         return self._uniform(ins, guard, mask, pred, None)
 
+    def _taken(self, ins: A.Instruction, mask: np.ndarray) -> np.ndarray:
+        """Per lane: the guard of `ins` holds (its predicate, negated where the guard says so)."""
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        return ~pred if ins.guard.negated else pred
+
     def _divergence(self, ins: A.Instruction, mask: np.ndarray) -> str:
         """Why the executed CTAs part at `ins` (a loop whose trip count depends on %ctaid, say): grid_loops.py."""
         b = self.batch
-        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
-        if ins.guard.negated:
-            pred = ~pred
+        pred = self._taken(ins, mask)
         live = (mask & b.valid).reshape(b.n_ctas, -1)
         goes = (pred.reshape(b.n_ctas, -1) & live).any(axis=1).tolist()
         where = f"{ins.name} at {ins.span}"
