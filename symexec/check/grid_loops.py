@@ -21,20 +21,22 @@ def _target(prog, ins: A.Instruction) -> int | None:
     return prog.labels.get(op.name) if isinstance(op, A.Sym) else None
 
 
-def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool], decided_before: int) -> str:
-    """Why the executed CTAs `ctas` part at the guarded instruction at `pc` (`goes[i]`: CTA i takes it),
-    in words; `decided_before`: how often they decided it alike before. A loop's back edge: its trip
-    count depends on %ctaid; a forward branch over a loop's header: the loop runs in some CTAs only;
-    anything else: the guard alone."""
+def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
+    """Why the executed CTAs `ctas` part at the guarded instruction at `pc`, in words (`goes[i]`: some
+    thread of CTA i takes it). A loop's back edge that some CTA takes and another does not: the trip
+    count depends on %ctaid; such a forward branch over a loop's header: the loop runs in some CTAs
+    only; anything else (threads of one CTA parting too, say): the guard alone."""
     ins = prog.code[pc]
     tgt = _target(prog, ins) if ins.opcode == "bra" else None
     on = [c for c, g in zip(ctas, goes) if g]
     off = [c for c, g in zip(ctas, goes) if not g]
     names = lambda cs: ", ".join(str(tuple(int(x) for x in c)) for c in cs)  # noqa: E731
+    if not on or not off:
+        tgt = None
     if tgt is not None and tgt <= pc and tgt in prog.loop_headers:
         return (f"the loop at {prog.code[tgt].span} runs a number of iterations that depends on %ctaid (its back "
-                f"edge, bra at {ins.span}): after {decided_before + 1} iteration(s) CTA {names(off)} leaves it while "
-                f"CTA {names(on)} goes on; the symbolic grid does not cover %ctaid-dependent trip counts")
+                f"edge, bra at {ins.span}): CTA {names(off)} leaves it while CTA {names(on)} "
+                f"goes on; the symbolic grid does not cover %ctaid-dependent trip counts")
     if tgt is not None and tgt > pc:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:

@@ -569,9 +569,7 @@ class Shadow(InstructionObserver):
         pred = self._taken(ins, mask)
         live = (mask & b.valid).reshape(b.n_ctas, -1)
         goes = (pred.reshape(b.n_ctas, -1) & live).any(axis=1).tolist()
-        where = f"{ins.name} at {ins.span}"
-        before = sum(1 for u in self.uniform if u.where == where)
-        return divergence(self.prog, self.pc, list(b.ctas), goes, before)
+        return divergence(self.prog, self.pc, list(b.ctas), goes)
 
     def _uniform(self, ins: A.Instruction, expr: tuple, mask: np.ndarray, outcome: np.ndarray,
                  loop: int | None) -> Uniform:
