@@ -27,6 +27,7 @@ from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
+from .grid_loops import divergence
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
 
@@ -297,8 +298,7 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
-                    self.fail(f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs "
-                              "decide it differently: CTAs follow different paths")
+                    self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
                 return [], None
@@ -490,9 +490,7 @@ class Shadow(InstructionObserver):
         except (KeyError, TypeError, ValueError) as e:
             self.loop_fail(f"internal: {type(e).__name__}: {e} at {ins.name} {ins.span}")
             return True
-        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
-        if ins.guard.negated:
-            pred = ~pred
+        pred = self._taken(ins, mask)
         if (value != pred)[mask].any():  # the shadow disagrees with the run: never trust it
             self.loop_fail(f"internal: the shadow of the guard of {ins.name} at {ins.span} disagrees with the run")
             return True
@@ -553,14 +551,25 @@ class Shadow(InstructionObserver):
         """The executed threads' outcome of a %ctaid-dependent guard, as an obligation for grid.py;
         None when one thread decides it differently in two executed CTAs (then some CTAs differ)."""
         b = self.batch
-        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
-        if ins.guard.negated:
-            pred = ~pred
+        pred = self._taken(ins, mask)
         per_cta, p = (mask & b.valid).reshape(b.n_ctas, -1), pred.reshape(b.n_ctas, -1)
         both = per_cta.all(axis=0)
         if (p[:, both] != p[:1, both]).any():
             return None
         return self._uniform(ins, guard, mask, pred, None)
+
+    def _taken(self, ins: A.Instruction, mask: np.ndarray) -> np.ndarray:
+        """Per lane: the guard of `ins` holds (its predicate, negated where the guard says so)."""
+        pred = np.broadcast_to(self.concrete(A.Sym(ins.guard.pred), ".pred"), mask.shape).astype(bool)
+        return ~pred if ins.guard.negated else pred
+
+    def _divergence(self, ins: A.Instruction, mask: np.ndarray) -> str:
+        """Why the executed CTAs part at `ins` (a loop whose trip count depends on %ctaid, say): grid_loops.py."""
+        b = self.batch
+        pred = self._taken(ins, mask)
+        live = (mask & b.valid).reshape(b.n_ctas, -1)
+        goes = (pred.reshape(b.n_ctas, -1) & live).any(axis=1).tolist()
+        return divergence(self.prog, self.pc, list(b.ctas), goes)
 
     def _uniform(self, ins: A.Instruction, expr: tuple, mask: np.ndarray, outcome: np.ndarray,
                  loop: int | None) -> Uniform:

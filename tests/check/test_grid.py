@@ -495,9 +495,32 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     p.write_text(text)
     r = check_file(p)
     assert r.verdict == "race_free"
-    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
-    assert ("some CTA decides it otherwise than the executed ones" if cta else
-            "the executed CTAs decide it differently") in r.stats["grid_method"], r.stats
+    method = r.stats["grid_method"]
+    if cta:
+        assert method.startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
+        assert "some CTA decides it otherwise than the executed ones" in method, r.stats
+    else:  # CTA 0's entry guard skips the loop: the note names the loop and the CTAs (grid_loops.py)
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
+        assert "trip.ptx:30:" in method and "runs in some CTAs and not in others" in method, r.stats
+        assert "skips it in CTA (0, 0, 0), not in CTA (99, 0, 0)" in method, r.stats
+
+
+CAUSAL = Path(__file__).resolve().parents[1] / "regression"
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_causal_loop_ok", "grid_ctaid_causal_loop_next_row_race",
+                                  "grid_ctaid_causal_loop_last_cta_oob"])
+def test_ctaid_plus_one_trip_count_falls_back_naming_the_loop(case: str) -> None:
+    """A causal loop runs %ctaid + 1 iterations (the race twin %ctaid + 2): CTA 0 leaves it first while the
+    last CTA goes on.
+    The symbolic grid does not cover that (grid_loops.py): every CTA is enumerated, and the note says
+    which loop and which executed CTA leaves it while the other goes on."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == {"ok": "race_free", "race": "race", "oob": "out_of_bounds"}[case.rsplit("_", 1)[1]]
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
+    assert f"{case}.ptx:30:2 runs a number of iterations that depends on %ctaid" in method, method
+    assert "bra at " in method and "CTA (0, 0, 0) leaves it while CTA (65, 0, 0) goes on" in method, method
 
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
@@ -595,3 +618,19 @@ def test_classes_moving_by_one_amount_are_proved_once_each_not_per_pair() -> Non
     assert not m.common(cls(by(64)))
     assert not m.common(cls(("add", 64, base, ("zext", 64, ("mul", 32, c0, q0)))))
     assert stats["z3_queries"] == 4
+
+
+def test_divergence_note_names_a_loop_only_when_one_cta_leaves_and_another_goes_on() -> None:
+    """grid_loops.divergence: the back edge taken by some thread of every executed CTA (threads of one CTA
+    parting) is not a %ctaid-dependent trip count; the note then names the guard alone."""
+    from ptx_parser import parse_file
+    from symexec.check.grid_loops import divergence
+
+    path = CAUSAL / "grid_ctaid_causal_loop_ok.ptx"
+    prog = load_program(parse_file(path), "k")
+    back = next(pc for pc, ins in enumerate(prog.code) if ins.opcode == "bra")
+    ctas = [(0, 0, 0), (65, 0, 0)]
+    assert "CTA (0, 0, 0) leaves it while CTA (65, 0, 0) goes on" in divergence(prog, back, ctas, [False, True])
+    for goes in ([True, True], [False, False]):
+        note = divergence(prog, back, ctas, goes)
+        assert note.startswith("the guard of bra at ") and "the loop at" not in note, note
