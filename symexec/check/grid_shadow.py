@@ -724,10 +724,7 @@ class Shadow(InstructionObserver):
         Stores, im2col and multicast copies end the symbolic grid with their reason."""
         where = f"{ins.name} at {ins.span}"
         pos = [p for p in ins.positional if p.startswith((".shared", ".global"))]
-        if pos[:1] == [".global"]:
-            self.fail(f"{where}: a tensor store's box (its per-CTA global footprint) is not modelled by the "
-                      "symbolic grid")
-            return
+        store = pos[:1] == [".global"]
         if any(m.startswith((".im2col", ".tile::gather4", ".tile::scatter4")) for m in ins.modifiers):
             self.fail(f"{where}: tensor copies in im2col/gather4 mode are not modelled by the symbolic grid")
             return
@@ -750,6 +747,9 @@ class Shadow(InstructionObserver):
         tm = self._param_map(tm_sym, lanes, where)
         if tm is None:
             return
+        if store:
+            self._tensor_store(g, ins, mask, guard, tm, tas[0], where)
+            return
         base = int(self.glob.by_name(tm.buffer).base) + tm.offset
         if self.glob.locate(np.array([base], np.uint64), tm.extent_bytes())[0][0] < 0:
             # which boxes reach past the buffer depends on the coordinates: the run of every CTA decides
@@ -758,6 +758,63 @@ class Shadow(InstructionObserver):
         buf = self._record(g, ins, mask, guard, None, READ, tm.extent_bytes(), ".global", at=base)
         if buf is not None:
             self.tensor_reads.setdefault(buf, where)
+
+    def _tensor_store(self, g, ins: A.Instruction, mask: np.ndarray, guard, tm, ta, where: str) -> None:
+        """A tile-mode tensor store writes its box at the coordinates (PTX 9.7.9.25.5.2), clipped to
+        the tensor (5.5.3.2). Followed when the box lies inside the tensor in every CTA (an obligation
+        for grid.py, like a %ctaid-dependent branch): then the footprint is exact, one row of
+        boxDim[0] elements per combination of the outer box indices, at
+        map address + sum(coordinate[k] * byte stride[k]) + the row's offset."""
+        if tm.interleave.name != "NONE" or any(e != 1 for e in tm.element_strides):
+            self.fail(f"{where}: a tensor store with interleave or element strides is not modelled by the "
+                      "symbolic grid")
+            return
+        if guard is TOP:
+            self.fail(f"{where}: the guard of a tensor store depends on values the symbolic grid does not follow")
+            return
+        if self.loop is not None:
+            self.loop_fail(f"{where}: a tensor store in a summarised loop")
+        els = ta.rest[0].elements if len(ta.rest) == 1 and isinstance(ta.rest[0], A.Vector) else []
+        if len(els) != tm.rank:
+            self.fail(f"{where}: tensor coordinates not understood by the symbolic grid")
+            return
+        coords = [self.expr(e, ".s32") for e in els]
+        if any(c is TOP for c in coords):
+            self.fail(f"{where}: a tensor store's coordinates are not a function of %ctaid this check can follow")
+            return
+        lanes = np.nonzero(mask)[0]
+        conc = np.stack([np.broadcast_to(self.concrete(e, ".s32").astype(np.int64), (self.batch.n,))[lanes]
+                         for e in els], axis=1)
+        inside = ((conc >= 0) & (conc + np.array(tm.box_dims) <= np.array(tm.global_dims))).all(axis=1)
+        if not inside.all():
+            self.fail(f"{where}: a tensor store's box reaches past the tensor (clipped) in an executed CTA")
+            return
+        base = int(self.glob.by_name(tm.buffer).base) + tm.offset
+        strides = tm.byte_strides()
+        addr = K(base, 64)
+        box_in = None
+        for c, st, box, dim in zip(coords, strides, tm.box_dims, tm.global_dims):
+            c64 = adapt(c, 64, signed=True)
+            addr = ("add", 64, addr, ("mul", 64, c64, K(st, 64)))
+            ok = ("band", 0, ("cmp", 0, "sge", c64, K(0, 64)), ("cmp", 0, "sle", ("add", 64, c64, K(box, 64)),
+                                                                  K(dim, 64)))
+            box_in = ok if box_in is None else ("band", 0, box_in, ok)
+        # every CTA's box lies inside the tensor (where the store's guard holds), as in the executed ones
+        cond = box_in if guard is None else ("bor", 0, ("not", 0, guard), box_in)
+        self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
+        outer = np.zeros(1, np.int64)
+        for st, box in zip(strides[1:], tm.box_dims[1:]):
+            outer = (outer[:, None] + np.arange(box, dtype=np.int64)[None, :] * st).reshape(-1)
+        buf = next(i for i, a in enumerate(self.glob.allocations) if a.name == tm.buffer)
+        lanes = np.nonzero(g.mask if guard is not None else mask)[0]
+        exprs = [addr] + ([guard] if guard is not None else [])
+        canon, cols = _canonical(exprs, self.ph, lanes)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, np.zeros(lanes.size, np.uint64)])
+        rows = np.repeat(rows, outer.size, axis=0)
+        rows[:, -1] = np.tile(outer.astype(np.uint64), lanes.size)
+        self.accesses.append(Access(self.pc, WRITE, strength(ins), buf, tm.box_dims[0] * tm.elem_bytes, canon[0],
+                                    canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
 
     def _param_map(self, sym: A.Sym, lanes: np.ndarray, where: str):
         """The launch's tensor map that the tensor-map operand names, when it is a kernel parameter
