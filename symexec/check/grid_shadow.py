@@ -24,8 +24,9 @@ from semantics.ptx.core import tinfo
 from semantics.ptx.memory import space_of
 
 from ..machine import Batch, Group, InstructionObserver, is_machine_level
-from ..memory import LOCAL_BASE, SHARED_BASE, WINDOW
+from ..memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
+from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
 from .grid_loops import divergence
 from .grid_rules import transfer
@@ -141,6 +142,7 @@ class Shadow(InstructionObserver):
         self.taken: dict[int, list[tuple]] = {}
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
         self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
+        self.tensor_reads: dict[int, str] = {}  # buffer index -> a tensor load recorded as reading all of it
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -435,6 +437,12 @@ class Shadow(InstructionObserver):
         """After the run: a guarded region that reached the end of the code is left there."""
         if self._region is not None and self.failed is None:
             self._close_region()
+        written = {a.buffer for a in self.accesses if a.kind != READ}
+        for buf, where in self.tensor_reads.items():
+            if buf in written:
+                self.fail(f"{where} reads a tensor of buffer {self.glob.allocations[buf].name}, which the kernel "
+                          "also writes: the symbolic grid takes a tensor load as reading the whole tensor")
+                return
 
     def _close_region(self) -> None:
         """Leaving a guarded region: its registers differ between CTAs from here on (unknown), and
@@ -694,6 +702,9 @@ class Shadow(InstructionObserver):
             if sizes.size:
                 self._record(g, ins, mask, guard, ins.operands[1], READ, int(sizes[0]), ".global")
             return
+        elif op == "cp" and {".bulk", ".tensor"} <= ins.modifiers and not ins.modifiers & {".reduce", ".prefetch"}:
+            self._tensor_copy(g, ins, mask, guard)
+            return
         else:
             for o in ins.operands:  # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
                 if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
@@ -713,9 +724,142 @@ class Shadow(InstructionObserver):
         size = vec * max(8, tinfo(ins.types[-1]).width) // 8
         self._record(g, ins, mask, guard, aop, kind, size, sp)
 
+    def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
+        """cp.async.bulk.tensor (PTX 9.7.9.25.5.2), tile mode, global -> shared: the CTA reads part of
+        the tensor the map describes. Out-of-bounds box elements are not read (they are filled,
+        5.5.3.2), so whatever the coordinates, the footprint lies in [map address, + extent): that
+        whole range is recorded as the read, the same in every CTA. Sound for any coordinates; exact
+        enough while nothing in the kernel writes that buffer (finish() falls back otherwise).
+        Stores, im2col and multicast copies end the symbolic grid with their reason."""
+        where = f"{ins.name} at {ins.span}"
+        pos = [p for p in ins.positional if p.startswith((".shared", ".global"))]
+        store = pos[:1] == [".global"]
+        if any(m.startswith((".im2col", ".tile::gather4", ".tile::scatter4")) for m in ins.modifiers):
+            self.fail(f"{where}: tensor copies in im2col/gather4 mode are not modelled by the symbolic grid")
+            return
+        if any(m.startswith(".multicast") for m in ins.modifiers):
+            self.fail(f"{where}: a multicast tensor copy writes other CTAs' shared memory, which the symbolic "
+                      "grid does not model")
+            return
+        tas = [o for o in ins.operands if isinstance(o, A.TensorAddress)]
+        for o in ins.operands:  # the shared destination and the mbarrier
+            if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
+                    and (self.state(o.base) is not None or guard is not None):
+                self.shared_varies = self.shared_varies or where
+        if len(tas) != 1 or not isinstance(tas[0].tensor, A.Sym):
+            self.fail(f"{where}: tensor-map operand not understood by the symbolic grid")
+            return
+        tm_sym = tas[0].tensor
+        lanes = np.nonzero(mask)[0]
+        if lanes.size == 0:
+            return
+        tm = self._param_map(tm_sym, lanes, where)
+        if tm is None:
+            return
+        if store:
+            self._tensor_store(g, ins, mask, guard, tm, tas[0], where)
+            return
+        base = int(self.glob.by_name(tm.buffer).base) + tm.offset
+        if self.glob.locate(np.array([base], np.uint64), tm.extent_bytes())[0][0] < 0:
+            # which boxes reach past the buffer depends on the coordinates: the run of every CTA decides
+            self.fail(f"{where}: the tensor map's tensor reaches past its buffer {tm.buffer}")
+            return
+        buf = self._record(g, ins, mask, guard, None, READ, tm.extent_bytes(), ".global", at=base)
+        if buf is not None:
+            self.tensor_reads.setdefault(buf, where)
+
+    def _tensor_store(self, g, ins: A.Instruction, mask: np.ndarray, guard, tm, ta, where: str) -> None:
+        """A tile-mode tensor store writes its box at the coordinates (PTX 9.7.9.25.5.2), clipped to
+        the tensor (5.5.3.2). Followed when the box lies inside the tensor in every CTA (an obligation
+        for grid.py, like a %ctaid-dependent branch): then the footprint is exact, one row of
+        boxDim[0] elements per combination of the outer box indices, at
+        map address + sum(coordinate[k] * byte stride[k]) + the row's offset."""
+        if tm.interleave.name != "NONE" or any(e != 1 for e in tm.element_strides):
+            self.fail(f"{where}: a tensor store with interleave or element strides is not modelled by the "
+                      "symbolic grid")
+            return
+        if guard is TOP:
+            self.fail(f"{where}: the guard of a tensor store depends on values the symbolic grid does not follow")
+            return
+        if self.loop is not None:
+            self.loop_fail(f"{where}: a tensor store in a summarised loop")
+        els = ta.rest[0].elements if len(ta.rest) == 1 and isinstance(ta.rest[0], A.Vector) else []
+        if len(els) != tm.rank:
+            self.fail(f"{where}: tensor coordinates not understood by the symbolic grid")
+            return
+        coords = [self.expr(e, ".s32") for e in els]
+        if any(c is TOP for c in coords):
+            self.fail(f"{where}: a tensor store's coordinates are not a function of %ctaid this check can follow")
+            return
+        lanes = np.nonzero(mask)[0]
+        conc = np.stack([np.broadcast_to(self.concrete(e, ".s32").astype(np.int64), (self.batch.n,))[lanes]
+                         for e in els], axis=1)
+        inside = ((conc >= 0) & (conc + np.array(tm.box_dims) <= np.array(tm.global_dims))).all(axis=1)
+        if not inside.all():
+            self.fail(f"{where}: a tensor store's box reaches past the tensor (clipped) in an executed CTA")
+            return
+        base = int(self.glob.by_name(tm.buffer).base) + tm.offset
+        strides = tm.byte_strides()
+        addr = K(base, 64)
+        box_in = None
+        for c, st, box, dim in zip(coords, strides, tm.box_dims, tm.global_dims):
+            c64 = adapt(c, 64, signed=True)
+            addr = ("add", 64, addr, ("mul", 64, c64, K(st, 64)))
+            ok = ("band", 0, ("cmp", 0, "sge", c64, K(0, 64)), ("cmp", 0, "sle", ("add", 64, c64, K(box, 64)),
+                                                                  K(dim, 64)))
+            box_in = ok if box_in is None else ("band", 0, box_in, ok)
+        # every CTA's box lies inside the tensor (where the store's guard holds), as in the executed ones
+        cond = box_in if guard is None else ("bor", 0, ("not", 0, guard), box_in)
+        self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
+        outer = np.zeros(1, np.int64)
+        for st, box in zip(strides[1:], tm.box_dims[1:]):
+            outer = (outer[:, None] + np.arange(box, dtype=np.int64)[None, :] * st).reshape(-1)
+        buf = next(i for i, a in enumerate(self.glob.allocations) if a.name == tm.buffer)
+        lanes = np.nonzero(g.mask if guard is not None else mask)[0]
+        exprs = [addr] + ([guard] if guard is not None else [])
+        canon, cols = _canonical(exprs, self.ph, lanes)
+        thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
+        rows = np.column_stack(cols + [thread, np.zeros(lanes.size, np.uint64)])
+        rows = np.repeat(rows, outer.size, axis=0)
+        rows[:, -1] = np.tile(outer.astype(np.uint64), lanes.size)
+        self.accesses.append(Access(self.pc, WRITE, strength(ins), buf, tm.box_dims[0] * tm.elem_bytes, canon[0],
+                                    canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
+
+    def _param_map(self, sym: A.Sym, lanes: np.ndarray, where: str):
+        """The launch's tensor map that the tensor-map operand names, when it is a kernel parameter
+        (by name, or its generic address from cvta.param) the same in every CTA; else fail."""
+        mem = self.batch.memory
+        if self.prog.reg(sym.name) is None:
+            off = mem.param_offsets.get(sym.name)
+            if off is None:
+                self.fail(f"{where}: the tensor map is not a kernel parameter (not modelled by the symbolic grid)")
+                return None
+            offs = np.array([off])
+        else:
+            if self.state(sym) is not None:
+                self.fail(f"{where}: the tensor-map address depends on %ctaid")
+                return None
+            gen = np.unique(np.broadcast_to(np.asarray(self.concrete(sym, ".u64"), np.uint64), (self.batch.n,))[lanes])
+            if gen.size != 1 or not PARAM_BASE <= int(gen[0]) < PARAM_BASE + WINDOW:
+                self.fail(f"{where}: the tensor map is not one kernel parameter (a map in global memory or "
+                          "built on the device is not modelled by the symbolic grid)")
+                return None
+            offs = gen.astype(np.int64) - PARAM_BASE
+        o = int(offs[0])
+        ident = tag_ident(mem.params[o:o + TENSOR_MAP_BYTES]) if o + TENSOR_MAP_BYTES <= mem.params.size else None
+        tm = self.batch.launch.tensor_maps.get(ident - 1) if ident is not None and is_param_ident(ident) else None
+        if tm is None or tm.buffer is None or unmodelled(tm) is not None:
+            # the concrete run reports what is wrong with the map; the grid just does not follow it
+            self.fail(f"{where}: the tensor map is not a launch tensor map over a named buffer")
+            return None
+        return tm
+
     def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str,
-                live: np.ndarray | None = None) -> None:
-        if not isinstance(aop, A.Address) or aop.base is None or aop.base.name in self.batch.var_addr:
+                live: np.ndarray | None = None, at: int | None = None) -> int | None:
+        """Record the access (returns its buffer's index). at: one concrete global address for every
+        lane, instead of the address operand `aop`."""
+        if at is not None or not isinstance(aop, A.Address) or aop.base is None \
+                or aop.base.name in self.batch.var_addr:
             a_state = None
         else:
             a_state = self.state(aop.base)
@@ -738,9 +882,12 @@ class Shadow(InstructionObserver):
         if lanes.size == 0:
             return
         ctx = self.batch.ctx
-        base_c = (self.concrete(aop.base, ".u64") if aop.base is not None else np.uint64(0)) \
-            if a_state is None else None
-        off = int(ctx._immediate(aop.offset, ".s64").astype(np.int64)) if aop.offset is not None else 0
+        if at is not None:
+            base_c, off = np.uint64(at), 0
+        else:
+            base_c = (self.concrete(aop.base, ".u64") if aop.base is not None else np.uint64(0)) \
+                if a_state is None else None
+            off = int(ctx._immediate(aop.offset, ".s64").astype(np.int64)) if aop.offset is not None else 0
         if a_state is None:
             conc = np.broadcast_to(np.asarray(base_c, np.uint64), (self.batch.n,))
             e, o = self.leaf(conc, 64), None
@@ -749,7 +896,8 @@ class Shadow(InstructionObserver):
             e, o = sv.expr, sv.off
         addr = e  # the displacement goes into the offset column (more accesses share one shape)
         # concrete addresses in this run: which buffer, and the generic windows
-        conc = np.broadcast_to(np.asarray(self.concrete(aop.base, ".u64") if aop.base is not None else 0,
+        conc = np.broadcast_to(np.asarray(base_c if a_state is None
+                                          else self.concrete(aop.base, ".u64") if aop.base is not None else 0,
                                           np.uint64), (self.batch.n,))[lanes] \
             + np.uint64(off & (2**64 - 1))
         act = mask[lanes] if live is None else (mask & live)[lanes]  # lanes that access memory in this run
@@ -782,6 +930,7 @@ class Shadow(InstructionObserver):
         rows = np.column_stack(cols + [thread, offcol.astype(np.uint64)])
         self.accesses.append(Access(self.pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
+        return int(found[0])
 
 
 def _full(sh: Shadow, v: Sv) -> tuple:
