@@ -52,13 +52,7 @@ def leaves(e, tags: tuple) -> bool:
 def substitute(e, tag: str, ident, value: int):
     """`e` with the leaf (tag, w, ident) replaced by the constant `value` at the leaf's width, and
     folded where that leaves constants (simplify)."""
-    if not isinstance(e, tuple) or not e:
-        return e
-    if e[0] == tag and e[2] == ident:
-        return K(value, e[1])
-    if not any(isinstance(x, tuple) for x in e[2:]):
-        return e
-    return simplify(e[:2] + tuple(substitute(x, tag, ident, value) if isinstance(x, tuple) else x for x in e[2:]))
+    return replace_leaf(e, tag, ident, K(value, 64))
 
 
 def replace_leaf(e, tag: str, ident, by: tuple):
