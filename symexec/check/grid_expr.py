@@ -52,16 +52,23 @@ def leaves(e, tags: tuple) -> bool:
 def substitute(e, tag: str, ident, value: int):
     """`e` with the leaf (tag, w, ident) replaced by the constant `value` at the leaf's width, and
     folded where that leaves constants (simplify)."""
+    return replace_leaf(e, tag, ident, K(value, 64))
+
+
+def replace_leaf(e, tag: str, ident, by: tuple):
+    """`e` with the leaf (tag, w, ident) replaced by the expression `by` (at the leaf's width)."""
     if not isinstance(e, tuple) or not e:
         return e
     if e[0] == tag and e[2] == ident:
-        return K(value, e[1])
+        return adapt(by, e[1])
     if not any(isinstance(x, tuple) for x in e[2:]):
         return e
-    return simplify(e[:2] + tuple(substitute(x, tag, ident, value) if isinstance(x, tuple) else x for x in e[2:]))
+    return simplify(e[:2] + tuple(replace_leaf(x, tag, ident, by) if isinstance(x, tuple) else x for x in e[2:]))
 
 
-_LEAVES = ("c", "p", "q", "t", "s", "g")
+# ("d", w, (loop, register)): a summarised loop's per-period step of a register while its period runs
+# (grid_shadow.Shadow.begin_loop), replaced by the step's expression once the period closes (loops.py)
+_LEAVES = ("c", "p", "q", "t", "s", "g", "d")
 
 
 def simplify(e):
@@ -126,7 +133,7 @@ def evaluate(e, env: dict):
         return _o(e[2])
     if tag == "b":
         return np.asarray(bool(e[2]))
-    if tag in ("c", "p", "q", "t", "s", "g"):
+    if tag in _LEAVES:
         v = np.asarray(env[(tag, e[2])]).astype(np.uint64).astype(object)
         return _o(v & _mask(w))
     a = [evaluate(x, env) for x in e[2:] if isinstance(x, tuple)]

@@ -27,7 +27,7 @@ from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
 from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
-from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, substitute, width
+from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, replace_leaf, substitute, width
 from .grid_loops import divergence
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
@@ -131,6 +131,9 @@ class Shadow(InstructionObserver):
         self._targets: set[int] | None = None
         self.loop: LoopProof | None = None  # a loop iteration followed as a function of its index
         self.loop_ranges: dict[int, int] = {}  # t leaf -> the iterations it stands for: t in [0, n)
+        # symbolic sizes: the followed period's steps as leaves ("d", w, (loop, register)) and their
+        # values in this run, until the period closes and names each step's expression (resolve_steps)
+        self.steps: dict[tuple, np.ndarray] = {}
         # symbolic sizes: the sizes' values in this run (leaves ("s", name), ("g", axis)), branches on the
         # sizes to prove constant, loops whose trip count depends on the sizes (`trips`),
         # and the summarised loops' proofs (t leaf -> (proof, head pc)), for grid.py
@@ -480,6 +483,7 @@ class Shadow(InstructionObserver):
         env.update(self.size_values)
         if self.loop is not None:
             env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
+        env.update({("d", k): v for k, v in self.steps.items()})
         return env
 
     def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray, control: bool = False) -> bool:
@@ -589,8 +593,11 @@ class Shadow(InstructionObserver):
 
     def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
-        as their value now plus t times the change."""
+        as their value now plus t times the change. With symbolic sizes the change is the leaf
+        ("d", w, (ident, name)) (its value here: `deltas`): a step such as `BLOCK_K * stride` is a
+        function of the sizes, named when the period closes (loops.py, `resolve_steps`)."""
         self.loop = LoopProof(ident, len(self.accesses), [])
+        self.steps = {}
         t = ("t", 64, ident)
         for name, d in deltas.items():
             w = self.prog.reg(name).width
@@ -599,7 +606,37 @@ class Shadow(InstructionObserver):
                 self.loop_fail(f"loop-carried register {name} is not followed by the shadow")
                 continue
             base = self.expr(A.Sym(name), f".b{w}")
-            self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), self.leaf(d, w))))
+            step = self.leaf(d, w)
+            if self.size_params and step[0] == "k":  # the same in every lane: it may be a function of the sizes
+                step = ("d", w, _step_key(ident, name))
+                self.steps[_step_key(ident, name)] = np.asarray(d, np.uint64)
+            self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), step)))
+
+    def resolve_steps(self, ident: int, steps: dict[str, tuple]) -> None:
+        """The period of loop `ident` closed with each register's step as an expression (of the sizes,
+        placeholders, constants; never of t): it replaces the step's leaf in everything recorded."""
+        def put(e):
+            if not isinstance(e, tuple) or not leaves(e, ("d",)):
+                return e
+            for name, by in steps.items():
+                e = replace_leaf(e, "d", _step_key(ident, name), by)
+            return e
+
+        for name, st in list(self.regs.items()):
+            if isinstance(st, Sv):
+                self.regs[name] = Sv(put(st.expr), st.off)
+            elif isinstance(st, tuple):
+                self.regs[name] = put(st)
+        lp = self.loop
+        if lp is not None:
+            lp.decisions = [Decision(d.pc, put(d.expr), d.lanes, d.value) for d in lp.decisions]
+            lp.writes = [(put(w[0]),) + tuple(w[1:]) for w in lp.writes]
+            for i in range(lp.first_access, len(self.accesses)):
+                a = self.accesses[i]
+                self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
+        self.nonzero = [(put(e), why) for e, why in self.nonzero]
+        self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
+        self.steps = {}
 
     def end_loop(self, t_value: int, accesses: bool) -> None:
         """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
@@ -607,6 +644,8 @@ class Shadow(InstructionObserver):
         proof, self.loop = self.loop, None
         if proof is None:
             return
+        if self.steps:  # abandoned (t = 0 below): a step's leaf only ever multiplies t
+            self.resolve_steps(proof.ident, {k.split("/", 1)[1]: K(0, 64) for k in self.steps})
         for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
             if leaves(d.expr, ("c",)):
                 u = self._uniform(self.prog.code[d.pc], d.expr, d.lanes, d.value, proof.ident)
@@ -945,6 +984,10 @@ def _to_reg(sh: Shadow, v, ty: str, rw: int):
         return v
     t = tinfo(ty)
     return Sv(adapt(_full(sh, v), rw, t.kind == "s" and t.width < rw))
+
+
+def _step_key(ident: int, name: str) -> str:
+    return f"{ident}/{name}"
 
 
 def _canonical(exprs: list[tuple], ph: dict, lanes: np.ndarray) -> tuple[list[tuple], list[np.ndarray]]:

@@ -65,7 +65,7 @@ from ptx_parser import ast as A
 from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
-from .grid_expr import TOP, Sv, evaluate, leaves, substitute
+from .grid_expr import TOP, K, Sv, evaluate, leaves, simplify, substitute
 from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
@@ -287,10 +287,21 @@ class LoopSummariser:
         sh = self.shadow
         tr = self.state.tracker
         alive = b.alive
+        steps: dict[str, tuple] = {}
         for r in self._live_in(b.prog, proof.head):
             st = sh.regs.get(r)
+            start = proof.begun.get(r)
+            if r in proof.deltas and isinstance(start, Sv) and leaves(start.expr, ("d",)):
+                step = _step(st, start, b.prog.reg(r).width, alive)
+                if step is None:
+                    return f"loop-carried register {r} is not its start value plus a step per period"
+                got = np.broadcast_to(evaluate(step, sh.lane_env(0)), alive.shape)
+                want = np.broadcast_to(proof.deltas[r], alive.shape)
+                if (got[alive] != want[alive].astype(object)).any():  # the shadow disagrees with the run
+                    return f"internal: the step of loop-carried register {r} disagrees with the run"
+                steps[r] = step
+                continue
             if r in proof.deltas:
-                start = proof.begun.get(r)
                 if not isinstance(st, Sv) or not isinstance(start, Sv) or st.expr != start.expr:
                     return f"loop-carried register {r} is not its start value plus a fixed amount per period"
                 grew = np.asarray(st.off if st.off is not None else np.zeros((), np.uint64), np.uint64)
@@ -310,6 +321,8 @@ class LoopSummariser:
             if before is None or now is None or not np.array_equal(np.broadcast_to(before, alive.shape)[alive],
                                                                     np.broadcast_to(now, alive.shape)[alive]):
                 return f"register {r} is live at the loop head and does not repeat"
+        if steps:
+            sh.resolve_steps(proof.ident, steps)
         return None
 
     def _first_change(self, decisions) -> int | None:
@@ -408,6 +421,38 @@ class LoopSummariser:
                        "shifted epochs and renamed value numbers, the same decisions, the same shared "
                        "addresses); their global accesses covered symbolically")
         return out
+
+
+def _step(st, start: Sv, w: int, alive: np.ndarray) -> tuple | None:
+    """What a period added to a register that began it as `start` (base + t * step leaf): `st` is
+    `start` plus terms (a sum at width w, PTX 9.7.1 modulo 2^w) that depend on neither t, the step
+    leaves nor per-lane values: their sum (a constant, or a function of the sizes such as
+    `BLOCK_K * stride`, or of %ctaid). None when `st` is not of that form."""
+    if not isinstance(st, Sv):
+        return None
+    terms, found = [], 0
+    stack = [st.expr]
+    while stack:
+        e = stack.pop()
+        if e == start.expr and not found:
+            found = 1
+        elif isinstance(e, tuple) and e[0] == "add" and e[1] == w:
+            stack += [x for x in e[2:]]
+        else:
+            terms.append(e)
+    if not found:
+        return None
+    if st.off is not None:
+        off = np.broadcast_to(np.asarray(st.off, np.uint64), alive.shape)[alive]
+        if off.size and (off != off[0]).any():
+            return None
+        terms.append(K(int(off[0]) if off.size else 0, w))
+    if any(leaves(x, ("t", "d", "p")) for x in terms):
+        return None
+    step = K(0, w)
+    for x in terms:
+        step = simplify(("add", w, step, x))
+    return step
 
 
 # ---------------------------------------------------------------------------------- liveness
