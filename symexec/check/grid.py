@@ -52,6 +52,7 @@ from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
+from .grid_numbers import apart
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
@@ -794,7 +795,9 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     # ---- cross-CTA races
     pairs = list(_pairs(classes, allocs))
     validations = 0
-    refuted = _refute_by_writer(pairs, launch, sizes, trips, stats)
+    refuted = apart(pairs, launch.grid, stats) if sizes is None else set()
+    refuted |= _refute_by_writer([p for p in pairs if (id(p[1]), id(p[2])) not in refuted], launch, sizes, trips,
+                                 stats)
     for base, w, a in pairs:
         if (id(w), id(a)) in refuted:
             continue
