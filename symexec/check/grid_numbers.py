@@ -19,7 +19,7 @@ import numpy as np
 from .grid_expr import evaluate
 
 #: Most (CTA, row) byte ranges evaluated, over all classes of one proof.
-MAX_ELEMENTS = 1 << 19
+MAX_ELEMENTS = 1 << 21
 #: Most pairs of ranges compared after sorting (ranges that start inside another one).
 MAX_CANDIDATES = 1 << 23
 
