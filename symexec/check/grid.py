@@ -52,6 +52,7 @@ from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
+from .grid_numbers import apart
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
@@ -794,7 +795,9 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     # ---- cross-CTA races
     pairs = list(_pairs(classes, allocs))
     validations = 0
-    refuted = _refute_by_writer(pairs, launch, sizes, trips, stats)
+    refuted = apart(pairs, launch.grid, stats) if sizes is None else set()
+    refuted |= _refute_by_writer([p for p in pairs if (id(p[1]), id(p[2])) not in refuted], launch, sizes, trips,
+                                 stats)
     for base, w, a in pairs:
         if (id(w), id(a)) in refuted:
             continue
@@ -1078,18 +1081,49 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
 
 
 def _bytes_at_cta0(cl: _Class) -> tuple[np.ndarray, np.ndarray] | None:
-    """First byte and thread of each recorded row of `cl` in CTA (0, 0, 0), rows whose guard is
-    false left out when the guard holds no %ctaid (else every row: a superset of any CTA's); exact,
-    every leaf has its value (Python ints, modulo 2^64)."""
+    """First byte and thread of each recorded row of `cl` in CTA (0, 0, 0), at every iteration of
+    its summarised loops (t in [0, n), loops.py), rows whose guard is false left out when the guard
+    holds no %ctaid (else every row: a superset of any CTA's); exact, every leaf has its value
+    (Python ints, modulo 2^64). ValueError when rows times iterations exceed MAX_CTA0_BYTES."""
     rows = cl.all_rows()
+    its = _iterations(cl)
+    shape = (rows.shape[0], len(next(iter(its.values()))) if its else 1)
+    if shape[0] * shape[1] > MAX_CTA0_BYTES:
+        raise ValueError("too many rows and iterations to list")
     env = {("c", i): 0 for i in range(3)}
-    env.update({("q", i): rows[:, i] for i in range(rows.shape[1] - 2)})
-    addr = np.broadcast_to(evaluate(cl.a.addr, env), rows.shape[:1])
-    first = (addr.astype(object) + rows[:, -1].astype(object)) % (1 << 64)
+    env.update({("q", i): rows[:, i][:, None] for i in range(rows.shape[1] - 2)})
+    env.update({k: v[None, :] for k, v in its.items()})
+    addr = np.broadcast_to(evaluate(cl.a.addr, env), shape)
+    first = ((addr.astype(object) + rows[:, -1].astype(object)[:, None]) % (1 << 64)).ravel()
+    thread = np.broadcast_to(rows[:, -2][:, None], shape).ravel()
     if cl.a.guard is not None and not _has_leaf(cl.a.guard, ("c",)):
-        keep = np.broadcast_to(evaluate(cl.a.guard, env), rows.shape[:1]).astype(bool)
-        return first[keep], rows[keep, -2]
-    return first, rows[:, -2]
+        keep = np.broadcast_to(evaluate(cl.a.guard, env), shape).astype(bool).ravel()
+        return first[keep], thread[keep]
+    return first, thread
+
+
+#: Most (row, loop iteration) byte ranges of one class listed in CTA 0 by `_bytes_at_cta0`.
+MAX_CTA0_BYTES = 1 << 18
+
+
+def _iterations(cl: _Class) -> dict:
+    """("t", loop) -> that loop's iteration in each combination of `cl`'s summarised loops' iterations."""
+    if not cl.loops:
+        return {}
+    grid = np.indices(list(cl.loops.values())).reshape(len(cl.loops), -1)
+    return {("t", i): grid[k] for k, i in enumerate(cl.loops)}
+
+
+def _lane_vars(cl: _Class, tag: str) -> tuple[dict, list]:
+    """Z3 variables for `cl`'s lane columns and loop iterations, each in its range (a superset of the
+    rows; every iteration t < n of a summarised loop)."""
+    rows = cl.all_rows()
+    qs = {("q", i): z3.BitVec(f"{tag}_q{i}", wd) for i, wd in _n_q(cl.a.addr).items()}
+    ranges = [z3.And(z3.UGE(v, int(rows[:, i].min())), z3.ULE(v, int(rows[:, i].max()))) for (_, i), v in qs.items()]
+    for i, n in cl.loops.items():
+        qs[("t", i)] = z3.BitVec(f"{tag}_t{i}", 64)
+        ranges.append(z3.ULT(qs[("t", i)], n))
+    return qs, ranges
 
 
 def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict, moves: "_Moves | None" = None) -> bool:
@@ -1098,12 +1132,13 @@ def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict, moves
     no byte of a W row meets a byte of an A row of another thread; (2) Z3: both classes' addresses move
     by one amount from CTA 0 to any CTA c, whatever the lanes' values in their columns' ranges
     (addr(c, q) - addr(0, q) is the same function of c for both), so every CTA's pairs of threads are
-    CTA 0's, shifted. False when
-    it does not apply (loop iterations, sizes) or either step fails: the row search decides then.
-    A guard that depends on %ctaid is dropped (every recorded row counts), a superset of any CTA's."""
+    CTA 0's, shifted. A summarised loop's accesses count at every iteration t < n in both steps.
+    False when it does not apply (sizes, a loop bounded by them) or either step fails: the row
+    search decides then. A guard that depends on %ctaid is dropped (every recorded row counts), a
+    superset of any CTA's."""
     for cl in (w, a):
-        if cl.loops or _has_leaf(cl.a.addr, ("s", "g", "t")) or (
-                cl.a.guard is not None and _has_leaf(cl.a.guard, ("s", "g", "t"))):
+        if cl.bounds or _has_leaf(cl.a.addr, ("s", "g")) or (
+                cl.a.guard is not None and _has_leaf(cl.a.guard, ("s", "g"))):
             return False
     try:
         (fw, tw), (fa, ta) = _bytes_at_cta0(w), _bytes_at_cta0(a)
@@ -1123,10 +1158,8 @@ def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict, moves
     c = [z3.BitVec(f"s_c{i}", 32) for i in range(3)]
     moved, ranges = [], []
     for tag, cl in (("w", w), ("a", a)):
-        qs = {("q", i): z3.BitVec(f"{tag}_q{i}", wd) for i, wd in _n_q(cl.a.addr).items()}
-        rows = cl.all_rows()  # the lanes' values: each in its column's range (a superset of the rows)
-        ranges += [z3.And(z3.UGE(v, int(rows[:, i].min())), z3.ULE(v, int(rows[:, i].max())))
-                   for (_, i), v in qs.items()]
+        qs, within = _lane_vars(cl, tag)
+        ranges += within
         at_c = _z3(cl.a.addr, {**qs, **{("c", i): c[i] for i in range(3)}})
         at_0 = _z3(cl.a.addr, {**qs, **{("c", i): z3.BitVecVal(0, 32) for i in range(3)}})
         moved.append(at_c - at_0)
@@ -1167,10 +1200,9 @@ class _Moves:
         rows = cl.all_rows()
         if self.ref is None:
             first = {("q", i): z3.BitVecVal(int(rows[0, i]) % (1 << wd), wd) for i, wd in widths.items()}
+            first.update({("t", i): z3.BitVecVal(0, 64) for i in cl.loops})
             self.ref = self._moved(cl, first)
-        qs = {("q", i): z3.BitVec(f"m_q{i}", wd) for i, wd in widths.items()}
-        ranges = [z3.And(z3.UGE(v, int(rows[:, i].min())), z3.ULE(v, int(rows[:, i].max())))
-                  for (_, i), v in qs.items()]
+        qs, ranges = _lane_vars(cl, "m")
         s = _solver()
         s.add([z3.ULT(self.c[i], self.launch.grid[i]) for i in range(3)] + ranges + [self._moved(cl, qs) != self.ref])
         self.stats["z3_queries"] += 1
