@@ -276,7 +276,8 @@ class Observer:
 
 
 _HOOK = {MemoryAccess: "on_access", Release: "on_release", Acquire: "on_acquire", Fence: "on_fence",
-         AsyncIssued: "on_async_issued", CopyLayout: "on_copy_layout", AsyncCompleted: "on_async_completed", GroupSplit: "on_split",
+         AsyncIssued: "on_async_issued", CopyLayout: "on_copy_layout", AsyncCompleted: "on_async_completed",
+         GroupSplit: "on_split",
          Reconverged: "on_reconverge", Exited: "on_exit"}
 
 

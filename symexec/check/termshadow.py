@@ -740,7 +740,8 @@ class TermShadow(Observer):
         key = (layout.reads, lane)
         parts = self._op_bytes.get(key)
         if parts is not None and len(parts) > 1:  # gather once: a store writes in two accesses
-            parts = self._op_bytes[key] = [(np.concatenate([q[0] for q in parts]), np.concatenate([q[1] for q in parts]))]
+            parts = self._op_bytes[key] = [(np.concatenate([q[0] for q in parts]),
+                                            np.concatenate([q[1] for q in parts]))]
         src = layout.source[layout.cursor:layout.cursor + n]
         layout.cursor += n
         if layout.cursor >= layout.source.size:
