@@ -27,7 +27,6 @@ KNOWN_GAPS: dict[str, str] = {
     "attention_tma": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
     "gemm_block_scaled": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
     "gemm_tcgen05_ws": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
-    "gemm_tma_persistent": "tensor (TMA) copies: the byte mapping of cp.async.bulk.tensor is not followed by the terms",
 }
 #: Contracts whose builds the proof follows but does not yet prove equal, with the measurement: a
 #: strict expected failure, so that a fix is noticed.
