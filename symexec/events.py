@@ -187,6 +187,19 @@ class AsyncIssued:
 
 
 @dataclass(frozen=True, eq=False)
+class CopyLayout:
+    """Where the bytes of a copy that does not move them in order come from (a tensor copy:
+    out-of-bounds box elements, symexec.tma): the `i`-th byte `op` writes for lane `lane`, counted
+    over its write accesses in the order they are reported, is the `source[i]`-th byte its reads
+    (those of `reads`, or of `op` itself) reported for that lane, or a zero fill where -1."""
+
+    op: AsyncOp
+    lane: int
+    source: np.ndarray  # (bytes written,) int64
+    reads: AsyncOp | None = None
+
+
+@dataclass(frozen=True, eq=False)
 class AsyncCompleted:
     """The operation is performed: it releases into `point` (an mbarrier phase) and the thread
     slots `observers` observe its completion now (a wait of the issuing thread). Who else may rely
@@ -231,8 +244,8 @@ class Exited:
     lanes: np.ndarray
 
 
-Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | AsyncCompleted | GroupSplit | Reconverged
-         | Exited)
+Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | CopyLayout | AsyncCompleted | GroupSplit
+         | Reconverged | Exited)
 
 
 class Observer:
@@ -251,6 +264,8 @@ class Observer:
 
     def on_async_issued(self, ev: AsyncIssued) -> None: ...
 
+    def on_copy_layout(self, ev: CopyLayout) -> None: ...
+
     def on_async_completed(self, ev: AsyncCompleted) -> None: ...
 
     def on_split(self, ev: GroupSplit) -> None: ...
@@ -261,7 +276,8 @@ class Observer:
 
 
 _HOOK = {MemoryAccess: "on_access", Release: "on_release", Acquire: "on_acquire", Fence: "on_fence",
-         AsyncIssued: "on_async_issued", AsyncCompleted: "on_async_completed", GroupSplit: "on_split",
+         AsyncIssued: "on_async_issued", CopyLayout: "on_copy_layout", AsyncCompleted: "on_async_completed",
+         GroupSplit: "on_split",
          Reconverged: "on_reconverge", Exited: "on_exit"}
 
 

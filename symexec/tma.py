@@ -40,7 +40,7 @@ from semantics.ptx.core import tinfo
 from . import asyncops
 from . import mbarrier as MB
 from .async_copy import AsyncCopyUnit, BulkOp, _check, _in_global, _in_shared, _shared_offsets
-from .events import Completion, Fence, FenceKind, Proxy, Stream
+from .events import Completion, CopyLayout, Fence, FenceKind, Proxy, Stream
 from .machine import Group
 from .memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
 from .tensormap import (TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES, MapField, MapFields, OobFill, Registry, TensorMap,
@@ -248,37 +248,67 @@ def _chunks(tm: TensorMap, inside: np.ndarray) -> tuple[int, np.ndarray]:
     return f, inside.reshape(-1, f).all(axis=1)
 
 
-def _gather(batch: "Batch", ins: A.Instruction, lane: int, base: int, t, f: int, whole: np.ndarray) -> np.ndarray:
-    """The box's bytes as (cells, 16): inside elements read from global memory, the rest zero."""
+def _global_order(t, f: int, whole: np.ndarray) -> np.ndarray:
+    """The box's bytes (indices into its shared-memory image, (cells, 16) flattened) in the order a
+    copy touches them in global memory: the cells wholly inside the tensor, then the inside elements
+    of the other cells; out-of-bounds elements are not touched (zero-filled on load, not written on
+    store: 9.7.9.25.5.2, tiled mode 5.5.3). `_gather` and `_scatter` move bytes in this order, and
+    observers that follow bytes are told it (CopyLayout)."""
+    eb = t.elem_bytes
+    in_whole = np.repeat(whole, f)
+    part = t.inside & ~in_whole
+    byte = np.arange(eb, dtype=np.int64)
+    first = (np.nonzero(in_whole)[0][:, None] * eb + byte).reshape(-1)
+    rest = (np.nonzero(part)[0][:, None] * eb + byte).reshape(-1)
+    return np.concatenate([first, rest])
+
+
+def _load_source(t, order: np.ndarray) -> np.ndarray:
+    """For each byte of the box's shared image: its index among the bytes read (`order`), -1 for
+    a zero fill."""
+    source = np.full(t.n * t.elem_bytes, -1, dtype=np.int64)
+    source[order] = np.arange(order.size, dtype=np.int64)
+    return source
+
+
+def _gather(batch: "Batch", ins: A.Instruction, lane: int, base: int, t, f: int, whole: np.ndarray,
+            source: np.ndarray) -> np.ndarray:
+    """The box's bytes as (cells, 16): inside elements read from global memory (in `_global_order`,
+    whose inverse is `source`), the rest zero."""
     eb, cells = t.elem_bytes, t.n // f
-    out = np.zeros((cells, f * eb), dtype=np.uint8)
     mem = batch.memory
     addrs = (np.int64(base) + t.offsets).astype(np.uint64)
+    got = []
     if whole.any():
         first = addrs.reshape(cells, f)[whole, 0]
-        out[whole] = mem.read(".global", np.full(first.size, lane), first, f * eb, ins)
+        got.append(mem.read(".global", np.full(first.size, lane), first, f * eb, ins).reshape(-1))
     part = t.inside.reshape(cells, f) & ~whole[:, None]
     if part.any():
         sel = np.nonzero(part.reshape(-1))[0]
-        vals = mem.read(".global", np.full(sel.size, lane), addrs[sel], eb, ins)
-        elems = out.reshape(-1, eb)
-        elems[sel] = vals
-    return out
+        got.append(mem.read(".global", np.full(sel.size, lane), addrs[sel], eb, ins).reshape(-1))
+    out = np.zeros(t.n * eb, dtype=np.uint8)
+    if got:
+        filled = source >= 0
+        out[filled] = np.concatenate(got)[source[filled]]
+    return out.reshape(cells, f * eb)
 
 
 def _scatter(batch: "Batch", ins: A.Instruction, lane: int, base: int, t, f: int, whole: np.ndarray,
-             data: np.ndarray) -> None:
-    """Write the inside elements of (cells, 16) `data` to global memory (outside ones are skipped)."""
+             data: np.ndarray, order: np.ndarray) -> None:
+    """Write the inside elements of (cells, 16) `data` to global memory, in `order` (`_global_order`;
+    outside ones are skipped)."""
     eb, cells = t.elem_bytes, t.n // f
     mem = batch.memory
     addrs = (np.int64(base) + t.offsets).astype(np.uint64)
+    moved = data.reshape(-1)[order]
+    n_whole = int(whole.sum()) * f * eb
     if whole.any():
         first = addrs.reshape(cells, f)[whole, 0]
-        mem.write(".global", np.full(first.size, lane), first, data[whole], ins)
+        mem.write(".global", np.full(first.size, lane), first, moved[:n_whole].reshape(-1, f * eb), ins)
     part = t.inside.reshape(cells, f) & ~whole[:, None]
     if part.any():
         sel = np.nonzero(part.reshape(-1))[0]
-        mem.write(".global", np.full(sel.size, lane), addrs[sel], data.reshape(-1, eb)[sel], ins)
+        mem.write(".global", np.full(sel.size, lane), addrs[sel], moved[n_whole:].reshape(-1, eb), ins)
 
 
 def tensor_copy(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruction, mask: np.ndarray) -> None:
@@ -319,8 +349,11 @@ def _load(machine: "Machine", batch: "Batch", ins: A.Instruction, mask: np.ndarr
                               "documented, PTX 5.5.3.3)", ins)
         sh = _shared_start(batch, ins, li, int(dst[i]), tm)
         f, whole = _chunks(tm, t.inside)
+        source = _load_source(t, _global_order(t, f, whole))
+        if op is not None:
+            batch.emit(CopyLayout(op, lane, source))
         with asyncops.performing(batch, op, ins, li):  # the source is read at issue (latest: any time)
-            data = _gather(batch, ins, lane, base, t, f, whole)
+            data = _gather(batch, ins, lane, base, t, f, whole, source)
         cells = sh[::f].astype(np.int64)
 
         def land(li=li, cells=cells, data=data, op=op, pc=batch.ctx.pc) -> None:
@@ -401,19 +434,22 @@ def _store(machine: "Machine", batch: "Batch", u: AsyncCopyUnit, ins: A.Instruct
         t = tile(tm, coords[i])
         sh = _shared_start(batch, ins, li, int(src[i]), tm)
         f, whole = _chunks(tm, t.inside)
+        order = _global_order(t, f, whole)
+        if writes is not None and fn is None:
+            batch.emit(CopyLayout(writes, lane, order, reads))
         cells = sh[::f].astype(np.int64)
         inside = (np.int64(base) + t.offsets[t.inside]).astype(np.uint64)
         if inside.size:
             _in_global(batch, ins, np.repeat(li, inside.size), inside, tm.elem_bytes)
 
         def perform(li=li, lane=lane, base=base, t=t, f=f, whole=whole, cells=cells, fn=fn, reads=reads,
-                    writes=writes, pc=batch.ctx.pc) -> None:
+                    writes=writes, order=order, pc=batch.ctx.pc) -> None:
             with asyncops.performing(batch, reads, ins, li, pc):
                 data = batch.memory.read(".shared", np.repeat(li, cells.size), cells, f * t.elem_bytes, ins)
             with asyncops.performing(batch, writes, ins, li, pc, atomic=fn is not None):  # reductions:
                 # element-wise .relaxed.gpu atomics (9.7.9.25.5.2)
                 if fn is None:
-                    _scatter(batch, ins, lane, base, t, f, whole, data)
+                    _scatter(batch, ins, lane, base, t, f, whole, data, order)
                 else:  # a read-modify-write of the destination
                     _reduce_into(batch, ins, lane, base, t, data, fn)
 

@@ -106,6 +106,15 @@ class _Mem:
         self.written.append(flat.reshape(-1))
 
 
+@dataclass
+class _Layout:
+    """A copy's byte mapping (symexec.events.CopyLayout) and how many of its bytes were written."""
+
+    source: np.ndarray
+    reads: int  # the operation whose reads supply the bytes
+    cursor: int = 0
+
+
 class TermShadow(Observer):
     """Per-lane register terms and per-byte memory terms of one run (see the module docstring)."""
 
@@ -123,6 +132,7 @@ class TermShadow(Observer):
         self._op_bytes: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray]]] = {}
         self._op_read: set[int] = set()  # copy operations that read something
         self._op_source: dict[int, int] = {}  # bulk store writes op -> its reads op
+        self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
         self.self_check = None  # a semantics.termeval.Incremental: check every written term (tests)
@@ -697,6 +707,11 @@ class TermShadow(Observer):
         src = self._op_source.get(op.ident, op.ident)  # a bulk store's writes carry its reads' bytes
         for lane in np.unique(lanes).tolist():
             rows = np.nonzero(lanes == lane)[0]
+            layout = self._layouts.get((op.ident, lane))
+            if layout is not None:  # a tensor copy: the emulator's byte mapping (symexec.tma)
+                h, p = self._laid_out(layout, op, lane, rows.size * nb)
+                H[rows], P[rows] = h.reshape(rows.size, nb), p.reshape(rows.size, nb)
+                continue
             parts = self._op_bytes.pop((src, lane), None)
             if parts is None:
                 if src not in self._op_read:  # it read nothing at all: a zero fill (src-size 0, out of bounds)
@@ -718,6 +733,34 @@ class TermShadow(Observer):
         shadow.term[flat] = H
         shadow.pos[flat] = P
         shadow.wrote(flat, ev.pc, self._rows(lanes))
+
+    def _laid_out(self, layout: _Layout, op, lane: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The terms and positions of the next `n` bytes a laid-out copy writes for `lane`: each the
+        byte its reads reported at the layout's index, the constant 0 where the copy zero-fills."""
+        key = (layout.reads, lane)
+        parts = self._op_bytes.get(key)
+        if parts is not None and len(parts) > 1:  # gather once: a store writes in two accesses
+            parts = self._op_bytes[key] = [(np.concatenate([q[0] for q in parts]),
+                                            np.concatenate([q[1] for q in parts]))]
+        src = layout.source[layout.cursor:layout.cursor + n]
+        layout.cursor += n
+        if layout.cursor >= layout.source.size:
+            del self._layouts[(op.ident, lane)]
+            self._op_bytes.pop(key, None)
+        term = np.full(src.shape, CONCRETE, np.int64)
+        pos = np.zeros(src.shape, np.uint8)
+        moved = src >= 0
+        if moved.any():
+            h, p = parts[0] if parts is not None else (np.empty(0, np.int64), np.empty(0, np.uint8))
+            if int(src[moved].max()) >= h.size:  # fewer bytes read than the layout names: never guess
+                g = self.gap(f"{op.ins.name}: a tensor copy's bytes of unknown origin", op.ins)
+                return self.opaque(bits_sort(8), src.size, g), pos
+            term[moved], pos[moved] = h[src[moved]], p[src[moved]]
+        return term, pos
+
+    def on_copy_layout(self, ev) -> None:
+        """A copy that does not move its bytes in order (symexec.events.CopyLayout)."""
+        self._layouts[(ev.op.ident, ev.lane)] = _Layout(ev.source, (ev.reads or ev.op).ident)
 
     def on_async_issued(self, ev) -> None:
         """A bulk store is issued as two operations, its source reads and its destination writes
