@@ -244,6 +244,10 @@ def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
     return rows, h
 
 
+#: Node ids (and so child ids, kept as int32) stay below 2^31: 2^31 nodes would be over 100 GiB.
+_MAX_NODES = (1 << 31) - 1
+
+
 class _Column:
     """A growable 1-d numpy array."""
 
@@ -316,11 +320,10 @@ class _HashIndex:
         ids = ids.astype(np.int32)
         while ids.size:
             free = self.table[slot] == self._EMPTY
-            s, first = np.unique(slot[free], return_index=True)  # one winner per free slot
-            winners = np.nonzero(free)[0][first]
-            self.table[s] = ids[winners]
+            fs, fi = slot[free], ids[free]
+            self.table[fs] = fi  # several ids for one free slot: one of them lands (no sort needed)
             won = np.zeros(ids.size, bool)
-            won[winners] = True
+            won[free] = self.table[fs] == fi  # ids are distinct: exactly the one that landed
             ids, slot = ids[~won], (slot[~won] + 1) & mask
 
     def _grow(self, need: int) -> None:
@@ -356,7 +359,7 @@ class TermStore:
         self._aux = _Column(np.int64)
         self._off = _Column(np.int64)
         self._nk = _Column(np.int16)
-        self._kids = _Column(np.int64, 4096)
+        self._kids = _Column(np.int32, 4096)  # child ids: int32 like the hash index's (ids < 2^31)
         self._shape = _Column(np.uint64)  # shape hash per node (_shapes_of)
         self._index = _HashIndex()  # structural hash -> id (the first node of that hash)
         self._spill: dict[tuple, int] = {}  # full keys of rows whose hash collided with another row
@@ -391,7 +394,7 @@ class TermStore:
 
     def kid(self, ids: np.ndarray, j: int) -> np.ndarray:
         """The j-th child of each id (ids must all have more than j children)."""
-        return self._kids.a[self._off.a[ids] + j]
+        return self._kids.a[self._off.a[ids] + j].astype(np.int64)
 
     def kids(self, i: int) -> tuple[int, ...]:
         o, k = int(self._off.a[i]), int(self._nk.a[i])
@@ -468,6 +471,8 @@ class TermStore:
         new = np.nonzero(~hit)[0]
         if new.size:
             start = self._op.n
+            if start + new.size > _MAX_NODES:  # child ids are stored as int32
+                raise MemoryError(f"term store: more than {_MAX_NODES} nodes")
             sub = rows[new]
             self._op.extend(np.full(new.size, op, np.uint8))
             self._sort.extend(sub[:, 0].astype(np.uint8))
