@@ -248,6 +248,20 @@ def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
 _MAX_NODES = (1 << 31) - 1
 
 
+def _distinct(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct hashes sorted, a row holding each, each row's index into them): np.unique's
+    return_index/return_inverse without its stable sort (any row of a hash will do)."""
+    order = np.argsort(h)
+    hs = h[order]
+    new = np.empty(h.size, bool)
+    new[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    starts = np.nonzero(new)[0]
+    inv = np.empty(h.size, np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return hs[starts], order[starts], inv
+
+
 class _Column:
     """A growable 1-d numpy array."""
 
@@ -418,9 +432,9 @@ class TermStore:
             return np.zeros(0, np.int64)
         if m == 1:
             return self._intern(int(op), rows, h)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        if not (rows == rows[first][inv]).all():  # two different rows with one hash: dedupe by content
+        uh, first, inv = _distinct(h)
+        dup = np.nonzero(first[inv] != np.arange(m))[0]  # rows standing in for another of their hash
+        if dup.size and not (rows[dup] == rows[first[inv[dup]]]).all():  # one hash, two rows: by content
             uniq, inv = np.unique(rows, axis=0, return_inverse=True)
             return self._intern(int(op), uniq, None)[inv.reshape(-1)]
         return self._intern(int(op), rows[first], uh)[inv]
