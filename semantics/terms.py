@@ -244,6 +244,24 @@ def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
     return rows, h
 
 
+#: Node ids (and so child ids, kept as int32) stay below 2^31: 2^31 nodes would be over 100 GiB.
+_MAX_NODES = (1 << 31) - 1
+
+
+def _distinct(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct hashes sorted, a row holding each, each row's index into them): np.unique's
+    return_index/return_inverse without its stable sort (any row of a hash will do)."""
+    order = np.argsort(h)
+    hs = h[order]
+    new = np.empty(h.size, bool)
+    new[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    starts = np.nonzero(new)[0]
+    inv = np.empty(h.size, np.int64)
+    inv[order] = np.cumsum(new) - 1
+    return hs[starts], order[starts], inv
+
+
 class _Column:
     """A growable 1-d numpy array."""
 
@@ -316,11 +334,10 @@ class _HashIndex:
         ids = ids.astype(np.int32)
         while ids.size:
             free = self.table[slot] == self._EMPTY
-            s, first = np.unique(slot[free], return_index=True)  # one winner per free slot
-            winners = np.nonzero(free)[0][first]
-            self.table[s] = ids[winners]
+            fs, fi = slot[free], ids[free]
+            self.table[fs] = fi  # several ids for one free slot: one of them lands (no sort needed)
             won = np.zeros(ids.size, bool)
-            won[winners] = True
+            won[free] = self.table[fs] == fi  # ids are distinct: exactly the one that landed
             ids, slot = ids[~won], (slot[~won] + 1) & mask
 
     def _grow(self, need: int) -> None:
@@ -356,7 +373,7 @@ class TermStore:
         self._aux = _Column(np.int64)
         self._off = _Column(np.int64)
         self._nk = _Column(np.int16)
-        self._kids = _Column(np.int64, 4096)
+        self._kids = _Column(np.int32, 4096)  # child ids: int32 like the hash index's (ids < 2^31)
         self._shape = _Column(np.uint64)  # shape hash per node (_shapes_of)
         self._index = _HashIndex()  # structural hash -> id (the first node of that hash)
         self._spill: dict[tuple, int] = {}  # full keys of rows whose hash collided with another row
@@ -391,7 +408,7 @@ class TermStore:
 
     def kid(self, ids: np.ndarray, j: int) -> np.ndarray:
         """The j-th child of each id (ids must all have more than j children)."""
-        return self._kids.a[self._off.a[ids] + j]
+        return self._kids.a[self._off.a[ids] + j].astype(np.int64)
 
     def kids(self, i: int) -> tuple[int, ...]:
         o, k = int(self._off.a[i]), int(self._nk.a[i])
@@ -415,9 +432,9 @@ class TermStore:
             return np.zeros(0, np.int64)
         if m == 1:
             return self._intern(int(op), rows, h)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
-        if not (rows == rows[first][inv]).all():  # two different rows with one hash: dedupe by content
+        uh, first, inv = _distinct(h)
+        dup = np.nonzero(first[inv] != np.arange(m))[0]  # rows standing in for another of their hash
+        if dup.size and not (rows[dup] == rows[first[inv[dup]]]).all():  # one hash, two rows: by content
             uniq, inv = np.unique(rows, axis=0, return_inverse=True)
             return self._intern(int(op), uniq, None)[inv.reshape(-1)]
         return self._intern(int(op), rows[first], uh)[inv]
@@ -468,6 +485,8 @@ class TermStore:
         new = np.nonzero(~hit)[0]
         if new.size:
             start = self._op.n
+            if start + new.size > _MAX_NODES:  # child ids are stored as int32
+                raise MemoryError(f"term store: more than {_MAX_NODES} nodes")
             sub = rows[new]
             self._op.extend(np.full(new.size, op, np.uint8))
             self._sort.extend(sub[:, 0].astype(np.uint8))

@@ -108,3 +108,20 @@ def test_incremental_matches_batch() -> None:
         inc.extend()
         assert inc.val[s[0]] == evaluate(T, s, leaf)[0]
     assert subgraph(T, s).size == 8 + 7
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=300))
+def test_make_interns_a_batch_as_one_row_at_a_time(pairs: list[tuple[int, int]]) -> None:
+    """A batch with repeated rows (the store's sort-free dedupe and hash placement) gets the ids that
+    interning its rows one by one in a second store gives, up to renumbering; int32 children read back."""
+    A, B = TermStore(), TermStore()
+    k = np.array(pairs, dtype=np.int64)
+    xa, xb = A.input("x", np.arange(6), F32), B.input("x", np.arange(6), F32)
+    got = A.make(Op.FMUL, F32, RN, [xa[k[:, 0]], xa[k[:, 1]]])
+    one = np.array([B.make(Op.FMUL, F32, RN, [xb[i:i + 1], xb[j:j + 1]])[0] for i, j in pairs])
+    assert len(A) == len(B)
+    for i in range(len(pairs)):
+        assert (got == got[i]).tolist() == (one == one[i]).tolist()
+        assert sorted(A.kids(int(got[i]))) == sorted(int(v) for v in xa[list(pairs[i])])
+    assert A.kid(got, 0).dtype == np.int64
