@@ -29,6 +29,7 @@ from ..opcodes import Order
 from ..paged import PagedArray, constant
 from .hb import SLOTS, Clocks
 from .same_value import equal_defined_values
+from .shadow import every, some
 
 #: how a reason starts when the accesses are ordered and only a proxy fence is missing
 ORDERED_BUT = "ordered (by synchronisation or program order),"
@@ -371,11 +372,11 @@ class _BufferState:
         k, nb = flat.shape
         lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
         g = self.gran[lo].astype(np.int64)
-        if not g.all() or not self.gran[hi].all() or self._middle_untouched(lo, hi):
+        if not every(g) or not every(self.gran[hi]) or self._middle_untouched(lo, hi):
             # pages touched the first time take the rows' granules
             self._first_touch(flat, lo, hi)
             g = self.gran[lo].astype(np.int64)
-        if (hi != lo).any():  # rows over several pages: those pages must have one granule
+        if some(hi != lo):  # rows over several pages: those pages must have one granule
             mixed = False
             for i in np.nonzero(hi != lo)[0].tolist():
                 pages = self.gran[np.arange(lo[i], hi[i] + 1)]
@@ -385,9 +386,9 @@ class _BufferState:
             if mixed:
                 return g  # refine every page of such a row to its finest
         g0 = int(g[0])
-        if (g == g0).all():
+        if every(g == g0):
             fits = _fits(flat, g0)
-            if fits.all():
+            if every(fits):
                 first = flat[:, ::g0]
                 return first.reshape(-1), np.repeat(np.arange(k), first.shape[1])
             return np.where(fits, g, _row_granules(flat, g0))

@@ -50,6 +50,18 @@ _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
 # opcode table, symexec.opcodes.
 
 
+def some(a) -> bool:
+    """Is some element of `a` nonzero? `a.any()` costs a Python-level call into numpy's reduction
+    machinery (about 3 us on a few hundred lanes); np.count_nonzero is one C call (about 0.6 us),
+    and check mode asks this a few times per instruction."""
+    return np.count_nonzero(a) != 0
+
+
+def every(a) -> bool:
+    """Is every element of `a` nonzero (as `a.all()`, at count_nonzero's cost)?"""
+    return np.count_nonzero(a) == np.size(a)
+
+
 def splitmix(x: np.ndarray) -> np.ndarray:
     return _splitmix_owned(np.array(x, dtype=np.uint64))
 
@@ -242,7 +254,7 @@ class Tracker:
     @property
     def tainted(self) -> bool:
         """Does some input of the instruction depend on data?"""
-        return self._in_taint is not None and bool(self._in_taint.any())
+        return self._in_taint is not None and some(self._in_taint)
 
     def _lanes(self, x) -> np.ndarray:
         """x as an (n,) array: itself when it is one (np.broadcast_to's cost is per call)."""
@@ -421,7 +433,7 @@ class Tracker:
         """Real-arithmetic number of the value just written (see the module docstring)."""
         ins = self.ins
         if ins is None or self.loaded is not None or self.collective is not None or t is None \
-                or not np.asarray(t).any():
+                or not some(t):
             return h
         if self.permute is not None:
             return np.where(t != 0, self.real_in(0)[self.permute], h) if self.in_real else h
@@ -449,7 +461,7 @@ class Tracker:
 
     def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray) -> np.ndarray:
         """`h` on tainted lanes, the bits' number on the others."""
-        if taint.all():
+        if every(taint):
             return h
         return np.where(taint != 0, h, const_number(self._lanes(value)))
 
@@ -476,7 +488,7 @@ class Tracker:
         if self.permute is not None:  # shfl: lane l's result is lane src[l]'s input
             src = self.permute
             taint = taint[src]
-            if not taint.any():
+            if not some(taint):
                 return None, None
             return np.asarray(self._numbered(self.hash_in(0)[src], taint, value), np.uint64), taint.astype(np.uint8)
         ins = self.ins
@@ -505,7 +517,7 @@ class Tracker:
             taint = self.in_taint.copy()
             if self.loaded is not None:
                 taint |= np.bitwise_or.reduce(self.loaded[2], axis=1)
-            if not taint.any():
+            if not some(taint):
                 taint = False
             # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
             # tcgen05) on all of the instruction's
@@ -536,14 +548,14 @@ class Tracker:
 
     def _element(self, bh, bp, bt, value, width):
         taint = np.bitwise_or.reduce(bt, axis=1) if bt.shape[1] else np.zeros(self.n, np.uint8)
-        if not taint.any():
+        if not some(taint):
             return None, None
         nb = bh.shape[1]
         code = int(np.log2(max(1, nb))) << 4
         expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
         whole = (bh == bh[:, :1]).all(axis=1) & (bp == expect).all(axis=1)
         h = bh[:, 0].copy()
-        if not whole.all():  # bytes of several values, or parts of one: numbered by all of them
+        if not every(whole):  # bytes of several values, or parts of one: numbered by all of them
             part = ~whole
             h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, bh[part]), row_number(BYTES_KEY, bp[part].astype(np.uint64)))
         h = self._numbered(h, taint, value)

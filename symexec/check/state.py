@@ -21,7 +21,7 @@ from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fen
                       MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
-from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix,
+from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix, some,
                      row_number)
 from .terms import TermLog
 
@@ -230,6 +230,8 @@ class CheckState(Observer):
     def note_dependence(self, what: str, taint: np.ndarray, mask: np.ndarray) -> None:
         """A branch, address or synchronisation operand computed from input data or from the
         schedule (then another run of the same input may differ)."""
+        if not some(taint):  # the common case (an address from the launch's fixed values): no masking
+            return
         t = np.broadcast_to(taint, (self.n,))[mask]
         if (t & DEP).any() and len(self.data_dependent) < 32:
             self.data_dependent.append((what, self.ins, bool((t & SCHED).any())))
