@@ -703,10 +703,7 @@ class Shadow(InstructionObserver):
                 and len(ins.operands) in (3, 4):
             # cp.async dst, src, cp-size{, src-size} (PTX 9.7.9.25.3): reads src-size bytes of global
             # memory (cp-size when absent); src-size 0 reads nothing, modelled as a guard
-            d = ins.operands[0]
-            if isinstance(d, A.Address) and d.base is not None and d.base.name not in self.batch.var_addr \
-                    and (self.state(d.base) is not None or guard is not None):
-                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            self._shared_operands(ins, [ins.operands[0]], guard)
             aop, kind = ins.operands[1], READ
             size = int(self.concrete(ins.operands[2], ".u32"))
             live = None
@@ -727,10 +724,7 @@ class Shadow(InstructionObserver):
                 and len(ins.operands) >= 4:
             # cp.async.bulk.shared.global dst, src, size, [mbar] (PTX 9.7.9.25.4.1): one thread reads size
             # bytes of global memory at src, like a cp.async of that width
-            for o in (ins.operands[0], ins.operands[3]):
-                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                        and (self.state(o.base) is not None or guard is not None):
-                    self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            self._shared_operands(ins, [ins.operands[0], ins.operands[3]], guard)
             if self.state(ins.operands[2]) is not None:
                 self.fail(f"the size of {ins.name} at {ins.span} is not the same in every CTA")
                 return
@@ -745,10 +739,8 @@ class Shadow(InstructionObserver):
             self._tensor_copy(g, ins, mask, guard)
             return
         else:
-            for o in ins.operands:  # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
-                if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                        and (self.state(o.base) is not None or guard is not None):
-                    self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
+            self._shared_operands(ins, ins.operands, guard)
             if op in ("wgmma", "tcgen05") and any(self.state(o) not in (None,) for o in ins.operands[1:]):
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (descriptor operands)"
             if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
@@ -762,6 +754,16 @@ class Shadow(InstructionObserver):
         vec = next((int(m[2:]) for m in ins.modifiers if m in (".v2", ".v4", ".v8")), 1)
         size = vec * max(8, tinfo(ins.types[-1]).width) // 8
         self._record(g, ins, mask, guard, aop, kind, size, sp)
+
+    def _shared_operands(self, ins: A.Instruction, operands, guard) -> None:
+        """Note `ins` as a shared access that may differ between CTAs when one of its address operands
+        (shared memory, an mbarrier) has a %ctaid-dependent base or the instruction a %ctaid-dependent
+        guard."""
+        for o in operands:
+            if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
+                    and (self.state(o.base) is not None or guard is not None):
+                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+                return
 
     def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
         """cp.async.bulk.tensor (PTX 9.7.9.25.5.2), tile mode, global -> shared: the CTA reads part of
@@ -781,10 +783,7 @@ class Shadow(InstructionObserver):
                       "grid does not model")
             return
         tas = [o for o in ins.operands if isinstance(o, A.TensorAddress)]
-        for o in ins.operands:  # the shared destination and the mbarrier
-            if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                    and (self.state(o.base) is not None or guard is not None):
-                self.shared_varies = self.shared_varies or where
+        self._shared_operands(ins, ins.operands, guard)  # the shared destination and the mbarrier
         if len(tas) != 1 or not isinstance(tas[0].tensor, A.Sym):
             self.fail(f"{where}: tensor-map operand not understood by the symbolic grid")
             return
