@@ -436,11 +436,16 @@ def _int_check(ints: list | None, rlimit: int, ms: int | None):
     the run's time limit only); only unsat is used (sat may come from a table to_int left out)."""
     if ints is None:
         return z3.unknown
-    si = z3.Solver()
+    # A context of its own: Z3's search depends on the ids of the terms it is given, and in the
+    # shared context those depend on every query before (a bit-blasted query grows it), so the same
+    # query at the same resource limit was unsat in one run and unknown in another
+    # (tests/check/test_sizes_steps.py under load). Translated, the answer is a function of the query.
+    ctx = z3.Context()
+    si = z3.Solver(ctx=ctx)
     si.set("rlimit", rlimit)
     if ms is not None or _LIMITS.get().deadline is not None:
         si.set("timeout", _ms_left(ms if ms is not None else 4 * Z3_QUERY_MS))
-    si.add(ints)
+    si.add([x.translate(ctx) for x in ints])
     return si.check()
 
 
