@@ -471,9 +471,7 @@ def _check_once(s: z3.Solver, quick: bool = False):
     ints, first = None, z3.unknown
     if _has_mul(given):
         ints = _ints(given)
-        # the resource limit alone, no wall limit: on a loaded machine a wall limit cut this try
-        # short and the later stages, run after bit-blasting has grown Z3's context, did not find the
-        # refutation this try finds in 1.5 s of CPU (tests/check/test_sizes_steps.py failed in CI)
+        # the resource limit alone, no wall limit: the same answer on a loaded machine
         first = _int_check(ints, INT_FIRST_RLIMIT, None)
         if first == z3.unsat:
             return z3.unsat
