@@ -291,6 +291,20 @@ _PRMT_MODES = {
 PRMT_MODES = ("",) + tuple(_PRMT_MODES)
 
 
+def prmt_source_bytes(selector: int, mode: str = "") -> frozenset[int]:
+    """The bytes of {b, a} (0-3 from a, 4-7 from b) that prmt.b32{.mode} with this concrete selector
+    reads; any other byte cannot change its result (9.7.9.7). Default mode: each of the selector's
+    four low nibbles picks byte nibble[2:0], its msb replicating that same byte's sign bit, so the
+    sign replication reads no other byte; the selector's bits 16-31 are unused. The other modes read
+    the bytes their table names for selector[1:0] (the same table `prmt` computes with)."""
+    mode = mode.lstrip(".")
+    if mode:
+        if mode not in _PRMT_MODES:
+            raise IntOpError(f"unknown prmt mode {mode!r}")
+        return frozenset(_PRMT_MODES[mode][selector & 3])
+    return frozenset((selector >> (4 * k)) & 7 for k in range(4))
+
+
 def prmt(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "") -> np.ndarray:
     """prmt.b32{.mode}: pick bytes of {b, a} (bytes 0-3 from a, 4-7 from b)."""
     mode = mode.lstrip(".")

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptx_parser import ast as A
+from semantics.bitops import PRMT_MODES, prmt_source_bytes
 
 from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
@@ -475,10 +476,32 @@ def _regs_in(op, prog) -> set[str]:
     return set()
 
 
+_PRMT_MODES = {"." + m for m in PRMT_MODES if m}
+
+
+def _read_operands(ins: A.Instruction) -> list:
+    """The instruction's operands, less a prmt source none of whose bytes the selector picks.
+
+    prmt.b32{.mode} d, a, b, c (9.7.9.7) picks bytes of {b, a} (0-3 from a, 4-7 from b) by c; when c
+    is a literal, a source whose bytes it never picks cannot change d and is not read (a compiler's
+    `prmt d, x, %undef, 0x0` extracts a byte of x and names a register that is never written). Any
+    other selector (a register, an expression, a modifier not in the manual) reads both."""
+    ops = list(ins.operands)
+    if ins.opcode != "prmt" or len(ops) != 4 or not isinstance(ops[3], A.IntLit):
+        return ops
+    if ins.modifiers - _PRMT_MODES - {".b32"}:
+        return ops
+    mode = next((m for m in ins.modifiers if m in _PRMT_MODES), "")
+    picked = prmt_source_bytes(ops[3].value, mode)
+    return [ops[0]] + [src for src, bytes_ in ((ops[1], range(4)), (ops[2], range(4, 8)))
+                       if picked.intersection(bytes_)] + [ops[3]]
+
+
 def _use_def(ins: A.Instruction, prog) -> tuple[set[str], set[str]]:
     """Registers an instruction may read, and those it surely overwrites (an unguarded plain result)."""
+    operands = _read_operands(ins)
     uses: set[str] = set()
-    for op in ins.operands:
+    for op in operands:
         uses |= _regs_in(op, prog)
     if ins.guard is not None:
         uses.add(ins.guard.pred)
@@ -491,7 +514,7 @@ def _use_def(ins: A.Instruction, prog) -> tuple[set[str], set[str]]:
         return uses, set()
     d = ins.operands[0]
     kills = _regs_in(d, prog) if isinstance(d, (A.Sym, A.Vector, A.Pair)) else set()
-    rest = set().union(*(_regs_in(o, prog) for o in ins.operands[1:])) if len(ins.operands) > 1 else set()
+    rest = set().union(*(_regs_in(o, prog) for o in operands[1:])) if len(operands) > 1 else set()
     return (uses - kills) | rest, kills
 
 
