@@ -127,6 +127,16 @@ def _z3_bits(T: TermStore, k: int, x: int, xvar, leaves: dict | None = None):
             r = z3.Extract(m.lo + m.width - 1, m.lo, go(kids[0]))
         elif op == Op.FLOAT:
             r = go(kids[0])
+        elif op == Op.CVT and _int_to_int(T, i, w):
+            # PTX ISA 9.7.9.21 (cvt): an integer source of width n is its register's low n bits, widened by
+            # sign extension when signed, by zeros otherwise, and narrowed by truncation (no .sat here)
+            m = mods(int(T.aux[i]))
+            dst, src = m.elems
+            a = go(kids[0])
+            sw = int(src[1:])
+            a = z3.Extract(sw - 1, 0, a) if a.size() > sw else a
+            r = z3.Extract(w - 1, 0, a) if w <= sw else \
+                z3.SignExt(w - sw, a) if src[0] == "s" else z3.ZeroExt(w - sw, a)
         elif op == Op.ITE:
             r = z3.If(go(kids[0]), go(kids[1]), go(kids[2]))
         elif op == Op.CMP and SORTS[int(T.sort[kids[0]])].kind is Kind.BITS:
@@ -152,6 +162,17 @@ def _z3_bits(T: TermStore, k: int, x: int, xvar, leaves: dict | None = None):
         return r
 
     return go(k)
+
+
+def _int_to_int(T: TermStore, i: int, w: int) -> bool:
+    """Whether CVT node i is an integer-to-integer conversion without saturation into an integer of
+    the node's width, from a source no wider than its register (what _z3_bits encodes)."""
+    m = mods(int(T.aux[i]))
+    if m.sat or m.relu or len(m.elems) != 2:
+        return False
+    dst, src = m.elems
+    ints = all(t[0] in "bsu" and t[1:].isdigit() for t in (dst, src))
+    return ints and int(dst[1:]) == w and int(src[1:]) <= SORTS[int(T.sort[T.kids(i)[0]])].width
 
 
 def smt_claim(T: TermStore, k: int, x: int, template: str, fmt) -> tuple[object, str]:
@@ -486,7 +507,8 @@ def _support_guess(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ..
     rng = np.random.default_rng(seed)
     n = SUPPORT_SAMPLES
     widths = [SORTS[int(T.sort[leaf])].width for leaf in leaves]
-    base = {leaf: rng.integers(0, 1 << min(w, 63), n, dtype=np.uint64, endpoint=False) for leaf, w in zip(leaves, widths)}
+    base = {leaf: rng.integers(0, 1 << min(w, 63), n, dtype=np.uint64, endpoint=False)
+            for leaf, w in zip(leaves, widths)}
     ref = _eval_with(T, k, nodes, base, n)
     if ref is None:
         return None

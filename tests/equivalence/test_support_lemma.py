@@ -66,9 +66,9 @@ def test_support_table_is_the_terms_function() -> None:
     T = TermStore()
     packed = T.input("packed", np.arange(4), bits_sort(8))
     word = _word(T, packed)
-    k = int(T.make(Op.EXTRACT, bits_sort(16), mods_id(Mods(lo=0, width=16)),
-                   [T.make(Op.AND, bits_sort(32), 0, [T.make(Op.SHR, bits_sort(32), 0, [word, T.const(bits_sort(32), 20)]),
-                                                      T.const(bits_sort(32), 0x3)])])[0])
+    s32 = bits_sort(32)
+    two_bits = T.make(Op.AND, s32, 0, [T.make(Op.SHR, s32, 0, [word, T.const(s32, 20)]), T.const(s32, 0x3)])
+    k = int(T.make(Op.EXTRACT, bits_sort(16), mods_id(Mods(lo=0, width=16)), [two_bits])[0])
     nodes = small_subgraph(T, k)
     leaves = tuple(sorted(int(x) for x in packed))
     got = prove_support(T, k, nodes, leaves, 16)
