@@ -15,7 +15,8 @@ documented in docs/certificates.md):
 - normal.json: both sides' normal forms of each normal-form obligation, as polynomials over atoms, and
   the atoms' definitions (input leaves, exp2 of a polynomial, max/min of normal forms, indicators,
   uninterpreted applications, let-atoms);
-- lemmas/NNNN.smt2: each bit-level lemma (proofs/lemmas.py) as the SMT-LIB 2 script of its negated claim;
+- lemmas/NNNN.smt2: each bit-level lemma (proofs/lemmas.py) as the SMT-LIB 2 script of its negated claim
+  (a `support` lemma's script states the whole table of its term, so the recheck's solver checks the table);
   lemmas/ieee-FMT-TEMPLATE.smt2: the IEEE 754 fact its template stands on (sign-bit xor is negation, ...),
   in SMT-LIB floating point, so that the recheck's solver proves it too.
 """
@@ -37,7 +38,8 @@ from semantics.terms import CONCRETE, SORTS, Kind, Mods, Op, TermStore, mods
 from .equivalence import METHOD_CODES, Method, Outcome, _as_term
 from .normal import AtomKind, Inf, Normalizer, Rat
 
-__all__ = ["FORMAT", "VERSION", "write_certificate", "empty_directory", "ieee_fact", "CertificateError"]
+__all__ = ["FORMAT", "VERSION", "write_certificate", "empty_directory", "ieee_fact", "ieee_template",
+           "CertificateError"]
 
 FORMAT = "volta-equivalence-certificate"
 VERSION = 1
@@ -124,10 +126,13 @@ def _write(rep, out: Path, kernels: dict[str, str], assumptions: list[str]) -> d
             (out / path).write_text(lem.smt2)
         lemmas.append({"kind": "term", "file": path, "expected": lem.result, "term": lem.term, "source": lem.source,
                        "fmt": lem.fmt, "template": lem.template,
-                       "claim": f"bits(#{lem.term}) = {lem.template} of bits(#{lem.source}), every bit pattern",
+                       "claim": f"bits(#{lem.term}) = its table over the input leaves it reads (the first "
+                                f"#{lem.source}), for every value of every input leaf" if lem.template == "support"
+                       else f"bits(#{lem.term}) = {lem.template} of bits(#{lem.source}), every bit pattern",
                        "assumption": lem.assumption})
         roots.append(np.array([lem.term, lem.source], np.int64))
-    for fmt, template in sorted({(m["fmt"], m["template"]) for m in lemmas if m["template"] != "identity"}):
+    facts = {(m["fmt"], ieee_template(m["template"])) for m in lemmas}
+    for fmt, template in sorted(f for f in facts if f[1] is not None):
         claim, text = ieee_fact(fmt, template)
         path = f"lemmas/ieee-{fmt}-{template.replace(':', '')}.smt2"
         (out / path).write_text(text)
@@ -156,6 +161,17 @@ def _write(rep, out: Path, kernels: dict[str, str], assumptions: list[str]) -> d
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def ieee_template(template: str) -> str | None:
+    """The template of the IEEE 754 fact a lemma of `template` stands on, None for none: `identity`
+    reads the same bits; `support` is a claim about bits only (a bit-level term equals a table); a
+    sign selection xors a float's sign bit, so it stands on the negation fact (`neg`)."""
+    if template in ("identity", "support"):
+        return None
+    if template == "sign-select":
+        return "neg"
+    return template
 
 
 def ieee_fact(fmt_name: str, template: str) -> tuple[str, str]:

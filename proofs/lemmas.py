@@ -32,7 +32,7 @@ from semantics.formats import get_format
 from semantics.terms import SORTS, Kind, Op, TermStore, mods
 
 __all__ = ["Lemma", "bit_lemma", "smt_claim", "SignSelect", "sign_select_parts", "sign_select_cone", "prove_sign_select",
-           "sign_select_claim"]
+           "sign_select_claim", "Support", "support_claim", "prove_support"]
 
 
 @dataclass
@@ -127,6 +127,16 @@ def _z3_bits(T: TermStore, k: int, x: int, xvar, leaves: dict | None = None):
             r = z3.Extract(m.lo + m.width - 1, m.lo, go(kids[0]))
         elif op == Op.FLOAT:
             r = go(kids[0])
+        elif op == Op.CVT and _int_to_int(T, i, w):
+            # PTX ISA 9.7.9.21 (cvt): an integer source of width n is its register's low n bits, widened by
+            # sign extension when signed, by zeros otherwise, and narrowed by truncation (no .sat here)
+            m = mods(int(T.aux[i]))
+            dst, src = m.elems
+            a = go(kids[0])
+            sw = int(src[1:])
+            a = z3.Extract(sw - 1, 0, a) if a.size() > sw else a
+            r = z3.Extract(w - 1, 0, a) if w <= sw else \
+                z3.SignExt(w - sw, a) if src[0] == "s" else z3.ZeroExt(w - sw, a)
         elif op == Op.ITE:
             r = z3.If(go(kids[0]), go(kids[1]), go(kids[2]))
         elif op == Op.CMP and SORTS[int(T.sort[kids[0]])].kind is Kind.BITS:
@@ -152,6 +162,17 @@ def _z3_bits(T: TermStore, k: int, x: int, xvar, leaves: dict | None = None):
         return r
 
     return go(k)
+
+
+def _int_to_int(T: TermStore, i: int, w: int) -> bool:
+    """Whether CVT node i is an integer-to-integer conversion without saturation into an integer of
+    the node's width, from a source no wider than its register (what _z3_bits encodes)."""
+    m = mods(int(T.aux[i]))
+    if m.sat or m.relu or len(m.elems) != 2:
+        return False
+    dst, src = m.elems
+    ints = all(t[0] in "bsu" and t[1:].isdigit() for t in (dst, src))
+    return ints and int(dst[1:]) == w and int(src[1:]) <= SORTS[int(T.sort[T.kids(i)[0]])].width
 
 
 def smt_claim(T: TermStore, k: int, x: int, template: str, fmt) -> tuple[object, str]:
@@ -408,3 +429,142 @@ def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: t
     if got is None:
         return None
     return ((got >> np.uint64(w - 1)) & np.uint64(1)).astype(np.uint64).tobytes()
+
+
+# ---------------------------------------------------------------------------------------------- support
+#: A support lemma's term may read this many input leaves at most (a packed 32-bit word of 4 bytes,
+#: 128-bit vector loads: 16 bytes).
+SUPPORT_LEAVES = 16
+#: Random assignments of every leaf on which the leaves a term depends on are guessed (then proved).
+SUPPORT_SAMPLES = 64
+#: Nodes of the decision tree that states a support lemma's table in SMT-LIB (a bigger one is refused).
+SUPPORT_TREE_NODES = 4096
+
+
+@dataclass
+class Support:
+    """A bit-level term that reads more than proofs.normal.TABLE_BITS input bits but whose value is a
+    function of a few of its input leaves only: bits(term) = TABLE[bits of the leaves it reads], proved
+    with Z3 for every value of *every* leaf (the others' irrelevance included). The table is then the
+    term's identity for the normal form (a function of few input bits, as proofs.normal.table)."""
+
+    lemma: Lemma
+    read: tuple[int, ...]  # the input leaves the value depends on, the first in the low bits of the table index
+    values: bytes  # uint64 per assignment of the read leaves' bits: the term's bits
+
+
+def support_claim(T: TermStore, k: int, leaves: tuple[int, ...], read: tuple[int, ...], values: np.ndarray
+                  ) -> tuple[object, str] | None:
+    """(Z3 claim, SMT-LIB 2 of its negation): for every value of every leaf, bits(k) equals the table
+    `values` at the index made of the `read` leaves' bits (the first in the low bits). The table is
+    written as a reduced decision tree on the index bits (a subtree whose two halves are one function
+    is that function), so a term that depends on one bit of a byte states a two-way choice. Variables
+    are named by position (b0, b1, ... for `leaves`), so terms of one shape have one text. None when
+    the tree is too large to state."""
+    import z3
+
+    vs = {leaf: z3.BitVec(f"b{j}", SORTS[int(T.sort[leaf])].width) for j, leaf in enumerate(leaves)}
+    t = _z3_bits(T, k, -1, None, vs)
+    w = SORTS[int(T.sort[k])].width
+    parts = [vs[leaf] for leaf in reversed(read)]  # the first read leaf in the low bits
+    idx = parts[0] if len(parts) == 1 else z3.Concat(*parts)
+    memo: dict[bytes, object] = {}
+
+    def tree(vals: np.ndarray, nbits: int):
+        key = vals.tobytes()
+        got = memo.get(key)
+        if got is not None:
+            return got
+        if (vals == vals[0]).all():
+            r = z3.BitVecVal(int(vals[0]), w) if t.sort() != z3.BoolSort() else z3.BoolVal(bool(vals[0] & 1))
+        else:
+            half = vals.size // 2
+            lo, hi = vals[:half], vals[half:]
+            if (lo == hi).all():  # the top index bit is not read here
+                r = tree(lo, nbits - 1)
+            else:
+                bit = z3.Extract(nbits - 1, nbits - 1, idx) == 1
+                r = z3.If(bit, tree(hi, nbits - 1), tree(lo, nbits - 1))
+        memo[key] = r
+        if len(memo) > SUPPORT_TREE_NODES:
+            raise OverflowError("support table too large to state")
+        return r
+
+    try:
+        table = tree(values, int(idx.size()))
+    except OverflowError:
+        return None
+    claim = t == table
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return claim, s.to_smt2()
+
+
+def _support_guess(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ...], seed: int = 0
+                   ) -> tuple[int, ...] | None:
+    """The leaves k's value changes with on random assignments (each leaf re-drawn alone, every
+    other kept); the proof decides. None when k cannot be evaluated (an opaque value)."""
+    rng = np.random.default_rng(seed)
+    n = SUPPORT_SAMPLES
+    widths = [SORTS[int(T.sort[leaf])].width for leaf in leaves]
+    base = {leaf: rng.integers(0, 1 << min(w, 63), n, dtype=np.uint64, endpoint=False)
+            for leaf, w in zip(leaves, widths)}
+    ref = _eval_with(T, k, nodes, base, n)
+    if ref is None:
+        return None
+    read = []
+    for leaf, w in zip(leaves, widths):
+        vals = dict(base)
+        vals[leaf] = base[leaf] ^ rng.integers(1, 1 << min(w, 63), n, dtype=np.uint64, endpoint=True) \
+            if w > 1 else base[leaf] ^ np.uint64(1)
+        got = _eval_with(T, k, nodes, vals, n)
+        if got is None:
+            return None
+        if (got != ref).any():
+            read.append(leaf)
+    return tuple(read)
+
+
+def prove_support(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ...], max_bits: int) -> Support | None:
+    """A support lemma for bit-level term k (its subgraph `nodes`, its input leaves `leaves` in
+    ascending id order, all of them integer/bit inputs) whose value depends on leaves of at most
+    `max_bits` bits in all, or None. The leaves it depends on are guessed by evaluation; the table is
+    its value for every assignment of those leaves with the others 0; Z3 then proves, for every value
+    of every leaf, that the term equals that table (so the other leaves are irrelevant, and the table
+    is the term's function: the guess and the enumeration are trusted for nothing)."""
+    import z3
+
+    if not leaves or len(leaves) > SUPPORT_LEAVES:
+        return None
+    if any(SORTS[int(T.sort[leaf])].kind is Kind.FLOAT for leaf in leaves):
+        return None
+    read = _support_guess(T, k, nodes, leaves)
+    if read is None or not read or sum(SORTS[int(T.sort[leaf])].width for leaf in read) > max_bits:
+        return None
+    from semantics.termeval import _mask
+
+    widths = [SORTS[int(T.sort[leaf])].width for leaf in read]
+    count = 1 << sum(widths)
+    idx = np.arange(count, dtype=np.uint64)
+    vals: dict[int, np.ndarray] = {leaf: np.zeros(count, np.uint64) for leaf in leaves}
+    shift = 0
+    for leaf, lw in zip(read, widths):
+        vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
+        shift += lw
+    values = _eval_with(T, k, nodes, vals, count)
+    if values is None:
+        return None
+    try:
+        got = support_claim(T, k, leaves, read, values)
+    except ValueError:  # an operation the Z3 encoding does not have
+        return None
+    if got is None:
+        return None
+    claim, smt2 = got
+    s = z3.Solver()
+    s.set("timeout", 10000)
+    s.add(z3.Not(claim))
+    if s.check() != z3.unsat:
+        return None
+    return Support(Lemma(k, read[0], str(SORTS[int(T.sort[k])]), "support", smt2, "unsat"), read,
+                   np.ascontiguousarray(values, np.uint64).tobytes())

@@ -168,6 +168,7 @@ class Normalizer:
         self._selections: dict[tuple, tuple] = {}  # (table bytes, width, signed) -> values
         self._selected: dict[tuple, tuple] = {}  # values -> (distinct values, selection table)
         self._sign_shapes: dict[tuple, tuple | None] = {}  # shape -> (smt2, leaf positions read, flips) or None
+        self._support_shapes: dict[tuple, tuple | None] = {}  # shape -> (smt2, leaf positions read, table) or None
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
 
@@ -950,7 +951,9 @@ class Normalizer:
         leaves = np.array(nodes, np.int64)[ops == Op.INPUT]
         widths = [SORTS[int(s)].width for s in T.sort[leaves]]
         if sum(widths) > TABLE_BITS:
-            return None
+            key = self._support(i, nodes, leaves)
+            self._tables[i] = key
+            return key
         # the table is a function of the term's shape with its leaves as positions: terms that
         # differ only in which elements they read share it (a sign decoded from every byte)
         shape = ("one", self._shape_id(i)) if leaves.size == 1 else self._shape(nodes, leaves)
@@ -960,6 +963,27 @@ class Normalizer:
         key = ("table", tuple(leaves.tolist()), values)
         self._tables[i] = key
         return key
+
+    def _support(self, i: int, nodes: list[int], leaves: np.ndarray) -> tuple | None:
+        """The table key of a bit-level term that reads more than TABLE_BITS input bits but depends on
+        leaves of at most TABLE_BITS bits (a sign bit decoded from a packed 32-bit word), through a
+        proved support lemma (proofs.lemmas.Support), proved once per shape of term; else None."""
+        from .lemmas import SUPPORT_LEAVES, Lemma, prove_support
+
+        if leaves.size > SUPPORT_LEAVES:
+            return None
+        shape = ("support", self._shape(nodes, leaves))
+        if shape not in self._support_shapes:
+            got = prove_support(self.T, i, nodes, tuple(leaves.tolist()), TABLE_BITS)
+            self._support_shapes[shape] = None if got is None else \
+                (got.lemma.smt2, tuple(leaves.tolist().index(leaf) for leaf in got.read), got.values)
+        proved = self._support_shapes[shape]
+        if proved is None:
+            return None
+        smt2, read, values = proved  # the leaves the table reads, as positions (the same for the shape)
+        read_leaves = tuple(int(leaves[j]) for j in read)
+        self.lemmas.append(Lemma(i, read_leaves[0], str(SORTS[int(self.T.sort[i])]), "support", smt2, "unsat"))
+        return ("table", read_leaves, values)
 
     def _operand(self, k: int, ty: str, local: dict, remaining: np.ndarray) -> NF:
         """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""

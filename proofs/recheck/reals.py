@@ -359,6 +359,20 @@ class NormalValues:
             got = self._atom[aid] = self._atom_value(self.atoms[aid])
         return got
 
+    def _table_index(self, leaves: list) -> int:
+        """The row of a table over input leaves at this point: the leaves' bits side by side, the
+        first leaf in the low bits (proofs/normal.py's order)."""
+        index, shift = 0, 0
+        for leaf in leaves:
+            t = int(leaf)
+            sort = self.terms.sort.get(t)
+            if sort is None:
+                raise Unevaluable(f"table leaf #{t} is not in terms.json")
+            self.terms.get(t)  # raises when the leaf has no value at this point
+            index |= self.terms.bits(t) << shift  # a float leaf by its encoding
+            shift += _width(sort)
+        return index
+
     def _atom_value(self, a: dict):
         kind = a["kind"]
         if kind in ("LEAF", "TERM"):
@@ -367,8 +381,8 @@ class NormalValues:
                 raise Unevaluable(f"{kind} atom of a non-float term #{a['term']}")
             return v
         if kind == "INT":
-            if "term" not in a:
-                raise Unevaluable("an integer atom given by a value table")
+            if "term" not in a:  # a function of few input bits by its value table
+                return mpmath.mpf(int(a["values"][self._table_index(a["leaves"])]))
             t = int(a["term"])
             b = self.terms.bits(t) if t in self.terms.val else self.terms.get(t)
             return mpmath.mpf(_signed(b, _width(self.terms.sort[t])) if a["signed"] else b)
@@ -388,7 +402,9 @@ class NormalValues:
                 if c == "gt":
                     return mpmath.mpf(1 if p > 0 else 0)
                 return mpmath.mpf(1 if close(p, mpmath.mpf(0)) else 0)
-            raise Unevaluable("an indicator given by a truth table")
+            if c == "table":
+                return mpmath.mpf(1 if int(a["table"][self._table_index(a["leaves"])]) else 0)
+            raise Unevaluable(f"an indicator of condition {c}")
         if kind == "APP":
             fn, args = a["fn"], [self.key(str(k)) for k in a["args"]]
             if fn in _APPS:

@@ -23,12 +23,14 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
             ("rowsum", "rowsum/rowsum_cta_row.sm_90a.ptx", None),
             ("bitdelta", "bitdelta/bitdelta_signflip.sm_90a.ptx", None),
             ("conv2d", "conv2d/conv2d_halo_mma.sm_80.ptx", None),
-            ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None)]
+            ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None),
+            ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.sm_80.ptx", None)]  # support lemma, 29 s CPU
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
 NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx", None),
                   ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx", None),
                   ("conv2d", "conv2d/conv2d_halo_mma.bug_halo_mask.sm_90a.ptx", "sm_80"),
-                  ("gemm_accumulate", "gemm_accumulate/gemm_splitk.bug_skip_last_split.sm_90a.ptx", "sm_80")]
+                  ("gemm_accumulate", "gemm_accumulate/gemm_splitk.bug_skip_last_split.sm_90a.ptx", "sm_80"),
+                  ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.bug_sign_shift.sm_90a.ptx", None)]
 
 
 @pytest.mark.slow
