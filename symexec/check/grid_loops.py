@@ -2,9 +2,10 @@
 
 The symbolic grid needs every CTA to run the instruction sequence of the executed representatives
 (grid_shadow.py); a loop that runs %ctaid + 1 times (causal attention's KV loop up to the query
-block, a chunked scan's last short chunk) breaks that, and the grid is enumerated. This module
-says *which* loop and how the representatives differ, so that the fallback note names the cause a
-person can act on (and the bench rows can be sorted by it), instead of a bare guard.
+block, a chunked scan's last short chunk) breaks that, and the grid is enumerated unless it is
+covered as below. This module says *which* loop and how the representatives differ, so that the
+fallback note names the cause a person can act on (and the bench rows can be sorted by it),
+instead of a bare guard.
 
 Covered (grid.py `check_symbolic`, grid_shadow.py `_ctaid_trip`), when the kernel keeps no state of
 its own per CTA (`cta_local_state`: no shared or local memory, no barrier or other synchronisation,
@@ -76,12 +77,13 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
     if tgt is not None and tgt <= pc and tgt in prog.loop_headers:
         return (f"the loop at {prog.code[tgt].span} runs a number of iterations that depends on %ctaid (its back "
                 f"edge, bra at {ins.span}): CTA {names(off)} leaves it while CTA {names(on)} "
-                f"goes on; the symbolic grid does not cover %ctaid-dependent trip counts")
+                f"goes on; the symbolic grid covers that only by running CTA {names(on[:1])} alone, when the "
+                "kernel keeps no CTA-local state")
     if tgt is not None and tgt > pc:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:
             return (f"the loop at {prog.code[heads[0]].span} runs in some CTAs and not in others (bra at {ins.span} "
                     f"skips it in CTA {names(on)}, not in CTA {names(off)}): its trip count depends on %ctaid; the "
-                    "symbolic grid does not cover %ctaid-dependent trip counts")
+                    "symbolic grid does not cover a loop that some CTAs skip")
     return (f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs decide it differently: "
             "CTAs follow different paths")

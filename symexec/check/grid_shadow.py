@@ -155,6 +155,7 @@ class Shadow(InstructionObserver):
         # summarised loops (t leaf) whose period's back edge depends on %ctaid: those back-edge guards, as
         # functions of t; grid.py bounds the periods' accesses by them (_Trips)
         self.ctaid_backs: dict[int, list[tuple]] = {}
+        self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -526,6 +527,11 @@ class Shadow(InstructionObserver):
         head = self._back_edge(ins)
         if head is not None and leaves(guard, ("s", "g")):
             self._trip(head, value[mask])
+        elif head is not None and self.ctaid_trips and leaves(guard, ("c",)) and not value[mask].all():
+            # the loop is left (or threads part) inside the period followed, which then ran as t = 0: the code
+            # after the loop must see its registers unknown now, not when the period is abandoned
+            self._ctaid_exits.append(self.loop.decisions[-1])
+            self._ctaid_trip(mask, ins, substitute(guard, "t", self.loop.ident, 0), value)
         return True
 
     # ---------------------------------------------------------------- back edges on %ctaid (grid_loops.py)
@@ -550,6 +556,9 @@ class Shadow(InstructionObserver):
         not: a Uniform obligation (the reach condition and the guard, value false) that grid.py proves over
         every CTA (_same_path)."""
         pc = self.pc if pc is None else pc
+        if leaves(guard, ("p",)):  # a CTA's threads might leave at different iterations, with other warp masks
+            self.fail(f"the back edge {ins.name} at {ins.span} depends on %ctaid and on the thread")
+            return
         t = self.prog.code[pc].operands[0]
         head = self.prog.labels[t.name]
         lanes = mask & self.batch.valid
@@ -733,6 +742,11 @@ class Shadow(InstructionObserver):
             self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
         for d in trips:
             ins = self.prog.code[d.pc]
+            if any(d is x for x in self._ctaid_exits):  # left inside the period: handled there (_loop_guard)
+                if not accesses:
+                    self.fail(f"the loop at {ins.span} is left inside a period the loop summariser skips")
+                    return
+                continue
             if accesses:  # the period ran as the iteration t = 0, as any other iteration
                 self._ctaid_trip(d.lanes, ins, substitute(d.expr, "t", proof.ident, 0), d.value, d.pc)
                 continue

@@ -550,6 +550,32 @@ def test_ctaid_dependent_trip_count_longer_in_a_middle_cta_falls_back(tmp_path) 
     assert any(s.cta == (37, 0, 0) for s in r.findings[0].sites), r.findings[0].sites
 
 
+@pytest.mark.parametrize("after", [False, True])
+def test_ctaid_dependent_loop_left_inside_a_followed_period(tmp_path, after: bool) -> None:
+    """160 CTAs, trip count (c >> 5) + 1: CTA 159 runs 5 iterations and leaves the loop inside the period
+    the loop summariser follows (not summarised). The exit is an obligation at once and the loop's
+    registers are unknown from there: symbolic and race_free, unless an access after the loop uses one
+    (the last address, `after`), which then falls back to enumeration, naming that access."""
+    text = (CAUSAL / "grid_ctaid_few_trip_counts_ok.ptx").read_text()
+    text = text.replace('"grid": [256]', '"grid": [160]').replace('"shape": [128]', '"shape": [256]')
+    text = text.replace('"shape": [32768]', '"shape": [40960]').replace("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;")
+    text = text.replace("shl.b32 %r5, %r2, 2;", "shl.b32 %r5, %r2, 3;")  # an eight-block slot per CTA
+    if after:
+        text = text.replace("\t@%p1 bra LOOP;\n\tret;", "\t@%p1 bra LOOP;\n\tst.global.u32 [%rd6], %r6;\n\tret;")
+    assert "shr.u32 %r13, %r2, 5;" in text and "shl.b32 %r5, %r2, 3;" in text and after == ("[%rd6], %r6" in text)
+    p = tmp_path / "five.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free", r.verdict
+    assert any("the loop ended within the period followed" in n for n in r.notes), r.notes
+    method = r.stats["grid_method"]
+    if after:
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+        assert "with CTA (159, 0, 0) run alone: the address of st.global.u32 at" in method, method
+    else:
+        assert method == "symbolic", method
+
+
 def test_ctaid_dependent_break_inside_the_loop_falls_back() -> None:
     """A break on %ctaid inside the loop (CTAs 40 .. 49 leave at j = 40): not a trip of the back edge;
     the executed CTA 65 does not take it, Z3 finds CTAs that do, and the grid is enumerated (race_free)."""
