@@ -52,6 +52,7 @@ from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
+from .grid_loops import cta_local_state
 from .grid_numbers import apart
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
@@ -249,6 +250,23 @@ class _Trips:
                 return ""
         return (f"the loop at {self.where} {WRAPS} 2^{TRIP_BITS} periods at every size of the domain (a counter "
                 "that wraps near the top of the domain, say)")
+
+
+class _CtaidTrips(_Trips):
+    """The periods of a summarised loop whose back edge depends on %ctaid (grid_loops.py), run in the one
+    executed CTA for t in [0, n): period t runs in CTA c only if t < n and, for t > 0, period t - 1's
+    back edges were taken in c (`again`, the recorded guards at t - 1 with c's leaves). Period 0 is
+    reached through the iterations before it, whose back edges are already conditions of its accesses
+    (grid_shadow `taken`). A necessary condition: the accesses it admits are a superset of c's. Beyond
+    period n - 1 the executed CTA ran iterations as any other (a CTA that goes further is refuted by the
+    obligation at the back edge where the executed CTA leaves)."""
+
+    def __init__(self, ident: int, backs: list[tuple], where: str, periods: int) -> None:
+        super().__init__(ident, backs, where)
+        self.limit = periods
+
+    def runs(self, t, env: dict):
+        return z3.And(z3.ULT(t, self.limit), z3.Or(t == 0, self.again(t - 1, env)))
 
 
 #: The most periods (2^TRIP_BITS) a loop whose trip count depends on the sizes is proved to stay under.
@@ -504,7 +522,18 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     try:
         reps, rep, sh, run = _represent(prog, launch, sizes)
     except ShadowFailed as e:  # the representatives' run stopped where the shadow failed
-        return None, f"symbolic not applicable: {e}"
+        longer = getattr(e, "longer", None)
+        if longer is None or sizes is not None:
+            return None, f"symbolic not applicable: {e}"
+        # a loop whose trip count depends on %ctaid (grid_loops.py): the CTA that goes on, alone
+        local = cta_local_state(prog)
+        if local:
+            return None, (f"symbolic not applicable: {e}; running the longer CTA alone does not cover the others' "
+                          f"CTA-local state ({local}): one run per trip count is not built")
+        try:
+            reps, rep, sh, run = _represent(prog, launch, None, [longer], ctaid_trips=True)
+        except ShadowFailed as e2:
+            return None, f"symbolic not applicable: {e}; with CTA {longer} run alone: {e2}"
     if run.state.footprint_hit is not None and require_summary:
         return None, f"symbolic not applicable: {run.state.footprint_hit}"
     if rep.findings:  # real: these CTAs were executed concretely
@@ -567,14 +596,18 @@ def _checked_sizes(sizes: SizeDomain) -> dict[str, int]:
     return sizes.concrete_from if sizes.concrete_from is not None else sizes.concrete
 
 
-def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None):
-    """Run the first and last CTA with the shadow: (reps, report, shadow, run)."""
+def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None, reps: list | None = None,
+               ctaid_trips: bool = False):
+    """Run the first and last CTA (or `reps`) with the shadow: (reps, report, shadow, run). ctaid_trips:
+    back edges on %ctaid are trips of the one CTA run (grid_loops.py)."""
     gx, gy, gz = launch.grid
     last = (gx - 1, gy - 1, gz - 1)
-    reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
+    if reps is None:
+        reps = [(0, 0, 0), last] if last != (0, 0, 0) else [(0, 0, 0)]
 
     def shadow() -> Shadow:
         sh = Shadow(prog, _size_params(prog, sizes), stop=True)
+        sh.ctaid_trips = ctaid_trips
         if sizes is not None:  # the sizes' values in this run, for evaluating loop decisions on them
             sh.size_values = {("g", i): launch.grid[i] for i in range(3)}
             sh.size_values.update({("s", p.name): int(v) & (2**64 - 1) for p, v in zip(prog.params, launch.params)
@@ -743,6 +776,14 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             return None, f"symbolic not applicable: {why}"
         for cl in classes.values():
             cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
+    for ident, backs in sh.ctaid_backs.items():  # summarised periods of loops whose trip count depends on %ctaid
+        if any(_has_leaf(x, ("p", "q")) for x in backs):
+            return None, (f"symbolic not applicable: the back edge of a summarised loop depends on %ctaid and "
+                          "differs between threads")
+        trips[ident] = _CtaidTrips(ident, [(x, True) for x in backs], "", sh.loop_ranges[ident])
+    if sh.ctaid_backs:
+        for cl in classes.values():
+            cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
     for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
         canon = d
         if _has_leaf(d, ("p", "q")):
@@ -885,7 +926,13 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         (f"symbolic sizes and grid (Z3): every branch, exit and barrier is independent of %ctaid and of the "
          f"sizes{guarded}{uniform}, " if sizes else
          f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}{uniform}, ")
-        + f"so all CTAs run the same instruction sequence; proven for {scope}: global accesses in bounds, no race "
+        + ("so all CTAs run the same instruction sequence" if not sh.ctaid_trips else
+           f"except the back edges of loops whose trip count depends on %ctaid: CTA {reps[0]}, which runs them "
+           "longest, ran alone; every CTA runs a prefix of its iterations (each access is proved under the back "
+           "edges taken before it, and no CTA goes on where it leaves (Z3)), then the same code, and the kernel "
+           "keeps no CTA-local state (no shared or local memory, no synchronisation), so its global accesses are "
+           "all a CTA does")
+        + f"; proven for {scope}: global accesses in bounds, no race "
         "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "
            "intra-CTA race on global memory" if intra is None else

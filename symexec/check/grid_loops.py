@@ -2,18 +2,59 @@
 
 The symbolic grid needs every CTA to run the instruction sequence of the executed representatives
 (grid_shadow.py); a loop that runs %ctaid + 1 times (causal attention's KV loop up to the query
-block, a chunked scan's last short chunk) breaks that, and the grid is enumerated. This module
-says *which* loop and how the representatives differ, so that the fallback note names the cause a
-person can act on (and the bench rows can be sorted by it), instead of a bare guard.
+block, a chunked scan's last short chunk) breaks that, and the grid is enumerated unless it is
+covered as below. This module says *which* loop and how the representatives differ, so that the
+fallback note names the cause a person can act on (and the bench rows can be sorted by it),
+instead of a bare guard.
 
-Covering such loops symbolically (the counter symbolic and bounded by a per-CTA trip count that Z3
-checks against the runs, cross-CTA disjointness for every count) is not built: see
-bench/results/ctaid-loops-2026-12-02/README.md for the argument and what it still needs.
+Covered (grid.py `check_symbolic`, grid_shadow.py `_ctaid_trip`), when the kernel keeps no state of
+its own per CTA (`cta_local_state`: no shared or local memory, no barrier or other synchronisation,
+no asynchronous unit): the CTA that goes on where the first and last CTA part is run alone, and
+  - each back edge on %ctaid it takes is a reach condition of every later access in the loop (a CTA
+    for which it is false left before and makes none of them): the accesses Z3 reasons about for a
+    CTA c are a superset of those c makes;
+  - the back edge where it leaves is an obligation: every CTA that reached it (the reach condition)
+    leaves there too (Z3 over every CTA, `_same_path`), so no CTA runs an iteration it did not;
+  - a summarised period (loops.py) at iteration t runs in CTA c only if period t - 1's back edges
+    were taken in c (grid.py `_CtaidTrips`);
+  - what the loop writes to registers is unknown after it (CTAs leave at different iterations).
+Intra-CTA properties then need no run of the shorter CTAs: without CTA-local state, everything a
+CTA does is its global accesses, which the proofs above cover for every CTA. Kernels with such state
+(shared memory: causal flash attention, Mamba-2's chunk scan) still enumerate: covering them needs
+one concrete run per distinct trip count, not built (see bench/results/ctaid-loops-2026-12-04).
 """
 
 from __future__ import annotations
 
 from ptx_parser import ast as A
+from semantics.ptx.memory import space_of
+
+from ..machine import is_machine_level
+
+#: Data-access opcodes whose state space says whether they touch CTA-local memory.
+_ACCESSES = ("ld", "ldu", "st", "atom", "red", "prefetch", "prefetchu")
+#: Control flow every CTA runs alike once its guards are proved (grid.py): no CTA-local state.
+_CONTROL = ("bra", "exit", "ret")
+#: State spaces a data access may name without touching CTA-local state (PTX 5.1).
+_GLOBAL_SPACES = (".global", ".param", ".const")
+
+
+def cta_local_state(prog) -> str:
+    """The first instruction that uses state of its own CTA beyond registers and global memory (shared or
+    local memory, a generic address that may reach them, a barrier, an mbarrier, an asynchronous copy or
+    any other unit operation), in words; "" when none does."""
+    for ins in prog.code:
+        op = ins.opcode
+        if op in _ACCESSES:
+            if op in ("ld", "ldu") and space_of(ins) == ".param":
+                continue
+            if space_of(ins) not in _GLOBAL_SPACES:
+                return f"{ins.name} at {ins.span} ({space_of(ins)[1:]} memory)"
+        elif op in _CONTROL:
+            continue
+        elif is_machine_level(op) or any(".shared" in m or ".local" in m for m in ins.modifiers):
+            return f"{ins.name} at {ins.span}"
+    return ""
 
 
 def _target(prog, ins: A.Instruction) -> int | None:
@@ -36,12 +77,13 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
     if tgt is not None and tgt <= pc and tgt in prog.loop_headers:
         return (f"the loop at {prog.code[tgt].span} runs a number of iterations that depends on %ctaid (its back "
                 f"edge, bra at {ins.span}): CTA {names(off)} leaves it while CTA {names(on)} "
-                f"goes on; the symbolic grid does not cover %ctaid-dependent trip counts")
+                f"goes on; the symbolic grid covers that only by running CTA {names(on[:1])} alone, when the "
+                "kernel keeps no CTA-local state")
     if tgt is not None and tgt > pc:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:
             return (f"the loop at {prog.code[heads[0]].span} runs in some CTAs and not in others (bra at {ins.span} "
                     f"skips it in CTA {names(on)}, not in CTA {names(off)}): its trip count depends on %ctaid; the "
-                    "symbolic grid does not cover %ctaid-dependent trip counts")
+                    "symbolic grid does not cover a loop that some CTAs skip")
     return (f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs decide it differently: "
             "CTAs follow different paths")

@@ -146,6 +146,16 @@ class Shadow(InstructionObserver):
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
         self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
         self.tensor_reads: dict[int, str] = {}  # buffer index -> a tensor load recorded as reading all of it
+        # loops whose trip count depends on %ctaid (grid_loops.py): with `ctaid_trips` set (grid.py runs the
+        # CTA with the longest trip count alone) a back edge on %ctaid is a trip, as a back edge on the sizes
+        # is: taken, its guard is a reach condition of every later access (until the loop is left); left,
+        # every CTA that reached it must leave too (a Uniform obligation on the reach condition and the guard)
+        self.ctaid_trips = False
+        self.longer: tuple | None = None  # a CTA that goes on where another executed CTA leaves a loop on %ctaid
+        # summarised loops (t leaf) whose period's back edge depends on %ctaid: those back-edge guards, as
+        # functions of t; grid.py bounds the periods' accesses by them (_Trips)
+        self.ctaid_backs: dict[int, list[tuple]] = {}
+        self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -294,6 +304,10 @@ class Shadow(InstructionObserver):
                                 "at_branch": set((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist()),
                                 "ran": set(), "writes": set()}
                 return [], None
+        if self.ctaid_trips and op == "bra" and guard is not None and guard is not TOP and region is None \
+                and leaves(guard, ("c",)) and not leaves(guard, ("t", "s", "g")) and self._back_edge(ins) is not None:
+            self._ctaid_trip(g.mask, ins, guard, self._taken(ins, g.mask))
+            return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None and guard is not TOP \
                 and self.size_params and leaves(guard, ("s", "g")) and not leaves(guard, ("c", "t")):
             self._size_decision(g, ins, guard)
@@ -303,6 +317,7 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
+                    self.longer = self._goes_on(ins, g.mask)
                     self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
@@ -468,7 +483,9 @@ class Shadow(InstructionObserver):
         if self.failed is None:
             self.failed = why
             if self.stop:
-                raise ShadowFailed(why)
+                e = ShadowFailed(why)
+                e.longer = self.longer  # a CTA that goes on where another leaves a loop on %ctaid
+                raise e
 
     # ---------------------------------------------------------------- a loop iteration as a function of t
     def loop_fail(self, why: str) -> None:
@@ -510,9 +527,64 @@ class Shadow(InstructionObserver):
         head = self._back_edge(ins)
         if head is not None and leaves(guard, ("s", "g")):
             self._trip(head, value[mask])
+        elif head is not None and self.ctaid_trips and leaves(guard, ("c",)) and not value[mask].all():
+            # the loop is left (or threads part) inside the period followed, which then ran as t = 0: the code
+            # after the loop must see its registers unknown now, not when the period is abandoned
+            self._ctaid_exits.append(self.loop.decisions[-1])
+            self._ctaid_trip(mask, ins, substitute(guard, "t", self.loop.ident, 0), value)
         return True
 
+    # ---------------------------------------------------------------- back edges on %ctaid (grid_loops.py)
+    def _goes_on(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
+        """At a loop's back edge whose guard depends on %ctaid, where the executed CTAs part: the first
+        executed CTA some thread of which takes it (goes on); None when `ins` is no back edge."""
+        if ins.opcode != "bra" or self._back_edge(ins) is None:
+            return None
+        b = self.batch
+        live = (mask & b.valid).reshape(b.n_ctas, -1)
+        goes = (self._taken(ins, mask).reshape(b.n_ctas, -1) & live).any(axis=1)
+        on = np.nonzero(goes)[0]
+        return tuple(int(x) for x in b.ctas[int(on[0])]) if on.size else None
+
+    def _ctaid_trip(self, mask: np.ndarray, ins: A.Instruction, guard: tuple, taken: np.ndarray,
+                    pc: int | None = None) -> None:
+        """A loop's back edge on %ctaid (at `pc`, default the current one), decided `taken` per lane; the run
+        has one CTA, the one with the longest trip count. Taken by every thread: its guard joins `taken`, so
+        every access until the loop is left holds it as a condition (a CTA for which it is false has left
+        before: its accesses there are not made). Left by every thread: every CTA that took the back edges
+        before (the reach condition) must leave here too, or it would run iterations the executed CTA did
+        not: a Uniform obligation (the reach condition and the guard, value false) that grid.py proves over
+        every CTA (_same_path)."""
+        pc = self.pc if pc is None else pc
+        if leaves(guard, ("p",)):  # a CTA's threads might leave at different iterations, with other warp masks
+            self.fail(f"the back edge {ins.name} at {ins.span} depends on %ctaid and on the thread")
+            return
+        t = self.prog.code[pc].operands[0]
+        head = self.prog.labels[t.name]
+        lanes = mask & self.batch.valid
+        value = np.broadcast_to(taken, mask.shape)[lanes]
+        if value.all():
+            self.taken.setdefault(head, []).append(guard)
+            return
+        if value.any():
+            self.fail(f"threads of one CTA leave the loop at {self.prog.code[head].span} at different iterations "
+                      "(its back edge depends on %ctaid)")
+            return
+        goes_on = self._after_trips(guard)  # reached this back edge and takes it
+        self.uniform.append(self._uniform(ins, goes_on, mask, np.zeros(self.batch.n, bool), None))
+        self.taken.pop(head, None)
+        for x in self.prog.code[head:pc + 1]:  # the CTAs leave at other iterations: unknown after the loop
+            for name, _ in self._dests(x):
+                self.regs[name] = TOP
+
     # ---------------------------------------------------------------- branches on the sizes
+    def _head_of(self, pc: int) -> int | None:
+        """The loop head the `bra` at `pc` jumps back to (None: not a backward branch)."""
+        ins = self.prog.code[pc]
+        t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
+        target = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
+        return target if target is not None and target <= pc else None
+
     def _back_edge(self, ins: A.Instruction) -> int | None:
         """The loop head a `bra` jumps back to (None: not a backward branch)."""
         t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
@@ -646,7 +718,11 @@ class Shadow(InstructionObserver):
             return
         if self.steps:  # abandoned (t = 0 below): a step's leaf only ever multiplies t
             self.resolve_steps(proof.ident, {k.split("/", 1)[1]: K(0, 64) for k in self.steps})
+        trips = []  # back edges on %ctaid (ctaid_trips): handled after the registers are at t_value
         for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
+            if self.ctaid_trips and leaves(d.expr, ("c",)) and self._head_of(d.pc) is not None:
+                trips.append(d)
+                continue
             if leaves(d.expr, ("c",)):
                 u = self._uniform(self.prog.code[d.pc], d.expr, d.lanes, d.value, proof.ident)
                 if accesses:  # the period ran as iteration t = 0 only
@@ -664,6 +740,23 @@ class Shadow(InstructionObserver):
                 del self.regs[name]
                 continue
             self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
+        for d in trips:
+            ins = self.prog.code[d.pc]
+            if any(d is x for x in self._ctaid_exits):  # left inside the period: handled there (_loop_guard)
+                if not accesses:
+                    self.fail(f"the loop at {ins.span} is left inside a period the loop summariser skips")
+                    return
+                continue
+            if accesses:  # the period ran as the iteration t = 0, as any other iteration
+                self._ctaid_trip(d.lanes, ins, substitute(d.expr, "t", proof.ident, 0), d.value, d.pc)
+                continue
+            if not d.value[d.lanes & self.batch.valid].all():
+                self.fail(f"the loop at {ins.span} leaves within a summarised period (its back edge depends on %ctaid)")
+                return
+            # periods 0 .. t_value ran in the executed CTA (the accesses keep t: grid.py bounds them by these
+            # guards); the iteration after them is reached through period t_value's back edge
+            self.ctaid_backs.setdefault(proof.ident, []).append(d.expr)
+            self.taken.setdefault(self._head_of(d.pc), []).append(substitute(d.expr, "t", proof.ident, t_value))
         if not accesses and self.size_params:  # periods skipped: reaching the next one took their back edges
             for d in proof.decisions:
                 ins = self.prog.code[d.pc]

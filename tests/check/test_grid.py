@@ -509,18 +509,96 @@ CAUSAL = Path(__file__).resolve().parents[1] / "regression"
 
 
 @pytest.mark.parametrize("case", ["grid_ctaid_causal_loop_ok", "grid_ctaid_causal_loop_next_row_race",
-                                  "grid_ctaid_causal_loop_last_cta_oob"])
-def test_ctaid_plus_one_trip_count_falls_back_naming_the_loop(case: str) -> None:
-    """A causal loop runs %ctaid + 1 iterations (the race twin %ctaid + 2): CTA 0 leaves it first while the
-    last CTA goes on.
-    The symbolic grid does not cover that (grid_loops.py): every CTA is enumerated, and the note says
-    which loop and which executed CTA leaves it while the other goes on."""
+                                  "grid_ctaid_causal_loop_last_cta_oob", "grid_ctaid_long_ctas_race",
+                                  "grid_ctaid_few_trip_counts_ok", "grid_ctaid_middle_cta_oob"])
+def test_ctaid_dependent_trip_count_runs_the_longest_cta_alone(case: str) -> None:
+    """A loop runs %ctaid + 1 iterations (or (c >> 6) + 1; the race twin %ctaid + 2): CTA 0 leaves it first
+    while the last CTA goes on. The last CTA runs alone (grid_loops.py): each access is proved under the
+    back edges taken before it, the summarised period's under the previous period's, and no CTA goes on
+    where it leaves; the kernel keeps no CTA-local state. Races and out-of-bounds accesses of CTAs that leave
+    earlier (CTA 37 only, or only CTAs 50 .. 65) are found by Z3 and shown by running those CTAs."""
     r = check_file(CAUSAL / f"{case}.ptx")
     assert r.verdict.split(":")[0] == {"ok": "race_free", "race": "race", "oob": "out_of_bounds"}[case.rsplit("_", 1)[1]]
     method = r.stats["grid_method"]
-    assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
-    assert f"{case}.ptx:30:2 runs a number of iterations that depends on %ctaid" in method, method
-    assert "bra at " in method and "CTA (0, 0, 0) leaves it while CTA (65, 0, 0) goes on" in method, method
+    assert method.startswith("symbolic"), method
+    if case.endswith("_ok"):
+        assert "CTAs [(65, 0, 0)] executed" in r.assumptions[0] or "CTAs [(255, 0, 0)] executed" in r.assumptions[0]
+        assert any("ran alone; every CTA runs a prefix of its iterations" in a for a in r.assumptions), r.assumptions
+    if case == "grid_ctaid_causal_loop_ok":
+        assert r.stats["loops_summarised"], r.stats  # the reach conditions of a summarised period are used
+    if case == "grid_ctaid_middle_cta_oob":
+        assert {s.cta for s in r.findings[0].sites} == {(37, 0, 0)}, r.findings[0].sites
+    if case == "grid_ctaid_long_ctas_race":
+        assert all(s.cta[0] >= 50 for s in r.findings[0].sites), r.findings[0].sites
+
+
+def test_ctaid_dependent_trip_count_longer_in_a_middle_cta_falls_back(tmp_path) -> None:
+    """CTA 37 runs 100 iterations, longer than the last CTA (66), which runs alone: the obligation at its
+    exit (every CTA that reached that back edge leaves there too) fails, the grid is enumerated, and the
+    race and out-of-bounds reads of CTA 37's extra iterations are found there."""
+    text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
+        "\tmov.u32 %r13, %r2;              // the last key block: c",
+        "\tsetp.eq.u32 %p2, %r2, 37;\n\tselp.b32 %r13, 99, %r2, %p2;")
+    assert "selp.b32 %r13, 99" in text
+    p = tmp_path / "longer37.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] in ("race", "out_of_bounds"), r.verdict
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the guard of bra at "), method
+    assert "longer37.ptx:46:7" in method and "some CTA decides it otherwise" in method, method
+    assert any(s.cta == (37, 0, 0) for s in r.findings[0].sites), r.findings[0].sites
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_ctaid_dependent_loop_left_inside_a_followed_period(tmp_path, after: bool) -> None:
+    """160 CTAs, trip count (c >> 5) + 1: CTA 159 runs 5 iterations and leaves the loop inside the period
+    the loop summariser follows (not summarised). The exit is an obligation at once and the loop's
+    registers are unknown from there: symbolic and race_free, unless an access after the loop uses one
+    (the last address, `after`), which then falls back to enumeration, naming that access."""
+    text = (CAUSAL / "grid_ctaid_few_trip_counts_ok.ptx").read_text()
+    text = text.replace('"grid": [256]', '"grid": [160]').replace('"shape": [128]', '"shape": [256]')
+    text = text.replace('"shape": [32768]', '"shape": [40960]').replace("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;")
+    text = text.replace("shl.b32 %r5, %r2, 2;", "shl.b32 %r5, %r2, 3;")  # an eight-block slot per CTA
+    if after:
+        text = text.replace("\t@%p1 bra LOOP;\n\tret;", "\t@%p1 bra LOOP;\n\tst.global.u32 [%rd6], %r6;\n\tret;")
+    assert "shr.u32 %r13, %r2, 5;" in text and "shl.b32 %r5, %r2, 3;" in text and after == ("[%rd6], %r6" in text)
+    p = tmp_path / "five.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free", r.verdict
+    method = r.stats["grid_method"]
+    if after:
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+        assert "with CTA (159, 0, 0) run alone: the address of st.global.u32 at" in method, method
+    else:
+        assert method == "symbolic", method
+        assert any("the loop ended within the period followed" in n for n in r.notes), r.notes
+
+
+def test_ctaid_dependent_break_inside_the_loop_falls_back() -> None:
+    """A break on %ctaid inside the loop (CTAs 40 .. 49 leave at j = 40): not a trip of the back edge;
+    the executed CTA 65 does not take it, Z3 finds CTAs that do, and the grid is enumerated (race_free)."""
+    r = check_file(CAUSAL / "grid_ctaid_loop_break_ok.ptx")
+    assert r.verdict == "race_free", r.verdict
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the guard of bra at "), method
+    assert "grid_ctaid_loop_break_ok.ptx:48:7" in method and "some CTA decides it otherwise" in method, method
+
+
+def test_ctaid_dependent_trip_count_with_shared_memory_falls_back(tmp_path) -> None:
+    """With CTA-local state (a barrier here) a shorter CTA's intra-CTA behaviour is not the longest one's:
+    the grid is enumerated and the note says why (one run per trip count is not built)."""
+    text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
+        "\tadd.u32 %r6, %r6, 1;\n", "\tbar.sync 0;\n\tadd.u32 %r6, %r6, 1;\n")
+    assert "bar.sync 0;" in text
+    p = tmp_path / "bar.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free", r.verdict
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+    assert "CTA-local state (bar.sync at " in method and "one run per trip count is not built" in method, method
 
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
