@@ -73,6 +73,11 @@ class TooBig(Exception):
 #: users stay small; a comparison that fails with let-atoms is retried with them expanded.
 LET_LIMIT = 16
 EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the comparison gives up
+#: A let-atom's polynomial has the let-atoms it holds alone in a monomial (c x L: a partial sum of a
+#: reduction tree, shared by the lanes of a shuffle butterfly) replaced by theirs, so that the same
+#: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
+#: when the flat polynomial would have more monomials than this (the let-atom stays nested).
+FLATTEN_LIMIT = 1 << 17
 TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
 
 
@@ -401,7 +406,28 @@ class Normalizer:
         size = len(x.num) + (len(self.polys[x.den]) if x.den is not None else 0)
         if size <= LET_LIMIT:
             return x
+        if x.den is None:
+            x = self._flatten_lets(x)
         return Rat({(self.atom(AtomKind.LET, (self.key(x),)), 1): 1})
+
+    def _flatten_lets(self, x: Rat) -> Rat:
+        """x with each let-atom that is a whole monomial (c x L, L a polynomial) replaced by L's
+        polynomial (an identity: L stands for it), within FLATTEN_LIMIT monomials. Let-atoms made
+        here are flat already, so one level suffices."""
+        alone = []
+        grown = len(x.num)
+        for m in x.num:
+            if len(m) == 2 and m[1] == 1 and self.atoms[m[0]][0] is AtomKind.LET:
+                inner = self.key_nf[self.atoms[m[0]][1][0]]
+                if isinstance(inner, Rat) and inner.den is None:
+                    alone.append((m, inner.num))
+                    grown += len(inner.num)
+        if not alone or grown > FLATTEN_LIMIT:
+            return x
+        num = dict(x.num)
+        for m, inner in alone:
+            _add_into(num, inner, num.pop(m))
+        return Rat(num)
 
     def _has_let(self, x: NF) -> bool:
         if isinstance(x, Inf):
@@ -493,6 +519,9 @@ class Normalizer:
         return self.const(c) if a is None else Rat({(a, 1): c})
 
     def app(self, fn: str, *args: NF) -> NF:
+        # arguments with let-atoms flattened as a let-atom's own polynomial is (one sum reduced by two
+        # trees, then sqrt of it: one atom)
+        args = tuple(self._flatten_lets(a) if isinstance(a, Rat) and a.den is None else a for a in args)
         return Rat({(self.atom(AtomKind.APP, (fn, *(self.key(a) for a in args))), 1): 1})
 
     def extremum(self, is_max: bool, args: list[NF]) -> NF:

@@ -36,6 +36,10 @@ from .exec import CheckedExec
 from .policy import DataDependencePolicy
 
 _INPUT = -2  # an untouched byte of an input buffer: part of its element's INPUT leaf
+#: Float operations of concrete operands whose rounded result keeps its exact term (TermShadow._exact_terms),
+#: and the float operations on data that read that term in place of the rounded bits.
+_EXACT_PRODUCERS = frozenset(("rcp", "div", "sqrt", "rsqrt"))
+_EXACT_CONSUMERS = frozenset(("add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt", "min", "max"))
 
 
 @dataclass(frozen=True)
@@ -135,6 +139,9 @@ class TermShadow(Observer):
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
+        # per register, per lane: the term of a correctly rounded rcp/div/sqrt/rsqrt of concrete operands
+        # whose bits the register holds (CONCRETE where none); see _exact_terms
+        self.exact: dict[str, np.ndarray] = {}
         self.self_check = None  # a semantics.termeval.Incremental: check every written term (tests)
         self.mismatches: list[tuple] = []
         self.checked = self.unchecked = 0
@@ -166,12 +173,14 @@ class TermShadow(Observer):
         self.cta_base = batch.cta_base
         self.lanes_per_cta = batch.lanes_per_cta
         self.regs = {}
+        self.exact = {}
         self.merges = {}
         self._reset(None)
 
     def _reset(self, ins: A.Instruction | None) -> None:
         self.ins = ins
         self.args: list[Arg] = []
+        self.arg_exact: list[np.ndarray | None] = []  # per entry of args: its register's exact terms, if any
         self.loaded: np.ndarray | None = None  # (n, nbytes) term ids of the bytes loaded, per lane
         self.loaded_pos: np.ndarray | None = None
         self.cursor = 0
@@ -187,7 +196,7 @@ class TermShadow(Observer):
         # bytes holding tensor data: the registers it writes have no term meaning (opaque)
         self.async_data = False
 
-    _STATE = ("ins", "args", "loaded", "loaded_pos", "cursor", "pending", "permute", "address_mode", "mask", "guard",
+    _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "cursor", "pending", "permute", "address_mode", "mask", "guard",
               "loaded_bits", "atomic_old", "store_map", "async_data")
 
     def save(self) -> tuple:
@@ -236,6 +245,7 @@ class TermShadow(Observer):
             old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,)).copy()
             old[lanes] = self.opaque(sort, int(lanes.sum()), g)
             self.regs[name] = old
+            self._drop_exact(name, lanes)
 
     # ------------------------------------------------------------------ register hooks
     def on_read_reg(self, name: str, value: np.ndarray, width: int) -> None:
@@ -243,19 +253,23 @@ class TermShadow(Observer):
             return
         ids = self.regs.get(name)
         self.args.append(Arg(np.int64(CONCRETE) if ids is None else ids, np.asarray(value), width))
+        self.arg_exact.append(self.exact.get(name))
 
     def on_read_const(self, value: np.ndarray, width: int) -> None:
         if not self.address_mode:
             self.args.append(Arg(np.int64(CONCRETE), np.asarray(value), width))
+            self.arg_exact.append(None)
 
     def on_read_volatile(self, value: np.ndarray, width: int) -> None:
         if self.address_mode:
             return
         g = self.gap("a value that depends on the schedule (timer, physical id)", self.ins)
         self.args.append(Arg(self.opaque(bits_sort(max(width, 1)), self.n, g), np.asarray(value), width))
+        self.arg_exact.append(None)
 
     def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray,
                      old_bits: np.ndarray | None) -> None:
+        self._update_exact(name, value, width, mask)
         if self.pending is None:
             self.pending = self._results(width)
         if self.pending:
@@ -286,6 +300,87 @@ class TermShadow(Observer):
             self.regs[name] = np.where(mask, new, old)
         if self.self_check is not None:
             self._self_check(name, self.regs[name], value, width, mask)
+
+    # ------------------------------------------------------------------ exact terms of concrete roundings
+    def _update_exact(self, name: str, value: np.ndarray, width: int, mask: np.ndarray) -> None:
+        """Keep (or forget) the exact term of register `name` on the lanes this instruction writes."""
+        old = self.exact.get(name)
+        new = self._exact_terms(value, width, mask)
+        if new is None and old is None:
+            return
+        out = np.where(mask, np.int64(CONCRETE) if new is None else new,
+                       np.int64(CONCRETE) if old is None else np.broadcast_to(old, (self.n,)))
+        if self.guard is not None:  # a data-dependent guard: the register becomes a term or keeps its old one
+            out[self.guard[0]] = CONCRETE
+        if (out == CONCRETE).all():
+            self.exact.pop(name, None)
+        else:
+            self.exact[name] = out
+
+    def _drop_exact(self, name: str, lanes: np.ndarray) -> None:
+        old = self.exact.get(name)
+        if old is not None:
+            old = np.where(lanes, np.int64(CONCRETE), old)
+            if (old == CONCRETE).all():
+                del self.exact[name]
+            else:
+                self.exact[name] = old
+
+    def _exact_terms(self, value: np.ndarray, width: int, mask: np.ndarray) -> np.ndarray | None:
+        """A correctly rounded (or approximate) reciprocal, quotient, square root or reciprocal square
+        root of operands that are the same for every input (1/N of a row length) is concrete: the
+        register holds its rounded bits, the same for every input. Read as those bits, a later
+        product with data would be a different real number from the reference's exact division by
+        N (1/3008 rounded to fp32 is not 1/3008), although both kernels round the same way. So
+        the shadow keeps, beside the concrete register, the operation's term over constant operands
+        (FRCP(3008.0)): its bits evaluate to the register's (the same rounding, PTX ISA 9.7.3
+        rcp/div/sqrt/rsqrt), and the normal form reads it as the exact function it rounds, as it
+        reads every rounding operation on data (proofs/normal.py, equivalence.REAL_ASSUMPTIONS).
+        The term is used only as an operand of float arithmetic on data (`_with_exact`); control,
+        addresses and all-concrete values keep the bits. None where the instruction is not one."""
+        ins = self.ins
+        if ins is None or ins.opcode not in _EXACT_PRODUCERS or self.pending is not None or width not in (32, 64) \
+                or len(ins.types) != 1 or ins.types[0] not in (".f32", ".f64") or self.loaded is not None \
+                or self.async_data or not self.args:
+            return None
+        fdt = np.float32 if width == 32 else np.float64
+        udt = np.uint32 if width == 32 else np.uint64
+        lanes = np.broadcast_to(mask, (self.n,)).copy()
+        lanes &= np.isfinite(np.broadcast_to(np.asarray(value).astype(udt), (self.n,)).view(fdt))
+        for a, e in zip(self.args, self.arg_exact):
+            if a.width != width or (np.broadcast_to(a.ids, (self.n,)) != CONCRETE).any():
+                return None
+            lanes &= np.isfinite(np.broadcast_to(np.asarray(a.bits).astype(udt), (self.n,)).view(fdt))
+        if not lanes.any():
+            return None
+        sort = sort_of_type(ins.types[0])
+        args = []
+        for a, e in zip(self.args, self.arg_exact):
+            ids = np.full(self.n, CONCRETE, np.int64)
+            bits = np.broadcast_to(np.asarray(a.bits).astype(udt), (self.n,))
+            ids[lanes] = self.T.const(sort, bits[lanes].astype(np.uint64))
+            if e is not None:  # an operand that is itself such a rounding: its term
+                ids = np.where(lanes & (e != CONCRETE), e, ids)
+            args.append(Arg(ids, bits, width))
+        try:
+            (out, *_) = build(ins, args, self.T, BuildContext(lanes, None))
+        except Unsupported:
+            return None
+        out = np.broadcast_to(out, (self.n,)).copy()
+        out[~lanes] = CONCRETE
+        return out
+
+    def _with_exact(self, args: list[Arg]) -> list[Arg]:
+        """The operands with a concrete register's exact term (see _exact_terms) where it has one."""
+        out = []
+        for a, e in zip(args, self.arg_exact):
+            if e is not None:
+                ids = np.broadcast_to(a.ids, (self.n,))
+                use = (ids == CONCRETE) & (e != CONCRETE)
+                if use.any():
+                    a = Arg(np.where(use, e, ids), a.bits, a.width)
+            out.append(a)
+        return out
 
     def _self_check(self, name: str, ids: np.ndarray, value: np.ndarray, width: int, mask: np.ndarray) -> None:
         """Debugging aid (tests): the term just written, evaluated on the run's inputs, must be the
@@ -343,6 +438,7 @@ class TermShadow(Observer):
                 for name, ids in regs.items():
                     cur = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
                     self.regs[name] = np.where(now, ids, cur)
+                    self._drop_exact(name, now)
                 lanes = lanes & ~now
             if lanes.any():
                 keep.append((lanes, regs))
@@ -393,8 +489,12 @@ class TermShadow(Observer):
             return [self._opaque_where_symbolic(w, g) for w in _dest_widths(ins, self.prog)]
         if not sym:
             return [np.int64(CONCRETE)] * 64
+        args = self.args
+        if ins.opcode in _EXACT_CONSUMERS and len(ins.types) == 1 and ins.types[0] in (".f32", ".f64") \
+                and any(e is not None for e in self.arg_exact):
+            args = self._with_exact(args)
         try:
-            return build(ins, self.args, self.T, BuildContext(self.mask, self.permute))
+            return build(ins, args, self.T, BuildContext(self.mask, self.permute))
         except Unsupported as e:
             g = self.gap(e.what if hasattr(e, "what") else str(e), ins)
             return [self._opaque_where_symbolic(w, g) for w in _dest_widths(ins, self.prog)]
