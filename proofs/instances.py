@@ -31,6 +31,8 @@ proved on its own.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from semantics.termeval import subgraph
@@ -41,9 +43,98 @@ __all__ = ["instances"]
 _INPUT_BITS = np.int64(40)  # an INPUT leaf's aux: buffer number << 40 | element
 
 
-#: Bytes of member images (one int64 per member and node of the representative's DAG) held at once;
-#: members are checked in chunks that fit (the check of a member does not depend on the others).
+#: Bytes of member images (one int64 per member and node of the representative's DAG whose image is
+#: held) at once; members are checked in chunks that fit (the check of a member does not depend on the
+#: others).
 IMAGE_BUDGET = 256 << 20
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What pass 1 does on the representative's DAG alone, and when each image can be dropped. Which
+    nodes get an image does not depend on the members (every child of a reached node gets one, a failed
+    member's being the representative's node itself), so neither does when an image is read last."""
+
+    kids: dict[int, tuple[int, ...]]  # children of every node of the DAG
+    reached: frozenset[int]  # nodes pass 1 reaches (the others are pass 2's)
+    early: frozenset[int]  # leaves below a root: tested when first reached, not at their turn
+    kept: frozenset[int]  # images read after pass 1 (pass 2's children, the ties' nodes and operands)
+    drop: dict[int, tuple[int, ...]]  # after pass 1's step at node x: images no later step reads
+    drop_sigma: dict[int, tuple[int, ...]]  # after x's step: input elements (aux) no later test reads
+    peak: int  # most images and sigma entries held at once, per member
+
+
+def _is_tie(op: int, kids: tuple[int, ...], shape: np.ndarray, commutative: set[int]) -> bool:
+    """A commutative node whose two operands have one shape: pass 1 does not descend through it."""
+    return op in commutative and len(kids) >= 2 and kids[0] != kids[1] and shape[kids[0]] == shape[kids[1]]
+
+
+def _plan(T: TermStore, rep: np.ndarray, nodes: np.ndarray) -> _Plan:
+    shape, op, aux = T.shape, T.op, T.aux
+    commutative = {int(o) for o in COMMUTATIVE}
+    kids = {x: T.kids(x) for x in nodes.tolist()}
+    roots = set(rep.tolist())
+    held = set(roots)
+    reached: list[int] = []  # in pass 1's order
+    ties: set[int] = set()
+    for x in nodes[::-1].tolist():
+        if x not in held:
+            continue
+        reached.append(x)
+        ks = kids[x]
+        if _is_tie(int(op[x]), ks, shape, commutative):
+            ties.add(x)
+            ks = ks[2:]
+        held.update(ks)
+    reached_set = frozenset(reached)
+    early = frozenset(x for x in reached if not kids[x] and x not in roots)
+    kept = set(ties)
+    for x in ties:
+        kept.update(kids[x][:2])
+    pass2_inputs = set()  # input elements pass 2 looks up in sigma
+    for x, ks in kids.items():
+        if x not in reached_set:
+            kept.update(ks)
+            if int(op[x]) == Op.INPUT:
+                pass2_inputs.add(int(aux[x]))
+    # when each image and sigma entry is read last: the step (a node of pass 1) that reads it
+    last_read: dict[int, int] = {}
+    last_test: dict[int, int] = {}  # input aux -> the step whose test of one of its leaves is the last
+    for x in reached:
+        if x in early:
+            continue
+        last_read[x] = x
+        if int(op[x]) == Op.INPUT:
+            last_test[int(aux[x])] = x
+        for kx in (kids[x][2:] if x in ties else kids[x]):
+            if kx in early and kx not in last_read and int(op[kx]) == Op.INPUT:  # tested when first reached
+                last_test[int(aux[kx])] = x
+            last_read[kx] = x
+    drop: dict[int, list[int]] = {}
+    for y, x in last_read.items():
+        if y not in kept:
+            drop.setdefault(x, []).append(y)
+    drop_sigma: dict[int, list[int]] = {}
+    for a, x in last_test.items():
+        if a not in pass2_inputs:
+            drop_sigma.setdefault(x, []).append(a)
+    # the peak, replaying pass 1 on the counts
+    live, sig, peak = set(roots), set(), len(roots)
+    for x in reached:
+        if x in early:
+            continue
+        if int(op[x]) == Op.INPUT:
+            sig.add(int(aux[x]))
+        for kx in (kids[x][2:] if x in ties else kids[x]):
+            live.add(kx)
+            if kx in early and int(op[kx]) == Op.INPUT:
+                sig.add(int(aux[kx]))
+        peak = max(peak, len(live) + len(sig))
+        live.difference_update(drop.get(x, ()))
+        sig.difference_update(drop_sigma.get(x, ()))
+    peak = max(peak, len(live) + len(sig) + len(kids) - len(reached_set))  # pass 2 keeps every image it makes
+    return _Plan(kids, reached_set, early, frozenset(kept), {x: tuple(v) for x, v in drop.items()},
+                 {x: tuple(v) for x, v in drop_sigma.items()}, max(1, peak))
 
 
 def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -55,13 +146,14 @@ def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
     if k == 0:
         return np.ones(0, bool)
     nodes = subgraph(T, rep)
-    chunk = max(1, IMAGE_BUDGET // (8 * max(1, nodes.size)))
+    plan = _plan(T, rep, nodes)
+    chunk = max(1, IMAGE_BUDGET // (8 * plan.peak))
     if k <= chunk:
-        return _instances(T, rep, members, nodes)
-    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes) for s in range(0, k, chunk)])
+        return _instances(T, rep, members, nodes, plan)
+    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes, plan) for s in range(0, k, chunk)])
 
 
-def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray, plan: _Plan) -> np.ndarray:
     k = members.shape[0]
     ok = np.ones(k, bool)
     op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
@@ -76,11 +168,10 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
     sigma: dict[int, np.ndarray] = {}  # rep input aux (buffer, element) -> image aux per member
     ties: list[int] = []  # commutative nodes reached in pass 1 whose operand pairing is checked in pass 2
     commutative = {int(o) for o in COMMUTATIVE}
-    # ---- pass 1: top down
-    for x in nodes[::-1].tolist():
-        y = image.get(x)
-        if y is None:
-            continue
+
+    def own(x: int, y: np.ndarray) -> np.ndarray:
+        """Test node x's image y itself (operation, sort, arity, aux; an input leaf's substitution):
+        failures clear `ok`; failed members follow the representative itself from here."""
         o = int(op[x])
         good = (op[y] == o) & (sort[y] == sort[x]) & (nk[y] == nk[x])
         if o == Op.INPUT:
@@ -95,34 +186,47 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
             good &= y == x
         else:
             good &= aux[y] == aux[x]
-        ok &= good
-        y = np.where(ok, y, x)  # failed members follow the representative itself from here
-        image[x] = y
-        kids = T.kids(x)
-        if not kids:
+        np.logical_and(ok, good, out=ok)
+        return np.where(ok, y, x)
+
+    # ---- pass 1: top down
+    for x in nodes[::-1].tolist():
+        if x in plan.early:  # tested when first reached (below)
             continue
-        ky = [T.kid(y, i) for i in range(len(kids))]
-        if o in commutative and len(kids) >= 2 and kids[0] != kids[1]:
-            s0, s1 = shape[kids[0]], shape[kids[1]]
-            if s0 == s1:
-                ties.append(x)
-                kids, ky = kids[2:], ky[2:]
-            else:  # pair by shape: the member's operands are sorted by its own ids
-                swap = shape[ky[0]] != s0
-                a, b = np.where(swap, ky[1], ky[0]), np.where(swap, ky[0], ky[1])
-                ok &= (shape[a] == s0) & (shape[b] == s1)
-                ky = [a, b] + ky[2:]
-        for kx, kv in zip(kids, ky):
-            prev = image.get(kx)
-            if prev is None:
-                image[kx] = np.where(ok, kv, kx)
-            else:
-                ok &= prev == kv
+        y = image.get(x)
+        if y is None:
+            continue
+        o = int(op[x])
+        y = image[x] = own(x, y)
+        kids = plan.kids[x]
+        if kids:
+            ky = [T.kid(y, i) for i in range(len(kids))]
+            if o in commutative and len(kids) >= 2 and kids[0] != kids[1]:
+                s0, s1 = shape[kids[0]], shape[kids[1]]
+                if s0 == s1:
+                    ties.append(x)
+                    kids, ky = kids[2:], ky[2:]
+                else:  # pair by shape: the member's operands are sorted by its own ids
+                    swap = shape[ky[0]] != s0
+                    a, b = np.where(swap, ky[1], ky[0]), np.where(swap, ky[0], ky[1])
+                    ok &= (shape[a] == s0) & (shape[b] == s1)
+                    ky = [a, b] + ky[2:]
+            for kx, kv in zip(kids, ky):
+                prev = image.get(kx)
+                if prev is None:
+                    v = np.where(ok, kv, kx)
+                    image[kx] = own(kx, v) if kx in plan.early else v
+                else:
+                    ok &= prev == kv
+        for d in plan.drop.get(x, ()):  # read by no later step: peak memory stays plan.peak per member
+            del image[d]
+        for a in plan.drop_sigma.get(x, ()):
+            del sigma[a]
         if not ok.any():
             return ok
     # ---- pass 2: bottom up, what pass 1 did not reach
     for x in nodes.tolist():
-        if x in image:
+        if x in plan.reached:
             continue
         o = int(op[x])
         if o == Op.INPUT:
@@ -134,13 +238,13 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
         elif o == Op.OPAQUE or not nk[x]:
             got = np.full(k, x, np.int64)
         else:
-            got = T.find(Op(o), int(sort[x]), int(aux[x]), [image[kx] for kx in T.kids(x)])
+            got = T.find(Op(o), int(sort[x]), int(aux[x]), [image[kx] for kx in plan.kids[x]])
         ok &= got >= 0
         image[x] = np.where(ok, got, x)
         if not ok.any():
             return ok
     for x in ties:
-        kids = T.kids(x)
+        kids = plan.kids[x]
         y = image[x]
         a, b = image[kids[0]], image[kids[1]]
         lo, hi = np.minimum(a, b), np.maximum(a, b)

@@ -555,8 +555,10 @@ class Tracker:
         expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
         whole = (bh == bh[:, :1]).all(axis=1) & (bp == expect).all(axis=1)
         h = bh[:, 0].copy()
-        if not every(whole):  # bytes of several values, or parts of one: numbered by all of them
-            part = ~whole
+        # bytes of several values, or parts of one: numbered by all of them; only where tainted, since
+        # _numbered numbers the other lanes (those the load left out among them) by their bits
+        part = ~whole & (taint != 0)
+        if part.any():
             h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, bh[part]), row_number(BYTES_KEY, bp[part].astype(np.uint64)))
         h = self._numbered(h, taint, value)
         if self.terms is not None:

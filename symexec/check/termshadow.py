@@ -91,13 +91,14 @@ class _Mem:
     """Term shadow of one buffer: per byte its term and position, and (global) how often written."""
 
     def __init__(self, size: int, initial: int, tracked: bool) -> None:
-        from ..paged import PagedArray, constant
+        from ..paged import PageLayout, PagedArray, constant
 
-        self.term = PagedArray(size, np.int64, constant(initial, np.int64))
-        self.pos = PagedArray(size, np.uint8, constant(0, np.uint8))
-        self.stores = PagedArray(size, np.uint16, constant(0, np.uint16)) if tracked else None
-        self.atomics = PagedArray(size, np.uint16, constant(0, np.uint16)) if tracked else None
-        self.writer = PagedArray(size, np.int64, constant(-1, np.int64)) if tracked else None  # pc << 32 | thread
+        layout = PageLayout(size)  # the columns are indexed together: one page lookup per index array for all
+        self.term = PagedArray(size, np.int64, constant(initial, np.int64), layout)
+        self.pos = PagedArray(size, np.uint8, constant(0, np.uint8), layout)
+        self.stores = PagedArray(size, np.uint16, constant(0, np.uint16), layout) if tracked else None
+        self.atomics = PagedArray(size, np.uint16, constant(0, np.uint16), layout) if tracked else None
+        self.writer = PagedArray(size, np.int64, constant(-1, np.int64), layout) if tracked else None  # pc << 32 | thread
         self.written: list[np.ndarray] = []
 
     def wrote(self, flat: np.ndarray, pc: int, rows: np.ndarray, atomic: bool = False) -> None:
@@ -526,6 +527,10 @@ class TermShadow(Observer):
             pos = pos.copy()
             term[fresh] = leaves
             pos[fresh] = (b % info.elem_bytes).astype(np.uint8)
+            # written back: the bytes' meaning is unchanged (the same leaf and position every read would
+            # make), and the next read of them finds the leaf without interning it again
+            shadow.term[b] = leaves
+            shadow.pos[b] = pos[fresh]
         return term, pos
 
     def on_access(self, ev: MemoryAccess) -> None:
@@ -615,6 +620,10 @@ class TermShadow(Observer):
         out = np.full(m, CONCRETE, np.int64)
         sym = (terms != CONCRETE).any(axis=1)
         if not sym.any():
+            return out
+        if not sym.all():  # only the rows holding terms (a load by the few active lanes of a large batch)
+            rows = np.nonzero(sym)[0]
+            out[rows] = self._assemble(terms[rows], pos[rows], concrete[rows], sort)
             return out
         widths = sort_widths()
         first = terms[:, 0]

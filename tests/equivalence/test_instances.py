@@ -136,6 +136,32 @@ def test_instances_through_a_reduction_tree() -> None:
     assert got.tolist() == [True, True, False]
 
 
+def test_images_are_freed_once_read(monkeypatch) -> None:
+    """A dot product as a chain of 64 FFMAs (what one attention score is): pass 1 holds the images of
+    a few nodes at a time, not of the whole DAG, so a chunk under IMAGE_BUDGET takes that many more
+    members; with a budget of one chain node per member, chunked answers are the unchunked ones."""
+    T = TermStore()
+    x, y = T.input("x", np.arange(256), F32), T.input("y", np.arange(256), F32)
+
+    def dot(base: int) -> list[int]:
+        acc = T.const(F32, 0)
+        for k in range(64):
+            acc = T.make(Op.FFMA, F32, RN, [x[base + k:base + k + 1], y[base + k:base + k + 1], acc])
+        return [int(acc[0]), int(acc[0])]
+
+    rep = np.array(dot(0))
+    members = np.array([dot(b) for b in (1, 5, 100, 192)] + [[dot(3)[0], dot(4)[0]]])
+    nodes = proofs.instances.subgraph(T, rep)
+    plan = proofs.instances._plan(T, rep, nodes)
+    assert nodes.size == 64 + 128 + 1 and plan.reached == frozenset(nodes.tolist())
+    # at most: a node's image and its x, y and accumulator images, and the two leaves' substitutions
+    assert plan.peak <= 6 and not plan.kept
+    whole = instances(T, rep, members)
+    assert whole.tolist() == [True, True, True, True, False]
+    monkeypatch.setattr(proofs.instances, "IMAGE_BUDGET", 8 * plan.peak)  # one member a chunk
+    assert instances(T, rep, members).tolist() == whole.tolist()
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300, unique=True), st.integers(0, 3))
 def test_hash_index_finds_everything_through_collisions(hashes: list[int], low_bits: int) -> None:
