@@ -27,26 +27,53 @@ Range = tuple[int, int]
 
 
 class _Translator:
+    """Each bit-vector term of width w becomes (v, r): an integer term v whose value is congruent to
+    the term's unsigned value modulo 2^w, and a range r = (lo, hi) that holds v in every model of the
+    assertions. Addition, subtraction, negation, multiplication, shifts left and low extracts commute
+    with `mod 2^w` (PTX 9.7.1: integer arithmetic is modulo 2^w), so they take v unreduced; an
+    operation that reads the value itself (a comparison, a division, a right shift, an extension, a
+    mask) reduces it first (`unsigned`, `signed`), and the reduction emits no `mod` when r lies in
+    one window [k 2^w, (k + 1) 2^w) of the modulus: there the value is v - k 2^w exactly."""
+
     def __init__(self, known: dict[str, Range] | None = None) -> None:
-        self.known = known or {}  # ranges of variables the assertions bound by constants
+        self.known = known or {}  # ranges of variables the assertions bound (_known_ranges)
         self.vars: dict[str, z3.ArithRef] = {}
         self.side: list = []  # range constraints of the variables
         self.memo: dict = {}
+        self.ones: dict = {}  # _may_be_one's memo
 
-    # ---- helpers
-    def wrap(self, x, r: Range, w: int):
-        """x (an integer term of range r) modulo 2^w."""
-        if 0 <= r[0] and r[1] < 2**w:
-            return x, r
-        return x % (2**w), (0, 2**w - 1)
+    # ---- reductions: the term's value from its congruent integer
+    @staticmethod
+    def unsigned(x, r: Range, w: int):
+        """The unsigned value in [0, 2^w) of a term congruent to x (range r) modulo 2^w."""
+        m = 2**w
+        k = r[0] // m
+        if r[1] < (k + 1) * m:  # one window: no wrap-around can happen
+            return (x - k * m if k else x), (r[0] - k * m, r[1] - k * m)
+        return x % m, (0, m - 1)
 
-    def signed(self, x, r: Range, w: int):
-        half = 2 ** (w - 1)
-        if r[1] < half:
-            return x, r
-        if r[0] >= half:
-            return x - 2**w, (r[0] - 2**w, r[1] - 2**w)
-        return z3.If(x >= half, x - 2**w, x), (-half, half - 1)
+    @classmethod
+    def signed(cls, x, r: Range, w: int):
+        """The two's-complement value in [-2^(w-1), 2^(w-1)) of a term congruent to x modulo 2^w."""
+        m, half = 2**w, 2 ** (w - 1)
+        k = (r[0] + half) // m
+        if r[1] + half < (k + 1) * m:  # one signed window
+            return (x - k * m if k else x), (r[0] - k * m, r[1] - k * m)
+        u, ru = cls.unsigned(x, r, w)
+        if ru[1] < half:
+            return u, ru
+        if ru[0] >= half:
+            return u - m, (ru[0] - m, ru[1] - m)
+        return z3.If(u >= half, u - m, u), (-half, half - 1)
+
+    def value(self, e):
+        """The unsigned value of the bit-vector term e and its range."""
+        x, r = self.bv(e)
+        return self.unsigned(x, r, e.size())
+
+    def signed_value(self, e):
+        x, r = self.bv(e)
+        return self.signed(x, r, e.size())
 
     def bv(self, e) -> tuple[z3.ArithRef, Range]:
         key = e.get_id()
@@ -68,79 +95,98 @@ class _Translator:
             if v is None:
                 v = self.vars[name] = z3.Int(f"{name}!i")
                 self.side += [v >= 0, v < 2**w]
-            return v, self.known.get(name, (0, 2**w - 1))
+            lo, hi = self.known.get(name, (0, 2**w - 1))
+            return v, (max(lo, 0), min(hi, 2**w - 1))
         if k == z3.Z3_OP_BADD:
             xs = [self.bv(x) for x in a]
-            return self.wrap(z3.Sum([x for x, _ in xs]), (sum(r[0] for _, r in xs), sum(r[1] for _, r in xs)), w)
+            return z3.Sum([x for x, _ in xs]), (sum(r[0] for _, r in xs), sum(r[1] for _, r in xs))
         if k == z3.Z3_OP_BSUB:
             (x, rx), (y, ry) = self.bv(a[0]), self.bv(a[1])
-            return self.wrap(x - y, (rx[0] - ry[1], rx[1] - ry[0]), w)
+            return x - y, (rx[0] - ry[1], rx[1] - ry[0])
         if k == z3.Z3_OP_BNEG:
             x, rx = self.bv(a[0])
-            return self.wrap(-x, (-rx[1], -rx[0]), w)
+            return -x, (-rx[1], -rx[0])
         if k == z3.Z3_OP_BMUL:
             out, r = self.bv(a[0])
             for y in a[1:]:
                 t, ry = self.bv(y)
                 ends = [r[0] * ry[0], r[0] * ry[1], r[1] * ry[0], r[1] * ry[1]]
-                out, r = self.wrap(out * t, (min(ends), max(ends)), w)
+                out, r = out * t, (min(ends), max(ends))
             return out, r
         if k == z3.Z3_OP_CONCAT:
             out, r = z3.IntVal(0), (0, 0)
             for y in a:
-                t, ry = self.bv(y)
+                t, ry = self.value(y)
                 s = 2 ** y.size()
                 out, r = out * s + t, (r[0] * s + ry[0], r[1] * s + ry[1])
             return out, r
         if k == z3.Z3_OP_EXTRACT:
             hi, lo = e.params()
-            x, rx = self.bv(a[0])
-            if lo:
-                x, rx = x / (2**lo), (rx[0] >> lo, rx[1] >> lo)
-            return self.wrap(x, rx, hi - lo + 1)
+            if not lo:  # the low bits: congruent modulo 2^(hi + 1) already
+                return self.bv(a[0])
+            x, rx = self.value(a[0])
+            return x / (2**lo), (rx[0] >> lo, rx[1] >> lo)
         if k == z3.Z3_OP_ZERO_EXT:
-            return self.bv(a[0])
+            return self.value(a[0])
         if k == z3.Z3_OP_SIGN_EXT:
-            x, rx = self.bv(a[0])
-            s, rs = self.signed(x, rx, a[0].size())
-            return self.wrap(s, rs, w)
+            return self.signed_value(a[0])  # congruent to the extension modulo 2^w
         if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR, z3.Z3_OP_BASHR):
             if not z3.is_bv_value(a[1]):
                 raise Untranslatable("shift by a variable amount")
             n = a[1].as_long()
-            x, rx = self.bv(a[0])
             if n >= w:
                 if k == z3.Z3_OP_BASHR:
-                    s, _ = self.signed(x, rx, w)
-                    return z3.If(s < 0, z3.IntVal(2**w - 1), z3.IntVal(0)), (0, 2**w - 1)
+                    s, _ = self.signed_value(a[0])
+                    return z3.If(s < 0, z3.IntVal(-1), z3.IntVal(0)), (-1, 0)
                 return z3.IntVal(0), (0, 0)
             if k == z3.Z3_OP_BSHL:
-                return self.wrap(x * 2**n, (rx[0] * 2**n, rx[1] * 2**n), w)
+                x, rx = self.bv(a[0])
+                return x * 2**n, (rx[0] * 2**n, rx[1] * 2**n)
             if k == z3.Z3_OP_BLSHR:
+                x, rx = self.value(a[0])
                 return x / 2**n, (rx[0] >> n, rx[1] >> n)
-            s, rs = self.signed(x, rx, w)
-            return self.wrap(s / 2**n, (rs[0] >> n, rs[1] >> n), w)  # Int `/` floors for a positive divisor
-        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR) and len(a) == 2:
-            # disjoint bits (a tile base | a lane offset below its alignment, as Triton addresses): x + y
-            for x, y in ((a[0], a[1]), (a[1], a[0])):
-                (ix, rx), (iy, ry) = self.bv(x), self.bv(y)
-                if ry[0] >= 0 and ry[1] < 2 ** _low_zeros(x):
-                    return ix + iy, (rx[0] + ry[0], rx[1] + ry[1])
-            raise Untranslatable(f"bit-vector operation {e.decl().name()} of operands whose bits may meet")
+            s, rs = self.signed_value(a[0])
+            return s / 2**n, (rs[0] >> n, rs[1] >> n)  # Int `/` floors for a positive divisor, as sra does
+        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+            # bits that are never both set (a tile base | a lane offset below its alignment, Triton's
+            # `or` for `add`): x | y = x ^ y = x + y, no carry
+            seen = 0
+            for x in a:
+                m = self._may_be_one(x)
+                if seen & m:
+                    raise Untranslatable(f"bit-vector operation {e.decl().name()} of operands whose bits may meet")
+                seen |= m
+            xs = [self.value(x) for x in a]
+            return z3.Sum([x for x, _ in xs]), (sum(r[0] for _, r in xs), sum(r[1] for _, r in xs))
         if k == z3.Z3_OP_BAND:
             consts = [x for x in a if z3.is_bv_value(x)]
-            if len(a) != 2 or len(consts) != 1 or consts[0].as_long() & (consts[0].as_long() + 1):
-                raise Untranslatable("and with a mask that is not 2^k - 1")
+            if len(a) != 2 or len(consts) != 1:
+                raise Untranslatable("and of two variable terms")
             m = consts[0].as_long()
+            runs = _runs_of_ones(m)
+            if len(runs) > MASK_RUNS:
+                raise Untranslatable(f"and with a mask of more than {MASK_RUNS} runs of ones")
             x, rx = self.bv(a[0] if z3.is_bv_value(a[1]) else a[1])
-            return self.wrap(x, rx, m.bit_length()) if m else (z3.IntVal(0), (0, 0))
+            # bits [lo, hi) of x: (x mod 2^hi) - (x mod 2^lo); (x mod 2^w) mod 2^k = x mod 2^k for k <= w
+            out, top = [], 0
+            for lo, hi in runs:
+                part = self.unsigned(x, rx, hi)[0]
+                out.append(part - self.unsigned(x, rx, lo)[0] if lo else part)
+                top += 2**hi - 2**lo
+            if not out:
+                return z3.IntVal(0), (0, 0)
+            if len(runs) == 1 and runs[0][0] == 0:
+                return self.unsigned(x, rx, runs[0][1])
+            return z3.Sum(out), (0, top)
         if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I, z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
             if not z3.is_bv_value(a[1]) or a[1].as_long() == 0:
                 raise Untranslatable("division by a variable")
             d = a[1].as_long()
-            x, rx = self.bv(a[0])
+            x, rx = self.value(a[0])
             if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I):
                 return x / d, (rx[0] // d, rx[1] // d)
+            if rx[1] < d:
+                return x, rx
             return x % d, (0, d - 1)
         if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I, z3.Z3_OP_BSREM, z3.Z3_OP_BSREM_I):
             if not z3.is_bv_value(a[1]):
@@ -148,18 +194,66 @@ class _Translator:
             d = a[1].as_long()
             if d == 0 or d >= 2 ** (w - 1):
                 raise Untranslatable("signed division by zero or a negative constant")
-            x, rx = self.bv(a[0])
-            s, rs = self.signed(x, rx, w)
-            q = z3.If(s >= 0, s / d, -((-s) / d))  # truncating toward zero
-            rq = (min(rs[0] // d, -((-rs[0]) // d)), max(rs[1] // d, 0))
+            s, rs = self.signed_value(a[0])
+            q, rq = _truncating_division(s, rs, d)
             if k in (z3.Z3_OP_BSDIV, z3.Z3_OP_BSDIV_I):
-                return self.wrap(q, rq, w)
-            return self.wrap(s - q * d, (-(d - 1), d - 1), w)
+                return q, rq
+            # the remainder has the dividend's sign and |r| < d (SMT-LIB bvsrem)
+            lo = 0 if rs[0] >= 0 else max(rs[0], -(d - 1))
+            hi = 0 if rs[1] <= 0 else min(rs[1], d - 1)
+            return s - q * d, (lo, hi)
         if k == z3.Z3_OP_ITE:
             c = self.boolean(a[0])
             (x, rx), (y, ry) = self.bv(a[1]), self.bv(a[2])
             return z3.If(c, x, y), (min(rx[0], ry[0]), max(rx[1], ry[1]))
         raise Untranslatable(f"bit-vector operation {e.decl().name()}")
+
+    def _may_be_one(self, e) -> int:
+        """A mask of the bits of e that may be 1 in some model (the others are 0 in every model): a
+        known-bits analysis over masks, shifts, extensions and concatenations, and for any other
+        term the bits below its unsigned range's upper end, less its known low zeros (_low_zeros)."""
+        key = e.get_id()
+        got = self.ones.get(key)
+        if got is None:
+            got = self.ones[key] = self._ones(e)
+        return got
+
+    def _ones(self, e) -> int:
+        w = e.size()
+        full = 2**w - 1
+        k, a = e.decl().kind(), e.children()
+        if z3.is_bv_value(e):
+            return e.as_long()
+        if k == z3.Z3_OP_BAND:
+            m = full
+            for x in a:
+                m &= self._may_be_one(x)
+            return m
+        if k in (z3.Z3_OP_BOR, z3.Z3_OP_BXOR):
+            m = 0
+            for x in a:
+                m |= self._may_be_one(x)
+            return m
+        if k in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR) and z3.is_bv_value(a[1]):
+            n = a[1].as_long()
+            if n >= w:
+                return 0
+            m = self._may_be_one(a[0])
+            return (m << n) & full if k == z3.Z3_OP_BSHL else m >> n
+        if k == z3.Z3_OP_ZERO_EXT:
+            return self._may_be_one(a[0])
+        if k == z3.Z3_OP_EXTRACT:
+            hi, lo = e.params()
+            return (self._may_be_one(a[0]) >> lo) & full
+        if k == z3.Z3_OP_CONCAT:
+            m = 0
+            for x in a:
+                m = (m << x.size()) | self._may_be_one(x)
+            return m
+        if k == z3.Z3_OP_ITE:
+            return self._may_be_one(a[1]) | self._may_be_one(a[2])
+        _, r = self.value(e)
+        return (2 ** r[1].bit_length() - 1) & ~(2 ** _low_zeros(e) - 1) & full
 
     def boolean(self, e):
         key = e.get_id()
@@ -204,19 +298,54 @@ class _Translator:
             if z3.is_bool(a[0]):
                 x, y = self.boolean(a[0]), self.boolean(a[1])
             else:
-                x, y = self.bv(a[0])[0], self.bv(a[1])[0]
+                (x, rx), (y, ry) = self.bv(a[0]), self.bv(a[1])
+                m = 2 ** a[0].size()
+                if not (-m < rx[0] - ry[1] and rx[1] - ry[0] < m):
+                    # equal modulo 2^w; where |x - y| < 2^w that is x = y, with no reduction
+                    x, y = self.value(a[0])[0], self.value(a[1])[0]
             return x == y if k == z3.Z3_OP_EQ else x != y
         unsigned = {z3.Z3_OP_ULT: lambda x, y: x < y, z3.Z3_OP_ULEQ: lambda x, y: x <= y,
                     z3.Z3_OP_UGT: lambda x, y: x > y, z3.Z3_OP_UGEQ: lambda x, y: x >= y}
         signed = {z3.Z3_OP_SLT: lambda x, y: x < y, z3.Z3_OP_SLEQ: lambda x, y: x <= y,
                   z3.Z3_OP_SGT: lambda x, y: x > y, z3.Z3_OP_SGEQ: lambda x, y: x >= y}
         if k in unsigned:
-            return unsigned[k](self.bv(a[0])[0], self.bv(a[1])[0])
+            return unsigned[k](self.value(a[0])[0], self.value(a[1])[0])
         if k in signed:
-            w = a[0].size()
-            (x, rx), (y, ry) = self.bv(a[0]), self.bv(a[1])
-            return signed[k](self.signed(x, rx, w)[0], self.signed(y, ry, w)[0])
+            return signed[k](self.signed_value(a[0])[0], self.signed_value(a[1])[0])
         raise Untranslatable(f"boolean operation {e.decl().name()}")
+
+
+#: An `and` with a constant mask of more runs of ones than this is left to the bit-vectors.
+MASK_RUNS = 4
+
+
+def _runs_of_ones(m: int) -> list[tuple[int, int]]:
+    """The runs of set bits of m as (lo, hi): bits lo .. hi - 1; 0xF0 -> [(4, 8)]."""
+    runs, i = [], 0
+    while m >> i:
+        if (m >> i) & 1:
+            j = i
+            while (m >> j) & 1:
+                j += 1
+            runs.append((i, j))
+            i = j
+        else:
+            i += 1
+    return runs
+
+
+def _truncating_division(s, rs: Range, d: int):
+    """s / d rounded toward zero (bvsdiv, PTX div.s: 9.7.1.7) for d > 0, and its exact range: the
+    quotient is monotone in s, so its ends are those of rs. Z3's Int `/` floors for d > 0, which is
+    the truncation for s >= 0 and its mirror -((-s) / d) for s <= 0; a range on both sides needs both."""
+    def trunc(v: int) -> int:
+        return v // d if v >= 0 else -((-v) // d)
+    rq = (trunc(rs[0]), trunc(rs[1]))
+    if rs[0] >= 0:
+        return s / d, rq
+    if rs[1] <= 0:
+        return -((-s) / d), rq
+    return z3.If(s >= 0, s / d, -((-s) / d)), rq
 
 
 def _low_zeros(e) -> int:
@@ -300,12 +429,74 @@ def _table(c) -> bool:
     return z3.is_and(row) and all(z3.is_eq(x) and z3.is_bv_value(x.arg(1)) for x in row.children())
 
 
+#: Rounds of `_bounds_by_terms`: a bound read from a term whose range a bound of the round before narrowed.
+BOUND_ROUNDS = 2
+
+_FLIP = {z3.Z3_OP_ULT: z3.Z3_OP_UGT, z3.Z3_OP_ULEQ: z3.Z3_OP_UGEQ, z3.Z3_OP_UGT: z3.Z3_OP_ULT,
+         z3.Z3_OP_UGEQ: z3.Z3_OP_ULEQ}
+
+
+def _variable(e) -> str | None:
+    """The name of the variable e is, or zero-extends (the same unsigned value), else None."""
+    while z3.is_app(e) and e.decl().kind() == z3.Z3_OP_ZERO_EXT:
+        e = e.arg(0)
+    if z3.is_const(e) and not z3.is_bv_value(e) and z3.is_bv(e):
+        return e.decl().name()
+    return None
+
+
+def _bounds_by_terms(kept: list, known: dict[str, Range]) -> dict[str, Range]:
+    """`known` narrowed by top-level unsigned comparisons of a variable (or its zero extension) with
+    any term: x <u e gives x <= hi(e) - 1, x >=u e gives x >= lo(e), where (lo, hi) is e's unsigned
+    range under the ranges known so far (a CTA id below a grid size that is a function of the sizes,
+    say). Each such conjunct holds in every model, so the narrowed range does too."""
+    out = dict(known)
+    for _ in range(BOUND_ROUNDS):
+        t = _Translator(out)
+        new = dict(out)
+        for c in kept:
+            if not z3.is_app(c) or c.num_args() != 2 or c.decl().kind() not in _FLIP:
+                continue
+            k = c.decl().kind()
+            x, y = c.children()
+            if _variable(x) is None:
+                x, y, k = y, x, _FLIP[k]
+            name = _variable(x)
+            if name is None:
+                continue
+            try:
+                _, (lo, hi) = t.value(y)
+            except Untranslatable:
+                continue
+            was = new.get(name, (0, 2 ** _width(x) - 1))
+            if k == z3.Z3_OP_ULT:
+                got = (was[0], min(was[1], hi - 1))
+            elif k == z3.Z3_OP_ULEQ:
+                got = (was[0], min(was[1], hi))
+            elif k == z3.Z3_OP_UGT:
+                got = (max(was[0], lo + 1), was[1])
+            else:
+                got = (max(was[0], lo), was[1])
+            if got[0] <= got[1]:  # an empty range: no model at all; keep the wider one
+                new[name] = got
+        if new == out:
+            break
+        out = new
+    return out
+
+
+def _width(e) -> int:
+    while e.decl().kind() == z3.Z3_OP_ZERO_EXT:
+        e = e.arg(0)
+    return e.size()
+
+
 def to_int(assertions) -> list:
     """The assertions (Z3 booleans over bit-vectors) as integer constraints: equisatisfiable, except
     that large tables of rows (`_table`) are left out, a weaker formula: unsat still means unsat.
     Callers put a compact summary of such a table beside it (grid.py `_affine_rows`)."""
     kept = [c for c in _conjuncts(list(assertions)) if not _table(c)]
-    t = _Translator(_known_ranges(kept))
+    t = _Translator(_bounds_by_terms(kept, _known_ranges(kept)))
     out = [t.boolean(a) for a in kept]
     return t.side + out
 

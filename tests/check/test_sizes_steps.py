@@ -15,8 +15,6 @@ expression), and the accesses of every iteration are `b + 4 col + t * 4N` with t
 
 from __future__ import annotations
 
-import pytest
-
 import ptx_parser
 from harness.contract import cdiv
 from symexec import Launch, load_program
@@ -83,13 +81,6 @@ def _check(src: str, k: int, n: int):
                         sizes=_domain(k, n))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap (2026-12-03): the bounds query of the summarised K loop's last iteration (t * 4N with "
-    "t < K - 4, cdiv(N, 128) CTAs, wrap-around mods of 2^64) is unknown to Z3's integer form at 100M "
-    "rlimit and to bit-blasting in 27 s; it was proven before only when state left in Z3's shared "
-    "context by earlier queries steered the search (passed alone, failed in CI depending on what ran "
-    "first). The integer tries now run in a fresh context (grid._int_check), so the answer is the same "
-    "on every run: the sizes proof falls back to the checked launch and says so."))
 def test_a_k_loop_whose_pointer_step_is_a_size_is_proved_for_every_size() -> None:
     r = _check(COLSUM, 40, 256)
     assert r.verdict == "race_free", (r.verdict, r.notes)
