@@ -158,8 +158,8 @@ class Shadow(InstructionObserver):
         # every back-edge guard on %ctaid the run took, in order: (None, guard) for one iteration, (t leaf, guard
         # of period t) for a summarised loop's periods; CTAs for which all hold alike run the same iterations
         self.trip_conds: list[tuple[int | None, tuple]] = []
-        self._ctaid_exits: list[Decision] = []
-        self._own_guard = None  # the guard of the access being recorded, without the back edges taken (`taken`)  # back edges on %ctaid left inside a followed period (handled then)
+        self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
+        self._own_guard = None  # the guard of the access being recorded, without the back edges taken (`taken`)
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
