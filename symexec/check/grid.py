@@ -526,14 +526,28 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
         if longer is None or sizes is not None:
             return None, f"symbolic not applicable: {e}"
         # a loop whose trip count depends on %ctaid (grid_loops.py): the CTA that goes on, alone
-        local = cta_local_state(prog)
-        if local:
-            return None, (f"symbolic not applicable: {e}; running the longer CTA alone does not cover the others' "
-                          f"CTA-local state ({local}): one run per trip count is not built")
         try:
             reps, rep, sh, run = _represent(prog, launch, None, [longer], ctaid_trips=True)
         except ShadowFailed as e2:
             return None, f"symbolic not applicable: {e}; with CTA {longer} run alone: {e2}"
+        if not rep.findings and cta_local_state(prog):  # one CTA of each trip pattern runs too
+            patterns, why = _trip_patterns(sh, launch, longer)
+            if why:
+                return None, f"symbolic not applicable: {e}; with CTA {longer} run alone: {why}"
+            others = [c for c in patterns if c != tuple(longer)]
+            if others:
+                r2 = _concrete(prog, launch, others)
+                if r2.findings:  # real: these CTAs ran concretely
+                    r2.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a CTA run for its trip count")
+                    return r2, ""
+                if r2.outcome is not Verdict.RACE_FREE or r2.reason:
+                    return None, f"symbolic not applicable: {e}; CTAs {others} run for their trip counts: {r2.verdict}"
+            rep.assumptions.append(
+                f"loops whose trip count depends on %ctaid: {len(patterns)} distinct patterns of back edges taken over "
+                f"the grid (numpy, every CTA); CTAs {patterns} executed concretely, one of each, so shared memory, "
+                "barriers and other CTA-local behaviour are checked for every CTA (CTAs of one pattern run the same "
+                "instructions, and no shared address or guard depends on %ctaid beyond those back edges)")
+            rep.stats["trip_patterns"] = len(patterns)
     if run.state.footprint_hit is not None and require_summary:
         return None, f"symbolic not applicable: {run.state.footprint_hit}"
     if rep.findings:  # real: these CTAs were executed concretely
@@ -594,6 +608,43 @@ def _at(point: dict[str, int]) -> str:
 
 def _checked_sizes(sizes: SizeDomain) -> dict[str, int]:
     return sizes.concrete_from if sizes.concrete_from is not None else sizes.concrete
+
+
+#: Most distinct trip patterns of loops on %ctaid for which one CTA each is run (CTA-local state, grid_loops.py).
+MAX_TRIP_PATTERNS = 8
+
+
+def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tuple], str]:
+    """One CTA of each distinct pattern of the back edges on %ctaid that the executed CTA took
+    (`Shadow.trip_conds`, evaluated with numpy for every CTA of the grid; a summarised loop's at each
+    period t it covers): CTAs of one pattern leave every such loop at the same iteration, so, with every
+    other branch proved to go as in the executed CTA and no shared address or guard depending on %ctaid,
+    they run the same instructions on the same CTA-local addresses. ([], why) when that does not hold or
+    there are more than MAX_TRIP_PATTERNS patterns. `executed`: the CTA already run, its pattern's."""
+    if sh.shared_varies:
+        return [], f"{sh.shared_varies} has a shared address or guard that depends on %ctaid"
+    ids = [x.ravel() for x in np.indices(launch.grid)]
+    n = len(ids[0])
+    env = {("c", k): ids[k].astype(np.uint64)[None, :] for k in range(3)}
+    rows = []
+    for ident, expr in sh.trip_conds:
+        if _has_leaf(expr, ("p", "q", "s", "g", "d")):
+            return [], "a back edge on %ctaid depends on the thread"
+        if ident is None:
+            rows.append(np.broadcast_to(np.asarray(evaluate(expr, env), bool), (1, n)))
+        else:
+            t = np.arange(sh.loop_ranges[ident], dtype=np.uint64)[:, None]
+            rows.append(np.broadcast_to(np.asarray(evaluate(expr, {**env, ("t", ident): t}), bool), (len(t), n)))
+    if not rows:
+        return [], "no back edge on %ctaid was recorded"
+    sig = np.concatenate(rows).T
+    _, first, which = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+    if len(first) > MAX_TRIP_PATTERNS:
+        return [], (f"{len(first)} distinct trip patterns over the grid, more than {MAX_TRIP_PATTERNS} CTAs to run for "
+                    "the kernel's CTA-local state (shared memory, barriers)")
+    executed = int(np.ravel_multi_index(tuple(int(x) for x in executed), launch.grid))
+    first[int(np.ravel(which)[executed])] = executed  # its pattern is the executed CTA's own
+    return [tuple(int(ids[k][i]) for k in range(3)) for i in sorted(first.tolist())], ""
 
 
 def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None, reps: list | None = None,
@@ -929,9 +980,9 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         + ("so all CTAs run the same instruction sequence" if not sh.ctaid_trips else
            f"except the back edges of loops whose trip count depends on %ctaid: CTA {reps[0]}, which runs them "
            "longest, ran alone; every CTA runs a prefix of its iterations (each access is proved under the back "
-           "edges taken before it, and no CTA goes on where it leaves (Z3)), then the same code, and the kernel "
-           "keeps no CTA-local state (no shared or local memory, no synchronisation), so its global accesses are "
-           "all a CTA does")
+           "edges taken before it, and no CTA goes on where it leaves (Z3)), then the same code"
+           + ("" if "trip_patterns" in rep.stats else ", and the kernel keeps no CTA-local state (no shared or local "
+              "memory, no synchronisation), so its global accesses are all a CTA does"))
         + f"; proven for {scope}: global accesses in bounds, no race "
         "between two different CTAs on global memory" + shared_all
         + ("; no two threads of one CTA touch overlapping global bytes in any CTA (Z3), so there is no "

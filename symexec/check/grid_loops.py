@@ -7,9 +7,8 @@ covered as below. This module says *which* loop and how the representatives diff
 fallback note names the cause a person can act on (and the bench rows can be sorted by it),
 instead of a bare guard.
 
-Covered (grid.py `check_symbolic`, grid_shadow.py `_ctaid_trip`), when the kernel keeps no state of
-its own per CTA (`cta_local_state`: no shared or local memory, no barrier or other synchronisation,
-no asynchronous unit): the CTA that goes on where the first and last CTA part is run alone, and
+Covered (grid.py `check_symbolic`, grid_shadow.py `_ctaid_trip`): the CTA that goes on where the
+first and last CTA part is run alone, and
   - each back edge on %ctaid it takes is a reach condition of every later access in the loop (a CTA
     for which it is false left before and makes none of them): the accesses Z3 reasons about for a
     CTA c are a superset of those c makes;
@@ -18,10 +17,14 @@ no asynchronous unit): the CTA that goes on where the first and last CTA part is
   - a summarised period (loops.py) at iteration t runs in CTA c only if period t - 1's back edges
     were taken in c (grid.py `_CtaidTrips`);
   - what the loop writes to registers is unknown after it (CTAs leave at different iterations).
-Intra-CTA properties then need no run of the shorter CTAs: without CTA-local state, everything a
-CTA does is its global accesses, which the proofs above cover for every CTA. Kernels with such state
-(shared memory: causal flash attention, Mamba-2's chunk scan) still enumerate: covering them needs
-one concrete run per distinct trip count, not built (see bench/results/ctaid-loops-2026-12-04).
+Intra-CTA properties: when the kernel keeps no state of its own per CTA (`cta_local_state`: no
+shared or local memory, no barrier or other synchronisation, no asynchronous unit), everything a CTA
+does is its global accesses, which the proofs above cover for every CTA. Otherwise the back edges
+taken are evaluated for every CTA (numpy, grid.py `_trip_patterns`), and one CTA of each distinct
+pattern, at most 8, is run concretely: CTAs of one pattern run the same instructions, on the same
+shared addresses when none depends on %ctaid beyond those back edges (else: enumerated). Causal
+attention has as many patterns as query blocks and is still enumerated (see
+bench/results/ctaid-loops-2026-12-04).
 """
 
 from __future__ import annotations
@@ -77,8 +80,7 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
     if tgt is not None and tgt <= pc and tgt in prog.loop_headers:
         return (f"the loop at {prog.code[tgt].span} runs a number of iterations that depends on %ctaid (its back "
                 f"edge, bra at {ins.span}): CTA {names(off)} leaves it while CTA {names(on)} "
-                f"goes on; the symbolic grid covers that only by running CTA {names(on[:1])} alone, when the "
-                "kernel keeps no CTA-local state")
+                f"goes on; the symbolic grid covers that by running CTA {names(on[:1])} alone")
     if tgt is not None and tgt > pc:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:

@@ -155,7 +155,11 @@ class Shadow(InstructionObserver):
         # summarised loops (t leaf) whose period's back edge depends on %ctaid: those back-edge guards, as
         # functions of t; grid.py bounds the periods' accesses by them (_Trips)
         self.ctaid_backs: dict[int, list[tuple]] = {}
+        # every back-edge guard on %ctaid the run took, in order: (None, guard) for one iteration, (t leaf, guard
+        # of period t) for a summarised loop's periods; CTAs for which all hold alike run the same iterations
+        self.trip_conds: list[tuple[int | None, tuple]] = []
         self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
+        self._own_guard = None  # the guard of the access being recorded, without the back edges taken (`taken`)
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
@@ -333,9 +337,10 @@ class Shadow(InstructionObserver):
             region["ran"].update((np.nonzero(g.mask)[0] % self.batch.lanes_per_cta).tolist())
             region["writes"].update(n for n, _ in self._dests(ins))
             path = region["guard"]
-            self._memory(g, ins, mask, self._after_trips(path if guard is None else TOP if guard is TOP
-                                                         else ("band", 0, path, guard)))
+            self._own_guard = path if guard is None else TOP if guard is TOP else ("band", 0, path, guard)
+            self._memory(g, ins, mask, self._after_trips(self._own_guard))
         else:
+            self._own_guard = guard
             self._memory(g, ins, mask, self._after_trips(guard))
         dests = self._dests(ins)
         if not dests:
@@ -565,6 +570,7 @@ class Shadow(InstructionObserver):
         value = np.broadcast_to(taken, mask.shape)[lanes]
         if value.all():
             self.taken.setdefault(head, []).append(guard)
+            self.trip_conds.append((None, guard))
             return
         if value.any():
             self.fail(f"threads of one CTA leave the loop at {self.prog.code[head].span} at different iterations "
@@ -756,6 +762,7 @@ class Shadow(InstructionObserver):
             # periods 0 .. t_value ran in the executed CTA (the accesses keep t: grid.py bounds them by these
             # guards); the iteration after them is reached through period t_value's back edge
             self.ctaid_backs.setdefault(proof.ident, []).append(d.expr)
+            self.trip_conds.append((proof.ident, d.expr))
             self.taken.setdefault(self._head_of(d.pc), []).append(substitute(d.expr, "t", proof.ident, t_value))
         if not accesses and self.size_params:  # periods skipped: reaching the next one took their back edges
             for d in proof.decisions:
@@ -848,13 +855,19 @@ class Shadow(InstructionObserver):
         size = vec * max(8, tinfo(ins.types[-1]).width) // 8
         self._record(g, ins, mask, guard, aop, kind, size, sp)
 
+    def _shared_guard(self, guard):
+        """The guard of a shared access as far as it may differ between CTAs of one trip pattern: with
+        `ctaid_trips`, the back edges on %ctaid taken before it are left out (CTAs of one pattern took the
+        same ones, grid.py `_trip_patterns`); otherwise the guard."""
+        return self._own_guard if self.ctaid_trips else guard
+
     def _shared_operands(self, ins: A.Instruction, operands, guard) -> None:
         """Note `ins` as a shared access that may differ between CTAs when one of its address operands
         (shared memory, an mbarrier) has a %ctaid-dependent base or the instruction a %ctaid-dependent
         guard."""
         for o in operands:
             if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                    and (self.state(o.base) is not None or guard is not None):
+                    and (self.state(o.base) is not None or self._shared_guard(guard) is not None):
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
                 return
 
@@ -1003,7 +1016,7 @@ class Shadow(InstructionObserver):
                     self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
                                    "iteration")
         if sp.startswith(".shared"):
-            if a_state is not None or guard is not None:
+            if a_state is not None or self._shared_guard(guard) is not None:
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
             return
         if a_state is TOP:

@@ -558,7 +558,8 @@ def test_ctaid_dependent_loop_left_inside_a_followed_period(tmp_path, after: boo
     (the last address, `after`), which then falls back to enumeration, naming that access."""
     text = (CAUSAL / "grid_ctaid_few_trip_counts_ok.ptx").read_text()
     text = text.replace('"grid": [256]', '"grid": [160]').replace('"shape": [128]', '"shape": [256]')
-    text = text.replace('"shape": [32768]', '"shape": [40960]').replace("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;")
+    text = text.replace('"shape": [32768]', '"shape": [40960]')
+    text = text.replace("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;")
     text = text.replace("shl.b32 %r5, %r2, 2;", "shl.b32 %r5, %r2, 3;")  # an eight-block slot per CTA
     if after:
         text = text.replace("\t@%p1 bra LOOP;\n\tret;", "\t@%p1 bra LOOP;\n\tst.global.u32 [%rd6], %r6;\n\tret;")
@@ -586,9 +587,28 @@ def test_ctaid_dependent_break_inside_the_loop_falls_back() -> None:
     assert "grid_ctaid_loop_break_ok.ptx:48:7" in method and "some CTA decides it otherwise" in method, method
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_shared_ok", "grid_ctaid_trip_pattern_shared_race"])
+def test_ctaid_dependent_trip_count_with_shared_memory_runs_each_pattern(case: str) -> None:
+    """Shared memory and barriers: the last CTA (three iterations) runs alone for the proofs, and one CTA of
+    each other trip pattern (one and two iterations) runs concretely; the race is only in the two-iteration
+    CTAs (64 .. 127), and is found there."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and method == "symbolic", (r.verdict, method)
+        assert r.stats["trip_patterns"] == 3, r.stats
+        assert any("3 distinct patterns of back edges taken" in a and "CTAs [(0, 0, 0), (64, 0, 0), (191, 0, 0)] "
+                   "executed concretely" in a for a in r.assumptions), r.assumptions
+    else:
+        assert r.verdict == "race", r.verdict
+        assert method == "symbolic (finding in a CTA run for its trip count)", method
+        assert {s.cta for s in r.findings[0].sites} == {(64, 0, 0)}, r.findings[0].sites
+
+
 def test_ctaid_dependent_trip_count_with_shared_memory_falls_back(tmp_path) -> None:
-    """With CTA-local state (a barrier here) a shorter CTA's intra-CTA behaviour is not the longest one's:
-    the grid is enumerated and the note says why (one run per trip count is not built)."""
+    """With CTA-local state (a barrier here) a shorter CTA's intra-CTA behaviour is not the longest one's,
+    and 66 CTAs each leave the loop at another iteration: more trip patterns than CTAs run for them, so the
+    grid is enumerated and the note says why."""
     text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
         "\tadd.u32 %r6, %r6, 1;\n", "\tbar.sync 0;\n\tadd.u32 %r6, %r6, 1;\n")
     assert "bar.sync 0;" in text
@@ -598,7 +618,7 @@ def test_ctaid_dependent_trip_count_with_shared_memory_falls_back(tmp_path) -> N
     assert r.verdict == "race_free", r.verdict
     method = r.stats["grid_method"]
     assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
-    assert "CTA-local state (bar.sync at " in method and "one run per trip count is not built" in method, method
+    assert "66 distinct trip patterns over the grid, more than 8" in method, method
 
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
