@@ -25,7 +25,11 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
             ("conv2d", "conv2d/conv2d_halo_mma.sm_80.ptx", None),
             ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None),
             ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.sm_80.ptx", None),  # support lemma, 29 s CPU
-            ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_80.ptx", None)]
+            ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_80.ptx", None),
+            ("dion_update", "dion_update/dion_cta_fma.sm_80.ptx", None)]
+#: Wall-clock limits other than 600 s: dion_cta_fma takes 128 s CPU / 1300 MiB, 350-400 s of wall at load 5-7
+#: (bench/results/equiv-candidates-2026-12-04m).
+TIMEOUTS = {"dion_update/dion_cta_fma.sm_80.ptx": 2400}
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
 NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx", None),
                   ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx", None),
@@ -37,7 +41,8 @@ NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.p
 @pytest.mark.slow
 @pytest.mark.parametrize("contract,path,ref_arch", VERIFIED, ids=[Path(p).name for _, p, _ in VERIFIED])
 def test_candidate_verified(contract: str, path: str, ref_arch: str | None) -> None:
-    report = run_equivalence(CANDIDATES / path, contract=contract, reference_arch=ref_arch, timeout=600)
+    report = run_equivalence(CANDIDATES / path, contract=contract, reference_arch=ref_arch,
+                             timeout=TIMEOUTS.get(path, 600))
     assert report.verdict == "verified", (report.verdict, report.notes[:3])
     eq = report.stats["equivalence"]
     assert eq["suspects"] == 0 and sum(p["elements"] for p in eq["proofs"]) > 0
