@@ -78,6 +78,7 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 #: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
 #: when the flat polynomial would have more monomials than this (the let-atom stays nested).
 FLATTEN_LIMIT = 1 << 17
+FLATTEN_BUDGET = 1 << 24  # monomials all flattenings of one normalizer may copy (then let-atoms stay nested)
 #: A product of polynomials with more monomial pairs than this looks at the run's deadline (--timeout)
 #: after each monomial of the shorter one: an expansion of let-atoms may multiply sums of thousands.
 BIG_PRODUCT = 1 << 16
@@ -169,6 +170,7 @@ class Normalizer:
         self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
         self._budget = EXPAND_BUDGET
+        self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
         self._shape_ids: dict[int, int] = {}
@@ -421,14 +423,20 @@ class Normalizer:
         here are flat already, so one level suffices."""
         alone = []
         grown = len(x.num)
+        biggest = 0
         for m in x.num:
             if len(m) == 2 and m[1] == 1 and self.atoms[m[0]][0] is AtomKind.LET:
                 inner = self.key_nf[self.atoms[m[0]][1][0]]
                 if isinstance(inner, Rat) and inner.den is None:
                     alone.append((m, inner.num))
-                    grown += len(inner.num)
-        if not alone or grown > FLATTEN_LIMIT:
+                    grown += len(inner.num) - 1
+                    biggest = max(biggest, len(inner.num))
+        # only a balanced merge (no let-atom more than half of the whole: two halves of a tree, a
+        # butterfly's two partners), so each monomial is copied O(log n) times; a chain (a long prefix
+        # plus a few elements) keeps its prefix nested, as it would be copied at every step
+        if not alone or grown > FLATTEN_LIMIT or 2 * biggest > grown or self._flatten_budget < grown:
             return x
+        self._flatten_budget -= grown
         num = dict(x.num)
         for m, inner in alone:
             _add_into(num, inner, num.pop(m))

@@ -25,7 +25,9 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
             ("conv2d", "conv2d/conv2d_halo_mma.sm_80.ptx", None),
             ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None),
             ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_80.ptx", None),
-            ("layernorm", "layernorm/layernorm_warp_row.sm_80.ptx", None)]
+            ("layernorm", "layernorm/layernorm_warp_row.sm_80.ptx", None),
+            ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_90a.ptx", None),
+            ("layernorm", "layernorm/layernorm_warp_row.sm_90a.ptx", None)]
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
 NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx", None),
                   ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx", None),
