@@ -78,6 +78,10 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 #: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
 #: when the flat polynomial would have more monomials than this (the let-atom stays nested).
 FLATTEN_LIMIT = 1 << 17
+FLATTEN_BUDGET = 1 << 24  # monomials all flattenings of one normalizer may copy (then let-atoms stay nested)
+#: A product of polynomials with more monomial pairs than this looks at the run's deadline (--timeout)
+#: after each monomial of the shorter one: an expansion of let-atoms may multiply sums of thousands.
+BIG_PRODUCT = 1 << 16
 TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
 
 
@@ -166,6 +170,7 @@ class Normalizer:
         self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
         self._budget = EXPAND_BUDGET
+        self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
         self._shape_ids: dict[int, int] = {}
@@ -253,7 +258,10 @@ class Normalizer:
             a, b = b, a
         out: Poly = {}
         special = self._special
+        big = len(a) * len(b) > BIG_PRODUCT
         for mb, cb in b.items():
+            if big:
+                _check_time("multiplying polynomials")
             for ma, ca in a.items():
                 m, c = _mono_mul(ma, mb, self._merge_exp2, special)
                 v = out.get(m, 0) + ca * cb * c
@@ -403,11 +411,11 @@ class Normalizer:
         """x itself, or a let-atom standing for it when its normal form is big."""
         if not isinstance(x, Rat):  # +-inf, or a predicate's condition
             return x
+        if x.den is None:  # flat first: a sum of four let-atoms is small, what it stands for is not
+            x = self._flatten_lets(x)
         size = len(x.num) + (len(self.polys[x.den]) if x.den is not None else 0)
         if size <= LET_LIMIT:
             return x
-        if x.den is None:
-            x = self._flatten_lets(x)
         return Rat({(self.atom(AtomKind.LET, (self.key(x),)), 1): 1})
 
     def _flatten_lets(self, x: Rat) -> Rat:
@@ -416,14 +424,20 @@ class Normalizer:
         here are flat already, so one level suffices."""
         alone = []
         grown = len(x.num)
+        biggest = 0
         for m in x.num:
             if len(m) == 2 and m[1] == 1 and self.atoms[m[0]][0] is AtomKind.LET:
                 inner = self.key_nf[self.atoms[m[0]][1][0]]
                 if isinstance(inner, Rat) and inner.den is None:
                     alone.append((m, inner.num))
-                    grown += len(inner.num)
-        if not alone or grown > FLATTEN_LIMIT:
+                    grown += len(inner.num) - 1
+                    biggest = max(biggest, len(inner.num))
+        # only a balanced merge (no let-atom more than half of the whole: two halves of a tree, a
+        # butterfly's two partners), so each monomial is copied O(log n) times; a chain (a long prefix
+        # plus a few elements) keeps its prefix nested, as it would be copied at every step
+        if not alone or grown > FLATTEN_LIMIT or 2 * biggest > grown or self._flatten_budget < grown:
             return x
+        self._flatten_budget -= grown
         num = dict(x.num)
         for m, inner in alone:
             _add_into(num, inner, num.pop(m))
@@ -480,6 +494,7 @@ class Normalizer:
             self._budget -= (len(term.num) if in_place else len(total.num)) if isinstance(total, Rat) else 1
             if self._budget < 0:
                 raise TooBig("expanding let-atoms exceeded the budget")
+            _check_time("expanding let-atoms to compare normal forms")
         return total
 
     def _expand_atom(self, a: int) -> NF:
@@ -1200,6 +1215,13 @@ class Normalizer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+def _check_time(doing: str) -> None:
+    """Stop with the run's time limit (symexec.TimeLimit: the verdict is inconclusive, naming it)."""
+    from symexec.machine import check_time_limit
+
+    check_time_limit(doing)
+
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:
     for m, c in p.items():

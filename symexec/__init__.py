@@ -17,14 +17,15 @@ from . import wgmma as _wgmma
 from .errors import Deadlock, ExecError, MemoryFault, MemoryLimit, TimeLimit, Trap, UndefinedBehavior, Unsupported
 from .events import Observer
 from .launch import Launch, LaunchError, load_launch_spec
-from .machine import Machine, Progress, rss_bytes, run_kernel, run_limits, time_limit
+from .machine import Machine, Progress, check_time_limit, rss_bytes, run_kernel, run_limits, time_limit
 from .program import Program, load_program
 from .units import Unit, UnitState, register_unit
 
 for _u in (_mbarrier.UNIT, _async_copy.UNIT, _wgmma.UNIT, _tma.UNIT, _calls.UNIT):
     register_unit(_u)
 
-__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "run_limits", "Progress",
+__all__ = ["Launch", "LaunchError", "load_launch_spec", "Machine", "run_kernel", "time_limit", "run_limits",
+           "check_time_limit", "Progress",
            "rss_bytes", "Program", "load_program", "ExecError", "TimeLimit", "MemoryLimit", "Trap", "Unsupported",
            "MemoryFault", "Deadlock", "UndefinedBehavior", "Observer",
            "Unit", "UnitState", "register_unit"]

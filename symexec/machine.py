@@ -298,6 +298,14 @@ def run_limits(seconds: float | None = None, max_rss: int | None = None,
         _LIMITS.reset(token)
 
 
+def check_time_limit(doing: str) -> None:
+    """Raise TimeLimit when the deadline of the enclosing run_limits() has passed: for work outside a
+    machine (proofs) that must stop with the run's --timeout too. `doing` says what was cut short."""
+    lim = _LIMITS.get()
+    if lim.deadline is not None and time.monotonic() > lim.deadline:
+        raise TimeLimit(f"time limit of {lim.seconds:g} s reached {doing}")
+
+
 def time_limit(seconds: float | None):
     """Machines created inside raise TimeLimit once ``seconds`` have passed (None: no limit)."""
     return run_limits(seconds)

@@ -26,6 +26,9 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
             ("gemm_accumulate", "gemm_accumulate/gemm_splitk.sm_80.ptx", None),
             ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.sm_80.ptx", None),  # support lemma, 29 s CPU
             ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_80.ptx", None),
+            ("layernorm", "layernorm/layernorm_warp_row.sm_80.ptx", None),
+            ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_90a.ptx", None),
+            ("layernorm", "layernorm/layernorm_warp_row.sm_90a.ptx", None),
             ("dion_update", "dion_update/dion_cta_fma.sm_80.ptx", None)]
 #: Wall-clock limits other than 600 s: dion_cta_fma takes 128 s CPU / 1300 MiB, 350-400 s of wall at load 5-7
 #: (bench/results/equiv-candidates-2026-12-04m).
