@@ -23,6 +23,10 @@ DAG (term ids ascend children first):
    instance. A commutative node reached in pass 1 checks its operands' images against its image's
    operands as an unordered pair.
 
+Images are held per member, so members are checked in chunks; an image (and an input element's
+substitution) is dropped after the last step of pass 1 that reads it, which the representative's DAG alone
+decides (`_plan`), so a chunk is sized by the most held at once, not by the DAG's size.
+
 By induction over the DAG every image is the substituted node, so a member that passes is an
 instance: sound without any search. A member can fail although it is an instance (an input leaf
 reached only below same-shape commutative pairs, whose pairing pass 1 cannot know); it is then

@@ -60,6 +60,16 @@ def from_array(raw: np.ndarray) -> Fill:
 CHUNK_SHIFT = 12  # pages per chunk of the page table
 
 
+def _chunks_of(hi: np.ndarray) -> list[int]:
+    """The chunk numbers among `hi`, or a superset (a chunk absent from `hi` selects nothing): a few
+    neighbouring chunks (a buffer of a few MiB read across a chunk boundary) are listed from the range,
+    without np.unique's hashing of every index."""
+    if not hi.size:
+        return []
+    lo, top = int(hi.min()), int(hi.max())
+    return list(range(lo, top + 1)) if top - lo < 8 else np.unique(hi).tolist()
+
+
 class _PageTable:
     """Page number -> slot in the pool (-1: not made), in chunks of 2^CHUNK_SHIFT pages made on
     first touch: a 2 GiB buffer of which two CTAs touch a few pages costs a few chunks, not a
@@ -76,7 +86,7 @@ class _PageTable:
             ch = self.chunks.get(int(hi.reshape(-1)[0]))
             return np.full(pages.shape, -1, np.int32) if ch is None else ch[pages & ((1 << CHUNK_SHIFT) - 1)]
         out = np.full(pages.shape, -1, np.int32)
-        for c in np.unique(hi).tolist():
+        for c in _chunks_of(hi):
             ch = self.chunks.get(c)
             if ch is not None:
                 sel = hi == c

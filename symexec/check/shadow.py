@@ -553,16 +553,23 @@ class Tracker:
         nb = bh.shape[1]
         code = int(np.log2(max(1, nb))) << 4
         expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
-        whole = (bh == bh[:, :1]).all(axis=1) & (bp == expect).all(axis=1)
-        h = bh[:, 0].copy()
-        # bytes of several values, or parts of one: numbered by all of them; only where tainted, since
-        # _numbered numbers the other lanes (those the load left out among them) by their bits
-        part = ~whole & (taint != 0)
+        # only the tainted lanes are numbered by their bytes: _numbered numbers the others (those the
+        # load left out among them, in a batch where a few warps are active) by their bits
+        lanes = None if every(taint) else np.nonzero(taint)[0]
+        th, tp = (bh, bp) if lanes is None else (bh[lanes], bp[lanes])
+        whole = (th == th[:, :1]).all(axis=1) & (tp == expect).all(axis=1)
+        ht = th[:, 0].copy()
+        part = ~whole  # bytes of several values, or parts of one: numbered by all of them
         if part.any():
-            h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, bh[part]), row_number(BYTES_KEY, bp[part].astype(np.uint64)))
+            ht[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th[part]), row_number(BYTES_KEY, tp[part].astype(np.uint64)))
+        if lanes is None:
+            h = ht
+        else:
+            h = np.zeros(self.n, np.uint64)
+            h[lanes] = ht
         h = self._numbered(h, taint, value)
         if self.terms is not None:
-            sel = np.nonzero((taint != 0) & ~whole)[0]
+            sel = np.nonzero(part)[0] if lanes is None else lanes[part]
             if sel.size:
                 self.terms.load(LoadRecord(h[sel], bh[sel], bp[sel], width))
         return h, taint.astype(np.uint8)
