@@ -628,7 +628,7 @@ def _popc(ins, args, B: Builder, ctx):
 
 @rule("prmt")
 def _prmt(ins, args, B: Builder, ctx):
-    """prmt.b32 d, a, b, c with a concrete selector: bytes of {b, a} picked by c's nibbles (9.7.8.7)."""
+    """prmt.b32 d, a, b, c with a concrete selector: bytes of {b, a} picked by c's nibbles (9.7.9.7)."""
     _need(ins, args, 3)
     if ins.modifiers - {".b32"}:
         raise Unsupported(f"{ins.name}: prmt modes on data", ins)
