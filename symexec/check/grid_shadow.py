@@ -746,12 +746,20 @@ class Shadow(InstructionObserver):
                 del self.regs[name]
                 continue
             self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
+        left = any(d is x for d in trips for x in self._ctaid_exits)
         for d in trips:
             ins = self.prog.code[d.pc]
             if any(d is x for x in self._ctaid_exits):  # left inside the period: handled there (_loop_guard)
                 if not accesses:
                     self.fail(f"the loop at {ins.span} is left inside a period the loop summariser skips")
                     return
+                continue
+            if accesses and left:  # taken before the loop was left in this period: no condition of what
+                # follows the loop (a stale one would drop accesses); it still tells the CTAs' patterns apart
+                if not d.value[d.lanes & self.batch.valid].all():
+                    self.fail(f"threads of one CTA leave the loop at {ins.span} at different iterations")
+                    return
+                self.trip_conds.append((None, substitute(d.expr, "t", proof.ident, 0)))
                 continue
             if accesses:  # the period ran as the iteration t = 0, as any other iteration
                 self._ctaid_trip(d.lanes, ins, substitute(d.expr, "t", proof.ident, 0), d.value, d.pc)
