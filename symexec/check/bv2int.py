@@ -5,12 +5,18 @@ bit-vector multiplications whose bit-blasted circuits Z3 does not refute in minu
 same facts over the integers are a small nonlinear problem (nlsat) it refutes in about a second.
 
 `to_int` rewrites a Z3 bit-vector formula into an equisatisfiable one over the integers, exactly:
-a bit-vector of width w is the integer of its unsigned value in [0, 2^w); every operation wraps
-with `mod 2^w` unless the operands' ranges show it cannot overflow (SMT-LIB's bit-vector semantics;
-PTX integer arithmetic is modulo 2^w too, 9.7.1). Signed comparisons and extensions read the value
-as two's complement. Only operations with an exact integer form are taken (shifts and masks by
-constants, division by constants); anything else raises `Untranslatable`, and the caller keeps the
-bit-vector query. The result is used only to prove unsatisfiability (grid.py's `_check`), so a
+a bit-vector of width w is an integer congruent to its unsigned value modulo 2^w (SMT-LIB's
+bit-vector semantics; PTX integer arithmetic is modulo 2^w too, 9.7.1). Sums, differences,
+products and left shifts are taken as they are; where the value itself is read (a comparison, a
+division, a right shift, an extension) it is reduced, and the reduction is a `mod 2^w` only when the
+term's range, computed from its operands' ranges and the bounds the assertions put on the
+variables, spans more than one window [k 2^w, (k + 1) 2^w) of the modulus: a wrap-around that
+cannot happen costs nothing, and one that can is kept. Signed comparisons and extensions read the
+value as two's complement. `and`/`or`/`xor` are taken where known bits make them arithmetic (a mask
+of a few runs of ones; operands whose set bits are disjoint, as Triton's `or` for `+`). Only
+operations with an exact integer form are taken (shifts and masks by constants, division by
+constants); anything else raises `Untranslatable`, and the caller keeps the bit-vector query. The
+result is used only to prove unsatisfiability (grid.py's `_check`), so a
 model is never read back from it.
 """
 
@@ -91,12 +97,15 @@ class _Translator:
             return z3.IntVal(v), (v, v)
         if k == z3.Z3_OP_UNINTERPRETED and not a:
             name = e.decl().name()
+            lo, hi = self.known.get(name, (0, 2**w - 1))
+            lo, hi = max(lo, 0), min(hi, 2**w - 1)
             v = self.vars.get(name)
             if v is None:
                 v = self.vars[name] = z3.Int(f"{name}!i")
-                self.side += [v >= 0, v < 2**w]
-            lo, hi = self.known.get(name, (0, 2**w - 1))
-            return v, (max(lo, 0), min(hi, 2**w - 1))
+                # the known range holds in every model of the assertions; stated, every integer model
+                # has each term in its range too, so the translation is exact there (equisatisfiable)
+                self.side += [v >= lo, v <= hi]
+            return v, (lo, hi)
         if k == z3.Z3_OP_BADD:
             xs = [self.bv(x) for x in a]
             return z3.Sum([x for x, _ in xs]), (sum(r[0] for _, r in xs), sum(r[1] for _, r in xs))
