@@ -58,12 +58,14 @@ class LastGlobalWriter(Observer):
         if name is None or self.batch is None:
             return
         b = self.batch
-        lanes = np.asarray(ev.lanes, np.int64)
+        lanes = np.asarray(ev.lanes, np.int64).reshape(-1)
+        flat = np.asarray(ev.flat, np.int64)
+        if lanes.size == 0 or flat.ndim != 2 or flat.shape[0] != lanes.size or lanes.max() >= b.n:
+            return  # not one row of bytes per thread slot of this batch: its writer stays unknown (no site)
         gx, gy = self.grid_xy
         x, y, z = (np.asarray(c)[lanes].astype(np.int64) for c in b.ctaid)
         rows = (x + gx * (y + gy * z)) * b.lanes_per_cta + lanes % b.lanes_per_cta
         code = (np.int64(ev.pc) << np.int64(32)) | rows
-        flat = np.asarray(ev.flat, np.int64).reshape(lanes.size, -1)
         w = self.writer[name]
         ok = (flat >= 0) & (flat < w.size)
         w[flat[ok]] = np.broadcast_to(code[:, None], flat.shape)[ok]
