@@ -10,7 +10,9 @@ Two forms:
   "inout"` (default: `in` for `init: random` or `data`, else `out`) and `"tolerance": [rtol, atol]`.
 
 Both kernels run in check mode (the candidate's safety verdict comes first: a race is reported as
-such), then proofs/ discharges one obligation per output element. A suspect element becomes
+such); when both are race free, a concrete differential test (proofs/differential.py: both on the
+emulator, the first draw) may answer `not_equivalent` at once with the emulated outputs as witness;
+otherwise proofs/ discharges one obligation per output element. A suspect element becomes
 `not_equivalent` only with an input on which the emulated outputs differ beyond the tolerance;
 otherwise the verdict is `inconclusive`, saying what was not proved.
 """
