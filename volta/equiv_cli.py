@@ -10,7 +10,9 @@ Two forms:
   "inout"` (default: `in` for `init: random` or `data`, else `out`) and `"tolerance": [rtol, atol]`.
 
 Both kernels run in check mode (the candidate's safety verdict comes first: a race is reported as
-such), then proofs/ discharges one obligation per output element. A suspect element becomes
+such); when both are race free, a concrete differential test (proofs/differential.py: both on the
+emulator, the first draw) may answer `not_equivalent` at once with the emulated outputs as witness;
+otherwise proofs/ discharges one obligation per output element. A suspect element becomes
 `not_equivalent` only with an input on which the emulated outputs differ beyond the tolerance;
 otherwise the verdict is `inconclusive`, saying what was not proved.
 """
@@ -238,7 +240,13 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Pa
     from symexec.check.findings import Finding, Report, Verdict
     from symexec.machine import FindingKind
 
-    rep = prove(q.candidate, q.reference, keep_forms=certificate is not None)
+    safety, early, differential_stats = _differential_first(q, kernel_label)
+    if early is not None:
+        return early
+    rep = prove(q.candidate, q.reference, keep_forms=certificate is not None, safety=safety)
+    if differential_stats is not None:  # the safety checks ran before the test: their times are there
+        rep.seconds = {**{k: v for k, v in differential_stats["seconds"].items() if k.startswith("check ")},
+                       **rep.seconds}
     cand_check, ref_check = rep.checks["candidate"], rep.checks["reference"]
     res = rep.result
     out = Report(Verdict.VERIFIED, kernel_label)
@@ -247,6 +255,8 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Pa
                  "equivalence": {"reference": q.reference_name, "proofs": [p.__dict__ for p in res.proofs],
                                  "suspects": res.suspect_count, "term_nodes": len(rep.store), **res.stats,
                                  "seconds": rep.seconds}}
+    if differential_stats is not None:
+        out.stats["equivalence"]["differential"] = differential_stats
     if cand_check.outcome is not Verdict.RACE_FREE:  # the candidate's own safety first
         out.decide(cand_check.outcome, cand_check.reason)
         out.findings = cand_check.findings
@@ -294,6 +304,66 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Pa
     out.notes += [p.describe() for p in precision]
     out.notes.append("no input among the draws tried shows a difference beyond the tolerance")
     return out
+
+
+def _differential_first(q: EquivalenceQuestion, kernel_label: str):
+    """Both kernels' safety reports, then, when both are race free, the concrete differential test
+    (proofs.differential): (safety reports by label, a not_equivalent Report or None, the test's
+    statistics or None where it did not run). The candidate's
+    safety verdict still comes first; a reference that races (even by replicated stores only) is left
+    to the proof, which decides what its races mean."""
+    import time
+
+    from proofs.differential import differential
+    from proofs.prove import safety_report
+    from symexec.check.findings import Finding, Report, Verdict
+    from symexec.machine import FindingKind
+
+    seconds: dict[str, float] = {}
+    safety = {}
+    for k in (q.candidate, q.reference):
+        t0 = time.perf_counter()
+        safety[k.label] = safety_report(k)
+        seconds[f"check {k.label}"] = round(time.perf_counter() - t0, 3)
+    if any(r.outcome is not Verdict.RACE_FREE for r in safety.values()):
+        return safety, None, None
+    t0, c0 = time.perf_counter(), time.process_time()
+    d = differential(q.candidate, q.reference, q.draws(), q.tolerance)
+    seconds["differential"] = round(time.perf_counter() - t0, 3)
+    seconds["differential cpu"] = round(time.process_time() - c0, 3)
+    diff_stats = {"draws": d.draws_tried, "differs": d.witness is not None, "seconds": seconds}
+    if d.witness is None:
+        return safety, None, diff_stats
+    w = d.witness
+    cand_check, ref_check = safety["candidate"], safety["reference"]
+    out = Report(Verdict.NOT_EQUIVALENT, kernel_label)
+    out.assumptions = list(cand_check.assumptions) + [f"reference: {q.reference_name}"]
+    out.stats = {"candidate": cand_check.stats, "reference": ref_check.stats,
+                 "equivalence": {"reference": q.reference_name, "proofs": [], "suspects": 0, "term_nodes": 0,
+                                 "differential": diff_stats, "seconds": seconds}}
+    sites = _sites_of_writers(q, w, d.writers)
+    out.findings = [Finding(FindingKind.NOT_EQUIVALENT, f"output {w.describe()} ({w.why})", sites,
+                            {"witness": w.__dict__})]
+    out.notes.append("decided by the concrete differential test: no output term was built or compared")
+    return safety, out, diff_stats
+
+
+def _sites_of_writers(q: EquivalenceQuestion, w, writers: dict[str, int]) -> list:
+    """The store that last wrote the witness element in each kernel's emulator run."""
+    from symexec.check.findings import site_for
+    from symexec.check.run import _thread_of
+
+    sites = []
+    for label, k in (("candidate", q.candidate), ("reference", q.reference)):
+        code = writers.get(label, -1)
+        if code < 0:
+            continue
+        pc, row = code >> 32, code & 0xFFFFFFFF
+        lpc = -(-k.launch.threads_per_block // 32) * 32
+        cta, thread = _thread_of(k.launch, lpc, row)
+        sites.append(site_for(k.prog.module, k.prog.code[pc], cta, thread, access=f"{label} write",
+                              address=f"{w.buffer}[{w.element}]", space=".global"))
+    return sites
 
 
 def _certify(rep, out, q: EquivalenceQuestion, kernel_label: str, certificate: Path) -> None:

@@ -38,7 +38,11 @@ NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.p
                   ("bitdelta", "bitdelta/bitdelta_signflip.bug_fp16_acc.sm_90a.ptx", None),
                   ("conv2d", "conv2d/conv2d_halo_mma.bug_halo_mask.sm_90a.ptx", "sm_80"),
                   ("gemm_accumulate", "gemm_accumulate/gemm_splitk.bug_skip_last_split.sm_90a.ptx", "sm_80"),
-                  ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.bug_sign_shift.sm_90a.ptx", None)]
+                  ("bitdelta_batched", "bitdelta_batched/bitdelta_batched_mma.bug_sign_shift.sm_90a.ptx", None),
+                  # q_out = R, never normalised: the term comparison ran out of 4 GiB; the concrete
+                  # differential test (proofs/differential.py) answers in 8 s CPU / 361 MiB
+                  # (bench/results/equiv-dion-twin-2026-12-04)
+                  ("dion_update", "dion_update/dion_cta_fma.bug_q_unnormalised.sm_90a.ptx", "sm_80")]
 
 
 @pytest.mark.slow
