@@ -34,6 +34,7 @@ from ..machine import BranchDecision
 from ..opcodes import touches_memory_or_sync
 from .exec import CheckedExec
 from .policy import DataDependencePolicy
+from .shadow import rows_all, rows_any
 
 _INPUT = -2  # an untouched byte of an input buffer: part of its element's INPUT leaf
 #: Float operations of concrete operands whose rounded result keeps its exact term (TermShadow._exact_terms),
@@ -461,7 +462,7 @@ class TermShadow(Observer):
         for a in self.args:
             sym |= np.broadcast_to(a.ids, (self.n,)) != CONCRETE
         if self.loaded is not None:
-            sym |= (self.loaded != CONCRETE).any(axis=1)
+            sym |= rows_any(self.loaded != CONCRETE)
         out = np.full(self.n, CONCRETE, np.int64)
         if sym.any():
             out[sym] = self.opaque(PRED if width == 1 else bits_sort(width), int(sym.sum()), gap)
@@ -618,7 +619,7 @@ class TermShadow(Observer):
         are one whole term, else a concatenation of slices and constants; CONCRETE if all concrete."""
         m, nb = terms.shape
         out = np.full(m, CONCRETE, np.int64)
-        sym = (terms != CONCRETE).any(axis=1)
+        sym = rows_any(terms != CONCRETE)
         if not sym.any():
             return out
         if not sym.all():  # only the rows holding terms (a load by the few active lanes of a large batch)
@@ -627,7 +628,7 @@ class TermShadow(Observer):
             return out
         widths = sort_widths()
         first = terms[:, 0]
-        whole = sym & (terms == first[:, None]).all(axis=1) & (pos == np.arange(nb, dtype=np.uint8)).all(axis=1)
+        whole = sym & rows_all(terms == first[:, None]) & rows_all(pos == np.arange(nb, dtype=np.uint8))
         whole[whole] = widths[self.T.sort[first[whole]]] == 8 * nb
         out[whole] = first[whole]
         rest = sym & ~whole
