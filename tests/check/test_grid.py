@@ -732,3 +732,55 @@ def test_divergence_note_names_a_loop_only_when_one_cta_leaves_and_another_goes_
     for goes in ([True, True], [False, False]):
         note = divergence(prog, back, ctas, goes)
         assert note.startswith("the guard of bra at ") and "the loop at" not in note, note
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_entry_guard_ok", "grid_ctaid_entry_guard_entering_race",
+                                  "grid_ctaid_entry_guard_skipper_oob"])
+def test_loop_skipped_at_its_entry_guard_runs_an_entering_cta_alone(case: str) -> None:
+    """CTAs 0 .. 63 skip the loop at its entry guard (a forward branch on %ctaid, trip count 0), the others run
+    c >> 6 iterations. The last CTA, which enters, runs alone: the guard not taken is a reach condition of the
+    loop's accesses, the code after the loop is every CTA's. A race only between CTAs that enter (CTAs 128 ..
+    255) and an out-of-bounds store after the loop in CTA 37 only (one that skips) are found by Z3 and shown
+    by running those CTAs; the correct twin is race_free without enumerating."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == {"ok": "race_free", "race": "race", "oob": "out_of_bounds"}[case.rsplit("_", 1)[1]]
+    method = r.stats["grid_method"]
+    assert method.startswith("symbolic"), method
+    if case.endswith("_ok"):
+        assert "CTAs [(255, 0, 0)] executed" in r.assumptions[0], r.assumptions
+        assert any("and the entry guards passed before it" in a for a in r.assumptions), r.assumptions
+    if case.endswith("_race"):
+        assert all(128 <= s.cta[0] for s in r.findings[0].sites), r.findings[0].sites
+    if case.endswith("_oob"):
+        assert {s.cta for s in r.findings[0].sites} == {(37, 0, 0)}, r.findings[0].sites
+
+
+def test_loop_skipped_at_its_entry_guard_register_used_after_falls_back(tmp_path) -> None:
+    """The running sum, set before the entry guard and written in the loop, addresses the store after it: CTAs
+    that skip the loop and CTAs that run it hold different values there, so it is unknown at the block's end
+    and the proof falls back to enumeration (which finds the race: CTAs 0 .. 63 all store to the same
+    block)."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
+        "\tand.b32 %r14, %r7, 1023;")
+    assert "and.b32 %r14, %r7, 1023" in text
+    p = tmp_path / "sum_after.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_path) -> None:
+    """A branch from before the entry guard into the loop's body: the block is not single-entry, so a CTA that
+    takes the entry guard may still run part of it; the guard is no reach condition (grid_loops
+    `skipped_loop`) and the proof falls back to enumeration, whose verdict stands."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+        "\tsetp.eq.u32 %p3, %r2, 7;\n\tmov.u32 %r6, 2;\n\t@%p3 bra LOOP;\n"
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration")
+    p = tmp_path / "entered_elsewhere.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race_free", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
