@@ -484,9 +484,9 @@ def test_ctaid_dependent_trip_count_the_same_in_every_cta_is_symbolic() -> None:
 
 @pytest.mark.parametrize("length, cta", [("992", 37), ("1024", 0)])
 def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, length: str, cta: int) -> None:
-    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations), or the
-    guard differs only in executed CTA 0 (seen as the representatives run, which stops there): every CTA
-    is enumerated."""
+    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations): every CTA
+    is enumerated. Or the trip count is 0 in executed CTA 0 only, whose entry guard then skips the loop:
+    CTA 99, which enters, runs alone and the entry guard is a reach condition (grid_shadow `_ctaid_entry`)."""
     text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
                                     f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
     if cta == 0:
@@ -499,10 +499,10 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     if cta:
         assert method.startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
         assert "some CTA decides it otherwise than the executed ones" in method, r.stats
-    else:  # CTA 0's entry guard skips the loop: the note names the loop and the CTAs (grid_loops.py)
-        assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
-        assert "trip.ptx:30:" in method and "runs in some CTAs and not in others" in method, r.stats
-        assert "skips it in CTA (0, 0, 0), not in CTA (99, 0, 0)" in method, r.stats
+    else:  # CTA 0's entry guard skips the loop: covered by running CTA 99, which enters, alone
+        assert method == "symbolic", r.stats
+        assert "CTAs [(99, 0, 0)] executed" in r.assumptions[0], r.assumptions
+        assert any("and the entry guards passed before it" in a for a in r.assumptions), r.assumptions
 
 
 CAUSAL = Path(__file__).resolve().parents[1] / "regression"
@@ -784,3 +784,23 @@ def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_pa
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race_free", r.verdict
     assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
+
+
+def test_rotated_loop_whose_exit_is_a_forward_branch_on_ctaid_falls_back(tmp_path) -> None:
+    """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
+    jump, its exit test (j >= n, on %ctaid) is a forward branch to the loop's end and the back edge is
+    unconditional. The entry guard is a reach condition, but the exit is no back edge on %ctaid: it stays an
+    obligation that every CTA decides it as the executed one did, which shorter CTAs fail, so the grid is
+    enumerated (not built: a forward exit as a trip of the loop)."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text()
+    text = text.replace("\tmov.u32 %r6, 0;                 // j\nLOOP:",
+                        "\tmov.u32 %r6, 0;                 // j\n\tbra.uni LOOP;\nLATCH:\n\tadd.u32 %r6, %r6, 1;\n"
+                        "\tsetp.ge.u32 %p1, %r6, %r13;\n\t@%p1 bra DONE;\nLOOP:")
+    text = text.replace("\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, %r13;     // go on while j < n\n\t@%p1 bra LOOP;",
+                        "\tbra.uni LATCH;")
+    assert "bra.uni LATCH;" in text and "@%p1 bra DONE;" in text
+    p = tmp_path / "rotated.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race_free", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
