@@ -627,8 +627,12 @@ class Shadow(InstructionObserver):
             self.fail(f"threads of one CTA part at the entry guard {ins.name} at {ins.span} (on %ctaid)")
             return True
         enters = ("not", 0, guard)
-        self.entered[end] = (self.pc, enters)
         self.trip_conds.append((None, enters))
+        start = self.pc
+        if end in self.entered:  # an outer guard to the same end: both hold, and the block starts at the first
+            start, outer = self.entered[end]
+            enters = ("band", 0, outer, enters)
+        self.entered[end] = (start, enters)
         return True
 
     def _entry_joined(self, end: int) -> None:

@@ -804,3 +804,22 @@ def test_rotated_loop_whose_exit_is_a_forward_branch_on_ctaid_falls_back(tmp_pat
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race_free", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+def test_two_entry_guards_to_one_end_keep_the_first_guards_block(tmp_path) -> None:
+    """Two entry guards jump to the same end; between them the CTA's last block, 4c + 3, is put in a register
+    the loop does not write, which the store after the loop uses. CTAs 0 .. 31 take the first guard and never
+    set it (it stays 0: they all store to block 0), so it is unknown at the end from the first guard on, not
+    from the second: the proof falls back to enumeration, which finds the race between those CTAs."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+        "\tmov.u32 %r18, 0;\n\tsetp.lt.u32 %p3, %r2, 32;\n\t@%p3 bra DONE;\n\tadd.u32 %r18, %r5, 3;\n"
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration").replace(
+        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
+        "\tmov.u32 %r14, %r18;")
+    assert "@%p3 bra DONE" in text and "mov.u32 %r14, %r18;" in text
+    p = tmp_path / "two_guards.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
