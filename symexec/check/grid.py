@@ -978,9 +978,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
          f"sizes{guarded}{uniform}, " if sizes else
          f"symbolic grid (Z3): every branch, exit and barrier is independent of %ctaid{guarded}{uniform}, ")
         + ("so all CTAs run the same instruction sequence" if not sh.ctaid_trips else
-           f"except the back edges of loops whose trip count depends on %ctaid: CTA {reps[0]}, which runs them "
-           "longest, ran alone; every CTA runs a prefix of its iterations (each access is proved under the back "
-           "edges taken before it, and no CTA goes on where it leaves (Z3)), then the same code"
+           f"except the back edges of loops whose trip count depends on %ctaid"
+           + (" and the entry guards on %ctaid that skip a loop" if sh.entry_ends else "")
+           + f": CTA {reps[0]}, which runs them longest, ran alone; every CTA runs a prefix of its iterations (each "
+           "access is proved under the back edges taken" + (" and the entry guards passed" if sh.entry_ends else "")
+           + " before it, and no CTA goes on where it leaves (Z3)), then the same code"
            + ("" if "trip_patterns" in rep.stats else ", and the kernel keeps no CTA-local state (no shared or local "
               "memory, no synchronisation), so its global accesses are all a CTA does"))
         + f"; proven for {scope}: global accesses in bounds, no race "

@@ -17,6 +17,13 @@ first and last CTA part is run alone, and
   - a summarised period (loops.py) at iteration t runs in CTA c only if period t - 1's back edges
     were taken in c (grid.py `_CtaidTrips`);
   - what the loop writes to registers is unknown after it (CTAs leave at different iterations).
+A loop that some CTAs skip at an entry guard on %ctaid (a forward branch over it, trip count 0:
+forgetting attention's carry loop over the query blocks before its own) is covered the same way
+(grid_shadow `_ctaid_entry`), when the branch skips a single-entry, single-exit block
+(`skipped_loop`): a CTA that enters is run alone, "the guard is not taken" is a reach condition of
+every access in the block (a CTA that skips makes none of them), the block's registers are unknown
+at its end, and the code after it is every CTA's, recorded without that condition. A CTA that skips
+is a trip pattern of its own (run concretely where the kernel keeps CTA-local state).
 Intra-CTA properties: when the kernel keeps no state of its own per CTA (`cta_local_state`: no
 shared or local memory, no barrier or other synchronisation, no asynchronous unit), everything a CTA
 does is its global accesses, which the proofs above cover for every CTA. Otherwise the back edges
@@ -85,7 +92,36 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:
             return (f"the loop at {prog.code[heads[0]].span} runs in some CTAs and not in others (bra at {ins.span} "
-                    f"skips it in CTA {names(on)}, not in CTA {names(off)}): its trip count depends on %ctaid; the "
-                    "symbolic grid does not cover a loop that some CTAs skip")
+                    f"skips it in CTA {names(on)}, not in CTA {names(off)}): its trip count depends on %ctaid"
+                    + ("; the symbolic grid covers that by running CTA " + names(off[:1]) + " alone"
+                       if skipped_loop(prog, pc) is not None else
+                       "; the symbolic grid covers a loop that some CTAs skip only when the branch skips a "
+                       "single-entry, single-exit block (skipped_loop)"))
     return (f"the guard of {ins.name} at {ins.span} depends on %ctaid and the executed CTAs decide it differently: "
             "CTAs follow different paths")
+
+
+def skipped_loop(prog, pc: int) -> int | None:
+    """The end of the code a forward `bra` at `pc` skips, when that code holds a loop (a loop's entry
+    guard, trip count 0 for the CTAs that take it) and is a single-entry, single-exit block: nothing in
+    it exits the kernel (exit, ret, trap, call), every branch in it stays in it or jumps to its end, and
+    no branch outside it jumps into it. Then a CTA that takes the branch runs none of it and reaches the
+    end, as a CTA that runs it does (grid_shadow `_ctaid_entry`); None otherwise."""
+    ins = prog.code[pc]
+    end = _target(prog, ins) if ins.opcode == "bra" else None
+    if end is None or end <= pc + 1 or not any(pc < h < end for h in prog.loop_headers):
+        return None
+    for i, x in enumerate(prog.code):
+        if pc < i < end and x.opcode in ("exit", "ret", "trap", "call", "brx"):
+            return None
+        if x.opcode != "bra" or i == pc:
+            continue
+        tgt = _target(prog, x)
+        if tgt is None:
+            return None
+        inside = pc < i < end
+        if inside and not pc < tgt <= end:
+            return None  # leaves the block elsewhere than at its end
+        if not inside and pc < tgt < end:
+            return None  # enters the block past the branch
+    return end

@@ -28,7 +28,7 @@ from ..memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
 from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, replace_leaf, substitute, width
-from .grid_loops import divergence
+from .grid_loops import divergence, skipped_loop
 from .grid_rules import transfer
 from .state import ATOMIC, READ, WRITE
 
@@ -159,6 +159,11 @@ class Shadow(InstructionObserver):
         # of period t) for a summarised loop's periods; CTAs for which all hold alike run the same iterations
         self.trip_conds: list[tuple[int | None, tuple]] = []
         self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
+        # entry guards on %ctaid of a loop (grid_loops.py `skipped_loop`) that the executed CTA passed to run the
+        # loop: the end of the skipped block -> (the branch's pc, "not taken"), a reach condition of every access
+        # until that end (a CTA that takes the branch makes none of them); `_ctaid_entry`
+        self.entered: dict[int, tuple[int, tuple]] = {}
+        self.entry_ends: dict[int, int] = {}  # ends of such blocks reached -> the branch's pc (each arrival: `_entry_joined`)
         self._own_guard = None  # the guard of the access being recorded, without the back edges taken (`taken`)
 
     # ---------------------------------------------------------------- observer hooks
@@ -278,6 +283,8 @@ class Shadow(InstructionObserver):
         if self.poison:  # a register-only region ends where all of its lanes reconverge
             self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
                            if not (r == pc and not (lanes & ~g.mask).any())]
+        if pc in self.entered or pc in self.entry_ends:  # the end of a block some CTAs skip (`_ctaid_entry`)
+            self._entry_joined(pc)
         guard = None
         if ins.guard is not None:
             guard = self.state(A.Sym(ins.guard.pred))
@@ -309,6 +316,11 @@ class Shadow(InstructionObserver):
                                 "ran": set(), "writes": set()}
                 return [], None
         if self.ctaid_trips and op == "bra" and guard is not None and guard is not TOP and region is None \
+                and leaves(guard, ("c",)) and not leaves(guard, ("t", "s", "g", "p", "q", "d")) \
+                and self._back_edge(ins) is None and skipped_loop(prog, pc) is not None \
+                and self._ctaid_entry(g.mask, ins, guard, skipped_loop(prog, pc)):
+            return [], None
+        if self.ctaid_trips and op == "bra" and guard is not None and guard is not TOP and region is None \
                 and leaves(guard, ("c",)) and not leaves(guard, ("t", "s", "g")) and self._back_edge(ins) is not None:
             self._ctaid_trip(g.mask, ins, guard, self._taken(ins, g.mask))
             return [], None
@@ -321,7 +333,7 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
-                    self.longer = self._goes_on(ins, g.mask)
+                    self.longer = self._goes_on(ins, g.mask) or self._enters(ins, g.mask)
                     self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
@@ -460,6 +472,10 @@ class Shadow(InstructionObserver):
         """After the run: a guarded region that reached the end of the code is left there."""
         if self._region is not None and self.failed is None:
             self._close_region()
+        if self.entered and self.failed is None:  # the CTA that ran the loop never reached the block's end
+            self.fail(f"the block after the loop entry guard at {self.prog.code[min(self.entered.values())[0]].span} "
+                      "was not left at its end in the executed CTA")
+            return
         written = {a.buffer for a in self.accesses if a.kind != READ}
         for buf, where in self.tensor_reads.items():
             if buf in written:
@@ -583,6 +599,53 @@ class Shadow(InstructionObserver):
             for name, _ in self._dests(x):
                 self.regs[name] = TOP
 
+    def _enters(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
+        """At a loop's entry guard on %ctaid (a forward branch over a single-entry, single-exit block holding
+        the loop, grid_loops `skipped_loop`) where the executed CTAs part: the first executed CTA no thread of
+        which takes it (runs the loop); None when `ins` is no such guard."""
+        if ins.opcode != "bra" or self._back_edge(ins) is not None or skipped_loop(self.prog, self.pc) is None:
+            return None
+        b = self.batch
+        live = (mask & b.valid).reshape(b.n_ctas, -1)
+        skips = (self._taken(ins, mask).reshape(b.n_ctas, -1) & live).any(axis=1)
+        enter = np.nonzero(~skips & live.any(axis=1))[0]
+        return tuple(int(x) for x in b.ctas[int(enter[0])]) if enter.size else None
+
+    def _ctaid_entry(self, mask: np.ndarray, ins: A.Instruction, guard: tuple, end: int) -> bool:
+        """A loop's entry guard on %ctaid (`guard`: skip to `end`), in the run of the one CTA that enters
+        (grid.py). Passed by every thread: "not taken" joins the reach conditions of every access until `end`
+        (a CTA that takes the branch runs none of the block: its accesses there are not made, and none of it
+        may leave the block elsewhere, `skipped_loop`), counts for the trip patterns (a CTA that skips is a
+        pattern of its own, run concretely where the kernel keeps CTA-local state), and at `end` what the
+        block wrote is unknown (`_entry_joined`). Taken by every thread (the executed CTA skips the loop): not
+        handled here (False), the guard is an obligation as any other, which a CTA that enters then fails."""
+        lanes = mask & self.batch.valid
+        skip = np.broadcast_to(self._taken(ins, mask), mask.shape)[lanes]
+        if skip.all():
+            return False
+        if skip.any():
+            self.fail(f"threads of one CTA part at the entry guard {ins.name} at {ins.span} (on %ctaid)")
+            return True
+        enters = ("not", 0, guard)
+        self.trip_conds.append((None, enters))
+        start = self.pc
+        if end in self.entered:  # an outer guard to the same end: both hold, and the block starts at the first
+            start, outer = self.entered[end]
+            enters = ("band", 0, outer, enters)
+        self.entered[end] = (start, enters)
+        return True
+
+    def _entry_joined(self, end: int) -> None:
+        """At the end of a block that CTAs which take its entry guard skip: the guard is no condition of
+        what follows (every CTA runs it), and each register the block writes differs between the CTAs that
+        ran it and those that skipped it: unknown from here (an address or guard that uses one falls back)."""
+        # every group of threads that arrives (another may still have been in the block at the first arrival)
+        start = self.entered.pop(end)[0] if end in self.entered else self.entry_ends[end]
+        self.entry_ends[end] = start
+        for x in self.prog.code[start + 1:end]:
+            for name, _ in self._dests(x):
+                self.regs[name] = TOP
+
     # ---------------------------------------------------------------- branches on the sizes
     def _head_of(self, pc: int) -> int | None:
         """The loop head the `bra` at `pc` jumps back to (None: not a backward branch)."""
@@ -613,8 +676,9 @@ class Shadow(InstructionObserver):
         self.size_decisions.append(SizeDecision(self.pc, f"{ins.name} at {ins.span}", canon[0], rows))
 
     def _after_trips(self, guard):
-        """An access's guard and the back-edge decisions on the sizes taken to reach it."""
-        for conds in self.taken.values():
+        """An access's guard and the back-edge decisions on the sizes taken to reach it (and, with
+        `ctaid_trips`, the back edges and loop entry guards on %ctaid passed to reach it)."""
+        for conds in [*self.taken.values(), [c for _, c in self.entered.values()]]:
             for c in conds:
                 guard = c if guard is None else TOP if guard is TOP else ("band", 0, guard, c)
         return guard

@@ -484,9 +484,9 @@ def test_ctaid_dependent_trip_count_the_same_in_every_cta_is_symbolic() -> None:
 
 @pytest.mark.parametrize("length, cta", [("992", 37), ("1024", 0)])
 def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, length: str, cta: int) -> None:
-    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations), or the
-    guard differs only in executed CTA 0 (seen as the representatives run, which stops there): every CTA
-    is enumerated."""
+    """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations): every CTA
+    is enumerated. Or the trip count is 0 in executed CTA 0 only, whose entry guard then skips the loop:
+    CTA 99, which enters, runs alone and the entry guard is a reach condition (grid_shadow `_ctaid_entry`)."""
     text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
                                     f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
     if cta == 0:
@@ -499,10 +499,10 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     if cta:
         assert method.startswith("enumerate (symbolic not applicable: the guard of bra"), r.stats
         assert "some CTA decides it otherwise than the executed ones" in method, r.stats
-    else:  # CTA 0's entry guard skips the loop: the note names the loop and the CTAs (grid_loops.py)
-        assert method.startswith("enumerate (symbolic not applicable: the loop at "), r.stats
-        assert "trip.ptx:30:" in method and "runs in some CTAs and not in others" in method, r.stats
-        assert "skips it in CTA (0, 0, 0), not in CTA (99, 0, 0)" in method, r.stats
+    else:  # CTA 0's entry guard skips the loop: covered by running CTA 99, which enters, alone
+        assert method == "symbolic", r.stats
+        assert "CTAs [(99, 0, 0)] executed" in r.assumptions[0], r.assumptions
+        assert any("and the entry guards passed before it" in a for a in r.assumptions), r.assumptions
 
 
 CAUSAL = Path(__file__).resolve().parents[1] / "regression"
@@ -732,3 +732,94 @@ def test_divergence_note_names_a_loop_only_when_one_cta_leaves_and_another_goes_
     for goes in ([True, True], [False, False]):
         note = divergence(prog, back, ctas, goes)
         assert note.startswith("the guard of bra at ") and "the loop at" not in note, note
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_entry_guard_ok", "grid_ctaid_entry_guard_entering_race",
+                                  "grid_ctaid_entry_guard_skipper_oob"])
+def test_loop_skipped_at_its_entry_guard_runs_an_entering_cta_alone(case: str) -> None:
+    """CTAs 0 .. 63 skip the loop at its entry guard (a forward branch on %ctaid, trip count 0), the others run
+    c >> 6 iterations. The last CTA, which enters, runs alone: the guard not taken is a reach condition of the
+    loop's accesses, the code after the loop is every CTA's. A race only between CTAs that enter (CTAs 128 ..
+    255) and an out-of-bounds store after the loop in CTA 37 only (one that skips) are found by Z3 and shown
+    by running those CTAs; the correct twin is race_free without enumerating."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == {"ok": "race_free", "race": "race", "oob": "out_of_bounds"}[case.rsplit("_", 1)[1]]
+    method = r.stats["grid_method"]
+    assert method.startswith("symbolic"), method
+    if case.endswith("_ok"):
+        assert "CTAs [(255, 0, 0)] executed" in r.assumptions[0], r.assumptions
+        assert any("and the entry guards passed before it" in a for a in r.assumptions), r.assumptions
+    if case.endswith("_race"):
+        assert all(128 <= s.cta[0] for s in r.findings[0].sites), r.findings[0].sites
+    if case.endswith("_oob"):
+        assert {s.cta for s in r.findings[0].sites} == {(37, 0, 0)}, r.findings[0].sites
+
+
+def test_loop_skipped_at_its_entry_guard_register_used_after_falls_back(tmp_path) -> None:
+    """The running sum, set before the entry guard and written in the loop, addresses the store after it: CTAs
+    that skip the loop and CTAs that run it hold different values there, so it is unknown at the block's end
+    and the proof falls back to enumeration (which finds the race: CTAs 0 .. 63 all store to the same
+    block)."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
+        "\tand.b32 %r14, %r7, 1023;")
+    assert "and.b32 %r14, %r7, 1023" in text
+    p = tmp_path / "sum_after.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_path) -> None:
+    """A branch from before the entry guard into the loop's body: the block is not single-entry, so a CTA that
+    takes the entry guard may still run part of it; the guard is no reach condition (grid_loops
+    `skipped_loop`) and the proof falls back to enumeration, whose verdict stands."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+        "\tsetp.eq.u32 %p3, %r2, 7;\n\tmov.u32 %r6, 2;\n\t@%p3 bra LOOP;\n"
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration")
+    p = tmp_path / "entered_elsewhere.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race_free", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
+
+
+def test_rotated_loop_whose_exit_is_a_forward_branch_on_ctaid_falls_back(tmp_path) -> None:
+    """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
+    jump, its exit test (j >= n, on %ctaid) is a forward branch to the loop's end and the back edge is
+    unconditional. The entry guard is a reach condition, but the exit is no back edge on %ctaid: it stays an
+    obligation that every CTA decides it as the executed one did, which shorter CTAs fail, so the grid is
+    enumerated (not built: a forward exit as a trip of the loop)."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text()
+    text = text.replace("\tmov.u32 %r6, 0;                 // j\nLOOP:",
+                        "\tmov.u32 %r6, 0;                 // j\n\tbra.uni LOOP;\nLATCH:\n\tadd.u32 %r6, %r6, 1;\n"
+                        "\tsetp.ge.u32 %p1, %r6, %r13;\n\t@%p1 bra DONE;\nLOOP:")
+    text = text.replace("\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, %r13;     // go on while j < n\n\t@%p1 bra LOOP;",
+                        "\tbra.uni LATCH;")
+    assert "bra.uni LATCH;" in text and "@%p1 bra DONE;" in text
+    p = tmp_path / "rotated.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race_free", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+def test_two_entry_guards_to_one_end_keep_the_first_guards_block(tmp_path) -> None:
+    """Two entry guards jump to the same end; between them the CTA's last block, 4c + 3, is put in a register
+    the loop does not write, which the store after the loop uses. CTAs 0 .. 31 take the first guard and never
+    set it (it stays 0: they all store to block 0), so it is unknown at the end from the first guard on, not
+    from the second: the proof falls back to enumeration, which finds the race between those CTAs."""
+    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+        "\tmov.u32 %r18, 0;\n\tsetp.lt.u32 %p3, %r2, 32;\n\t@%p3 bra DONE;\n\tadd.u32 %r18, %r5, 3;\n"
+        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration").replace(
+        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
+        "\tmov.u32 %r14, %r18;")
+    assert "@%p3 bra DONE" in text and "mov.u32 %r14, %r18;" in text
+    p = tmp_path / "two_guards.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
