@@ -121,7 +121,9 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                     forms: dict | None = None) -> EquivalenceResult:
     """Discharge the obligations of every written element (see the module docstring). `forms`, when
     given, receives (buffer, index among the compared elements) -> both normal forms of each element
-    proved by them (for its certificate, proofs/certificate.py)."""
+    proved by them (for its certificate, proofs/certificate.py). Once `max_suspects` elements are not
+    proved the verdict cannot be verified: the rest are not compared by normal forms, counted as not
+    proved (they keep the suspect code, so the witness search still sees them) and a note says so."""
     t0 = time.perf_counter()
     for side in (cand, ref):
         fatal = [g for g in side.gaps if g.fatal]
