@@ -121,7 +121,9 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                     forms: dict | None = None) -> EquivalenceResult:
     """Discharge the obligations of every written element (see the module docstring). `forms`, when
     given, receives (buffer, index among the compared elements) -> both normal forms of each element
-    proved by them (for its certificate, proofs/certificate.py)."""
+    proved by them (for its certificate, proofs/certificate.py). Once `max_suspects` elements are not
+    proved the verdict cannot be verified: the rest are not compared by normal forms, counted as not
+    proved (they keep the suspect code, so the witness search still sees them) and a note says so."""
     t0 = time.perf_counter()
     for side in (cand, ref):
         fatal = [g for g in side.gaps if g.fatal]
@@ -132,6 +134,8 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
     res = EquivalenceResult(Outcome.VERIFIED, assumptions=list(REAL_ASSUMPTIONS))
     names = sorted(set(cand.outputs) | set(ref.outputs))
     unsupported: str | None = None
+    skipped = 0  # elements not compared by normal forms once max_suspects were found
+    too_big = 0  # elements whose comparison went past the normal form's expansion budgets
     for name in names:
         c, r = cand.outputs.get(name), ref.outputs.get(name)
         ce = c.elements if c is not None else np.zeros(0, np.int64)
@@ -170,6 +174,11 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         solo = todo[~inst]
         c_solo, r_solo = c_roots[~inst], r_roots[~inst]
         for s in range(0, solo.size, chunk):
+            if res.suspect_count >= max_suspects:  # the verdict cannot be verified any more: stop comparing
+                left = int(solo.size - s)
+                skipped += left
+                res.suspect_count += left
+                break
             idx = solo[s:s + chunk]
             roots = np.concatenate([c_solo[s:s + chunk], r_solo[s:s + chunk]])
             try:
@@ -179,10 +188,15 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                 continue
             k = idx.size
             for j, (x, y) in enumerate(zip(nfs[:k], nfs[k:])):
+                if res.suspect_count >= max_suspects:
+                    skipped += 1
+                    res.suspect_count += 1
+                    continue
                 try:
                     same, why = N.equal(x, y), "different real-arithmetic normal forms"
-                except TooBig as e:
+                except TooBig as e:  # past a budget: a suspect (unproved), never verified
                     same, why = False, f"normal forms not compared: {e}"
+                    too_big += 1
                 if same:
                     codes[idx[j]] = METHOD_CODES[Method.NORMAL_FORM]
                     if forms is not None:
@@ -211,7 +225,11 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.proofs.append(proof)
         res.obligations.append((name, both, ct, rt, codes))
     res.stats = {"normal_form_nodes": N.steps, "atoms": len(N.atoms), "instances": res.stats.get("instances", 0),
-                 "seconds": round(time.perf_counter() - t0, 3)}
+                 "seconds": round(time.perf_counter() - t0, 3), "too_big": too_big, "not_compared": skipped,
+                 "expanded_cache_resets": N.cache_resets}
+    if skipped:
+        res.notes.append(f"{skipped} element(s) not compared by normal forms: {max_suspects} suspects made the "
+                         "verdict inconclusive already (they are counted as not proved)")
     if unsupported is not None:
         res.outcome, res.reason = Outcome.UNSUPPORTED, unsupported
     elif res.suspect_count:

@@ -73,6 +73,14 @@ class TooBig(Exception):
 #: users stay small; a comparison that fails with let-atoms is retried with them expanded.
 LET_LIMIT = 16
 EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the comparison gives up
+#: Monomial products (len(a) x len(b) per polynomial product) one comparison's expansion may do, nested
+#: expansions (inside sqrt, division, exp2, max/min and indicator atoms) and the final cross-multiplication
+#: included; charged before each product is made, so it bounds the monomials created (time and memory) per
+#: element. Past it the comparison raises TooBig: the element is a suspect, never proved.
+EXPAND_WORK_BUDGET = 8_000_000
+#: Monomials the cache of expanded atoms (Normalizer._expanded, shared by the elements of one comparison
+#: run) may hold; past it the cache is emptied (a cache: only speed is lost), so it cannot grow without bound.
+EXPANDED_CACHE_LIMIT = 1_000_000
 #: A let-atom's polynomial has the let-atoms it holds alone in a monomial (c x L: a partial sum of a
 #: reduction tree, shared by the lanes of a shuffle butterfly) replaced by theirs, so that the same
 #: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
@@ -169,7 +177,11 @@ class Normalizer:
         self.conds: dict[tuple, int] = {}
         self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
+        self._expanded_size = 0  # monomials held by _expanded (emptied past EXPANDED_CACHE_LIMIT)
         self._budget = EXPAND_BUDGET
+        self._work: int | None = None  # products left to this comparison's expansion (None: not expanding)
+        self.too_big = 0  # comparisons given up past a budget (statistics)
+        self.cache_resets = 0  # times _expanded was emptied (statistics)
         self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
@@ -256,6 +268,10 @@ class Normalizer:
     def mul_poly(self, a: Poly, b: Poly) -> Poly:
         if len(a) < len(b):
             a, b = b, a
+        if self._work is not None:  # inside a comparison's expansion: charge the product before making it
+            self._work -= len(a) * len(b)
+            if self._work < 0:
+                raise TooBig(f"expanding let-atoms exceeded {EXPAND_WORK_BUDGET} monomial products")
         out: Poly = {}
         special = self._special
         big = len(a) * len(b) > BIG_PRODUCT
@@ -395,7 +411,14 @@ class Normalizer:
         if not (self._has_let(x) or self._has_let(y)):
             return False
         self._budget = EXPAND_BUDGET
-        return self._equal(self.expand(x), self.expand(y))
+        self._work = EXPAND_WORK_BUDGET
+        try:
+            return self._equal(self.expand(x), self.expand(y))
+        except TooBig:
+            self.too_big += 1
+            raise
+        finally:
+            self._work = None
 
     def _equal(self, x: NF, y: NF) -> bool:
         if isinstance(x, Inf) or isinstance(y, Inf):
@@ -516,7 +539,13 @@ class Normalizer:
         else:
             fn, *args = payload
             r = self.app(fn, *[self.expand(self.key_nf[k]) for k in args])
+        size = len(r.num) + (len(self.polys[r.den]) if r.den is not None else 0) if isinstance(r, Rat) else 1
+        if self._expanded_size + size > EXPANDED_CACHE_LIMIT:
+            self._expanded.clear()
+            self._expanded_size = 0
+            self.cache_resets += 1
         self._expanded[a] = r
+        self._expanded_size += size
         return r
 
     def _poly_of(self, x: NF) -> Poly:
