@@ -407,24 +407,31 @@ def prove_sign_select(T: TermStore, k: int, x: int, leaves: tuple[int, ...], fmt
     return SignSelect(Lemma(k, x, fmt.name, "sign-select", smt2, "unsat"), read, flips)
 
 
-def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: tuple[int, ...], w: int
-                ) -> bytes | None:
-    """Bit w-1 of t(0, b) for every assignment b of the leaves (the first leaf in the low bits), the
-    unread leaves at 0."""
+def _every_assignment(T: TermStore, leaves: tuple[int, ...], zeros: tuple[int, ...]
+                      ) -> tuple[int, dict[int, np.ndarray]]:
+    """Columns of every assignment of the leaves (the first leaf in the low bits), the other nodes named
+    in zeros at 0: (number of assignments, values by node) for _eval_with."""
     from semantics.termeval import _mask
 
-    nodes = sign_select_cone(T, k, x)
-    if nodes is None:
-        return None
-    widths = [SORTS[int(T.sort[i])].width for i in leaves]
+    widths = [SORTS[int(T.sort[leaf])].width for leaf in leaves]
     count = 1 << sum(widths)
     idx = np.arange(count, dtype=np.uint64)
-    vals: dict[int, np.ndarray] = {x: np.zeros(count, np.uint64)}
-    vals.update({leaf: np.zeros(count, np.uint64) for leaf in unread})
+    vals: dict[int, np.ndarray] = {node: np.zeros(count, np.uint64) for node in zeros}
     shift = 0
     for leaf, lw in zip(leaves, widths):
         vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
         shift += lw
+    return count, vals
+
+
+def _flip_table(T: TermStore, k: int, x: int, leaves: tuple[int, ...], unread: tuple[int, ...], w: int
+                ) -> bytes | None:
+    """Bit w-1 of t(0, b) for every assignment b of the leaves (the first leaf in the low bits), the
+    unread leaves at 0."""
+    nodes = sign_select_cone(T, k, x)
+    if nodes is None:
+        return None
+    count, vals = _every_assignment(T, leaves, (x, *unread))
     got = _eval_with(T, k, nodes, vals, count)
     if got is None:
         return None
@@ -541,16 +548,7 @@ def prove_support(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ...
     read = _support_guess(T, k, nodes, leaves)
     if read is None or not read or sum(SORTS[int(T.sort[leaf])].width for leaf in read) > max_bits:
         return None
-    from semantics.termeval import _mask
-
-    widths = [SORTS[int(T.sort[leaf])].width for leaf in read]
-    count = 1 << sum(widths)
-    idx = np.arange(count, dtype=np.uint64)
-    vals: dict[int, np.ndarray] = {leaf: np.zeros(count, np.uint64) for leaf in leaves}
-    shift = 0
-    for leaf, lw in zip(read, widths):
-        vals[leaf] = (idx >> np.uint64(shift)) & _mask(lw)
-        shift += lw
+    count, vals = _every_assignment(T, read, leaves)
     values = _eval_with(T, k, nodes, vals, count)
     if values is None:
         return None
