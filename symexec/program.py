@@ -71,6 +71,26 @@ class Program:
     # falls into its header, as LLVM lays out some loops); the machine tells its policy of them too
     falls_back: set[int] = field(default_factory=set)
     loop_headers: set[int] = field(default_factory=set)  # targets of back edges (they dominate the source)
+    # control-flow predecessors of each instruction (EXIT excluded), for loop bodies (`loop_body`)
+    preds: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    _bodies: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict, repr=False)
+
+    def loop_body(self, head: int, latch: int) -> tuple[int, ...]:
+        """The instructions of the loop closed by the back edge latch -> head, in code order: head and
+        every instruction from which the latch is reached without passing head (the natural loop of
+        the edge). A body may lie anywhere in the code (a block laid out after the kernel's `ret` that
+        the loop jumps to and back from), not only between head and latch."""
+        got = self._bodies.get((head, latch))
+        if got is None:
+            body, todo = {head}, [latch]
+            while todo:
+                n = todo.pop()
+                if n in body or n < 0:
+                    continue
+                body.add(n)
+                todo.extend(self.preds.get(n, ()))
+            got = self._bodies[(head, latch)] = tuple(sorted(body))
+        return got
 
     def region_writes(self, pc: int) -> set[str]:
         """Registers that instructions between branch `pc` and its reconvergence point write."""
@@ -455,6 +475,7 @@ def _cfg(prog: Program) -> None:
                         g.add_edge(pc, prog.labels[lab] if prog.labels[lab] < n else EXIT)
             continue
         g.add_edge(pc, pc + 1 if pc + 1 < n else EXIT)
+    prog.preds = {pc: tuple(u for u in g.predecessors(pc) if u != EXIT) for pc in range(n)}
     rev = g.reverse(copy=False)
     try:
         ipdom = nx.immediate_dominators(rev, EXIT)

@@ -595,8 +595,8 @@ class Shadow(InstructionObserver):
         goes_on = self._after_trips(guard)  # reached this back edge and takes it
         self.uniform.append(self._uniform(ins, goes_on, mask, np.zeros(self.batch.n, bool), None))
         self.taken.pop(head, None)
-        for x in self.prog.code[head:pc + 1]:  # the CTAs leave at other iterations: unknown after the loop
-            for name, _ in self._dests(x):
+        for i in self.prog.loop_body(head, pc):  # the CTAs leave at other iterations: unknown after the loop
+            for name, _ in self._dests(self.prog.code[i]):
                 self.regs[name] = TOP
 
     def _enters(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
@@ -697,8 +697,8 @@ class Shadow(InstructionObserver):
             return
         self.trips[head] += 1
         self.taken.pop(head, None)
-        for ins in self.prog.code[head:self.pc + 1]:
-            for name, _ in self._dests(ins):
+        for i in self.prog.loop_body(head, self.pc):  # wherever the loop's blocks lie in the code
+            for name, _ in self._dests(self.prog.code[i]):
                 self.regs[name] = TOP
 
     def _outcome(self, ins: A.Instruction, guard: tuple, mask: np.ndarray) -> Uniform | None:

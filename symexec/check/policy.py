@@ -72,7 +72,7 @@ class DataDependencePolicy(Policy):
             return BranchDecision.FOLLOW
         prog = b.prog
         r = prog.reconverge.get(g.pc)
-        if dest <= g.pc and not bits & int(DATA) and _spin_wait(prog.code, dest, g.pc):
+        if dest <= g.pc and not bits & int(DATA) and _spin_wait(prog, dest, g.pc):
             self.state.spin_waits.add(g.pc)
             return BranchDecision.FOLLOW
         if prog.region_pure.get(g.pc):
@@ -118,11 +118,12 @@ class ConcretePolicy(DataDependencePolicy):
     explores = False
 
 
-def _spin_wait(code: list[A.Instruction], head: int, tail: int) -> bool:
-    """Is the loop [head, tail] a spin-wait: register arithmetic, strong loads (polls another
-    thread's or CTA's store may change, PTX 8.4) and back-off hints, nothing else?"""
+def _spin_wait(prog, head: int, tail: int) -> bool:
+    """Is the loop closed by tail -> head (its whole body, wherever laid out) a spin-wait: register
+    arithmetic, strong loads (polls another thread's or CTA's store may change, PTX 8.4) and back-off
+    hints, nothing else?"""
     polls = 0
-    for ins in code[head:tail + 1]:
+    for ins in (prog.code[i] for i in prog.loop_body(head, tail)):
         if register_only(ins.opcode):
             continue
         if ins.opcode not in _SPIN_OPS:

@@ -102,3 +102,32 @@ def test_the_checked_launch_itself_may_be_fine() -> None:
     assert bad.verdict == "out_of_bounds", (bad.verdict, bad.notes)
     assert bad.stats["witness_sizes"] == {"K": 1}, bad.stats.get("witness_sizes")
     assert any("leaves x from K = 1" in n for n in bad.notes), bad.notes
+
+
+# The loop counts its iterations in %r6 in a block laid out after the kernel's `ret` (the loop jumps there and
+# back); after the loop the store goes to y[tid + 128 * (the count is neither 3 nor 38)]: in bounds at K = 300
+# (3 iterations, the checked launch) and K = 4800 (38, where the representatives run), out of bounds at every
+# other K. The loop's registers must be unknown after it in every block of its body (Program.loop_body), not only
+# in those between its head and back edge: before, the count kept its representative value and the kernel was
+# "proven for ALL sizes".
+SCATTERED = REDUCE.replace("    add.s32 %r4, %r4, 128;\n", "    bra.uni SIDE;\nBACK:\n    add.s32 %r4, %r4, 128;\n") \
+    .replace("    mov.u32 %r4, 0;\n", "    mov.u32 %r4, 0;\n    mov.u32 %r6, 0;\n") \
+    .replace("DONE:\n    mul.wide.u32 %rd5, %r3, 4;",
+             "DONE:\n    setp.ne.u32 %p1, %r6, 3;\n    setp.ne.and.u32 %p1, %r6, 38, %p1;\n    selp.b32 %r7, 128, 0, %p1;\n"
+             "    add.u32 %r7, %r7, %r3;\n    mul.wide.u32 %rd5, %r7, 4;") \
+    .replace("    ret;\n}", "    ret;\nSIDE:\n    add.u32 %r6, %r6, 1;\n    bra.uni BACK;\n}")
+
+
+def test_a_loop_body_laid_out_after_the_kernel_end_is_part_of_the_loop() -> None:
+    prog = load_program(ptx_parser.parse(SCATTERED, "red.ptx"), "red")
+    head, side = prog.labels["LOOP"], prog.labels["SIDE"]
+    latch = max(i for i, ins in enumerate(prog.code) if ins.opcode == "bra" and ins.guard is not None
+                and ins.operands[0].name == "LOOP")
+    body = prog.loop_body(head, latch)
+    assert side in body and side > latch  # the out-of-line block and its jump back
+    assert prog.labels["DONE"] not in body and head == body[0]
+    r = _check(SCATTERED, 300)
+    assert r.verdict != "race_free" or "fallback" in r.stats["sizes"], (r.verdict, r.notes)
+    assert not any("proven for ALL sizes" in a for a in r.assumptions), r.assumptions
+    at_129 = check_kernel(load_program(ptx_parser.parse(SCATTERED, "red.ptx"), "red"), _launch(129))
+    assert at_129.verdict == "out_of_bounds", at_129.verdict  # what the claim would have hidden
