@@ -17,8 +17,8 @@ Storage is columnar (numpy arrays grown by doubling) and interning is vectorised
 one instruction: `make` takes one row of children per lane, removes duplicate rows, looks the
 distinct rows up by a 64-bit structural hash (verified against the stored columns, so a hash
 collision can only cost time, never merge two different terms) and appends the new ones. The hash
-index is itself numpy (`_HashIndex`: open addressing over node ids, each node's hash a column), about
-13 bytes per node where a Python dict of int keys took over 100: a FlashAttention pair at S = 512
+index is itself numpy (`_HashIndex`: open addressing over node ids, each node's hash a column), 16 to
+24 bytes per node where a Python dict of int keys took over 100: a FlashAttention pair at S = 512
 makes tens of millions of nodes.
 """
 
@@ -287,8 +287,14 @@ class _Column:
 
 class _HashIndex:
     """Structural hash -> node id, for the first node of each hash: linear probing in a numpy table of
-    node ids (-1 empty) kept at most 2/3 full; the hashes themselves live in a per-node column, so a
-    slot costs 4 bytes. Lookups and inserts are vectorised over a batch of distinct hashes."""
+    node ids (-1 empty) kept at most half full; the hashes themselves live in a per-node column, so a
+    slot costs 4 bytes. Lookups and inserts are vectorised over a batch of distinct hashes.
+
+    Half full rather than 2/3: a miss probes 1.5-2.5 slots on average instead of 2.5-5 (each probe of an
+    occupied slot is two random reads, the table's and the hash column's), and a rehash places its
+    entries in fewer rounds. The FlashAttention pair at S = 512 (28.8 M nodes) ends in the same 2^26
+    slots either way; a micro-benchmark inserting 28 M hashes in batches of 16384, each looked up
+    first, went 18.9 -> 13.5 s CPU."""
 
     _EMPTY = -1
 
@@ -323,7 +329,7 @@ class _HashIndex:
 
     def insert(self, ids: np.ndarray, h: np.ndarray) -> None:
         """Index nodes `ids` (their hashes recorded, none of them present)."""
-        if 3 * (self.count + ids.size) > 2 * self.table.size:
+        if 2 * (self.count + ids.size) > self.table.size:
             self._grow(self.count + ids.size)
         self._place(ids, h)
         self.count += ids.size
@@ -342,7 +348,7 @@ class _HashIndex:
 
     def _grow(self, need: int) -> None:
         cap = self.table.size
-        while 3 * need > 2 * cap:
+        while 2 * need > cap:
             cap *= 2
         old = self.table[self.table != self._EMPTY]
         self.table = np.full(cap, self._EMPTY, np.int32)
