@@ -416,6 +416,24 @@ class TermStore:
         """The j-th child of each id (ids must all have more than j children)."""
         return self._kids.a[self._off.a[ids] + j].astype(np.int64)
 
+    def kid_columns(self, ids: np.ndarray, k: int) -> list[np.ndarray]:
+        """[kid(ids, 0), ..., kid(ids, k - 1)] with the offsets gathered once (ids must all have at
+        least k children)."""
+        off = self._off.a[ids]
+        kids = self._kids.a
+        return [kids[off + j].astype(np.int64) for j in range(k)]
+
+    def node_keys(self) -> np.ndarray:
+        """Per node, its operation, sort and arity in one int32 (op | sort << 8 | nkids << 16): one
+        gather compares all three (proofs/instances.py tests them for every node of every member).
+        Computed on demand, not kept: 4 bytes per node while the caller holds it."""
+        key = self.nkids.astype(np.int32)
+        key <<= 8
+        key |= self.sort
+        key <<= 8
+        key |= self.op
+        return key
+
     def kids(self, i: int) -> tuple[int, ...]:
         o, k = int(self._off.a[i]), int(self._nk.a[i])
         return tuple(int(v) for v in self._kids.a[o:o + k])
