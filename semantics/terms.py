@@ -308,6 +308,15 @@ class _HashIndex:
 
     def lookup(self, h: np.ndarray) -> np.ndarray:
         """The id stored for each hash, -1 where none."""
+        return self._probe(h, None)
+
+    def lookup_stops(self, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """lookup(h), and for each hash not found the empty slot its probe stopped at: `insert` can
+        start there (every slot from the hash's home to it is taken) while the table is unchanged."""
+        stops = np.full(h.size, -1, np.int64)
+        return self._probe(h, stops), stops
+
+    def _probe(self, h: np.ndarray, stops: np.ndarray | None) -> np.ndarray:
         out = np.full(h.size, -1, np.int64)
         mask = np.uint64(self.table.size - 1)
         todo = np.arange(h.size)
@@ -316,6 +325,8 @@ class _HashIndex:
         while todo.size:
             ids = self.table[slot]
             empty = ids == self._EMPTY
+            if stops is not None:
+                stops[todo[empty]] = slot[empty]
             match = ~empty
             match[match] = hashes[ids[match]] == h[todo[match]]
             out[todo[match]] = ids[match]
@@ -327,16 +338,19 @@ class _HashIndex:
         """Store the hashes of the nodes just appended to the store, in id order."""
         self.hashes.extend(h)
 
-    def insert(self, ids: np.ndarray, h: np.ndarray) -> None:
-        """Index nodes `ids` (their hashes recorded, none of them present)."""
+    def insert(self, ids: np.ndarray, h: np.ndarray, stops: np.ndarray | None = None) -> None:
+        """Index nodes `ids` (their hashes recorded, none of them present). `stops`: where lookup_stops
+        found each one missing, with no insert since; each probe then goes on from there (several new ids
+        may have stopped at one slot: one lands, the others probe on) instead of walking its cluster again."""
         if 2 * (self.count + ids.size) > self.table.size:
             self._grow(self.count + ids.size)
-        self._place(ids, h)
+            stops = None  # a new table: homes again
+        self._place(ids, h, stops)
         self.count += ids.size
 
-    def _place(self, ids: np.ndarray, h: np.ndarray) -> None:
+    def _place(self, ids: np.ndarray, h: np.ndarray, start: np.ndarray | None = None) -> None:
         mask = self.table.size - 1
-        slot = (h & np.uint64(mask)).astype(np.int64)
+        slot = (h & np.uint64(mask)).astype(np.int64) if start is None else start
         ids = ids.astype(np.int32)
         while ids.size:
             free = self.table[slot] == self._EMPTY
@@ -495,7 +509,7 @@ class TermStore:
             h = np.full(rows.shape[0], np.uint64(op * 0x100000001B3 + 7), np.uint64)
             for j in range(rows.shape[1]):
                 h = _mix(h, rows[:, j].view(np.uint64))
-        found = self._index.lookup(h)
+        found, stops = self._index.lookup_stops(h)
         hit = found >= 0
         if hit.any():  # verify: a hash collision must never merge two different terms
             same = self._same_rows(op, found[hit], rows[hit])
@@ -523,7 +537,7 @@ class TermStore:
             ids = start + np.arange(new.size, dtype=np.int64)
             found[new] = ids
             self._index.record(h[new])
-            self._index.insert(ids, h[new])
+            self._index.insert(ids, h[new], stops[new])
         return found
 
     def _shapes_of(self, op: int, rows: np.ndarray) -> np.ndarray:
