@@ -214,12 +214,20 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _GOLD = np.uint64(0x9E3779B97F4A7C15)
 
 
+_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+
+
 def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        x = (h ^ v.astype(np.uint64)) + _GOLD
-        x = (x ^ (x >> np.uint64(30))) * _M1
-        x = (x ^ (x >> np.uint64(27))) * _M2
-        return x ^ (x >> np.uint64(31))
+    """splitmix64's finaliser of (h ^ v) + golden, on one new array (in place after the first xor:
+    unsigned overflow wraps, no warning state to enter)."""
+    x = np.bitwise_xor(h, v.astype(np.uint64, copy=False))
+    x += _GOLD
+    x ^= x >> _S30
+    x *= _M1
+    x ^= x >> _S27
+    x *= _M2
+    x ^= x >> _S31
+    return x
 
 
 def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
