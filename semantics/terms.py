@@ -242,7 +242,9 @@ def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
         m = K.shape[0]
     if op in COMMUTATIVE and K.shape[1] >= 2:
         K = K.copy()
-        K[:, :2] = np.sort(K[:, :2], axis=1)
+        a, b = K[:, 0].copy(), K[:, 1]
+        np.minimum(a, b, out=K[:, 0])  # the two operands sorted (np.sort along an axis of 2 runs per row)
+        np.maximum(a, b, out=K[:, 1])
     S = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
     X = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
     rows = np.concatenate([S[:, None], X[:, None], K], axis=1)
