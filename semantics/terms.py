@@ -283,13 +283,9 @@ class _Column:
         start = self.n
         end = start + len(values)
         if end > self.a.size:
-            size = max(end, 2 * self.a.size)
-            try:  # in place (realloc: a large block is remapped, not copied); refused while a view of it lives
-                self.a.resize(size, refcheck=True)
-            except ValueError:
-                grown = np.zeros(size, dtype=self.a.dtype)
-                grown[:start] = self.a[:start]
-                self.a = grown
+            grown = np.zeros(max(end, 2 * self.a.size), dtype=self.a.dtype)
+            grown[:start] = self.a[:start]
+            self.a = grown
         self.a[start:end] = values
         self.n = end
         return start
