@@ -508,9 +508,10 @@ class TermStore:
         """Whether stored nodes f are exactly rows (sort, aux, kids...) of op."""
         same = (self._op.a[f] == op) & (self._sort.a[f] == rows[:, 0]) & (self._aux.a[f] == rows[:, 1]) \
             & (self._nk.a[f] == rows.shape[1] - 2)
+        off = self._off.a[f] if rows.shape[1] > 2 else None  # gathered once for every child
         for j in range(rows.shape[1] - 2):
             idx = np.nonzero(same)[0]
-            same[idx] = self._kids.a[self._off.a[f[idx]] + j] == rows[idx, 2 + j]
+            same[idx] = self._kids.a[off[idx] + j] == rows[idx, 2 + j]
         return same
 
     def _intern(self, op: int, rows: np.ndarray, h: np.ndarray | None) -> np.ndarray:
