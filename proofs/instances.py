@@ -154,13 +154,16 @@ def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
     chunk = max(1, IMAGE_BUDGET // (8 * plan.peak))
     if k <= chunk:
         return _instances(T, rep, members, nodes, plan)
-    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes, plan) for s in range(0, k, chunk)])
+    keys = T.node_keys()  # once for every chunk
+    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes, plan, keys) for s in range(0, k, chunk)])
 
 
-def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray, plan: _Plan) -> np.ndarray:
+def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray, plan: _Plan,
+               keys: np.ndarray | None = None) -> np.ndarray:
     k = members.shape[0]
     ok = np.ones(k, bool)
     op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
+    key = T.node_keys() if keys is None else keys  # op, sort and arity: one gather per image
     shape = T.shape
     image: dict[int, np.ndarray] = {}
     for j, r in enumerate(rep.tolist()):
@@ -177,15 +180,16 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
         """Test node x's image y itself (operation, sort, arity, aux; an input leaf's substitution):
         failures clear `ok`; failed members follow the representative itself from here."""
         o = int(op[x])
-        good = (op[y] == o) & (sort[y] == sort[x]) & (nk[y] == nk[x])
+        good = key[y] == key[x]
         if o == Op.INPUT:
-            good &= (aux[y] >> _INPUT_BITS) == (int(aux[x]) >> _INPUT_BITS)
+            ay = aux[y]
+            good &= (ay >> _INPUT_BITS) == (int(aux[x]) >> _INPUT_BITS)
             a = int(aux[x])
             prev = sigma.get(a)
             if prev is None:
-                sigma[a] = np.where(good, aux[y], a)
+                sigma[a] = np.where(good, ay, a)
             else:
-                good &= prev == aux[y]
+                good &= prev == ay
         elif o == Op.OPAQUE:
             good &= y == x
         else:
@@ -204,7 +208,7 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
         y = image[x] = own(x, y)
         kids = plan.kids[x]
         if kids:
-            ky = [T.kid(y, i) for i in range(len(kids))]
+            ky = T.kid_columns(y, len(kids))
             if o in commutative and len(kids) >= 2 and kids[0] != kids[1]:
                 s0, s1 = shape[kids[0]], shape[kids[1]]
                 if s0 == s1:
@@ -252,5 +256,6 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
         y = image[x]
         a, b = image[kids[0]], image[kids[1]]
         lo, hi = np.minimum(a, b), np.maximum(a, b)
-        ok &= (T.kid(y, 0) == lo) & (T.kid(y, 1) == hi)
+        y0, y1 = T.kid_columns(y, 2)
+        ok &= (y0 == lo) & (y1 == hi)
     return ok

@@ -289,8 +289,12 @@ def to_odd(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     adjust = (lo != 0) & ((hb & np.uint64(1)) == 0) & np.isfinite(hi)
     if not adjust.any():
         return hi
-    toward = np.where(lo > 0, np.inf, -np.inf)
-    return np.where(adjust, np.nextafter(hi, toward), hi)
+    # nextafter(hi, toward lo) on the bits: hi != 0 where lo != 0 (hi = RN(hi + lo)), and a binary64
+    # of either sign is sign and magnitude, so a step away from zero is +1 and one toward zero -1 (the
+    # step from the largest finite is +inf's bits, as nextafter gives)
+    away = (lo > 0) == (hi > 0)
+    step = np.where(away, np.uint64(1), np.uint64(0xFFFFFFFFFFFFFFFF))  # + 2^64 - 1: minus one, wrapping
+    return np.where(adjust, hb + step, hb).view(np.float64)
 
 
 # ---------------------------------------------------------------------------------------------

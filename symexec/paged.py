@@ -81,6 +81,10 @@ class _PageTable:
 
     def __getitem__(self, pages: np.ndarray) -> np.ndarray:
         pages = np.asarray(pages, dtype=np.int64)
+        if self.npages <= 1 << CHUNK_SHIFT and pages.size and pages.min() >= 0 and pages.max() < 1 << CHUNK_SHIFT:
+            # an array of at most one chunk (a shared buffer, a small tensor), read inside it: no chunk numbers
+            ch = self.chunks.get(0)
+            return np.full(pages.shape, -1, np.int32) if ch is None else ch[pages]
         hi = pages >> CHUNK_SHIFT
         if hi.size and (hi == hi.reshape(-1)[0]).all():  # one chunk: the common case
             ch = self.chunks.get(int(hi.reshape(-1)[0]))

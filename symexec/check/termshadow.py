@@ -523,7 +523,12 @@ class TermShadow(Observer):
         if fresh.any():
             info = self._global_info(buffer)
             b = flat[fresh]
-            leaves = self.T.input(info.name, b // info.elem_bytes, info.sort)
+            elems = b // info.elem_bytes
+            if info.elem_bytes > 1 and elems.size > 1:  # one leaf per element, not per byte, to intern
+                uniq, back = np.unique(elems, return_inverse=True)
+                leaves = self.T.input(info.name, uniq, info.sort)[back.reshape(-1)]
+            else:
+                leaves = self.T.input(info.name, elems, info.sort)
             term = term.copy()
             pos = pos.copy()
             term[fresh] = leaves
