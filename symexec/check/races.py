@@ -73,6 +73,7 @@ class Event:
     size: int = 0  # bytes in the buffer
     path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
     undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
+    seq: int = -1  # its number in the order the detector was given the accesses (RaceDetector.add)
 
     @property
     def hb(self) -> np.ndarray:
@@ -479,6 +480,8 @@ class RaceDetector:
         self._paths: dict[tuple, int] = {}  # explored paths of accesses, numbered
         self._path_list: list[tuple] = []
         self._release_seen = False
+        self._written: set = set()  # buffers some access wrote (or updated atomically)
+        self._unwritten: dict[object, list[Event]] = {}  # reads of global buffers not written yet (flush)
         self.accesses = 0
         self._since_gc = 0
         self._gc_floor = 0  # records to make before the next collection, beyond GC_EVERY: the live count
@@ -490,15 +493,46 @@ class RaceDetector:
         paid once per window, not once per instruction)."""
         if self._pending_entries >= WINDOW and e.time != self._pending[-1].time:
             self.flush()
+        e.seq = self._ev
+        self._ev += 1
         self._pending.append(e)
         self._pending_entries += e.flat.size
         self.accesses += 1
 
+    def _deferrable(self, e: Event) -> bool:
+        """A thread's plain read of a global buffer that nothing has written yet (see flush)."""
+        return e.kind == READ and e.sem == 0 and e.op is None and e.hbrows is None \
+            and e.buffer.space is MemSpace.GLOBAL and e.buffer not in self._written
+
     def flush(self) -> None:
-        """Test the pending accesses against the bytes' state."""
+        """Test the pending accesses against the bytes' state.
+
+        A race needs a write: the plain reads of a global buffer that no access has written yet
+        (a kernel's inputs) are kept aside (`_unwritten`) instead of tested, and are tested, in
+        their order and before anything later, when the buffer's first write (or atomic) comes. A
+        buffer never written costs its reads nothing. Only threads' reads without acquire
+        semantics are kept aside: their records (clock rows of threads, own entries, epochs) read
+        the same then as now, and they make no synchronisation edge."""
         if not self._pending:
             return
         events, self._pending, self._pending_entries = self._pending, [], 0
+        for e in events:
+            if e.buffer not in self._buffers:  # buffers are numbered in the order of their first access
+                self._state(e)
+        self._written.update(e.buffer for e in events if e.kind != READ)
+        if self._unwritten or any(self._deferrable(e) for e in events):
+            kept = []
+            for e in events:
+                if self._deferrable(e):
+                    self._unwritten.setdefault(e.buffer, []).append(e)
+                else:
+                    kept.append(e)
+            events = kept
+            for buf in list(dict.fromkeys(e.buffer for e in events)):
+                if buf in self._unwritten:  # written now: its reads so far come first
+                    self._replay(self._unwritten.pop(buf))
+            if not events:
+                return
         ids = self._record_all(events)
         if self._release_seen or any(e.sem & RELEASE for e in events):
             self._release_seen = True
@@ -511,6 +545,21 @@ class RaceDetector:
         self._since_gc += sum(i.size for i in ids)
         if self._since_gc > max(GC_EVERY, self._gc_floor):
             self._gc()
+
+    def _replay(self, reads: list[Event]) -> None:
+        """Test reads kept aside (one buffer's, in order) as they would have been: in windows of whole
+        instructions."""
+        lo = 0
+        while lo < len(reads):
+            hi, entries = lo, 0
+            while hi < len(reads) and (entries < WINDOW or reads[hi].time == reads[hi - 1].time):
+                entries += reads[hi].flat.size
+                hi += 1
+            window = reads[lo:hi]
+            ids = self._record_all(window)
+            self._step(window[0].buffer, window, ids)
+            self._since_gc += sum(i.size for i in ids)
+            lo = hi
 
     # ------------------------------------------------------------------ records
     def _op_id(self, e: Event) -> int:
@@ -536,8 +585,6 @@ class RaceDetector:
         event cost a slice assignment per column (26) per event."""
         ks = [e.lanes.size for e in events]
         total = sum(ks)
-        ev0 = self._ev
-        self._ev += len(events)
 
         def per_event(values: list, dtype) -> np.ndarray:
             return np.repeat(np.array(values, dtype), ks)
@@ -572,7 +619,7 @@ class RaceDetector:
                 off += k
         ids = self.R.append(
             total, time=per_event([e.time for e in events], np.int64),
-            ev=np.repeat(np.arange(ev0, ev0 + len(events), dtype=np.int64), ks),
+            ev=per_event([e.seq for e in events], np.int64),
             pc=per_event([e.pc for e in events], np.int32), lane=per_lane([e.lanes for e in events]),
             kind=per_event([e.kind for e in events], np.int8), strong=per_event([e.strong for e in events], np.int8),
             row=per_lane([e.rows for e in events]), hbrow=hb,
