@@ -73,6 +73,7 @@ class Event:
     size: int = 0  # bytes in the buffer
     path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
     undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
+    seq: int = -1  # its number in the order the detector was given the accesses (RaceDetector.add)
 
     @property
     def hb(self) -> np.ndarray:
@@ -479,6 +480,8 @@ class RaceDetector:
         self._paths: dict[tuple, int] = {}  # explored paths of accesses, numbered
         self._path_list: list[tuple] = []
         self._release_seen = False
+        self._written: set = set()  # buffers some access wrote (or updated atomically)
+        self._unwritten: dict[object, list[Event]] = {}  # reads of global buffers not written yet (flush)
         self.accesses = 0
         self._since_gc = 0
         self._gc_floor = 0  # records to make before the next collection, beyond GC_EVERY: the live count
@@ -490,16 +493,47 @@ class RaceDetector:
         paid once per window, not once per instruction)."""
         if self._pending_entries >= WINDOW and e.time != self._pending[-1].time:
             self.flush()
+        e.seq = self._ev
+        self._ev += 1
         self._pending.append(e)
         self._pending_entries += e.flat.size
         self.accesses += 1
 
+    def _deferrable(self, e: Event) -> bool:
+        """A thread's plain read of a global buffer that nothing has written yet (see flush)."""
+        return e.kind == READ and e.sem == 0 and e.op is None and e.hbrows is None \
+            and e.buffer.space is MemSpace.GLOBAL and e.buffer not in self._written
+
     def flush(self) -> None:
-        """Test the pending accesses against the bytes' state."""
+        """Test the pending accesses against the bytes' state.
+
+        A race needs a write: the plain reads of a global buffer that no access has written yet
+        (a kernel's inputs) are kept aside (`_unwritten`) instead of tested, and are tested, in
+        their order and before anything later, when the buffer's first write (or atomic) comes. A
+        buffer never written costs its reads nothing. Only threads' reads without acquire
+        semantics are kept aside: their records (clock rows of threads, own entries, epochs) read
+        the same then as now, and they make no synchronisation edge."""
         if not self._pending:
             return
         events, self._pending, self._pending_entries = self._pending, [], 0
-        ids = [self._record(e) for e in events]
+        for e in events:
+            if e.buffer not in self._buffers:  # buffers are numbered in the order of their first access
+                self._state(e)
+        self._written.update(e.buffer for e in events if e.kind != READ)
+        if self._unwritten or any(self._deferrable(e) for e in events):
+            kept = []
+            for e in events:
+                if self._deferrable(e):
+                    self._unwritten.setdefault(e.buffer, []).append(e)
+                else:
+                    kept.append(e)
+            events = kept
+            for buf in list(dict.fromkeys(e.buffer for e in events)):
+                if buf in self._unwritten:  # written now: its reads so far come first
+                    self._replay(self._unwritten.pop(buf))
+            if not events:
+                return
+        ids = self._record_all(events)
         if self._release_seen or any(e.sem & RELEASE for e in events):
             self._release_seen = True
             self._sync_edges(events, ids)
@@ -511,6 +545,21 @@ class RaceDetector:
         self._since_gc += sum(i.size for i in ids)
         if self._since_gc > max(GC_EVERY, self._gc_floor):
             self._gc()
+
+    def _replay(self, reads: list[Event]) -> None:
+        """Test reads kept aside (one buffer's, in order) as they would have been: in windows of whole
+        instructions."""
+        lo = 0
+        while lo < len(reads):
+            hi, entries = lo, 0
+            while hi < len(reads) and (entries < WINDOW or reads[hi].time == reads[hi - 1].time):
+                entries += reads[hi].flat.size
+                hi += 1
+            window = reads[lo:hi]
+            ids = self._record_all(window)
+            self._step(window[0].buffer, window, ids)
+            self._since_gc += sum(i.size for i in ids)
+            lo = hi
 
     # ------------------------------------------------------------------ records
     def _op_id(self, e: Event) -> int:
@@ -530,26 +579,62 @@ class RaceDetector:
             self._path_list.append(path)
         return got
 
-    def _record(self, e: Event) -> np.ndarray:
-        k = e.lanes.size
-        ev = self._ev
-        self._ev += 1
-        hb = e.hb
+    def _record_all(self, events: list[Event]) -> list[np.ndarray]:
+        """The records of a window's accesses, one per (event, lane), in event order; the record ids
+        of each event. The columns are built for the whole window and appended once: an append per
+        event cost a slice assignment per column (26) per event."""
+        ks = [e.lanes.size for e in events]
+        total = sum(ks)
+
+        def per_event(values: list, dtype) -> np.ndarray:
+            return np.repeat(np.array(values, dtype), ks)
+
+        def per_lane(arrays: list) -> np.ndarray:
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+        def per_lane_or(values: list, default, dtype) -> np.ndarray:
+            """Per-lane arrays of the events, `default` for an event that has none."""
+            if all(v is None for v in values):
+                return np.full(total, default, dtype)
+            return per_lane([np.full(k, default, dtype) if v is None else np.broadcast_to(v, (k,))
+                             for v, k in zip(values, ks)])
+
+        hb = per_lane([e.hb for e in events])
         _, col, thread, slot = self.clocks.decode(hb)
-        cown = np.full((k, SLOTS), -1, np.int32)
-        pown = np.full((k, SLOTS), -1, np.int32)
-        if e.owns is not None:
-            cown[:, :e.owns.shape[1]] = e.owns[0].T
-            pown[:, :e.owns.shape[1]] = e.owns[1].T
-        elif e.hbrows is None:
-            cown[:, 0] = e.epochs  # a thread's own entry is its epoch
-        return self.R.append(
-            k, time=e.time, ev=ev, pc=e.pc, lane=e.lanes, kind=e.kind, strong=e.strong, row=e.rows, hbrow=hb,
-            base=e.bases[0], pbase=e.bases[1], tbase=e.tbases if e.tbases is not None else 0, epoch=e.epochs,
-            proxy=e.proxy, col=col, thread=thread, slot=slot,
-            hash=e.hashes if e.hashes is not None else 0, real=e.real if e.real is not None else 0,
-            start=e.flat[:, 0], size=e.flat.shape[1], op=self._op_id(e), sem=e.sem, cown=cown, pown=pown,
-            undef=e.undef if e.undef is not None else False, path=self._path_id(e.path))
+        cown = np.full((total, SLOTS), -1, np.int32)
+        pown = np.full((total, SLOTS), -1, np.int32)
+        # a thread's own entry is its epoch (C only); accesses whose threads have streams, or of an
+        # asynchronous operation's agent, say their own entries (owns) or have none
+        plain = [e.owns is None and e.hbrows is None for e in events]
+        if all(plain):
+            cown[:, 0] = per_lane([e.epochs for e in events])
+        else:
+            off = 0
+            for e, k in zip(events, ks):
+                if e.owns is not None:
+                    cown[off:off + k, :e.owns.shape[1]] = e.owns[0].T
+                    pown[off:off + k, :e.owns.shape[1]] = e.owns[1].T
+                elif e.hbrows is None:
+                    cown[off:off + k, 0] = e.epochs
+                off += k
+        ids = self.R.append(
+            total, time=per_event([e.time for e in events], np.int64),
+            ev=per_event([e.seq for e in events], np.int64),
+            pc=per_event([e.pc for e in events], np.int32), lane=per_lane([e.lanes for e in events]),
+            kind=per_event([e.kind for e in events], np.int8), strong=per_event([e.strong for e in events], np.int8),
+            row=per_lane([e.rows for e in events]), hbrow=hb,
+            base=per_lane([e.bases[0] for e in events]), pbase=per_lane([e.bases[1] for e in events]),
+            tbase=per_lane_or([e.tbases for e in events], 0, np.int32),
+            epoch=per_lane([e.epochs for e in events]), proxy=per_event([e.proxy for e in events], np.int8),
+            col=col, thread=thread, slot=slot,
+            hash=per_lane_or([e.hashes for e in events], 0, np.uint64),
+            real=per_lane_or([e.real for e in events], 0, np.uint64),
+            start=per_lane([e.flat[:, 0] for e in events]), size=per_event([e.flat.shape[1] for e in events], np.int32),
+            op=per_event([self._op_id(e) for e in events], np.int32), sem=per_event([e.sem for e in events], np.int8),
+            cown=cown, pown=pown, undef=per_lane_or([e.undef for e in events], False, np.bool_),
+            path=per_event([self._path_id(e.path) for e in events], np.int32))
+        cut = np.cumsum(ks)
+        return [ids[a:b] for a, b in zip((0, *cut[:-1].tolist()), cut.tolist())]
 
     def _state(self, e: Event) -> _BufferState:
         st = self._buffers.get(e.buffer)

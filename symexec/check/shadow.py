@@ -41,6 +41,7 @@ DEP = np.uint8(DATA | SCHED)  # depends on something other than the launch's fix
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 # Which instructions commute their first two operands, which are warp-collective (a lane's result
 # is a function of the whole warp's operands and of the memory they name: numbered from all of
@@ -134,15 +135,49 @@ def _splitmix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-def _splitmix_owned(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, in place on an array the caller owns."""
+#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, and the golden ratio mix adds) as
+#: arrays of one shape, per shape of a lane vector: a numpy scalar operand costs its ufunc call
+#: ~0.1 us of scalar conversion, which is a quarter of a call on a few hundred lanes (2.7 -> 2.1 us
+#: per splitmix on 256 lanes). The same bits either way.
+_SHAPED: dict[tuple, tuple[np.ndarray, ...]] = {}
+_SHAPED_MAX = 1 << 14  # lanes: beyond it the arithmetic, not the call, is the cost
+
+
+def _constants(shape: tuple) -> tuple | None:
+    got = _SHAPED.get(shape)
+    if got is None:
+        if len(shape) != 1 or shape[0] > _SHAPED_MAX or len(_SHAPED) >= 64:
+            return None
+        got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64) for v in (30, _M1, 27, _M2, 31, _GOLDEN))
+        for a in got:
+            a.flags.writeable = False
+    return got
+
+
+def _splitmix_owned(x: np.ndarray, golden: bool = False) -> np.ndarray:
+    """splitmix64's finaliser, in place on an array the caller owns (golden: plus the golden ratio,
+    mix's step)."""
     if x.ndim == 0:
-        return np.asarray(np.uint64(_splitmix_int(int(x))))
-    x ^= x >> _S30
-    x *= _M1
-    x ^= x >> _S27
-    x *= _M2
-    x ^= x >> _S31
+        v = _splitmix_int(int(x))
+        return np.asarray(np.uint64((v + _GOLDEN_INT) & _U64 if golden else v))
+    c = _constants(x.shape)
+    if c is None:
+        x ^= x >> _S30
+        x *= _M1
+        x ^= x >> _S27
+        x *= _M2
+        x ^= x >> _S31
+        if golden:
+            x += _GOLDEN
+        return x
+    s30, m1, s27, m2, s31, g = c
+    x ^= x >> s30
+    x *= m1
+    x ^= x >> s27
+    x *= m2
+    x ^= x >> s31
+    if golden:
+        x += g
     return x
 
 
@@ -162,9 +197,6 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         poly = (H.astype(np.uint64) * _POWERS[:nb]).sum(axis=1, dtype=np.uint64)
     return mix(key, poly, np.uint64(nb))
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
@@ -187,8 +219,7 @@ def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
         if h.ndim == 0:  # a 0-d part broadcast with a 0-d h: stay scalar
             h = (_splitmix_int(int(h)) + _GOLDEN_INT) & _U64
             continue
-        h = _splitmix_owned(h)
-        h += _GOLDEN
+        h = _splitmix_owned(h, golden=True)
     return np.asarray(np.uint64(h)) if isinstance(h, int) else h
 
 

@@ -358,6 +358,10 @@ class CheckState(Observer):
             return  # an atomic is logged once, as its write
         if not self.races:
             return
+        if ev.buffer.space is MemSpace.PARAM:
+            # kernel parameters are read-only (PTX 5.1.6.1; a store to them faults before it is
+            # observed, symexec.memory): a read of them conflicts with nothing, so it is not recorded
+            return
         proxy = PROXY_CODE[ev.proxy]
         pk = proxy_table(ev.buffer, ev.proxy)
         slots = self.clocks.slots_in_use
