@@ -141,9 +141,11 @@ def _plan(T: TermStore, rep: np.ndarray, nodes: np.ndarray) -> _Plan:
                  {x: tuple(v) for x, v in drop_sigma.items()}, max(1, peak))
 
 
-def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
+def instances(T: TermStore, rep: np.ndarray, members: np.ndarray, give_up_below: float = 0.0) -> np.ndarray:
     """Whether each row of `members` (k, r) is the term ids of `rep` (r,) under one substitution of
-    input elements (see the module docstring)."""
+    input elements (see the module docstring). `give_up_below`: when fewer than this fraction of a
+    chunk's members pass pass 1, answer False for the whole chunk without pass 2 (a sample's early
+    answer; False only ever means "not shown to be an instance": the member is proved on its own)."""
     rep = np.asarray(rep, np.int64)
     members = np.asarray(members, np.int64)
     k = members.shape[0]
@@ -153,13 +155,14 @@ def instances(T: TermStore, rep: np.ndarray, members: np.ndarray) -> np.ndarray:
     plan = _plan(T, rep, nodes)
     chunk = max(1, IMAGE_BUDGET // (8 * plan.peak))
     if k <= chunk:
-        return _instances(T, rep, members, nodes, plan)
+        return _instances(T, rep, members, nodes, plan, give_up_below=give_up_below)
     keys = T.node_keys()  # once for every chunk
-    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes, plan, keys) for s in range(0, k, chunk)])
+    return np.concatenate([_instances(T, rep, members[s:s + chunk], nodes, plan, keys, give_up_below)
+                           for s in range(0, k, chunk)])
 
 
 def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray, plan: _Plan,
-               keys: np.ndarray | None = None) -> np.ndarray:
+               keys: np.ndarray | None = None, give_up_below: float = 0.0) -> np.ndarray:
     k = members.shape[0]
     ok = np.ones(k, bool)
     op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
@@ -232,7 +235,26 @@ def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.nda
             del sigma[a]
         if not ok.any():
             return ok
-    # ---- pass 2: bottom up, what pass 1 did not reach
+    # ---- pass 2 runs on the members pass 1 left standing only: its cost is per node of the DAG it did
+    # not reach (a store lookup each), so members that failed in pass 1 (most rows of a column-normalised
+    # matrix are no renaming of the representative's) cost nothing there
+    live = np.nonzero(ok)[0]
+    if live.size < give_up_below * k:  # the caller's early answer: these are not shown to be instances
+        return np.zeros(k, bool)
+    if live.size < k:
+        image = {x: v[live] for x, v in image.items()}
+        sigma = {a: v[live] for a, v in sigma.items()}
+        ok[live] = _bottom_up(T, nodes, plan, image, sigma, ties, live.size)
+        return ok
+    return _bottom_up(T, nodes, plan, image, sigma, ties, k)
+
+
+def _bottom_up(T: TermStore, nodes: np.ndarray, plan: _Plan, image: dict[int, np.ndarray],
+               sigma: dict[int, np.ndarray], ties: list[int], k: int) -> np.ndarray:
+    """Pass 2 over `k` members that passed pass 1 (`image`, `sigma`: what pass 1 kept, per member):
+    the images of the nodes pass 1 did not reach, found in the store, and the ties' operand pairing."""
+    op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids
+    ok = np.ones(k, bool)
     for x in nodes.tolist():
         if x in plan.reached:
             continue

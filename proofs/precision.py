@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from semantics.formats import get_format
+from semantics.formats import FORMATS, get_format
 from semantics.terms import CONCRETE, ROUNDING, SORTS, Kind, Op, TermStore, mods
 
 __all__ = ["PrecisionFinding", "precision_findings", "narrowest"]
@@ -39,21 +39,34 @@ class PrecisionFinding:
                 f"{self.reference_format} ({self.reference_bits} bits); real-arithmetic equivalence cannot see this")
 
 
-def _own(T: TermStore, i: int) -> tuple[int, str]:
-    """(significand bits, format) of the rounding node i performs, or (_NONE, "")."""
-    op = int(T.op[i])
-    s = SORTS[int(T.sort[i])]
-    if s.kind is not Kind.FLOAT:
-        return _NONE, ""
-    if op in ROUNDING:
-        return get_format(s.fmt).precision, s.fmt
-    if op == Op.CVT:
-        dst, src = mods(int(T.aux[i])).elems
-        if src[0] in "bus" and src[1:].isdigit():
-            return _NONE, ""
-        if get_format(dst).precision < get_format(src).precision:
-            return get_format(dst).precision, dst
-    return _NONE, ""
+#: A rounding as one sortable number: significand bits << 8 | the format's index (the narrowest
+#: rounding is the smallest key; formats of one precision, tf32 and f16, ordered by FORMATS).
+_FMT_NAMES = list(FORMATS)
+_NONE_KEY = _NONE << 8
+
+
+def _key(fmt: str) -> int:
+    return get_format(fmt).precision << 8 | _FMT_NAMES.index(get_format(fmt).name)
+
+
+def _own_keys(T: TermStore, nodes: np.ndarray) -> np.ndarray:
+    """Per node, the key of the rounding it performs itself, or _NONE_KEY: an operation that rounds
+    (ROUNDING) to its float sort's format, or a float conversion to a narrower format."""
+    sort_key = np.array([_key(s.fmt) if s.kind is Kind.FLOAT else _NONE_KEY for s in SORTS], np.int64)
+    rounds = np.zeros(256, bool)
+    rounds[[int(o) for o in ROUNDING]] = True
+    ops, sorts = T.op[nodes], T.sort[nodes].astype(np.int64)
+    keys = np.where(rounds[ops], sort_key[sorts], _NONE_KEY)
+    cvt = np.nonzero((ops == Op.CVT) & (sort_key[sorts] != _NONE_KEY))[0]
+    if cvt.size:
+        auxes, inv = np.unique(T.aux[nodes[cvt]], return_inverse=True)
+        narrowing = np.full(auxes.size, _NONE_KEY, np.int64)
+        for j, a in enumerate(auxes.tolist()):
+            dst, src = mods(a).elems
+            if not (src[0] in "bus" and src[1:].isdigit()) and get_format(dst).precision < get_format(src).precision:
+                narrowing[j] = _key(dst)
+        keys[cvt] = narrowing[inv.reshape(-1)]
+    return keys
 
 
 def narrowest(T: TermStore, roots: np.ndarray) -> tuple[np.ndarray, list[str]]:
@@ -61,6 +74,8 @@ def narrowest(T: TermStore, roots: np.ndarray) -> tuple[np.ndarray, list[str]]:
     from semantics.termeval import subgraph
 
     roots = np.asarray(roots, np.int64)
+    if not roots.size:
+        return np.zeros(0, np.int64), []
     # strip the conversions at the top: the output format's own rounding, common to both kernels
     start = roots.copy()
     for _ in range(4):
@@ -73,31 +88,36 @@ def narrowest(T: TermStore, roots: np.ndarray) -> tuple[np.ndarray, list[str]]:
         if not idx.size:
             break
         start[idx] = kids[float_kid]
+    # a node's narrowest is the least key of its own and its children's (ids ascend children first);
+    # a node whose own key is the least of the whole subgraph, or that has no children, has its own
     nodes = subgraph(T, start)
-    prec: dict[int, tuple[int, str]] = {}
-    ops = T.op[nodes].tolist()
+    own = _own_keys(T, nodes)
     nk = T.nkids[nodes].astype(np.int64)
-    flat = T._kids.a[np.repeat(T._off.a[nodes] - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))].tolist()
-    ends = np.cumsum(nk).tolist()
-    s = 0
-    for j, i in enumerate(nodes.tolist()):
-        best = _own(T, i) if ops[j] in ROUNDING or ops[j] == Op.CVT else (_NONE, "")
-        for k in flat[s:ends[j]]:
-            p = prec[k]
-            if p[0] < best[0]:
-                best = p
-        s = ends[j]
-        prec[i] = best
-    bits = np.array([prec[int(r)][0] for r in start], np.int64)
-    fmts = [prec[int(r)][1] for r in start]
+    ends = np.cumsum(nk)
+    flat = T._kids.a[np.repeat(T._off.a[nodes] - ends + nk, nk) + np.arange(int(ends[-1]) if ends.size else 0)]
+    kid_at = np.searchsorted(nodes, flat).tolist()  # children as positions in `nodes`
+    val = own.tolist()
+    ends_l, starts_l = ends.tolist(), (ends - nk).tolist()
+    for j in np.nonzero((own > own.min()) & (nk > 0))[0].tolist():
+        best = val[j]
+        for q in range(starts_l[j], ends_l[j]):
+            v = val[kid_at[q]]
+            if v < best:
+                best = v
+        val[j] = best
+    got = np.array(val, np.int64)[np.searchsorted(nodes, start)]
+    bits = got >> 8
+    fmts = ["" if g == _NONE_KEY else _FMT_NAMES[g & 0xFF] for g in got.tolist()]
     return bits, fmts
 
 
 def precision_findings(report) -> list[PrecisionFinding]:
-    """Elements where the candidate rounds more narrowly than the reference (proofs.prove's report)."""
+    """Elements where the candidate rounds more narrowly than the reference (proofs.prove's report).
+    One pass of `narrowest` over the roots of every buffer of both kernels: their DAGs overlap (a
+    normalised matrix's every element reads the same norms)."""
     T = report.store
-    out = []
     cand, ref = report.sides["candidate"], report.sides["reference"]
+    todo = []  # (name, elements, sym, member, rep_at, own, candidate roots, reference roots)
     for name, c in cand.outputs.items():
         r = ref.outputs.get(name)
         if r is None:
@@ -119,12 +139,21 @@ def precision_findings(report) -> list[PrecisionFinding]:
             member[np.nonzero(member)[0][~usable]] = False
             rep_at = rep_at[usable]
         own = sym & ~member
+        todo.append((name, both, sym, member, rep_at, own, ct[own], rt[own]))
+    if not todo:
+        return []
+    bits, fmts = narrowest(T, np.concatenate([x for t in todo for x in t[6:]]))
+    out = []
+    at = 0
+    for name, both, sym, member, rep_at, own, c_roots, r_roots in todo:
         cb = np.full(both.size, _NONE, np.int64)
         rb = np.full(both.size, _NONE, np.int64)
         cf = np.full(both.size, "", object)
         rf = np.full(both.size, "", object)
-        cb[own], cf[own] = narrowest(T, ct[own])
-        rb[own], rf[own] = narrowest(T, rt[own])
+        for b, f, n in ((cb, cf, c_roots.size), (rb, rf, r_roots.size)):
+            b[own] = bits[at:at + n]
+            f[own] = fmts[at:at + n]
+            at += n
         for a in (cb, rb, cf, rf):
             a[member] = a[rep_at]
         worse = sym & (cb < rb)

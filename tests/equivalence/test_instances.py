@@ -190,3 +190,56 @@ def test_find_returns_existing_nodes_only() -> None:
     n = len(T)
     T.find(Op.FMUL, F32, RN, [x, x])
     assert len(T) == n
+
+
+def _normalised(T: TermStore, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Obligations of one shape, element i: (x_i / (x_0 + ... + x_{n-1}) summed from x_i round, x_i / the
+    sum in order): every sum reads every x, so no renaming of inputs takes element 0's terms to
+    element i's (the candidate's sum starts elsewhere)."""
+    x = T.input("x", np.arange(n), F32)
+
+    def chain(order: list[int]) -> np.ndarray:
+        acc = x[order[0]:order[0] + 1]
+        for j in order[1:]:
+            acc = T.make(Op.FADD, F32, RN, [acc, x[j:j + 1]])
+        return acc
+
+    total = chain(list(range(n)))
+    c = [int(T.make(Op.FDIV, F32, RN, [x[i:i + 1], chain([(i + j) % n for j in range(n)])])[0]) for i in range(n)]
+    r = [int(T.make(Op.FDIV, F32, RN, [x[i:i + 1], total])[0]) for i in range(n)]
+    return np.array(c), np.array(r)
+
+
+def test_a_group_of_few_instances_is_left_after_its_sample(monkeypatch) -> None:
+    """A group whose members are no renaming of the representative (a normalised row: every element's
+    denominator reads every input) is given up after the instance check of a sample of
+    GROUP_SAMPLE members, not checked whole nor with GROUP_ROUNDS representatives."""
+    import proofs.equivalence as eq
+
+    T = TermStore()
+    c, r = _normalised(T, 48)
+    checked: list[int] = []
+    real = proofs.instances.instances
+
+    def counting(T_, rep, members, **kw):
+        checked.append(len(members))
+        return real(T_, rep, members, **kw)
+
+    monkeypatch.setattr(proofs.instances, "instances", counting)
+    rep_of = eq._group_instances(T, c, r)
+    assert (rep_of == -1).all()
+    assert checked == [eq.GROUP_SAMPLE]
+
+
+def test_a_group_of_instances_is_checked_whole_after_its_sample() -> None:
+    """Elements whose terms are one another's with inputs renamed (x_i - y_i against x_i / y_i): the
+    sample passes, so every member is found an instance of the first element."""
+    import proofs.equivalence as eq
+
+    T = TermStore()
+    n = 3 * eq.GROUP_SAMPLE
+    x, y = T.input("x", np.arange(n), F32), T.input("y", np.arange(n), F32)
+    c = T.make(Op.FSUB, F32, RN, [x, y])
+    r = T.make(Op.FDIV, F32, RN, [x, y])
+    rep_of = eq._group_instances(T, c, r)
+    assert rep_of[0] == -1 and (rep_of[1:] == 0).all()
