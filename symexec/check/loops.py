@@ -297,6 +297,8 @@ class LoopSummariser:
         for buf, lo, hi in written:
             self.state.footprints.setdefault(buf, []).append((lo, hi))
         sh.loop_ranges[proof.ident] = periods
+        if self._leaves_after(b, lp, proof, periods):
+            sh.exits_after_summary.add(proof.ident)
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
@@ -375,6 +377,30 @@ class LoopSummariser:
                 t0 += ts.size
                 chunk = min(chunk * 2, 1 << 16)
         return first
+
+    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> bool:
+        """Whether the period run after the skipped ones (t = `periods`) is the loop's last and differs from
+        period 0 only in leaving: the period is one iteration (P = 1), its one backward branch to the head
+        is a back edge on %ctaid (a decision), every lane leaves there at t = `periods`, and every other
+        decision takes its period-0 value on its lanes at t = `periods`. Then a CTA that leaves this loop
+        at the end of any period t < `periods` (its back edge false there, true before) runs the
+        instructions the executed CTA runs from t = `periods` on, from the same repeating state (the
+        summary's, 3 above): grid.py `_trip_patterns` lets such CTAs share the executed CTA's run."""
+        if proof.period != 1:
+            return False
+        latches = [pc for pc, ins in enumerate(b.prog.code) if pc >= proof.head and self.shadow._head_of(pc) == proof.head]
+        backs = [d for d in lp.decisions if d.pc in latches and leaves(d.expr, ("c",))]
+        if len(latches) != 1 or len(backs) != 1 or sum(d.pc == latches[0] for d in lp.decisions) != 1:
+            return False
+        sh = self.shadow
+        for d in lp.decisions:
+            lanes = np.nonzero(d.lanes)[0]
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(periods).items()}
+            got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
+            want = np.zeros(lanes.size, bool) if d is backs[0] else d.value[lanes].astype(bool)
+            if (got != want).any():
+                return False
+        return True
 
     def _written(self, b, lp, periods: int) -> list[tuple] | None:
         """The global bytes the skipped periods would write, per buffer as [lo, hi) (every write the
