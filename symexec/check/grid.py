@@ -546,8 +546,14 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
                 f"loops whose trip count depends on %ctaid: {len(patterns)} distinct patterns of back edges taken over "
                 f"the grid (numpy, every CTA); CTAs {patterns} executed concretely, one of each, so shared memory, "
                 "barriers and other CTA-local behaviour are checked for every CTA (CTAs of one pattern run the same "
-                "instructions, and no shared address or guard depends on %ctaid beyond those back edges)")
+                "instructions, and no shared address or guard depends on %ctaid beyond those back edges)"
+                + (f"; {sh.early_leavers} CTAs whose pattern differs from CTA {tuple(longer)}'s only in leaving a "
+                   "summarised loop at an earlier period share its run: they run a prefix of its periods, all proved "
+                   "to repeat one state and one path, and after leaving what it runs after its last period (grid.py "
+                   "_shares_run, loops.py _leaves_after)" if sh.early_leavers else ""))
             rep.stats["trip_patterns"] = len(patterns)
+            if sh.early_leavers:
+                rep.stats["early_leavers"] = sh.early_leavers
     if run.state.footprint_hit is not None and require_summary:
         return None, f"symbolic not applicable: {run.state.footprint_hit}"
     if rep.findings:  # real: these CTAs were executed concretely
@@ -627,6 +633,8 @@ def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tu
     n = len(ids[0])
     env = {("c", k): ids[k].astype(np.uint64)[None, :] for k in range(3)}
     rows = []
+    once = [ident for ident, _ in sh.trip_conds if ident is not None]
+    periods = []  # row blocks of summarised loops that a CTA may leave earlier and still share the executed run
     for ident, expr in sh.trip_conds:
         if _has_leaf(expr, ("p", "q", "s", "g", "d")):
             return [], "a back edge on %ctaid depends on the thread"
@@ -634,17 +642,50 @@ def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tu
             rows.append(np.broadcast_to(np.asarray(evaluate(expr, env), bool), (1, n)))
         else:
             t = np.arange(sh.loop_ranges[ident], dtype=np.uint64)[:, None]
+            if ident in sh.exits_after_summary and once.count(ident) == 1:
+                at = sum(len(r) for r in rows)
+                periods.append(slice(at, at + len(t)))
             rows.append(np.broadcast_to(np.asarray(evaluate(expr, {**env, ("t", ident): t}), bool), (len(t), n)))
     if not rows:
         return [], "no back edge on %ctaid was recorded"
     sig = np.concatenate(rows).T
-    _, first, which = np.unique(sig, axis=0, return_index=True, return_inverse=True)
-    if len(first) > MAX_TRIP_PATTERNS:
-        return [], (f"{len(first)} distinct trip patterns over the grid, more than {MAX_TRIP_PATTERNS} CTAs to run for "
-                    "the kernel's CTA-local state (shared memory, barriers)")
     executed = int(np.ravel_multi_index(tuple(int(x) for x in executed), launch.grid))
-    first[int(np.ravel(which)[executed])] = executed  # its pattern is the executed CTA's own
-    return [tuple(int(ids[k][i]) for k in range(3)) for i in sorted(first.tolist())], ""
+    shares = _shares_run(sig, periods, executed)
+    _, first = np.unique(sig[~shares], axis=0, return_index=True)
+    first = np.nonzero(~shares)[0][first]
+    if len(first) + 1 > MAX_TRIP_PATTERNS:
+        early = int(shares.sum()) - int((sig == sig[executed][None, :]).all(axis=1).sum())
+        return [], (f"{len(first) + 1} distinct trip patterns over the grid"
+                    + (f" ({early} CTAs that leave a summarised loop earlier share the executed CTA's run)"
+                       if periods else "")
+                    + f", more than {MAX_TRIP_PATTERNS} CTAs to run for the kernel's CTA-local state (shared memory, "
+                    "barriers)")
+    sh.early_leavers = int(shares.sum()) - int((sig == sig[executed][None, :]).all(axis=1).sum())
+    return [tuple(int(ids[k][i]) for k in range(3)) for i in sorted(first.tolist() + [executed])], ""
+
+
+def _shares_run(sig: np.ndarray, periods: list[slice], executed: int) -> np.ndarray:
+    """Per CTA (rows of `sig`: its back edges on %ctaid taken), whether the executed CTA's run covers its
+    CTA-local behaviour: its pattern is the executed CTA's, except that in each block of `periods` (a summarised
+    loop whose period after the skipped ones is its last, `Shadow.exits_after_summary`, and whose back edges the
+    executed CTA takes in every period of the block) it may leave earlier: taken for t < j, not for t >= j.
+    Such a CTA runs the executed CTA's instructions with the periods j .. n - 1 of that loop left out, which the
+    summary proved to start and end in the same repeating state (loops.py, 3) with the same decisions, every
+    CTA's decisions of those periods proved the executed CTA's (Z3, `_same_path`); so what it does before
+    leaving is a prefix of the executed CTA's run (the skipped periods covered by period 0, as in the summary),
+    and what it does after leaving at period j is what the executed CTA does after leaving at period n, from the
+    same state (loops.py `_leaves_after`). Loops in turn: the state each leaves is the repeating one."""
+    want = sig[executed]
+    shares = np.ones(sig.shape[0], bool)
+    rest = np.ones(sig.shape[1], bool)
+    for sl in periods:
+        if not want[sl].all():  # the executed CTA leaves inside the block: no such loop
+            continue
+        rest[sl] = False
+        block = sig[:, sl]
+        left = np.logical_or.accumulate(~block, axis=1)  # not taken at some period up to t
+        shares &= ~(left & block).any(axis=1)  # taken again after leaving: not a prefix
+    return shares & (sig[:, rest] == want[None, rest]).all(axis=1)
 
 
 def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None, reps: list | None = None,
@@ -668,6 +709,8 @@ def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None, reps: li
     sh = shadow()
     run = new_run(prog, launch, reps, shadow=sh)
     rep = run_checked(run, prog, launch)
+    if run.stopped is not None:  # stopped at a race (loops.py StoppedAtRace): the finding decides, no proof follows
+        return reps, rep, sh, run
     sh.finish()
     if run.state.footprint_hit is not None:  # a summary's skipped writes were read: every iteration, then
         why = run.state.footprint_hit

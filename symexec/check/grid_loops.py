@@ -29,9 +29,15 @@ shared or local memory, no barrier or other synchronisation, no asynchronous uni
 does is its global accesses, which the proofs above cover for every CTA. Otherwise the back edges
 taken are evaluated for every CTA (numpy, grid.py `_trip_patterns`), and one CTA of each distinct
 pattern, at most 8, is run concretely: CTAs of one pattern run the same instructions, on the same
-shared addresses when none depends on %ctaid beyond those back edges (else: enumerated). Causal
-attention has as many patterns as query blocks and is still enumerated (see
-bench/results/ctaid-loops-2026-12-04).
+shared addresses when none depends on %ctaid beyond those back edges (else: enumerated). A CTA whose
+pattern differs from the executed CTA's only in leaving a summarised loop at an earlier period shares
+the executed CTA's run (grid.py `_shares_run`), when that loop's period is one iteration and the
+period the executed CTA runs after the skipped ones is its last and differs from period 0 only in
+leaving (loops.py `_leaves_after`): the CTA runs a prefix of the summarised periods, which start and
+end in one repeating state, and then what the executed CTA runs after its last period. Causal
+attention's query blocks past the first two are such CTAs (3 CTAs run instead of enumerating its 32
+patterns, bench/results/ctaid-patterns-2026-12-04); a loop whose work alternates between iterations
+(period 2) still counts one pattern per trip count.
 """
 
 from __future__ import annotations

@@ -158,6 +158,11 @@ class Shadow(InstructionObserver):
         # every back-edge guard on %ctaid the run took, in order: (None, guard) for one iteration, (t leaf, guard
         # of period t) for a summarised loop's periods; CTAs for which all hold alike run the same iterations
         self.trip_conds: list[tuple[int | None, tuple]] = []
+        # summarised loops (t leaf) whose period after the skipped ones is their last and differs from period 0
+        # only in leaving at the back edge on %ctaid (loops.py `_leaves_after`): a CTA that leaves at an earlier
+        # period runs what the executed CTA runs from there (grid.py `_trip_patterns`)
+        self.exits_after_summary: set[int] = set()
+        self.early_leavers = 0  # CTAs that leave such a loop earlier and share the executed CTA's run (grid.py)
         self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
         # entry guards on %ctaid of a loop (grid_loops.py `skipped_loop`) that the executed CTA passed to run the
         # loop: the end of the skipped block -> (the branch's pc, "not taken"), a reach condition of every access

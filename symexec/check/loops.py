@@ -51,7 +51,10 @@ phase completion will run is compared by its `loop_key` (tcgen05.commit's pendin
 
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
 canonicalised, a finding in the loop) is not summarised: the loop runs iteration by iteration, as
-without this module, and the report says why in a note.
+without this module, and the report says why in a note. A race, though, ends the run at the next
+back edge (StoppedAtRace, when no branch was explored both ways): it is real for the launch, and
+running on would only find it again (forgetting attention's carry loop: 64 iterations of one race,
+18 s CPU, before). The verdict is that race, with a note that the rest of the kernel was not run.
 """
 
 from __future__ import annotations
@@ -71,10 +74,28 @@ from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
+#: Stop the run at the first loop back edge after a race is found (StoppedAtRace), instead of running every
+#: iteration of a loop that is not summarised because of it; tests turn it off to compare.
+STOP_AT_RACE = True
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
 MAX_ATTEMPTS = 4  # proofs tried per loop head
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
+
+
+class StoppedAtRace(Exception):
+    """Raised at a loop's back edge (`LoopSummariser.on_back_edge`) once the run has a race: the
+    symbolic grid's representative run stops there (STOP_AT_RACE). The race is real: every branch so
+    far went as the launch's input decides (none was explored both ways, policy.py), so the accesses
+    that race are ones this launch makes, in the CTAs run; running on would only repeat it in later
+    iterations (a loop with a finding is not summarised) and cannot take it back. What the rest of the
+    kernel would have found (another finding after it) is not looked for: the report says so.
+    `reports`: the batch's own findings so far (the machine keeps them only once a batch ends)."""
+
+    def __init__(self, where: str, iteration: int, reports: list) -> None:
+        super().__init__(f"the run stopped at the back edge of the loop at {where} (arrival {iteration} at its head) "
+                         "once a race was found")
+        self.where, self.iteration, self.reports = where, iteration, reports
 
 
 @dataclass
@@ -131,6 +152,9 @@ class LoopSummariser:
         head = g.pc
         k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
         proof = self._proof
+        if proof is None and STOP_AT_RACE and not self.state.both_paths and self.state.detector.race_found():
+            # (a period being followed ends first, at its own back edge: abandoned there, "the loop has a finding")
+            raise StoppedAtRace(self._where(head), k, list(b.reports))
         if proof is not None:
             if head != proof.head:
                 if head in b.prog.loop_headers:
@@ -273,6 +297,8 @@ class LoopSummariser:
         for buf, lo, hi in written:
             self.state.footprints.setdefault(buf, []).append((lo, hi))
         sh.loop_ranges[proof.ident] = periods
+        if self._leaves_after(b, lp, proof, periods):
+            sh.exits_after_summary.add(proof.ident)
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
@@ -351,6 +377,30 @@ class LoopSummariser:
                 t0 += ts.size
                 chunk = min(chunk * 2, 1 << 16)
         return first
+
+    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> bool:
+        """Whether the period run after the skipped ones (t = `periods`) is the loop's last and differs from
+        period 0 only in leaving: the period is one iteration (P = 1), its one backward branch to the head
+        is a back edge on %ctaid (a decision), every lane leaves there at t = `periods`, and every other
+        decision takes its period-0 value on its lanes at t = `periods`. Then a CTA that leaves this loop
+        at the end of any period t < `periods` (its back edge false there, true before) runs the
+        instructions the executed CTA runs from t = `periods` on, from the same repeating state (the
+        summary's, 3 above): grid.py `_trip_patterns` lets such CTAs share the executed CTA's run."""
+        if proof.period != 1:
+            return False
+        latches = [pc for pc, ins in enumerate(b.prog.code) if pc >= proof.head and self.shadow._head_of(pc) == proof.head]
+        backs = [d for d in lp.decisions if d.pc in latches and leaves(d.expr, ("c",))]
+        if len(latches) != 1 or len(backs) != 1 or sum(d.pc == latches[0] for d in lp.decisions) != 1:
+            return False
+        sh = self.shadow
+        for d in lp.decisions:
+            lanes = np.nonzero(d.lanes)[0]
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(periods).items()}
+            got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
+            want = np.zeros(lanes.size, bool) if d is backs[0] else d.value[lanes].astype(bool)
+            if (got != want).any():
+                return False
+        return True
 
     def _written(self, b, lp, periods: int) -> list[tuple] | None:
         """The global bytes the skipped periods would write, per buffer as [lo, hi) (every write the

@@ -605,10 +605,12 @@ def test_ctaid_dependent_trip_count_with_shared_memory_runs_each_pattern(case: s
         assert {s.cta for s in r.findings[0].sites} == {(64, 0, 0)}, r.findings[0].sites
 
 
-def test_ctaid_dependent_trip_count_with_shared_memory_falls_back(tmp_path) -> None:
-    """With CTA-local state (a barrier here) a shorter CTA's intra-CTA behaviour is not the longest one's,
-    and 66 CTAs each leave the loop at another iteration: more trip patterns than CTAs run for them, so the
-    grid is enumerated and the note says why."""
+def test_ctaid_dependent_trip_count_with_shared_memory_shares_the_longest_run(tmp_path) -> None:
+    """With CTA-local state (a barrier here) 66 CTAs each leave the loop at another iteration. The executed CTA 65's
+    loop is summarised (period 1 from iteration 4) and its last period differs only in leaving, so CTAs 4 .. 64,
+    which leave at an earlier period, share its run (grid.py _shares_run); CTAs 0 .. 3 leave before the summary
+    (their warm-up back edges differ) and run concretely, one each: 5 CTAs run instead of enumerating 66
+    patterns (as before)."""
     text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
         "\tadd.u32 %r6, %r6, 1;\n", "\tbar.sync 0;\n\tadd.u32 %r6, %r6, 1;\n")
     assert "bar.sync 0;" in text
@@ -616,9 +618,51 @@ def test_ctaid_dependent_trip_count_with_shared_memory_falls_back(tmp_path) -> N
     p.write_text(text)
     r = check_file(p)
     assert r.verdict == "race_free", r.verdict
+    assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
+    assert r.stats["trip_patterns"] == 5 and r.stats["early_leavers"] == 61, r.stats
+    assert any("CTAs [(0, 0, 0), (1, 0, 0), (2, 0, 0), (3, 0, 0), (65, 0, 0)] executed concretely" in a
+               and "61 CTAs whose pattern differs from CTA (65, 0, 0)'s only in leaving a summarised loop" in a
+               for a in r.assumptions), r.assumptions
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_early_leavers_share_run_ok", "grid_ctaid_early_leavers_share_run_race"])
+def test_ctas_leaving_a_summarised_loop_earlier_share_the_run(case: str) -> None:
+    """32 trip counts, each at least 6 (past the 4 warm-up iterations): every CTA shares the run of CTA 255, one
+    pattern; the race after the loop (the twin) is every CTA's and found in that run."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", (r.verdict, r.stats["grid_method"])
+        assert r.stats["trip_patterns"] == 1 and r.stats["early_leavers"] == 248, r.stats
+    else:
+        assert r.verdict == "race", r.verdict
+        assert r.stats["grid_method"] == "symbolic (finding in a representative CTA)", r.stats["grid_method"]
+        assert {s.cta for s in r.findings[0].sites} == {(255, 0, 0)}, r.findings[0].sites
+
+
+def test_loop_of_period_two_still_counts_one_pattern_per_trip_count() -> None:
+    """A loop whose work alternates between iterations (period 2): what a CTA leaves in shared memory depends on
+    the parity of its trip count, so CTAs that leave earlier do not share the executed CTA's run (its last
+    iteration is odd and race-free); 32 patterns, more than 8: enumerated, and the race of the CTAs whose last
+    iteration is even is found."""
+    r = check_file(CAUSAL / "grid_ctaid_early_leavers_parity_race.ptx")
+    assert r.verdict == "race", r.verdict
     method = r.stats["grid_method"]
     assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
-    assert "66 distinct trip patterns over the grid, more than 8" in method, method
+    assert "32 distinct trip patterns over the grid, more than 8" in method, method
+    assert all((s.cta[0] >> 3) % 2 == 0 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
+
+
+@pytest.mark.parametrize("sig, want", [
+    # executed CTA last: takes every back edge of the block (columns 1 .. 4), column 0 a warm-up back edge
+    ([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], [True, True, True]),  # earlier leavers share
+    ([[1, 1, 0, 1, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], [False, True, True]),  # taken again after leaving
+    ([[0, 1, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]], [False, True, False]),  # a warm-up back edge differs
+])
+def test_shares_run_accepts_only_a_prefix_of_the_summarised_periods(sig, want) -> None:
+    from symexec.check.grid import _shares_run
+    a = np.array(sig, bool)
+    assert _shares_run(a, [slice(1, 5)], 1).tolist() == want
+    assert _shares_run(a, [], 1).tolist() == [False, True, False]  # no such loop: the executed CTA's pattern only
 
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:

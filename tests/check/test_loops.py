@@ -26,6 +26,7 @@ from harness.emulate import launch_for
 from harness.suite import get
 from symexec import load_program
 from symexec.check import check_kernel
+from symexec.check import loops as loopsmod
 from symexec.check import run as runmod
 from symexec.check.grid import _z3
 from symexec.check.grid_expr import evaluate, simplify, substitute
@@ -341,3 +342,47 @@ def test_in_place_loop_of_two_ctas_is_summarised() -> None:
     (s,) = r.stats["loops_summarised"]
     assert s["iterations_skipped"] >= 20
     assert not any("iteration by iteration" in n for n in r.notes), r.notes
+
+
+# ------------------------------------------------------------------------------ a race stops the run
+
+
+def test_race_in_a_loop_stops_the_run_with_the_same_witness(monkeypatch) -> None:
+    """A loop with a race in every iteration is not summarised; the symbolic grid's run stops at its next back
+    edge (loops.StoppedAtRace) with the race of the first iterations, the same witness as running all 1024."""
+    path = REGRESSION / "grid_loop_race_each_iteration_stops.ptx"
+    stopped = check_file(path)
+    assert stopped.verdict == "race"
+    assert any("the run stopped at the back edge of the loop at" in n and "not looked for" in n for n in stopped.notes)
+    assert any("stopped there at the first race" in a for a in stopped.assumptions)
+    monkeypatch.setattr(loopsmod, "STOP_AT_RACE", False)
+    full = check_file(path)
+    assert full.verdict == "race" and not any("the run stopped" in n for n in full.notes)
+    assert full.stats["steps"] > 8 * 1024  # every iteration ran
+    assert [(f.kind, [s.describe() for s in f.sites]) for f in stopped.findings] == \
+        [(f.kind, [s.describe() for s in f.sites]) for f in full.findings]
+    assert stopped.findings[0].sites[0].describe().endswith(f"at {path}:29:2")  # the store every thread makes
+
+
+def test_race_free_twin_is_summarised_and_not_stopped() -> None:
+    r = check_file(REGRESSION / "grid_loop_race_each_iteration_ok.ptx")
+    assert r.verdict == "race_free" and not any("the run stopped" in n for n in r.notes)
+    (s,) = r.stats["loops_summarised"]
+    assert s["period"] == 1 and s["iterations_skipped"] >= 1000
+
+
+def test_race_detector_race_found_ignores_benign_same_warp_pairs() -> None:
+    """race_found (the stop's test) is what races() reports as findings: a replicated store by the lanes of one warp
+    (the same-value rule, benign) is none; the two-warp store of grid_loop_race_each_iteration_stops is one."""
+    from symexec.check.run import new_run, run_checked
+    for stem, block, want in (("grid_loop_race_each_iteration_stops", 32, False),
+                              ("grid_loop_race_each_iteration_stops", 64, True)):
+        module = ptx_parser.parse_file(REGRESSION / f"{stem}.ptx")
+        from volta.inputs import spec_launch
+        launch, fn = spec_launch(REGRESSION / f"{stem}.ptx", module, None, None)
+        launch = dataclasses.replace(launch, block=(block, 1, 1))
+        prog = load_program(module, fn.name)
+        run = new_run(prog, launch, [(0, 0, 0)])
+        rep = run_checked(run, prog, launch)
+        assert run.state.detector.race_found() is want
+        assert (rep.verdict == "race") is want
