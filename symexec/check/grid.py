@@ -524,12 +524,12 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     except ShadowFailed as e:  # the representatives' run stopped where the shadow failed
         longer = getattr(e, "longer", None)
         if longer is None or sizes is not None:
-            return None, f"symbolic not applicable: {e}"
+            return _found_before_stop(e, f"{e}")
         # a loop whose trip count depends on %ctaid (grid_loops.py): the CTA that goes on, alone
         try:
             reps, rep, sh, run = _represent(prog, launch, None, [longer], ctaid_trips=True)
         except ShadowFailed as e2:
-            return None, f"symbolic not applicable: {e}; with CTA {longer} run alone: {e2}"
+            return _found_before_stop(e2, f"{e}; with CTA {longer} run alone: {e2}")
         if not rep.findings and cta_local_state(prog):  # one CTA of each trip pattern runs too
             patterns, why = _trip_patterns(sh, launch, longer)
             if why:
@@ -602,6 +602,23 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
         return None, "symbolic not applicable: the time limit passed during the Z3 proof"
     except (z3.Z3Exception, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
+
+
+def _found_before_stop(e: ShadowFailed, why: str) -> tuple[Report | None, str]:
+    """The shadow stopped the representatives' run (`why`): the grid is enumerated instead (None, reason),
+    unless the run had found a bug before the stop. The representative CTAs executed concretely up to
+    there, as they would when the grid is enumerated, so a race or fault among those instructions is
+    one of the launch (run.py `run_checked` leaves `prefix` None where it is not: paths explored both
+    ways, values a loop summary skipped); enumerating would find it again, at the cost of every CTA."""
+    prefix = getattr(e, "prefix", None)
+    if prefix is None or not prefix.findings:
+        return None, f"symbolic not applicable: {why}"
+    prefix.notes.insert(0, f"the representative CTAs ran concretely up to where the symbolic grid stopped ({why}); "
+                           "the finding is among the instructions they executed before it, and the rest of the "
+                           "launch was not checked")
+    prefix.stats["grid_method"] = GridMethod.SYMBOLIC.describe("finding in a representative CTA before the shadow "
+                                                               "stopped")
+    return prefix, ""
 
 
 #: The narrower range a proof over every size retries when the whole domain is not proven.

@@ -78,7 +78,8 @@ from .state import READ, CheckState
 #: iteration of a loop that is not summarised because of it; tests turn it off to compare.
 STOP_AT_RACE = True
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
-MAX_ATTEMPTS = 4  # proofs tried per loop head
+MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
+# iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
 
@@ -306,6 +307,7 @@ class LoopSummariser:
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
+        self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident))
 
     def _closure(self, b, proof: _Attempt) -> str | None:

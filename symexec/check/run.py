@@ -23,7 +23,7 @@ from ..machine import FindingKind, Machine
 from ..program import Program
 from .exec import CheckedExec
 from .findings import SEVERITY, Finding, Reach, Region, Report, Verdict, group_findings, race_message, site_for
-from .grid_shadow import Shadow
+from .grid_shadow import Shadow, ShadowFailed
 from .loops import LoopSummariser, StoppedAtRace
 from .places import global_place, shared_place
 from .policy import ConcretePolicy, DataDependencePolicy
@@ -133,7 +133,16 @@ def run_checked(run: CheckRun, prog: Program, launch: Launch) -> Report:
     data-dependent branches both ways decides its findings for real inputs afterwards: a concrete
     replay of the launch's input confirms them, Z3 over the explored paths' conditions prunes the
     ones no input reaches (symexec.check.reach)."""
-    report = record_report(run, prog, launch)
+    try:
+        report = record_report(run, prog, launch)
+    except ShadowFailed as e:  # the symbolic grid's shadow ended the run: grid.py falls back, and takes the
+        # findings of what ran (`prefix`) where there are any. Not when branches were explored both ways (their
+        # findings wait for a replay) or a loop summary's skipped writes were read (values there are not the
+        # kernel's): None then
+        record = getattr(e, "record", None)
+        e.prefix = None if record is None or run.state.both_paths or run.state.footprint_hit is not None \
+            else conclude(record, run.state)
+        raise
     if run.state.both_paths:
         from .reach import confirm
 
@@ -155,10 +164,11 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
     ]
     lpc = state.lanes_per_cta
     fatal: Finding | None = None
+    shadow_stop: ShadowFailed | None = None
     try:
         try:
             m.run()
-        except ExecError:
+        except (ExecError, ShadowFailed):
             report.assumptions[0] = report.assumptions[0].rsplit("; ", 1)[0] + "; " + _ran(m, ctas, stopped=True)
             raise
     except StoppedAtRace as e:  # a race in a loop of the symbolic grid's run: its first iterations are the witness
@@ -169,6 +179,10 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
         report.notes.append(f"{e}: the race below is real (no branch was explored both ways), later iterations "
                             "would repeat it; the code after that point was not run, so findings it might add "
                             "(out of bounds, deadlock, other races) are not looked for")
+    except ShadowFailed as e:  # raised again below, with the record of the instructions executed before it
+        shadow_stop = e
+        report.decide(Verdict.INCONCLUSIVE, f"the symbolic grid's shadow stopped the run: {e}")
+        report.notes.append("the emulation stopped there: nothing after it was checked")
     except Unsupported as e:
         report.decide(Verdict.UNSUPPORTED,
                       e.what + (f" at {e.ins.span}" if e.ins is not None and e.ins.span else ""))
@@ -232,6 +246,9 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
         report.stats["loops_summarised"] = [{"line": str(m.prog.code[x.head_pc].span), "period": x.period,
                                              "from_iteration": x.first, "iterations_skipped": x.skipped}
                                             for x in run.loops.summaries]
+    if shadow_stop is not None:
+        shadow_stop.record = report
+        raise shadow_stop
     return report
 
 

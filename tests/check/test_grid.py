@@ -283,6 +283,28 @@ def test_branch_on_ctaid_around_a_barrier_falls_back_to_enumeration() -> None:
     assert "depends on %ctaid" in r.stats["grid_method"]
 
 
+
+REGRESSION = Path(__file__).resolve().parents[1] / "regression"
+
+
+@pytest.mark.parametrize("case, verdict, method", [
+    ("grid_shared_flag_two_warps_race", "race", "symbolic (finding in a representative CTA before the shadow stopped)"),
+    ("grid_shared_flag_one_warp", "race_free", "enumerate (symbolic not applicable: the guard of bra"),
+])
+def test_finding_before_the_shadow_stops_is_reported_without_enumerating(case: str, verdict: str, method: str) -> None:
+    """The shadow stops at a branch on a flag loaded from shared memory. The shared race before it (two
+    warps store the flag) is in the representative CTAs' concrete run: reported as it is, the 128 CTAs
+    not enumerated. Without a race there (one warp stores it) nothing is decided: the grid is enumerated."""
+    r = check_file(REGRESSION / f"{case}.ptx")
+    assert r.verdict == verdict and r.stats["grid_method"].startswith(method), (r.verdict, r.stats["grid_method"])
+    if verdict == "race":
+        f = r.findings[0]
+        assert f.kind == "race" and "two warps write the same value" in f.message
+        assert {s.cta for s in f.sites} <= {(0, 0, 0), (127, 0, 0)}  # one of the representative CTAs
+        assert r.notes[0].startswith("the representative CTAs ran concretely up to where the symbolic grid stopped")
+    else:
+        assert "all 128 CTAs were executed" in r.notes[0]
+
 PACKED = """
 .version 8.0
 .target sm_80

@@ -123,7 +123,8 @@ def test_live_in_at_a_loop_head() -> None:
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
-              "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob"]
+              "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
+              "loop_nested_staging_last_barrier_skipped"]
 
 
 def _both(fn):
@@ -289,6 +290,18 @@ def test_prmt_source_bytes_follow_the_manual_table() -> None:
     assert [f(c, "rc16") for c in range(4)] == [{0, 1}, {2, 3}, {0, 1}, {2, 3}]
     assert f(0x5140) == {0, 4, 1, 5} and f(0xFFFF9F99) == {1, 7}  # sign replication; high half unused
 
+
+def test_inner_loop_is_summarised_in_every_outer_iteration() -> None:
+    """A proof that holds does not count against the loop head's MAX_ATTEMPTS: the inner loop of each
+    of the 6 outer iterations is summarised (4 before; dion_update's 16 row blocks ran 12 inner loops
+    in full). The racy twin's last outer iteration stops its summary before the skipped barrier."""
+    assert loopsmod.MAX_ATTEMPTS < 6
+    r = check_file(REGRESSION / "loop_nested_staging_ok.ptx")
+    skipped = [s["iterations_skipped"] for s in r.stats["loops_summarised"]]
+    assert r.verdict == "race_free" and len(skipped) == 6 and min(skipped) >= 50, skipped
+    r = check_file(REGRESSION / "loop_nested_staging_last_barrier_skipped.ptx")
+    skipped = [s["iterations_skipped"] for s in r.stats["loops_summarised"]]
+    assert r.verdict == "race" and len(skipped) == 6 and skipped[-1] < min(skipped[:-1]), skipped
 
 def test_prmt_with_an_unused_source_lets_the_loop_be_summarised() -> None:
     # the loop's prmt names a register that is never written, from which it picks no byte: the
