@@ -864,9 +864,49 @@ class Normalizer:
         m = mods(int(T.aux[i]))
         a, b = (self._without_zero(k) for k in T.kids(i))
         cmp = m.cmp
+        if cmp in ("eq", "ne"):
+            got = self._linear_eq(a, b)
+            if got is not None:  # x + c == d as x == d - c: one key for every such form
+                return ("cmp", cmp, False, got[0], ("value", got[1]))
         if b < a:
             a, b, cmp = b, a, _SWAPPED_CMP.get(cmp)
         return i if cmp is None else ("cmp", cmp, m.signed, a, b)
+
+    def _linear_eq(self, a: int, b: int) -> tuple[int, int] | None:
+        """a == b, where one side is +-x + c and the other a constant d (modulo 2^w: integer addition
+        wraps, PTX 9.7.1), as x == +-(d - c) mod 2^w: (x, that value); None for any other form. Equality
+        is kept by adding a constant to both sides and by negating both (bijections of w-bit words),
+        so `(8i | 3) - y == 3` is `y == 8i` however the kernel spelled the column index."""
+        w = SORTS[int(self.T.sort[a])].width
+        if w > 64 or SORTS[int(self.T.sort[b])].width != w:
+            return None
+        la, lb = self._linear(a, w), self._linear(b, w)
+        if la is None or lb is None or (la[1] is None) == (lb[1] is None):
+            return None
+        (s, x, c), (_, _, d) = (la, lb) if la[1] is not None else (lb, la)
+        k = (d - c) % (1 << w)
+        return x, (k if s == 1 else (-k) % (1 << w))
+
+    def _linear(self, k: int, w: int, depth: int = 8) -> tuple[int, int | None, int] | None:
+        """Term k as s * x + c modulo 2^w (s = +-1, x a term or None for a constant), through integer
+        add, sub and neg of w-bit operands; x is k itself when k is none of those."""
+        T = self.T
+        op = int(T.op[k])
+        if op == Op.CONST:
+            return 1, None, int(T.aux[k]) & ((1 << w) - 1)
+        kids = T.kids(k)
+        if depth and op in (Op.IADD, Op.ISUB, Op.INEG) and all(SORTS[int(T.sort[j])].width == w for j in kids):
+            parts = [self._linear(j, w, depth - 1) for j in kids]
+            if all(p is not None for p in parts):
+                if op == Op.INEG:
+                    (s, x, c), = parts
+                    return -s, x, -c
+                (s1, x1, c1), (s2, x2, c2) = parts
+                if op == Op.ISUB:
+                    s2, c2 = -s2, -c2
+                if x1 is None or x2 is None:
+                    return (s1, x1, c1 + c2) if x2 is None else (s2, x2, c1 + c2)
+        return 1, k, 0
 
     def _without_zero(self, k: int) -> int:
         T = self.T

@@ -102,6 +102,11 @@ class Policy:
     #: whether the machine tells `on_back_edge` (a plain run does not pay for the call)
     watches_back_edges = False
 
+    def next_group(self, ready: list["Group"]) -> "Group":
+        """Which of the ready groups runs next (any order is a schedule the hardware may take; the
+        equivalence shadow runs one explored path to its end before the other)."""
+        return ready[0]
+
     def on_back_edge(self, b: "Batch", g: "Group", ins: A.Instruction, pc: int) -> None:
         """Group `g` jumped backwards from `pc` to `g.pc` (a loop's next iteration begins). Check mode's
         loop summary (symexec.check.loops) may fast-forward the loop's registers here."""
@@ -498,7 +503,7 @@ class Machine:
                 raise Deadlock(self._deadlock_message(b, waiting),
                                self.prog.code[waiting[0].pc] if waiting[0].pc < len(self.prog.code) else None)
             self.stats.max_groups = max(self.stats.max_groups, len(b.groups))
-            group = ready[0]
+            group = self.policy.next_group(ready) if len(ready) > 1 else ready[0]
             threads = int(np.count_nonzero(group.mask))
             ran = self._step_group(b, group)
             steps += ran

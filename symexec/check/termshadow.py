@@ -29,12 +29,13 @@ from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sourc
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, mods_id, sort_of_type,
                              sort_widths)
 
-from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, Stream
+from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, SplitReason, Stream
 from ..machine import BranchDecision
 from ..opcodes import touches_memory_or_sync
 from .exec import CheckedExec
 from .policy import DataDependencePolicy
 from .shadow import rows_all, rows_any
+from .termpaths import TAKEN, Exploration
 
 _INPUT = -2  # an untouched byte of an input buffer: part of its element's INPUT leaf
 #: Float operations of concrete operands whose rounded result keeps its exact term (TermShadow._exact_terms),
@@ -144,6 +145,7 @@ class TermShadow(Observer):
         # per register, per lane: the term of a correctly rounded rcp/div/sqrt/rsqrt of concrete operands
         # whose bits the register holds (CONCRETE where none); see _exact_terms
         self.exact: dict[str, np.ndarray] = {}
+        self.exploring: Exploration | None = None  # a data-dependent branch with memory effects (termpaths.py)
         self.self_check = None  # a semantics.termeval.Incremental: check every written term (tests)
         self.mismatches: list[tuple] = []
         self.checked = self.unchecked = 0
@@ -177,6 +179,8 @@ class TermShadow(Observer):
         self.regs = {}
         self.exact = {}
         self.merges = {}
+        if self.exploring is not None:
+            self.exploring.stopped("its paths did not reach the join")
         self._reset(None)
 
     def _reset(self, ins: A.Instruction | None) -> None:
@@ -542,6 +546,12 @@ class TermShadow(Observer):
     def on_access(self, ev: MemoryAccess) -> None:
         shadow = self._shadow(ev.buffer, ev.size)
         lanes, flat = ev.lanes, ev.flat
+        ex = self.exploring
+        if ex is not None and ex.join is not None:  # on a path of a branch explored both ways: before the write
+            if ev.write:
+                ex.on_write(ev, shadow)
+            else:
+                ex.on_read(ev)
         if ev.op is not None:
             self._async(ev, shadow)
             return
@@ -779,6 +789,26 @@ class TermShadow(Observer):
         shadow.term[flat] = new[:, None]
         shadow.pos[flat] = np.arange(nb, dtype=np.uint8)[None, :]
 
+    def on_split(self, ev) -> None:
+        ex = self.exploring
+        if ex is not None and ex.join is None and ev.reason is SplitReason.BOTH_PATHS:
+            ex.join = ev.children[0].joins[-1]
+
+    def on_reconverge(self, ev) -> None:
+        ex = self.exploring
+        if ex is not None and ev.join is ex.join:
+            ex.merge()
+            self.exploring = None
+
+    def _set_concrete(self, buffer: Buffer, flat: np.ndarray, bits: np.ndarray) -> None:
+        """Set the machine's bytes `flat` of `buffer` (a path explored both ways set back, termpaths.py)."""
+        if buffer.space is MemSpace.GLOBAL:
+            self.glob.allocations[buffer.index].store[flat] = bits
+            return
+        mem = self.memory
+        arr = {MemSpace.SHARED: mem.shared, MemSpace.LOCAL: mem.local}[buffer.space]
+        arr[flat] = bits
+
     def _concrete_bytes(self, buffer: Buffer, flat: np.ndarray) -> np.ndarray:
         """The machine's bytes (before the access's own write) of `buffer`."""
         if buffer.space is MemSpace.GLOBAL and self.glob is not None:
@@ -943,6 +973,17 @@ class EquivExec(CheckedExec):
         self.shadow = shadow
 
     @property
+    def group(self):
+        return self._group
+
+    @group.setter
+    def group(self, g) -> None:
+        self._group = g
+        sh = getattr(self, "shadow", None)
+        if sh is not None and sh.exploring is not None and g is not None:
+            sh.exploring.running(g)
+
+    @property
     def pc(self) -> int:
         return self._pc
 
@@ -1043,6 +1084,9 @@ class EquivPolicy(DataDependencePolicy):
         ids = sh.regs.get(ins.guard.pred)
         lanes = g.mask & (np.broadcast_to(ids, (b.n,)) != CONCRETE) if ids is not None else None
         decision = super().on_branch(b, g, ins, dest)
+        if decision is BranchDecision.BOTH_PATHS:
+            self._explore(b, g, ins, ids)
+            return decision
         if lanes is None or not lanes.any():
             return decision
         stop = b.prog.reconverge.get(g.pc)
@@ -1061,6 +1105,53 @@ class EquivPolicy(DataDependencePolicy):
         sh.gap(f"data-dependent branch {ins.name} ({'a loop exit' if dest <= g.pc else 'memory effects or an exit on a path'}:"
                " paths are not merged into if-then-else terms)", ins, fatal=True)
         return decision
+
+    def _explore(self, b, g, ins: A.Instruction, ids) -> None:
+        """Both paths of `ins` will run, the fall-through path first: follow them (termpaths.py). The
+        condition of each lane is its predicate's term, a constant where that depends on no data."""
+        sh = self.shadow
+        if sh.exploring is not None or g.explore > 0:
+            sh.gap(f"data-dependent branch {ins.name} on a path explored for another one (nested paths are not "
+                   "merged)", ins, fatal=True)
+            if sh.exploring is not None:
+                sh.exploring.stopped("another data-dependent branch with memory effects on a path")
+            return
+        pred = np.broadcast_to(b.regs.get(ins.guard.pred, np.zeros((), bool)), (b.n,)).astype(bool)
+        taken = (~pred if ins.guard.negated else pred) & g.mask
+        terms = np.broadcast_to(np.int64(CONCRETE) if ids is None else ids, (b.n,))
+        cond = np.full(b.n, CONCRETE, np.int64)
+        sym = g.mask & (terms != CONCRETE)
+        if sym.any():
+            cond[sym] = terms[sym]
+            if ins.guard.negated:
+                cond[sym] = sh.T.make(Op.PNOT, PRED, NO_MODS, [cond[sym]])
+        con = g.mask & ~sym
+        if con.any():
+            cond[con] = sh.T.const(PRED, taken[con])
+        sh.exploring = Exploration(sh, b, g, ins, g.mask.copy(), cond, taken)
+
+    def explored(self, b, g, ins: A.Instruction):
+        ident, both = super().explored(b, g, ins)
+        ex = self.shadow.exploring
+        if ex is not None and ex.join is None:
+            ops = self.shadow.T.op[ex.cond[ex.lanes & ~both]]
+            if (ops != Op.CONST).any():  # lanes that go one way although their condition depends on data
+                ex.stopped("lanes whose condition depends on data are not explored both ways")
+        return ident, both
+
+    def next_group(self, ready: list):
+        ex = self.shadow.exploring
+        if ex is not None and ex.join is not None:  # the fall-through path first, to its end
+            for g in ready:
+                if ex.side_of(g) != TAKEN:
+                    return g
+        return ready[0]
+
+    def on_error(self, b, g, err: Exception) -> bool:
+        taken = super().on_error(b, g, err)
+        if taken and self.shadow.exploring is not None:
+            self.shadow.exploring.stopped(f"lanes leave a path by an error ({err})")
+        return taken
 
     def on_indirect(self, b, g, ins: A.Instruction, index: A.Operand) -> None:
         super().on_indirect(b, g, ins, index)
