@@ -298,7 +298,7 @@ class LoopSummariser:
         for buf, lo, hi in written:
             self.state.footprints.setdefault(buf, []).append((lo, hi))
         sh.loop_ranges[proof.ident] = periods
-        if self._leaves_after(b, lp, proof, periods):
+        if sh.ctaid_trips and self._leaves_after(b, lp, proof, periods):
             sh.exits_after_summary.add(proof.ident)
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
@@ -398,7 +398,10 @@ class LoopSummariser:
         for d in lp.decisions:
             lanes = np.nonzero(d.lanes)[0]
             env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(periods).items()}
-            got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
+            try:
+                got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
+            except (KeyError, TypeError, ValueError):  # not evaluated: no sharing
+                return False
             want = np.zeros(lanes.size, bool) if d is backs[0] else d.value[lanes].astype(bool)
             if (got != want).any():
                 return False

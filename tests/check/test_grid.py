@@ -674,6 +674,19 @@ def test_loop_of_period_two_still_counts_one_pattern_per_trip_count() -> None:
     assert all((s.cta[0] >> 3) % 2 == 0 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
 
 
+def test_last_period_that_differs_in_more_than_leaving_keeps_the_patterns_apart() -> None:
+    """The longest CTAs' last iteration (j = 36) ends with an extra barrier, which orders its reads before the write
+    after the loop: their run is race-free, every shorter CTA races. Their last period differs from period 0 in that
+    branch, not only in leaving (loops.py _leaves_after), so the shorter CTAs do not share the run: enumerated, the
+    race found in a shorter CTA. (With only the back edge compared at t = n the verdict was race_free.)"""
+    r = check_file(CAUSAL / "grid_ctaid_early_leavers_last_period_differs_race.ptx")
+    assert r.verdict == "race", r.verdict
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+    assert "32 distinct trip patterns over the grid, more than 8" in method, method
+    assert all(s.cta[0] < 248 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
+
+
 @pytest.mark.parametrize("sig, want", [
     # executed CTA last: takes every back edge of the block (columns 1 .. 4), column 0 a warm-up back edge
     ([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], [True, True, True]),  # earlier leavers share
