@@ -684,7 +684,9 @@ class Tracker:
         taint = shadow.taint[flat]
         if ctas is not None:
             writer = shadow.cta[flat]
-            taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
+            other = (writer >= 0) & (writer != ctas[:, None])
+            if some(other):  # (most reads see bytes no other CTA wrote: nothing to add)
+                taint = taint | np.where(other, SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
             taint = taint | SCHED
         return taint
