@@ -70,7 +70,7 @@ PARTS = (("access (shadows of memory + race detector)", "symexec.check.state", "
          ("races.flush (race detector windows)", "symexec.check.races", "RaceDetector", "flush"),
          ("races._pairs", "symexec.check.races", "RaceDetector", "_pairs"),
          ("races.entries", "symexec.check.races", "_BufferState", "entries"),
-         ("races._record", "symexec.check.races", "RaceDetector", "_record"),
+         ("races._record_all (records of a window)", "symexec.check.races", "RaceDetector", "_record_all"),
          ("shadow.on_load", "symexec.check.shadow", "Tracker", "on_load"),
          ("shadow.on_store", "symexec.check.shadow", "Tracker", "on_store"),
          ("shadow.on_write_reg (value numbers of results)", "symexec.check.shadow", "Tracker", "on_write_reg"),

@@ -43,6 +43,7 @@ GPAGE = 256  # bytes per page of granules
 MAX_RMW_CHAIN = 4096
 GC_EVERY = 1 << 20  # records made between two collections of those no byte refers to
 GC_ALWAYS = False  # collect even when most records are live (tests)
+DEFER_MAX_EVENTS = 4096  # reads of a global buffer not written yet kept aside at most (RaceDetector.flush)
 
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -480,7 +481,9 @@ class RaceDetector:
         self._paths: dict[tuple, int] = {}  # explored paths of accesses, numbered
         self._path_list: list[tuple] = []
         self._release_seen = False
-        self._written: set = set()  # buffers some access wrote (or updated atomically)
+        # buffers whose reads are tested as they come: written (or updated atomically), or with
+        # DEFER_MAX_EVENTS reads kept aside (flush)
+        self._tested: set = set()
         self._unwritten: dict[object, list[Event]] = {}  # reads of global buffers not written yet (flush)
         self.accesses = 0
         self._since_gc = 0
@@ -502,35 +505,45 @@ class RaceDetector:
     def _deferrable(self, e: Event) -> bool:
         """A thread's plain read of a global buffer that nothing has written yet (see flush)."""
         return e.kind == READ and e.sem == 0 and e.op is None and e.hbrows is None \
-            and e.buffer.space is MemSpace.GLOBAL and e.buffer not in self._written
+            and e.buffer.space is MemSpace.GLOBAL and e.buffer not in self._tested
 
     def flush(self) -> None:
         """Test the pending accesses against the bytes' state.
 
         A race needs a write: the plain reads of a global buffer that no access has written yet
         (a kernel's inputs) are kept aside (`_unwritten`) instead of tested, and are tested, in
-        their order and before anything later, when the buffer's first write (or atomic) comes. A
+        their order and before anything later, when a window has an access of the buffer that is
+        not such a read (its first write or atomic, an acquire, an asynchronous copy's read). A
         buffer never written costs its reads nothing. Only threads' reads without acquire
         semantics are kept aside: their records (clock rows of threads, own entries, epochs) read
-        the same then as now, and they make no synchronisation edge."""
+        the same then as now, and they make no synchronisation edge. A buffer with
+        DEFER_MAX_EVENTS reads kept aside has them tested and its reads tested as they come from
+        then on (an access kept aside costs more memory than its records)."""
         if not self._pending:
             return
         events, self._pending, self._pending_entries = self._pending, [], 0
         for e in events:
             if e.buffer not in self._buffers:  # buffers are numbered in the order of their first access
                 self._state(e)
-        self._written.update(e.buffer for e in events if e.kind != READ)
-        if self._unwritten or any(self._deferrable(e) for e in events):
+        self._tested.update(e.buffer for e in events if e.kind != READ)
+        deferrable = [self._deferrable(e) for e in events]
+        if self._unwritten or any(deferrable):
+            # a buffer with any other access in this window has all of its accesses here tested,
+            # after the reads it has kept aside: one buffer's accesses stay in their order
+            now = {e.buffer for e, d in zip(events, deferrable) if not d}
             kept = []
-            for e in events:
-                if self._deferrable(e):
+            for e, d in zip(events, deferrable):
+                if d and e.buffer not in now:
                     self._unwritten.setdefault(e.buffer, []).append(e)
                 else:
                     kept.append(e)
             events = kept
             for buf in list(dict.fromkeys(e.buffer for e in events)):
-                if buf in self._unwritten:  # written now: its reads so far come first
+                if buf in self._unwritten:
                     self._replay(self._unwritten.pop(buf))
+            for buf in [b for b, reads in self._unwritten.items() if len(reads) >= DEFER_MAX_EVENTS]:
+                self._replay(self._unwritten.pop(buf))
+                self._tested.add(buf)
             if not events:
                 return
         ids = self._record_all(events)

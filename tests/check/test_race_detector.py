@@ -125,11 +125,13 @@ def _trace(ops, ctas: int, detector: RaceDetector, clocks: Clocks) -> list[Event
 
 @settings(max_examples=200, deadline=None)
 @given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
-       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans())
-def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool) -> None:
-    """`gc`: drop the unreferenced records after every few accesses."""
-    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS
+       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans(), defer=st.sampled_from([1, 2, 4096]))
+def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool, defer: int) -> None:
+    """`gc`: drop the unreferenced records after every few accesses; `defer`: how many reads of a global
+    buffer not written yet are kept aside before they are tested (RaceDetector.flush)."""
+    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS, races.DEFER_MAX_EVENTS
     races.WINDOW = window
+    races.DEFER_MAX_EVENTS = defer
     if gc:
         races.GC_EVERY, races.GC_ALWAYS = 4, True
     try:
@@ -138,5 +140,22 @@ def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: in
         log = _trace(ops, ctas, detector, clocks)
         new = _new(detector.races())
     finally:
-        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS = saved
-    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window))
+        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS, races.DEFER_MAX_EVENTS = saved
+    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window, defer))
+
+
+@pytest.mark.parametrize("window", [1, 1 << 16])
+@pytest.mark.parametrize("defer", [1, 4096])
+def test_read_kept_aside_races_with_the_first_write(window: int, defer: int, monkeypatch) -> None:
+    """Thread 0 reads 4 bytes of a global buffer nothing has written, then thread 1 writes them with no
+    synchronisation: the read, kept aside until a write comes (RaceDetector.flush), races with it."""
+    monkeypatch.setattr(races, "WINDOW", window)
+    monkeypatch.setattr(races, "DEFER_MAX_EVENTS", defer)
+    ops = [("access", 0, 1, READ, 0, 4, 0, 0, 0, False), ("access", 1, 1, WRITE, 0, 4, 0, 0, 1, False)]
+    clocks = Clocks(1, T)
+    detector = RaceDetector(clocks, T)
+    log = _trace(ops, 1, detector, clocks)
+    got = detector.races()
+    assert [(p.a.pc, p.a.kind, p.b.pc, p.b.kind, p.byte, p.last) for p in got] == [(0, READ, 1, WRITE, 0, 3)]
+    assert _new(got) == _old(oracle_races.find_races(log, clocks, T), log)
+    assert not detector._unwritten  # tested: nothing left aside
