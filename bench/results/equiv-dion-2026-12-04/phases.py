@@ -19,8 +19,8 @@ def timed(name, f):
         finally: acc[name] = acc.get(name, 0) + time.process_time() - t
     return g
 orig_inst = I.instances
-def inst(T, rep, members):
-    t = time.process_time(); ok = orig_inst(T, rep, members)
+def inst(T, rep, members, **kw):
+    t = time.process_time(); ok = orig_inst(T, rep, members, **kw)
     print(f"  instances: {members.shape[0]} members, {int(ok.sum())} ok, {time.process_time()-t:.1f} s", flush=True)
     acc["instances"] = acc.get("instances", 0) + time.process_time() - t
     return ok
