@@ -30,8 +30,8 @@ VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),
             ("rmsnorm", "rmsnorm/rmsnorm_warp_row.sm_90a.ptx", None),
             ("layernorm", "layernorm/layernorm_warp_row.sm_90a.ptx", None),
             ("dion_update", "dion_update/dion_cta_fma.sm_80.ptx", None)]
-#: Wall-clock limits other than 600 s: dion_cta_fma takes 128 s CPU / 1300 MiB, 350-400 s of wall at load 5-7
-#: (bench/results/equiv-candidates-2026-12-04m).
+#: Wall-clock limits other than 600 s: dion_cta_fma takes 46 s CPU / 1366 MiB, 170-200 s of wall at load 8-10
+#: (bench/results/equiv-dion-2026-12-04; 128 s CPU and 350-400 s of wall at load 5-7 before).
 TIMEOUTS = {"dion_update/dion_cta_fma.sm_80.ptx": 2400}
 #: Seeded-bug twins of candidates: not_equivalent, with an input that shows it replayed in the emulator.
 NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.ptx", None),
