@@ -25,6 +25,7 @@ from enum import Enum
 import numpy as np
 
 from semantics.terms import CONCRETE, Op, TermStore
+from symexec.machine import check_time_limit
 
 from .normal import NoRealMeaning, Normalizer, TooBig
 
@@ -182,6 +183,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         solo = todo[~inst]
         c_solo, r_solo = c_roots[~inst], r_roots[~inst]
         for s in range(0, solo.size, chunk):
+            check_time_limit(f"comparing the normal forms of {name}")
             if res.suspect_count >= max_suspects:  # the verdict cannot be verified any more: stop comparing
                 left = int(solo.size - s)
                 skipped += left

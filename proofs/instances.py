@@ -41,6 +41,7 @@ import numpy as np
 
 from semantics.termeval import subgraph
 from semantics.terms import COMMUTATIVE, Op, TermStore
+from symexec.machine import check_time_limit
 
 __all__ = ["instances"]
 
@@ -163,6 +164,7 @@ def instances(T: TermStore, rep: np.ndarray, members: np.ndarray, give_up_below:
 
 def _instances(T: TermStore, rep: np.ndarray, members: np.ndarray, nodes: np.ndarray, plan: _Plan,
                keys: np.ndarray | None = None, give_up_below: float = 0.0) -> np.ndarray:
+    check_time_limit("checking which output elements are renamings of a proved one")
     k = members.shape[0]
     ok = np.ones(k, bool)
     op, sort, aux, nk = T.op, T.sort, T.aux, T.nkids

@@ -19,7 +19,7 @@ import numpy as np
 from semantics.formats import decode
 from semantics.termeval import evaluate
 from semantics.terms import CONCRETE, SORTS, Kind, TermStore, sort_widths
-from symexec import Launch, run_kernel
+from symexec import Launch, check_time_limit, run_kernel
 from symexec.paged import PagedArray, byte_fill
 
 from .equivalence import Side, Suspect
@@ -149,6 +149,7 @@ def search(T: TermStore, cand: tuple[KernelUnderTest, Side], ref: tuple[KernelUn
             break
         leaf = _leaf(draw, ck.launch.buffers)
         for buffer, elems in suspects.items():
+            check_time_limit("searching for a counterexample among the unproved elements")
             elems = np.unique(np.asarray(elems, np.int64))
             info = ck.buffers.get(buffer) or rk.buffers[buffer]
             try:

@@ -96,3 +96,19 @@ def test_the_expanded_cache_is_emptied_past_its_limit(monkeypatch) -> None:
         assert not N._equal(a, b) and N.equal(a, b)
     assert N.cache_resets >= 1
     assert len(N._expanded) == 1  # emptied before the second let-atom's expansion went in
+
+
+def test_compare_outputs_stops_at_the_time_limit() -> None:
+    """The comparison of many elements looks at the run's deadline (--timeout) between chunks, as the
+    normal form's expansions, the instance check and the counterexample search do: a run past it stops
+    with TimeLimit (the CLI's inconclusive naming it), it does not go on comparing."""
+    from symexec import TimeLimit, run_limits
+
+    T = TermStore()
+    x = [int(v) for v in T.input("x", np.arange(9), F32)]  # (a + b) + c against a + (b + c): normal forms
+    cand = np.array([_add(T, _add(T, x[k], x[k + 1]), x[k + 2]) for k in range(7)])
+    ref = np.array([_add(T, x[k], _add(T, x[k + 1], x[k + 2])) for k in range(7)])
+    assert compare_outputs(T, _side("candidate", cand), _side("reference", ref)).outcome is Outcome.VERIFIED
+    with run_limits(seconds=1e-9):
+        with pytest.raises(TimeLimit, match="reached (checking which output elements are renamings|comparing the normal forms of out)"):
+            compare_outputs(T, _side("candidate", cand), _side("reference", ref))
