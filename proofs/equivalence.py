@@ -115,6 +115,11 @@ GROUP_ROUNDS = 4  # representatives tried per shape before the rest are proved o
 #: 16.6 s each; bench/results/equiv-dion-2026-12-04).
 GROUP_SAMPLE = 16
 GROUP_SAMPLE_YIELD = 0.25
+#: A group is checked for instances only when a representative's DAG (the first group's, standing for the
+#: buffer's) has at most this many nodes per member: the check walks the whole DAG in Python once per
+#: representative, while a proof on its own reuses the normal forms of shared nodes (ce_zloss_smem_row: 6000 column shapes of 8 rows, each DAG a whole row's
+#: reduction; the planning alone ran for minutes).
+NODES_PER_MEMBER = 1024
 SUSPECT_CODE = -1
 
 REAL_ASSUMPTIONS = [
@@ -253,7 +258,10 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
     whose instance it is (proofs/instances.py), or -1 to be proved on its own. Obligations are grouped
     by the shapes of their two roots; in a group of GROUP_MIN or more, the first is the
     representative and the others are checked (a sample first in a big group: GROUP_SAMPLE); those
-    that are not its instances try the next representative among themselves, up to GROUP_ROUNDS times."""
+    that are not its instances try the next representative among themselves, up to GROUP_ROUNDS times.
+    Groups too small for their DAGs (NODES_PER_MEMBER) are not checked."""
+    from semantics.termeval import subgraph
+
     from .instances import instances
 
     rep_of = np.full(c_roots.size, -1, np.int64)
@@ -262,7 +270,12 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
     key = np.stack([T.shape[c_roots], T.shape[r_roots]], axis=1)
     _, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
-    for g in np.nonzero(counts >= GROUP_MIN)[0].tolist():
+    groups = np.nonzero(counts >= GROUP_MIN)[0]
+    if groups.size:  # the DAG of one representative stands for all (the elements of a buffer are alike)
+        first = np.nonzero(inv == groups[0])[0][0]
+        nodes = subgraph(T, np.array([c_roots[first], r_roots[first]])).size
+        groups = groups[counts[groups] - 1 >= nodes / NODES_PER_MEMBER]
+    for g in groups.tolist():
         rest = np.nonzero(inv == g)[0]
         for _ in range(GROUP_ROUNDS):
             if rest.size < GROUP_MIN:

@@ -622,6 +622,8 @@ class Normalizer:
         if kind in ("gt", "eq"):
             if not p:  # 0 > 0 is false, 0 == 0 is true
                 return then if kind == "eq" else other
+            if self._positive(p):  # a sum of exponentials is > 0, never 0 (an online softmax's `s == 0 ? ...`)
+                return then if kind == "gt" else other
             if all(m == () for m in p):
                 c = p[()]
                 return then if ((c > 0) if kind == "gt" else False) else other
@@ -629,6 +631,23 @@ class Normalizer:
             raise Undefined("an infinite value under a data-dependent condition")
         ind = self.indicator(cond)
         return self.add(other, self.mul(self.sub(then, other), ind), own_x=False)
+
+    def _positive(self, p: Poly, depth: int = 4) -> bool:
+        """Is polynomial p > 0 for every real value of its atoms: positive coefficients, and every
+        monomial a product of exp2 atoms (exp2 of a real is > 0) and of let-atoms that are such sums?"""
+        for m, c in p.items():
+            if c <= 0:
+                return False
+            for j in range(0, len(m), 2):
+                kind, payload = self.atoms[m[j]]
+                if kind is AtomKind.EXP2:
+                    continue
+                if kind is AtomKind.LET and depth:
+                    x = self.key_nf[payload[0]]
+                    if isinstance(x, Rat) and x.den is None and x.num and self._positive(x.num, depth - 1):
+                        continue
+                return False
+        return bool(p)
 
     def indicator(self, cond: tuple) -> NF:
         """[cond] as a normal form: an IND atom, or 1 minus one (the normalised polarity)."""
