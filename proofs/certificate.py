@@ -295,9 +295,14 @@ class _NormalWriter:
                      "table": np.frombuffer(c[2], np.uint64).astype(int).tolist()}
             else:
                 t = c[1]
-                d = {"cond": "term", "term": int(t)} if isinstance(t, (int, np.integer)) else \
-                    {"cond": "table", "leaves": [int(v) for v in t[1]],
-                     "table": np.frombuffer(t[2], np.uint64).astype(int).tolist()}
+                if isinstance(t, (int, np.integer)):
+                    d = {"cond": "term", "term": int(t)}
+                elif t[0] == "cmp":  # a comparison of wide bit-vectors (proofs/normal.py `_bits_cmp`)
+                    d = {"cond": "cmp", "cmp": str(t[1]), "signed": bool(t[2]),
+                         "a": _cmp_operand(t[3]), "b": _cmp_operand(t[4])}
+                else:
+                    d = {"cond": "table", "leaves": [int(v) for v in t[1]],
+                         "table": np.frombuffer(t[2], np.uint64).astype(int).tolist()}
         elif kind is AtomKind.APP:
             d = {"fn": payload[0], "args": [self._key(k) for k in payload[1:]]}
         elif kind is AtomKind.LET:
@@ -305,6 +310,13 @@ class _NormalWriter:
         else:  # pragma: no cover - every AtomKind is listed above
             raise CertificateError(f"atom kind {kind!r}")
         self.atoms[a].update(d)
+
+
+def _cmp_operand(x) -> dict:
+    """An operand of a comparison indicator: a term, or ("value", v) (a constant of the other's width)."""
+    if isinstance(x, tuple):
+        return {"value": int(x[1])}
+    return {"term": int(x)}
 
 
 _DEFAULT_MODS = Mods()

@@ -373,6 +373,27 @@ class NormalValues:
             shift += _width(sort)
         return index
 
+    def _bits_cmp(self, a: dict) -> bool:
+        """A comparison of bit-vectors (`cmp` as setp spells it, PTX 9.7.3.x): operands a term's bits or a
+        constant of the other operand's width, two's complement where `signed` and ordered."""
+        terms = [a[s].get("term") for s in ("a", "b")]
+        widths = [_width(self.terms.sort[int(t)]) for t in terms if t is not None]
+        if not widths:
+            raise Unevaluable("a comparison of two constants")
+        w = widths[0]
+        vals = []
+        for s, t in zip(("a", "b"), terms):
+            if t is None:
+                vals.append(int(a[s]["value"]) & ((1 << w) - 1))
+            else:
+                self.terms.get(int(t))  # raises when the term has no value at this point
+                vals.append(self.terms.bits(int(t)))
+        c = str(a["cmp"])
+        if a.get("signed") and c in ("lt", "le", "gt", "ge"):
+            vals = [_signed(v, w) for v in vals]
+        c = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}.get(c, c)
+        return _FCMP[c](vals[0], vals[1])
+
     def _atom_value(self, a: dict):
         kind = a["kind"]
         if kind in ("LEAF", "TERM"):
@@ -404,6 +425,8 @@ class NormalValues:
                 return mpmath.mpf(1 if close(p, mpmath.mpf(0)) else 0)
             if c == "table":
                 return mpmath.mpf(1 if int(a["table"][self._table_index(a["leaves"])]) else 0)
+            if c == "cmp":
+                return mpmath.mpf(1 if self._bits_cmp(a) else 0)
             raise Unevaluable(f"an indicator of condition {c}")
         if kind == "APP":
             fn, args = a["fn"], [self.key(str(k)) for k in a["args"]]

@@ -31,7 +31,8 @@ PAIRS = ROOT / "examples" / "pairs"
 #: signs: a sign selection (its IEEE fact is negation's) and support lemmas (a 32-bit word's bit read as a table
 #: over its byte; truth tables evaluated at the recheck's random points)
 CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
-             ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref")]
+             ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref"),
+             ("keep_offset", "keep_ref")]
 
 #: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
 _FRESH = """
@@ -113,6 +114,26 @@ def test_recheck_evaluates_truth_tables(certs: dict[str, Path], tmp_path: Path) 
             a["table"] = [1 - int(v) for v in a["table"]]
 
     _edit(d, "normal.json", invert)
+    code, out = _recheck(d)
+    assert code == 1 and not out["ok"]
+    assert any("not its term's value" in f["why"] for f in out["failures"])
+
+
+def test_recheck_evaluates_comparison_indicators(certs: dict[str, Path], tmp_path: Path) -> None:
+    """An indicator of a comparison of wide integers (lab - 0 > 0 and 0 < lab read as lab > 0: proofs/normal.py
+    `_bits_cmp`) is written as its comparison and operands (writing it raised before: it was read as a
+    table) and evaluated by the recheck on the terms' bits: the comparison turned around is caught."""
+    d = _copy(certs["keep_offset"], tmp_path / "c")
+    data = json.loads((d / "normal.json").read_text())
+    cmps = [a for a in data["atoms"].values() if a["kind"] == "IND" and a.get("cond") == "cmp"]
+    assert cmps and all(a["cmp"] == "gt" and a["signed"] and "term" in a["a"] for a in cmps)
+
+    def turn(data: dict) -> None:
+        for a in data["atoms"].values():
+            if a.get("cond") == "cmp":
+                a["cmp"] = "le"
+
+    _edit(d, "normal.json", turn)
     code, out = _recheck(d)
     assert code == 1 and not out["ok"]
     assert any("not its term's value" in f["why"] for f in out["failures"])
