@@ -4,11 +4,13 @@ and returns the report of that run (run.py)."""
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 
 from ptx_parser import ast as A
 
 from ..launch import Launch
+from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid import check_symbolic
@@ -20,6 +22,24 @@ AUTO_MIN_CTAS = 64  # grid="auto": up to this many CTAs, enumerating (one vector
 #: Enumerating a grid keeps per-thread clocks for every CTA: beyond this many threads (about 1.5 GB
 #: of clocks, and hours of emulation) the checker answers inconclusive instead of trying.
 MAX_ENUMERATED_THREADS = 1 << 27
+
+
+def _past_deadline(prog: Program, launch: Launch, why: str) -> Report | None:
+    """The symbolic grid's attempt used up the run's time limit (`why` says where it stopped): enumerating
+    the grid now would stop at its first instruction and name that, as if the enumeration had been too
+    slow. Inconclusive, naming where the symbolic attempt stopped instead; None while time is left."""
+    lim = _LIMITS.get()
+    if lim.deadline is None or time.monotonic() <= lim.deadline:
+        return None
+    detail = why.removeprefix("symbolic not applicable: ").removeprefix(
+        f"inconclusive: time limit of {lim.seconds:g} s reached ")
+    report = Report(Verdict.INCONCLUSIVE, prog.function.name,
+                    f"time limit of {lim.seconds:g} s reached in the symbolic grid's attempt ({detail}); the "
+                    f"{launch.num_ctas} CTAs were not enumerated")
+    report.notes.append("no time was left to enumerate the grid after the symbolic grid's attempt: nothing was "
+                        "decided")
+    report.stats["grid_method"] = GridMethod.NONE.describe(f"time limit during the symbolic grid: {why}")
+    return report
 
 
 class GridMode(Enum):
@@ -79,17 +99,22 @@ def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.
                             "checker does not model its ordering yet")
         return report
     why = "requested" if mode is GridMode.ENUMERATE else f"grid of at most {AUTO_MIN_CTAS} CTAs"
-    if mode is GridMode.SYMBOLIC or (mode is GridMode.AUTO and launch.num_ctas > AUTO_MIN_CTAS):
+    tried = mode is GridMode.SYMBOLIC or (mode is GridMode.AUTO and launch.num_ctas > AUTO_MIN_CTAS)
+    if tried:
         done, why = check_symbolic(prog, launch)
         if done is not None:
             return done
     elif mode is GridMode.AUTO and launch.num_ctas > 2 and _has_loop(prog):
         # a small grid of long loops: two CTAs whose loops are summarised (loops.py) beat every CTA
         # running every iteration; if no loop was long enough to summarise, every CTA is run
+        tried = True
         done, why = check_symbolic(prog, launch, require_summary=True)
         if done is not None:
             return done
         why = f"grid of at most {AUTO_MIN_CTAS} CTAs ({why.removeprefix('symbolic not applicable: ')})"
+    late = _past_deadline(prog, launch, why) if tried else None
+    if late is not None:
+        return late
     threads = launch.num_ctas * (-(-launch.threads_per_block // 32) * 32)
     if threads > MAX_ENUMERATED_THREADS:
         report = Report(Verdict.INCONCLUSIVE, prog.function.name,

@@ -702,7 +702,7 @@ def test_shares_run_accepts_only_a_prefix_of_the_summarised_periods(sig, want) -
 
 def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
     """Z3 is not interrupted by the run's time limit: each query is bounded by what is left of it,
-    and once it has passed the proof stops and the enumeration reports the limit."""
+    and once it has passed the proof stops and the verdict reports the limit (no enumeration after it)."""
     import time
 
     from symexec import time_limit
@@ -720,6 +720,27 @@ def test_time_limit_passing_during_the_z3_proof_falls_back(monkeypatch) -> None:
         r = check_kernel(prog, Launch((100,), (32,), {"out": np.zeros(102400, np.int32)}, ["out", 102400]))
     assert r.verdict.startswith("inconclusive: time limit of 1 s"), r.verdict
     assert "the time limit passed during the Z3 proof" in r.stats["grid_method"]
+    assert r.stats["grid_method"].startswith("none (time limit during the symbolic grid")  # not enumerated after it
+
+
+@pytest.mark.parametrize("stem", ["loop_shared_staging_ok", "loop_nested_staging_ok"])
+def test_time_limit_passing_in_the_representatives_run_does_not_enumerate(stem: str) -> None:
+    """The representatives' run stops at the limit (dion_update, gemm_tma_persistent at their bench
+    instances): the verdict says so, where it stopped, and that the grid was not enumerated (before,
+    the enumeration started past the deadline and its first instruction was named as the stop)."""
+    from ptx_parser import parse_file
+    from symexec import time_limit
+    from volta.inputs import spec_launch
+
+    path = REGRESSION / f"{stem}.ptx"
+    module = parse_file(path)
+    launch, fn = spec_launch(path, module, None, None)
+    with time_limit(1e-6):
+        r = check_kernel(load_program(module, fn.name), launch)
+    assert r.verdict.startswith("inconclusive: time limit of 1e-06 s reached in the symbolic grid's attempt (after "
+                                "0 of 2 CTAs at "), r.verdict
+    assert r.verdict.endswith("the 128 CTAs were not enumerated") and f"{stem}.ptx:" in r.verdict
+    assert r.stats["grid_method"].startswith("none (time limit during the symbolic grid")
 
 
 NEIGHBOURS = """
