@@ -726,8 +726,6 @@ def _represent(prog: Program, launch: Launch, sizes: SizeDomain | None, reps: li
     sh = shadow()
     run = new_run(prog, launch, reps, shadow=sh)
     rep = run_checked(run, prog, launch)
-    if run.stopped is not None:  # stopped at a race (loops.py StoppedAtRace): the finding decides, no proof follows
-        return reps, rep, sh, run
     sh.finish()
     if run.state.footprint_hit is not None:  # a summary's skipped writes were read: every iteration, then
         why = run.state.footprint_hit

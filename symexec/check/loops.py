@@ -51,10 +51,7 @@ phase completion will run is compared by its `loop_key` (tcgen05.commit's pendin
 
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
 canonicalised, a finding in the loop) is not summarised: the loop runs iteration by iteration, as
-without this module, and the report says why in a note. A race, though, ends the run at the next
-back edge (StoppedAtRace, when no branch was explored both ways): it is real for the launch, and
-running on would only find it again (forgetting attention's carry loop: 64 iterations of one race,
-18 s CPU, before). The verdict is that race, with a note that the rest of the kernel was not run.
+without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -74,29 +71,11 @@ from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
-#: Stop the run at the first loop back edge after a race is found (StoppedAtRace), instead of running every
-#: iteration of a loop that is not summarised because of it; tests turn it off to compare.
-STOP_AT_RACE = True
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
-
-
-class StoppedAtRace(Exception):
-    """Raised at a loop's back edge (`LoopSummariser.on_back_edge`) once the run has a race: the
-    symbolic grid's representative run stops there (STOP_AT_RACE). The race is real: every branch so
-    far went as the launch's input decides (none was explored both ways, policy.py), so the accesses
-    that race are ones this launch makes, in the CTAs run; running on would only repeat it in later
-    iterations (a loop with a finding is not summarised) and cannot take it back. What the rest of the
-    kernel would have found (another finding after it) is not looked for: the report says so.
-    `reports`: the batch's own findings so far (the machine keeps them only once a batch ends)."""
-
-    def __init__(self, where: str, iteration: int, reports: list) -> None:
-        super().__init__(f"the run stopped at the back edge of the loop at {where} (arrival {iteration} at its head) "
-                         "once a race was found")
-        self.where, self.iteration, self.reports = where, iteration, reports
 
 
 @dataclass
@@ -153,9 +132,6 @@ class LoopSummariser:
         head = g.pc
         k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
         proof = self._proof
-        if proof is None and STOP_AT_RACE and not self.state.both_paths and self.state.detector.race_found():
-            # (a period being followed ends first, at its own back edge: abandoned there, "the loop has a finding")
-            raise StoppedAtRace(self._where(head), k, list(b.reports))
         if proof is not None:
             if head != proof.head:
                 if head in b.prog.loop_headers:

@@ -1126,15 +1126,6 @@ class RaceDetector:
                 ab.last = {k: (int(remap(np.array([r]))[0]), t) for k, (r, t) in ab.last.items()}
 
     # ------------------------------------------------------------------ result
-    def race_found(self) -> bool:
-        """Whether the accesses tested so far hold a race that `races()` reports as a finding (not a
-        benign pair: lanes of one warp storing values equal in real arithmetic, code 0). Pending accesses
-        are not flushed (cheap enough to ask at every loop back edge): a race in the window not yet tested
-        is seen once the window is."""
-        return any(c != 0 for c in self.left_out) or any(
-            st.found or any(ab.best is not None for ab in st.atomic.values()) or any(c != 0 for _, c in st.same)
-            for st in self._buffers.values() if st.written)
-
     def replicated_stores_only(self) -> bool:
         """Whether every race found, those left out of `races()` included, is warps of one instruction
         storing one defined value to the same bytes (SAME_INSTRUCTION_REASONS[3]): whichever store

@@ -24,7 +24,7 @@ from ..program import Program
 from .exec import CheckedExec
 from .findings import SEVERITY, Finding, Reach, Region, Report, Verdict, group_findings, race_message, site_for
 from .grid_shadow import Shadow, ShadowFailed
-from .loops import LoopSummariser, StoppedAtRace
+from .loops import LoopSummariser
 from .places import global_place, shared_place
 from .policy import ConcretePolicy, DataDependencePolicy
 from .same_value import ASSUMPTION as SAME_VALUE
@@ -41,7 +41,6 @@ class CheckRun:
     ctas: list | None = None  # the CTAs it executes (None: the whole grid)
     sync: SyncLog | None = None  # the synchronisation each thread took part in (race timelines)
     loops: LoopSummariser | None = None  # proves and skips loop iterations (the symbolic grid's run)
-    stopped: StoppedAtRace | None = None  # the run stopped at a loop's back edge once it had a race (loops.py)
 
 
 def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: tuple[Observer, ...] = (),
@@ -171,14 +170,6 @@ def record_report(run: CheckRun, prog: Program, launch: Launch) -> Report:
         except (ExecError, ShadowFailed):
             report.assumptions[0] = report.assumptions[0].rsplit("; ", 1)[0] + "; " + _ran(m, ctas, stopped=True)
             raise
-    except StoppedAtRace as e:  # a race in a loop of the symbolic grid's run: its first iterations are the witness
-        run.stopped = e
-        m.findings.extend(e.reports[:max(0, 64 - len(m.findings))])
-        report.assumptions[0] = report.assumptions[0].rsplit("; ", 1)[0] + "; " + _ran(m, ctas, stopped=False) \
-            + f" until the back edge of the loop at {e.where} (stopped there at the first race)"
-        report.notes.append(f"{e}: the race below is real (no branch was explored both ways), later iterations "
-                            "would repeat it; the code after that point was not run, so findings it might add "
-                            "(out of bounds, deadlock, other races) are not looked for")
     except ShadowFailed as e:  # raised again below, with the record of the instructions executed before it
         shadow_stop = e
         report.decide(Verdict.INCONCLUSIVE, f"the symbolic grid's shadow stopped the run: {e}")
