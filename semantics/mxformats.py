@@ -71,10 +71,30 @@ def decode_ue4m3(bits: np.ndarray) -> np.ndarray:
 
 
 def decode_scale(bits: np.ndarray, stype: ScaleType) -> np.ndarray:
-    """float64 value of scale-factor bytes."""
+    """float64 value of scale-factor bytes (both decoders read only the low byte: arrays are looked
+    up in the table of all 256 bytes, `_scale_byte_values`)."""
+    b = np.asarray(bits)
+    if b.ndim and b.dtype.kind in "iu":
+        return _scale_byte_values(stype)[b.astype(np.int64) & 0xFF]
+    return _decode_scale_direct(b, stype)
+
+
+def _decode_scale_direct(bits: np.ndarray, stype: ScaleType) -> np.ndarray:
     if stype is ScaleType.UE8M0:
         return decode_ue8m0(bits)
     return decode_ue4m3(bits)
+
+
+_SCALE_BYTE_VALUES: dict[ScaleType, np.ndarray] = {}
+
+
+def _scale_byte_values(stype: ScaleType) -> np.ndarray:
+    """(256,) float64 values of every scale byte (read-only, shared)."""
+    got = _SCALE_BYTE_VALUES.get(stype)
+    if got is None:
+        got = _SCALE_BYTE_VALUES[stype] = _decode_scale_direct(np.arange(256, dtype=np.int64), stype)
+        got.flags.writeable = False
+    return got
 
 
 def decode_scale_checked(bits: np.ndarray, stype: ScaleType, what: str, ins=None) -> np.ndarray:
@@ -155,6 +175,24 @@ def to_packed4(nibbles: np.ndarray) -> np.ndarray:
 
 
 def decode_elements(bits: np.ndarray, fmt: str) -> np.ndarray:
-    """float64 values of low-aligned element bits of format `fmt` (e4m3, e5m2, e2m3, e3m2, e2m1)."""
+    """float64 values of low-aligned element bits of format `fmt` (e4m3, e5m2, e2m3, e3m2, e2m1).
+    Formats held in a byte are read from `byte_values` (decode is elementwise, so the table of all
+    256 bytes gives the same values; an MMA decodes its operands once per instruction per warp)."""
     f = get_format(fmt)
-    return decode(np.asarray(bits).astype(f.dtype), f)
+    b = np.asarray(bits).astype(f.dtype)
+    if f.dtype is np.uint8 and b.ndim:
+        return byte_values(f.name)[b]
+    return decode(b, f)
+
+
+_BYTE_VALUES: dict[str, np.ndarray] = {}
+
+
+def byte_values(fmt: str) -> np.ndarray:
+    """(256,) float64 `decode` of every byte, for a format held in a byte (read-only, shared)."""
+    got = _BYTE_VALUES.get(fmt)
+    if got is None:
+        f = get_format(fmt)
+        got = _BYTE_VALUES[fmt] = decode(np.arange(256, dtype=np.uint8), f)
+        got.flags.writeable = False
+    return got

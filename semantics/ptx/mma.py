@@ -398,7 +398,7 @@ def _selector(ins: A.Instruction, x: Exec, op: A.Operand, warps: np.ndarray, wha
     v = np.broadcast_to(np.asarray(x.read(op, ".u16")), (x.n,)).astype(np.int64).reshape(-1, 32)[warps]
     if (v != v[:, :1]).any():
         raise Unsupported(f"{ins.name}: selector {what} differs between the lanes of a warp", ins)
-    bad = ~np.isin(v[:, 0], valid)
+    bad = ~(v[:, :1] == np.asarray(valid, np.int64)).any(axis=1)  # np.isin, without its sort (tiny sets)
     if bad.any():
         raise UndefinedBehavior(f"{ins.name}: {what} = {int(v[bad][0, 0])} is not valid here (valid: "
                                 f"{', '.join(map(str, valid))}; \"Any other value results in an undefined behavior\", "
@@ -406,7 +406,7 @@ def _selector(ins: A.Instruction, x: Exec, op: A.Operand, warps: np.ndarray, wha
     return v[:, 0]
 
 
-def scale_lanes(thread_id_a: int, thread_id_b: int) -> tuple[np.ndarray, np.ndarray]:
+def scale_lanes(thread_id_a, thread_id_b) -> tuple[np.ndarray, np.ndarray]:
     """Lanes supplying SF_A of rows 0..15 and SF_B of columns 0..7 (9.7.14.3).
 
     Documented: "when thread-id-a set to 0, thread-pair satisfying: %laneid % 4 == 0 or 1 provides
@@ -415,19 +415,23 @@ def scale_lanes(thread_id_a: int, thread_id_b: int) -> tuple[np.ndarray, np.ndar
     (lanes 4g..4g+3) the first thread of the pair gives row g and the second row g + 8, and the
     selected thread gives column g; this is CUTLASS's SM120 block-scaled MMA traits
     (cute/atom/mma_traits_sm120.hpp: SFALayout ((2,2,8),K):((8,0,1),16), SFBLayout
-    ((4,8),K):((0,1),8)), and the same quad-to-row/column rule as the A and B fragments."""
+    ((4,8),K):((0,1),8)), and the same quad-to-row/column rule as the A and B fragments.
+    Integers give (16,) and (8,); arrays of W selectors (one per warp) give (W, 16) and (W, 8)."""
     rows = np.arange(16)
     cols = np.arange(8)
-    return 4 * (rows % 8) + 2 * thread_id_a + rows // 8, 4 * cols + thread_id_b
+    ta = np.asarray(thread_id_a, np.int64)[..., None]
+    tb = np.asarray(thread_id_b, np.int64)[..., None]
+    return 4 * (rows % 8) + 2 * ta + rows // 8, 4 * cols + tb
 
 
 def _scale_values(ins: A.Instruction, regs: np.ndarray, lanes: np.ndarray, byte_id: np.ndarray, f: ScaledForm,
                   what: str) -> np.ndarray:
-    """(W, len(lanes), vec) scale factors: bytes byte_id .. byte_id + vec - 1 of the selected lanes'
-    scale data ("one byte", "one byte-pair", "all four bytes", 9.7.14.3). MODEL: the byte with the
-    lower address holds the scale of the lower K chunk (Figure 45; CUTLASS's register order)."""
+    """(W, L, vec) scale factors: bytes byte_id[w] .. byte_id[w] + vec - 1 of the scale data of lanes
+    lanes[w] (W, L) of each warp w ("one byte", "one byte-pair", "all four bytes", 9.7.14.3). MODEL: the
+    byte with the lower address holds the scale of the lower K chunk (Figure 45; CUTLASS's register
+    order). All warps at once: a ue4m3 byte with bit 7 set is reported for the first warp holding one."""
     W = regs.shape[0]
-    sel = regs[np.arange(W)[:, None], lanes[None, :]].astype(np.uint64)  # (W, L)
+    sel = regs[np.arange(W)[:, None], lanes].astype(np.uint64)  # (W, L)
     shifts = np.uint64(8) * (byte_id[:, None, None].astype(np.uint64) + np.arange(f.vec, dtype=np.uint64))
     raw = (sel[:, :, None] >> shifts) & np.uint64(0xFF)
     return decode_scale_checked(raw, f.stype, f"{ins.name}: {what}", ins)
@@ -473,13 +477,9 @@ def mma_block_scale(ins: A.Instruction, x: Exec) -> None:
     tid_b = _selector(ins, x, sel_b[1], warps, "thread-id-b", _THREAD_IDS_B)
     sa_regs = _regs(x, (ops[4],), ".b32", warps)[:, :, 0]  # (W, 32)
     sb_regs = _regs(x, (ops[6],), ".b32", warps)[:, :, 0]
-    lanes = [scale_lanes(int(ta), int(tb)) for ta, tb in zip(tid_a, tid_b)]
-    la = np.stack([l[0] for l in lanes])  # (W, 16)
-    lb = np.stack([l[1] for l in lanes])  # (W, 8)
-    sa = np.stack([_scale_values(ins, sa_regs[w:w + 1], la[w], byte_a[w:w + 1], f, "scale-a-data")[0]
-                   for w in range(W)])  # (W, 16, vec)
-    sb = np.stack([_scale_values(ins, sb_regs[w:w + 1], lb[w], byte_b[w:w + 1], f, "scale-b-data")[0]
-                   for w in range(W)])  # (W, 8, vec)
+    la, lb = scale_lanes(tid_a, tid_b)  # (W, 16), (W, 8)
+    sa = _scale_values(ins, sa_regs, la, byte_a, f, "scale-a-data")  # (W, 16, vec)
+    sb = _scale_values(ins, sb_regs, lb, byte_b, f, "scale-b-data")  # (W, 8, vec)
     ar, ac = a_layout(m, rega, p)
     br, bc = b_layout(regb, p)
     cr, cc = c_layout(m)

@@ -130,3 +130,30 @@ def test_packed4(nibbles):
     b = to_packed4(n)
     assert b.tolist() == [int(lo) | int(hi) << 4 for lo, hi in n]
     assert (from_packed4(b) == n).all()
+
+
+def test_decode_elements_table_is_decode_bit_for_bit():
+    """decode_elements reads byte formats from a 256-entry table; it must give decode's values
+    exactly (NaN where decode gives NaN, signed zeros kept), in the input's shape."""
+    from semantics.formats import decode, get_format
+    for fmt in ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"):
+        bits = np.arange(256, dtype=np.int64).reshape(16, 16)
+        got = decode_elements(bits, fmt)
+        want = decode(bits.astype(get_format(fmt).dtype), get_format(fmt))
+        assert got.shape == (16, 16) and got.dtype == np.float64
+        assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), fmt
+    assert np.isnan(decode_elements(np.array([0x7F, 0xFF]), "e4m3")).all()
+    assert np.signbit(decode_elements(np.array([0x80]), "e4m3"))[0]
+
+
+def test_decode_scale_table_is_the_decoders_bit_for_bit():
+    """decode_scale reads arrays from a 256-entry table; same values as decode_ue8m0/decode_ue4m3
+    on every byte (as uint64, the dtype _scale_values hands it, and as int64 in a 2-D shape)."""
+    from semantics.formats import decode_ue8m0
+    from semantics.mxformats import decode_ue4m3
+    for stype, direct in ((ScaleType.UE8M0, decode_ue8m0), (ScaleType.UE4M3, decode_ue4m3)):
+        for bits in (np.arange(256, dtype=np.uint64), np.arange(256, dtype=np.int64).reshape(8, 32)):
+            got, want = decode_scale(bits, stype), direct(bits)
+            assert got.shape == bits.shape and got.dtype == np.float64
+            assert np.array_equal(got.view(np.uint64), want.view(np.uint64)), stype
+    assert np.isnan(decode_scale(np.array([0xFF]), ScaleType.UE8M0))[0]
