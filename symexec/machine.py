@@ -303,12 +303,18 @@ def run_limits(seconds: float | None = None, max_rss: int | None = None,
         _LIMITS.reset(token)
 
 
+def time_limit_passed() -> float | None:
+    """The seconds of the enclosing run_limits() when its deadline has passed, else None."""
+    lim = _LIMITS.get()
+    return lim.seconds if lim.deadline is not None and time.monotonic() > lim.deadline else None
+
+
 def check_time_limit(doing: str) -> None:
     """Raise TimeLimit when the deadline of the enclosing run_limits() has passed: for work outside a
     machine (proofs) that must stop with the run's --timeout too. `doing` says what was cut short."""
-    lim = _LIMITS.get()
-    if lim.deadline is not None and time.monotonic() > lim.deadline:
-        raise TimeLimit(f"time limit of {lim.seconds:g} s reached {doing}")
+    seconds = time_limit_passed()
+    if seconds is not None:
+        raise TimeLimit(f"time limit of {seconds:g} s reached {doing}")
 
 
 def time_limit(seconds: float | None):

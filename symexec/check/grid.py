@@ -670,14 +670,14 @@ def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tu
     shares = _shares_run(sig, periods, executed)
     _, first = np.unique(sig[~shares], axis=0, return_index=True)
     first = np.nonzero(~shares)[0][first]
+    early = int(shares.sum()) - int((sig == sig[executed][None, :]).all(axis=1).sum())
     if len(first) + 1 > MAX_TRIP_PATTERNS:
-        early = int(shares.sum()) - int((sig == sig[executed][None, :]).all(axis=1).sum())
         return [], (f"{len(first) + 1} distinct trip patterns over the grid"
                     + (f" ({early} CTAs that leave a summarised loop earlier share the executed CTA's run)"
                        if periods else "")
                     + f", more than {MAX_TRIP_PATTERNS} CTAs to run for the kernel's CTA-local state (shared memory, "
                     "barriers)")
-    sh.early_leavers = int(shares.sum()) - int((sig == sig[executed][None, :]).all(axis=1).sum())
+    sh.early_leavers = early
     return [tuple(int(ids[k][i]) for k in range(3)) for i in sorted(first.tolist() + [executed])], ""
 
 

@@ -4,13 +4,12 @@ and returns the report of that run (run.py)."""
 
 from __future__ import annotations
 
-import time
 from enum import Enum
 
 from ptx_parser import ast as A
 
 from ..launch import Launch
-from ..machine import _LIMITS
+from ..machine import time_limit_passed
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .grid import check_symbolic
@@ -28,13 +27,13 @@ def _past_deadline(prog: Program, launch: Launch, why: str) -> Report | None:
     """The symbolic grid's attempt used up the run's time limit (`why` says where it stopped): enumerating
     the grid now would stop at its first instruction and name that, as if the enumeration had been too
     slow. Inconclusive, naming where the symbolic attempt stopped instead; None while time is left."""
-    lim = _LIMITS.get()
-    if lim.deadline is None or time.monotonic() <= lim.deadline:
+    seconds = time_limit_passed()
+    if seconds is None:
         return None
     detail = why.removeprefix("symbolic not applicable: ").removeprefix(
-        f"inconclusive: time limit of {lim.seconds:g} s reached ")
+        f"inconclusive: time limit of {seconds:g} s reached ")
     report = Report(Verdict.INCONCLUSIVE, prog.function.name,
-                    f"time limit of {lim.seconds:g} s reached in the symbolic grid's attempt ({detail}); the "
+                    f"time limit of {seconds:g} s reached in the symbolic grid's attempt ({detail}); the "
                     f"{launch.num_ctas} CTAs were not enumerated")
     report.notes.append("no time was left to enumerate the grid after the symbolic grid's attempt: nothing was "
                         "decided")

@@ -366,7 +366,7 @@ class LoopSummariser:
         summary's, 3 above): grid.py `_trip_patterns` lets such CTAs share the executed CTA's run."""
         if proof.period != 1:
             return False
-        latches = [pc for pc, ins in enumerate(b.prog.code) if pc >= proof.head and self.shadow._head_of(pc) == proof.head]
+        latches = [pc for pc in range(proof.head, len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
         backs = [d for d in lp.decisions if d.pc in latches and leaves(d.expr, ("c",))]
         if len(latches) != 1 or len(backs) != 1 or sum(d.pc == latches[0] for d in lp.decisions) != 1:
             return False

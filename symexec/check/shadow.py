@@ -160,17 +160,7 @@ def _splitmix_owned(x: np.ndarray, golden: bool = False) -> np.ndarray:
     if x.ndim == 0:
         v = _splitmix_int(int(x))
         return np.asarray(np.uint64((v + _GOLDEN_INT) & _U64 if golden else v))
-    c = _constants(x.shape)
-    if c is None:
-        x ^= x >> _S30
-        x *= _M1
-        x ^= x >> _S27
-        x *= _M2
-        x ^= x >> _S31
-        if golden:
-            x += _GOLDEN
-        return x
-    s30, m1, s27, m2, s31, g = c
+    s30, m1, s27, m2, s31, g = _constants(x.shape) or (_S30, _M1, _S27, _M2, _S31, _GOLDEN)
     x ^= x >> s30
     x *= m1
     x ^= x >> s27
