@@ -2,7 +2,9 @@
 
 Each case is a small hand-written PTX kernel (most come as a broken kernel and its fixed twin);
 the header gives the expected verdict (`bad_input`: a launch CUDA refuses), a one-line reason and
-the launch. A bug verdict's witness must replay: the emulator, or a concrete check-mode run, with
+the launch; an optional `// verdict:` line gives the whole verdict, its reason included, for a case
+about how far a verdict reaches (`race_free` for every input, or `race_free: for the launch's
+input only`), which `expect` alone (the verdict's kind) does not tell apart. A bug verdict's witness must replay: the emulator, or a concrete check-mode run, with
 the witness's input (symexec.check.reach.replays). The expectations follow
 the PTX ISA, not the checker: where the checker is known to disagree the case is marked
 xfail(strict=True) with the reason, so that fixing the checker turns it into an XPASS failure and
@@ -48,6 +50,9 @@ def test_regression_case(path: Path) -> None:
     assert report.verdict.split(":")[0] == expected, (
         f"{path.name}: expected {expected}, got {report.verdict}: "
         + (report.findings[0].message if report.findings else "; ".join(report.notes[:1])))
+    exact = header(path).get("verdict")
+    if exact is not None:
+        assert report.verdict == exact, f"{path.name}: expected the verdict {exact!r}, got {report.verdict!r}"
     if report.outcome.exit_code == 1:  # a bug: its witness must show again when its input runs concretely
         module = parse_file(path)
         launch, fn = spec_launch(path, module, None, None)

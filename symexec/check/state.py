@@ -17,8 +17,8 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
-                      MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
+from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, CopyLayout, Fence, FenceKind,
+                      MemoryAccess, MemSpace, Observer, Proxy, Reconverged, Release, Stream, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
 from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix, some,
@@ -92,6 +92,10 @@ class CheckState(Observer):
         self.mem: dict = {}
         self._ops: dict[int, tuple] = {}  # op ident -> (agent, epoch) or (lanes, rows, Stamp) of a stream
         self._read_bytes: dict[int, list[_Read]] = {}  # op -> shadows of the bytes it read, per read access
+        self._op_source: dict[int, int] = {}  # a bulk store's writes op -> its reads op (whose bytes it writes)
+        self._last_issued: AsyncOp | None = None
+        self._layouts: dict[int, dict[int, _Layout]] = {}  # copy op -> lane -> where its written bytes come from
+        self._opaque_next = 0  # fresh value numbers of copied bytes whose origin is not followed
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
         self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
@@ -139,6 +143,12 @@ class CheckState(Observer):
     def on_async_issued(self, ev: AsyncIssued) -> None:
         op = ev.op
         self.async_ops += 1
+        # a bulk store is issued as two operations, its source reads then its destination writes
+        # (symexec/async_copy.py, tma.py): the writes move the reads' bytes
+        prev, self._last_issued = self._last_issued, op
+        if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
+                and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
+            self._op_source[op.ident] = prev.ident
         rows = self.rows(op.lanes)
         if op.stream is not None:  # one operation per lane, of that thread's stream
             self._ops[op.ident] = (op.lanes, rows, self.clocks.stream_issue(op.stream, rows))
@@ -183,8 +193,15 @@ class CheckState(Observer):
         sub = Stamp(st.bases[:, idx], st.owns[:, :, idx], st.tbases[idx], st.epochs[idx])
         return sub, self.clocks.stream_rows(op.stream, rows[idx])
 
+    def on_copy_layout(self, ev: CopyLayout) -> None:
+        """A copy that does not move its bytes in order (a tensor copy, symexec.tma)."""
+        self._layouts.setdefault(ev.op.ident, {})[ev.lane] = _Layout(ev.source)
+
     def on_async_completed(self, ev: AsyncCompleted) -> None:
         op = ev.op
+        if ev.lanes is None:
+            self._op_source.pop(op.ident, None)
+            self._layouts.pop(op.ident, None)
         reads = self._read_bytes.get(op.ident)
         if reads is not None:  # what it read and did not write (a read-only op)
             if ev.lanes is not None:
@@ -275,47 +292,91 @@ class CheckState(Observer):
         if not op.copy:
             return self._computed(op, shadow, flat, lanes, ctas) if ev.write else None
         if not ev.write:
+            if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
+                return None
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
             self._read_bytes.setdefault(op.ident, []).append(_Read(lanes, shadow.hash[flat], shadow.pos[flat], taint))
             return None  # the read itself is shadowed as any load (access)
         k, nb = flat.shape
-        reads = self._read_bytes.get(op.ident, [])
-        if len(reads) == 1 and reads[0].h.shape[1] == nb and not ev.atomic:  # one read of as many bytes per lane
+        source = self._op_source.get(op.ident, op.ident)  # a bulk store's writes carry its reads' bytes
+        reads = self._read_bytes.get(source)
+        laid_out = op.ident in self._layouts
+        if reads is None and not laid_out:
+            return None  # it read nothing: written from registers (tcgen05.st, wgmma results), the register shadows say
+        reads = reads or []
+        if (len(reads) == 1 and reads[0].h.shape[1] == nb and not ev.atomic and not laid_out
+                and reads[0].distinct and _distinct(lanes)):  # one row read per lane, as many bytes as written
             got, rows = reads[0].take(lanes)
-            if not got.any():
-                return None
             H, P, T = (np.where(got[:, None], x[rows], c) for x, c in zip(reads[0].arrays(), _const_bytes(nb)))
+            if not _per_lane_fill(op.ins):
+                for i in np.nonzero(~got)[0].tolist():  # a lane whose read is not known: never a constant
+                    H[i], P[i], T[i] = self._opaque(op, int(lanes[i]), nb, None)
         else:
             H = np.empty((k, nb), np.uint64)
             P = np.empty((k, nb), np.uint8)
             T = np.empty((k, nb), np.uint8)
-            any_read = False
-            for i, lane in enumerate(lanes.tolist()):
-                parts = [r.pop(lane) for r in reads]
-                parts = [x for x in parts if x is not None]
-                if not parts:
-                    h, p, t = _const_bytes(nb)
-                else:
-                    any_read = True
-                    h, p, t = (np.concatenate([x[j] for x in parts]) for j in range(3))
-                    if h.size < nb:  # zero fill
-                        ch, cp, ct = _const_bytes(nb - h.size)
-                        h, p, t = np.r_[h, ch], np.r_[p, cp], np.r_[t, ct]
-                    elif h.size > nb or ev.atomic:
-                        opaque = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane),
-                                     np.arange(nb, dtype=np.uint64))
-                        h, p, t = opaque, np.full(nb, 0xFF, np.uint8), np.full(nb, np.bitwise_or.reduce(t), np.uint8)
-                H[i], P[i], T[i] = h, p, t
-            if not any_read:
-                return None  # written from registers (tcgen05.st, wgmma results): the register shadows say
+            for lane in np.unique(lanes).tolist():
+                at = np.nonzero(lanes == lane)[0]  # this lane's rows of the write, in order
+                h, p, t = self._lane_bytes(op, reads, lane, at.size, nb, ev.atomic)
+                H[at], P[at], T[at] = h.reshape(at.size, nb), p.reshape(at.size, nb), t.reshape(at.size, nb)
         if self.tracker.control or self.tracker.explore:
             T |= self.tracker.control | self.tracker.explore
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
         shadow.cta[flat] = ctas[:, None]
         exact = row_number(key_of("value"), H)
         return exact, exact, np.bitwise_or.reduce(T, axis=1)
+
+    def _lane_bytes(self, op: AsyncOp, reads: list[_Read], lane: int, rows: int, nb: int,
+                    atomic: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Shadows (hash, pos, taint; rows * nb each) of the next `rows` rows of `nb` bytes copy `op`
+        writes for `lane`. Moved bytes keep the numbers and taint of the bytes read: in the emulator's
+        byte mapping where it reported one (CopyLayout: a tensor copy), else in order when one row is
+        written (cp.async, cp.async.bulk); a zero fill is constant (cp.async src-size 0, a tensor
+        copy's out-of-bounds elements). Any other mapping gets fresh numbers carrying the taint of
+        everything the lane read, DATA where it is not known what was read: never a constant."""
+        n = rows * nb
+        lanes_layouts = self._layouts.get(op.ident)
+        layout = lanes_layouts.get(lane) if lanes_layouts is not None else None
+        if layout is not None:
+            if layout.bytes is None:  # gathered once: a store writes its bytes in two accesses
+                layout.bytes = _lane_reads(reads, lane)
+            h, p, t = layout.bytes
+            src = layout.source[layout.cursor:layout.cursor + n]
+            layout.cursor += n
+            if layout.cursor >= layout.source.size:
+                del lanes_layouts[lane]
+                if not lanes_layouts:
+                    del self._layouts[op.ident]
+            if src.size == n and not atomic and (not src.size or int(src.max()) < h.size):
+                moved = src >= 0
+                at = np.where(moved, src, 0)
+                if not h.size:  # nothing read: all zero fill
+                    return _const_bytes(n)
+                return tuple(np.where(moved, x[at], c) for x, c in zip((h, p, t), _const_bytes(n)))
+            return self._opaque(op, lane, n, t)  # fewer bytes read than the layout names: never guess
+        h, p, t = _lane_reads(reads, lane)
+        if not atomic and rows == 1:
+            if h.size == n:  # the bytes read, in order, are the bytes written
+                return h, p, t
+            if 0 < h.size < n:  # cp.async src-size: the rest is zero-filled (9.7.9.25.3.1)
+                ch, cp, ct = _const_bytes(n - h.size)
+                return np.r_[h, ch], np.r_[p, cp], np.r_[t, ct]
+        if not h.size and _per_lane_fill(op.ins):  # cp.async src-size 0 for this lane: cp-size zero bytes
+            return _const_bytes(n)
+        return self._opaque(op, lane, n, t if h.size else None)
+
+    def _opaque(self, op: AsyncOp, lane: int, n: int, read_taint: np.ndarray | None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`n` written bytes whose mapping from the bytes read is not followed: fresh value numbers (no
+        two bytes, and no two writes, ever share one), the taint of everything read (`read_taint`),
+        DATA when what was read is not known."""
+        h = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane),
+                np.arange(self._opaque_next, self._opaque_next + n, dtype=np.uint64))
+        self._opaque_next += n
+        t = np.uint8(DATA) if read_taint is None or not read_taint.size else np.bitwise_or.reduce(read_taint)
+        return h, np.full(n, 0xFF, np.uint8), np.full(n, t, np.uint8)
 
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
@@ -394,6 +455,39 @@ class CheckState(Observer):
         return e
 
 
+@dataclass
+class _Layout:
+    """A tensor copy's byte mapping for one lane (symexec.events.CopyLayout): the i-th byte it writes
+    is the source[i]-th byte its reads reported (-1: a zero fill); `bytes`: those reads' shadows,
+    gathered at the first write; `cursor`: bytes written so far."""
+
+    source: np.ndarray
+    bytes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    cursor: int = 0
+
+
+def _lane_reads(reads: list["_Read"], lane: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The shadows of every byte the reads `reads` reported for `lane`, in the order reported; used up."""
+    parts = [(r.h[i].reshape(-1), r.p[i].reshape(-1), r.t[i].reshape(-1)) for r in reads
+             for i in (r.take_all(lane),) if i.size]
+    if not parts:
+        return np.empty(0, np.uint64), np.empty(0, np.uint8), np.empty(0, np.uint8)
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(np.concatenate([x[j] for x in parts]) for j in range(3))
+
+
+def _distinct(lanes: np.ndarray) -> bool:
+    """Are the (ascending, as the machine reports them) lanes all different? False when unsure."""
+    return lanes.size < 2 or bool((lanes[1:] > lanes[:-1]).all())
+
+
+def _per_lane_fill(ins: A.Instruction | None) -> bool:
+    """A non-bulk cp.async: a lane whose src-size (or ignore-src) is 0 reads nothing and writes
+    cp-size zero bytes (PTX ISA 9.7.9.25.3.1; symexec/async_copy.py)."""
+    return ins is not None and ins.name.startswith("cp.async.c")
+
+
 class _Read:
     """The shadows (hash, pos, taint; (k, nbytes) each) of the bytes an asynchronous operation read for
     its lanes in one access; a lane's row is used once (by its write, or dropped at completion)."""
@@ -403,6 +497,7 @@ class _Read:
         self.lanes = lanes[self.order]
         self.h, self.p, self.t = h, p, t
         self.live = np.ones(lanes.size, bool)
+        self.distinct = _distinct(self.lanes)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.h, self.p, self.t
@@ -416,12 +511,13 @@ class _Read:
         self.live[rows[found]] = False
         return found, rows
 
-    def pop(self, lane: int) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        found, rows = self.take(np.array([lane]))
-        if not found[0]:
-            return None
-        r = int(rows[0])
-        return self.h[r], self.p[r], self.t[r]
+    def take_all(self, lane: int) -> np.ndarray:
+        """The live rows of `lane` (a one-lane copy reports many rows), in the order reported; used up."""
+        lo, hi = np.searchsorted(self.lanes, [lane, lane + 1])
+        rows = self.order[lo:hi]
+        rows = rows[self.live[rows]]
+        self.live[rows] = False
+        return rows
 
 
 def proxy_table(buffer: Buffer, proxy: Proxy = Proxy.GENERIC) -> int:
