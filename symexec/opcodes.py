@@ -97,6 +97,9 @@ _UNKNOWN = OpcodeFacts(Effect.OTHER, LaneScope.MULTI_WARP)
 
 #: Opcodes that leave the kernel.
 EXITS = frozenset(op for op, f in OPCODES.items() if f.effect is Effect.EXIT)
+#: Barrier instructions: which threads arrive decides whether a barrier instance completes, and
+#: with which count (bar/barrier 9.7.13.1, bar.warp.sync 9.7.13.2, mbarrier 9.7.13.15).
+BARRIERS = frozenset({"bar", "barrier", "mbarrier"})
 
 
 def facts(opcode: str) -> OpcodeFacts:

@@ -5,7 +5,8 @@ memory or synchronisation effects must not depend on tensor data; where it does,
 limited to the input explored (a note) unless the machine can cover both outcomes:
 - a data-dependent choice between register-only paths (Program.region_pure): values written
   until the reconvergence point depend on data through control flow (implicit flow);
-- memory effects on a data-dependent forward path that reconverges and does not exit: both paths
+- memory effects on a data-dependent forward path that reconverges, does not exit and holds no
+  barrier (opcodes.BARRIERS: an input may split the threads at it, which no single path shows): both paths
   are explored with every lane (a superset of what any input does), and the registers they write
   are data-dependent after they merge. Each such exploration is recorded (CheckState.decisions)
   with the predicate's term numbers, so that what an explored path finds can be decided for real
@@ -79,9 +80,12 @@ class DataDependencePolicy(Policy):
             g.dep |= bits
             return BranchDecision.REGISTER_REGION
         # explore both ways while that can still prove the kernel for every input (nothing else
-        # depends on data so far); the launch's input decides the rest
+        # depends on data so far); the launch's input decides the rest. Not around a barrier: both
+        # ways with every lane covers each lane's choice, not an input that splits the threads between
+        # the two paths, whose barrier then misses arrivals (divergence of an .aligned bar.sync,
+        # 9.7.13.1; a barrier or mbarrier phase that never completes)
         if self.explores and r is not None and dest > g.pc and not prog.region_exits.get(g.pc) \
-                and not self.state.data_dependent:
+                and not prog.region_barriers.get(g.pc) and not self.state.data_dependent:
             self.state.both_paths += 1
             g.dep |= bits
             return BranchDecision.BOTH_PATHS
