@@ -466,9 +466,8 @@ class LoopSummariser:
                     return "the global bytes the loop reads are not known"
                 rel = np.broadcast_to(addr, (ts.size, lanes.size)).astype(object) - base
                 if (rel < 0).any() or (rel > end).any():
-                    i = int(np.argmax(((rel < 0) | (rel > end)).any(axis=1)))
-                    return (f"a read of the period at t = {int(ts[i])} leaves buffer {allocs[buf].name} (the run "
-                            "would fault there)")
+                    return (f"a read of the iterations it would skip leaves buffer {allocs[buf].name} (the run "
+                            "faults there)")
                 rel = rel.astype(np.int64)
                 np.minimum.at(lo, ctas, rel.min(axis=0))
                 np.maximum.at(hi, ctas, rel.max(axis=0) + size)
