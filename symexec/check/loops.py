@@ -143,7 +143,10 @@ class LoopSummariser:
         if proof is not None:
             if head != proof.head:
                 if head in b.prog.loop_headers:
-                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                    # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
+                    # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
+                    # iterations run in full); the proof attempts at that head go on
+                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period", final=True)
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
