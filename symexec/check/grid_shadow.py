@@ -100,6 +100,10 @@ class LoopProof:
     failed: str | None = None
     # global writes: (address expression, per-lane offset, lanes, bytes, buffer index)
     writes: list[tuple] = field(default_factory=list)
+    # global reads, the same shape: the lanes that read in the period run (all the group's lanes where the
+    # guard depends on data, which may differ from period to period); loops.py checks the skipped periods'
+    # bounds with them when the run already has a finding (the symbolic grid's proof does not run then)
+    reads: list[tuple] = field(default_factory=list)
 
 
 class Shadow(InstructionObserver):
@@ -285,9 +289,7 @@ class Shadow(InstructionObserver):
             if self.failed is not None:
                 return [], None
             region = None
-        if self.poison:  # a register-only region ends where all of its lanes reconverge
-            self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
-                           if not (r == pc and not (lanes & ~g.mask).any())]
+        self.reconverge_at(pc, g.mask)
         if pc in self.entered or pc in self.entry_ends:  # the end of a block some CTAs skip (`_ctaid_entry`)
             self._entry_joined(pc)
         guard = None
@@ -759,6 +761,15 @@ class Shadow(InstructionObserver):
                 self.steps[_step_key(ident, name)] = np.asarray(d, np.uint64)
             self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), step)))
 
+    def reconverge_at(self, pc: int, mask: np.ndarray) -> None:
+        """The group `mask` is at `pc`: a register-only region (`poison`) ends where all of its lanes
+        reconverge. Called before each instruction, and by loops.py at a back edge, whose target may be
+        the region's reconvergence point (a data-dependent choice at the end of a loop body whose paths
+        both jump to the head, as __nv_logf's slow path is laid out): nothing runs in between."""
+        if self.poison:
+            self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
+                           if not (r == pc and not (lanes & ~mask).any())]
+
     def resolve_steps(self, ident: int, steps: dict[str, tuple]) -> None:
         """The period of loop `ident` closed with each register's step as an expression (of the sizes,
         placeholders, constants; never of t): it replaces the step's leaf in everything recorded."""
@@ -778,6 +789,7 @@ class Shadow(InstructionObserver):
         if lp is not None:
             lp.decisions = [Decision(d.pc, put(d.expr), d.lanes, d.value) for d in lp.decisions]
             lp.writes = [(put(w[0]),) + tuple(w[1:]) for w in lp.writes]
+            lp.reads = [(put(w[0]),) + tuple(w[1:]) for w in lp.reads]
             for i in range(lp.first_access, len(self.accesses)):
                 a = self.accesses[i]
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
@@ -1144,6 +1156,11 @@ class Shadow(InstructionObserver):
             o_full = (np.broadcast_to(np.asarray(o, np.uint64), (self.batch.n,))[lanes] if o is not None
                       else np.zeros(lanes.size, np.uint64)) + np.uint64(off & (2**64 - 1))
             self.loop.writes.append((addr, o_full, lanes, size, int(found[0])))
+        elif self.loop is not None:
+            o_full = (np.broadcast_to(np.asarray(o, np.uint64), (self.batch.n,))[lanes] if o is not None
+                      else np.zeros(lanes.size, np.uint64)) + np.uint64(off & (2**64 - 1))
+            reading = np.ones(lanes.size, bool) if guard is TOP else act
+            self.loop.reads.append((addr, o_full[reading], lanes[reading], size, int(found[0])))
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
         offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))

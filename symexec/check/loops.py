@@ -87,6 +87,7 @@ class Summary:
     first: int
     skipped: int
     ident: int
+    with_finding: bool = False  # summarised although the run already had a finding (`_reads_checked`)
 
 
 @dataclass
@@ -130,12 +131,22 @@ class LoopSummariser:
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
         head = g.pc
+        # A register-only region (a data-dependent choice between paths with no memory or synchronisation
+        # effect, __nv_logf's slow path say) whose paths both jump to the head reconverges there: the machine
+        # ends it when it next steps the group (machine.py `_step_group`), the shadow when it next sees the
+        # head; nothing runs in between, so it ends here already (else such a loop is never summarised)
+        while g.ctl and g.ctl[-1] == head:
+            g.ctl = g.ctl[:-1]
+        self.shadow.reconverge_at(head, g.mask)
         k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
         proof = self._proof
         if proof is not None:
             if head != proof.head:
                 if head in b.prog.loop_headers:
-                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period")
+                    # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
+                    # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
+                    # iterations run in full); the proof attempts at that head go on
+                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period", final=True)
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
@@ -249,8 +260,10 @@ class LoopSummariser:
             return
         if why is None:
             why = self._ineligible(b, g, proving=True)
-        if why is None and (self.state.detector.races() or b.reports or self.state.uninit_outputs):
-            why = "the loop has a finding (its iterations are all run)"
+        # a finding so far (in the loop or before it): the loop may still be summarised, but the symbolic grid's
+        # proof, which covers the skipped periods' global accesses, does not run once a representative CTA has
+        # a finding (grid.py check_symbolic); `_reads_checked` covers them here instead
+        found = bool(b.reports or self.state.uninit_outputs or self.state.detector.races())
         if why is None:
             why = self._closure(b, proof)
         if why is None and Canon(b, self.state, self._live_in(b.prog, proof.head)).key != proof.canon:
@@ -270,7 +283,16 @@ class LoopSummariser:
         if written is None:
             self._abandon("the global bytes the loop writes are not known")
             return
+        read = None
+        if found:
+            why = self._reads_checked(b, lp, periods)
+            if isinstance(why, str):
+                self._abandon(f"the run has a finding and {why} (its iterations are all run)")
+                return
+            read = why
         self._skip(b, skip)
+        for buf, lo, hi in read or ():
+            self.state.read_footprints.setdefault(buf, []).append((lo, hi))
         for buf, lo, hi in written:
             self.state.footprints.setdefault(buf, []).append((lo, hi))
         sh.loop_ranges[proof.ident] = periods
@@ -284,7 +306,8 @@ class LoopSummariser:
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
         self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
-        self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident))
+        self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
+                                      with_finding=found))
 
     def _closure(self, b, proof: _Attempt) -> str | None:
         """Every live register is its start value plus (t+1)*D (D its change per period), or repeats
@@ -410,6 +433,56 @@ class LoopSummariser:
                 out.append((Buffer(MemSpace.GLOBAL, buf), int(lo[c]), int(hi[c])))
         return out
 
+    def _reads_checked(self, b, lp, periods: int) -> list[tuple] | str:
+        """The skipped periods' global accesses, checked here because the run already has a finding, so
+        the symbolic grid's proof that covers them otherwise (bounds, races on global memory: grid.py 2-4)
+        will not run (a representative CTA's finding is the verdict). Held: the global bytes they read, per
+        buffer and CTA as [lo, hi) (to watch: `CheckState.read_footprints`). Otherwise why not (a string):
+        - the period writes global memory (a race among skipped writes is a question for that proof);
+        - a read of some skipped period leaves the buffer its period-0 access used (evaluated per lane at
+          every t in [1, periods), as `_written` does: the full run would fault there);
+        - bytes a skipped period reads were written earlier in the run (a race with that write would be
+          the full run's question; a write after the loop voids the summary through the read footprint).
+        Shared memory, barriers and the other CTA-local findings repeat period after period (the state
+        at the head repeats, the decisions are the same): period 0 found each of them once, as the
+        full run would find it again in every period."""
+        if lp.writes:
+            return "the loop writes global memory"
+        sh = self.shadow
+        allocs = b.memory.glob.allocations
+        out = []
+        for addr_e, offs, lanes, size, buf in lp.reads:
+            if lanes.size == 0:
+                continue
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
+            ctas = b.cta_of_lane[lanes]
+            lo = np.full(b.n_ctas, np.iinfo(np.int64).max, np.int64)
+            hi = np.full(b.n_ctas, -1, np.int64)
+            base, end = allocs[buf].base, allocs[buf].size - size
+            t0 = 1
+            while t0 < periods:
+                ts = np.arange(t0, min(periods, t0 + max(1, 65536 // lanes.size)), dtype=np.uint64)
+                env[("t", lp.ident)] = ts[:, None]
+                try:
+                    addr = (np.asarray(evaluate(addr_e, env), dtype=object) + offs.astype(object)) & (2**64 - 1)
+                except (KeyError, TypeError, ValueError):
+                    return "the global bytes the loop reads are not known"
+                rel = np.broadcast_to(addr, (ts.size, lanes.size)).astype(object) - base
+                if (rel < 0).any() or (rel > end).any():
+                    return (f"a read of the iterations it would skip leaves buffer {allocs[buf].name} (the run "
+                            "faults there)")
+                rel = rel.astype(np.int64)
+                np.minimum.at(lo, ctas, rel.min(axis=0))
+                np.maximum.at(hi, ctas, rel.max(axis=0) + size)
+                t0 += ts.size
+            for c in np.nonzero(hi >= 0)[0].tolist():
+                out.append((Buffer(MemSpace.GLOBAL, buf), int(lo[c]), int(hi[c])))
+        for key, r_lo, r_hi in out:
+            w = self.state.global_written.get(key)
+            if w is not None and r_lo < w[1] and w[0] < r_hi:
+                return f"global bytes the skipped iterations read ({allocs[key.index].name}) were written before"
+        return out
+
     def _skip(self, b, skip: int) -> None:
         """Registers that depend on t: their values at the end of period `skip` (t = skip)."""
         sh = self.shadow
@@ -451,7 +524,11 @@ class LoopSummariser:
             out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}) "
                        "not run: proved to repeat the checked period (same state at the loop head up to "
                        "shifted epochs and renamed value numbers, the same decisions, the same shared "
-                       "addresses); their global accesses covered symbolically")
+                       "addresses); "
+                       + ("their global reads checked per lane to stay in their buffers and apart from the "
+                          "run's global writes, since the run had a finding (findings within the loop repeat "
+                          "every period: each is reported once, with the witness of the period run)"
+                          if s.with_finding else "their global accesses covered symbolically"))
         return out
 
 
@@ -951,9 +1028,15 @@ class Canon:
             return
         R = det.R
         for st, keys, is_read, rec in self._bytes:
-            if st.found or st.same or any(ab.best is not None for ab in st.atomic.values()):
-                self._add(f"detector.{st.buffer}", object())
-                continue
+            # Races found so far, by what the report shows of them: the pair of instructions (and whether of one
+            # CTA), a same-instruction finding's instruction and reason, the atomics' pairs. They change only
+            # what is reported (witnesses, counts), never which accesses the detector tests or how, so two
+            # boundaries with the same sites found agree on every later finding's site; a period that finds a
+            # new site does not repeat. Skipped periods would find these sites again, with other epochs: each
+            # is reported once, with the witness of the iterations run (their byte-pair counts cover those).
+            found = (tuple(sorted(st.found)),
+                     tuple(sorted({(p.a.pc, p.b.pc, code) for (_ev, code), p in st.same.items()})),
+                     tuple(x for x, ab in sorted(st.atomic.items()) if ab.best is not None))
             table = self._record_table(rec, [keys, is_read])
             atomic = []
             for x, ab in sorted(st.atomic.items()):
@@ -965,7 +1048,8 @@ class Canon:
                 after = R["time"][plain][None, :] > since[:, None]
                 atomic.append((x, self._record_table(plain, []).tobytes(), tuple(rows),
                                self._record_table(last, []).tobytes(), after.tobytes()))
-            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic)))
+            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic),
+                                                found))
 
     def _record_table(self, rec: np.ndarray, lead: list) -> np.ndarray:
         """The race detector's records `rec` as a table of their fields, epochs ranked, after `lead` columns."""

@@ -103,6 +103,11 @@ class CheckState(Observer):
         # them afterwards voids the summary
         self.footprints: dict[Buffer, list[tuple[int, int]]] = {}
         self.footprint_hit: str | None = None
+        # global bytes summarised loop iterations would have read, per buffer, when the loop was summarised
+        # although the run had a finding (loops.py `_reads_checked`): a write to them afterwards voids the summary
+        self.read_footprints: dict[Buffer, list[tuple[int, int]]] = {}
+        # per global buffer, the hull [lo, hi) of the bytes written so far (loops.py `_reads_checked`)
+        self.global_written: dict[Buffer, tuple[int, int]] = {}
 
     # -------------------------------------------------------------- observer
     def on_batch(self, batch) -> None:
@@ -391,6 +396,15 @@ class CheckState(Observer):
                 self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
                                       f"{ev.ins.span if ev.ins is not None else '?'} touches global bytes that "
                                       "iterations the loop summary did not run would have written")
+        if (ev.write or ev.atomic) and ev.buffer.space is MemSpace.GLOBAL and flat.size:
+            lo, hi = int(flat.min()), int(flat.max()) + 1
+            was = self.global_written.get(ev.buffer)
+            self.global_written[ev.buffer] = (lo, hi) if was is None else (min(lo, was[0]), max(hi, was[1]))
+            if self.footprint_hit is None and any(lo < b_hi and b_lo < hi
+                                                  for b_lo, b_hi in self.read_footprints.get(ev.buffer, ())):
+                self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
+                                      f"{ev.ins.span if ev.ins is not None else '?'} writes global bytes that "
+                                      "iterations the loop summary did not run would have read")
         shadow = self.shadow_for(ev.buffer, ev.size)
         is_write = ev.write
         k = ATOMIC if ev.atomic else (WRITE if is_write else READ)

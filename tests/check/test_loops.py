@@ -355,3 +355,57 @@ def test_in_place_loop_of_two_ctas_is_summarised() -> None:
     (s,) = r.stats["loops_summarised"]
     assert s["iterations_skipped"] >= 20
     assert not any("iteration by iteration" in n for n in r.notes), r.notes
+
+
+# ------------------------------------------------------------------------------ a loop with a finding
+
+
+def _sites(report) -> list:
+    return [(f.kind, [s.describe() for s in f.sites]) for f in report.findings]
+
+
+def test_loop_with_a_race_is_summarised_and_a_later_deadlock_still_found() -> None:
+    """A race in every iteration no longer keeps the loop from being summarised (the detector's found sites are
+    part of the canonical state); the summary stops where the decision j == 1000 changes, and the deadlock of that
+    iteration is reported with the race, the same findings as running all 1024 iterations (582ee26: a stop at the
+    first race hid it)."""
+    r = _both(lambda: check_file(REGRESSION / "grid_loop_race_then_late_deadlock.ptx"))
+    summarised, full = r[True], r[False]
+    assert summarised.verdict == full.verdict == "deadlock"
+    assert {f.kind.value for f in summarised.findings} == {"deadlock", "race"}
+    assert _sites(summarised) == _sites(full)
+    (s,) = summarised.stats["loops_summarised"]
+    assert s["period"] == 1 and s["from_iteration"] + s["iterations_skipped"] <= 1000 < s["from_iteration"] + \
+        s["iterations_skipped"] + 8  # skipped up to the deadlocking iteration, not past it
+    assert any("since the run had a finding" in a for a in summarised.assumptions)
+    assert summarised.stats["steps"] * 20 < full.stats["steps"]
+
+
+def test_loop_with_a_race_and_a_late_out_of_bounds_read_is_run_in_full() -> None:
+    """With a finding in the representative CTA the symbolic grid's bounds proof does not run, so the skipped
+    periods' global reads are checked by the summary itself: in[j] leaves `in` at j = 1000, the loop is run in
+    full and the fault is found, with the race, as without summaries."""
+    r = _both(lambda: check_file(REGRESSION / "grid_loop_race_then_late_oob.ptx"))
+    summarised, full = r[True], r[False]
+    assert summarised.verdict == full.verdict == "out_of_bounds"
+    assert {f.kind.value for f in summarised.findings} == {"out_of_bounds", "race"}
+    assert _sites(summarised) == _sites(full)
+    assert not summarised.stats.get("loops_summarised")
+    assert any("leaves buffer in (the run faults there)" in n for n in summarised.notes), summarised.notes
+
+
+def test_loop_with_a_race_whose_skipped_reads_are_written_later_is_run_again(tmp_path) -> None:
+    """A summarised loop (the run has a race) read bytes that a store after the loop writes: a race with the
+    skipped reads is the full run's question, so the summary is void (read footprint) and the loop runs again
+    iteration by iteration."""
+    text = (REGRESSION / "grid_loop_race_then_late_oob.ptx").read_text()
+    text = text.replace('"in": {"dtype": "int32", "shape": [1000]}', '"in": {"dtype": "int32", "shape": [2048]}')
+    text = text.replace("st.global.u32 [%rd3], %r7;", "st.global.u32 [%rd3], %r7;\n\tst.global.u32 [%rd4+2048], %r7;")
+    path = tmp_path / "race_loop_read_then_written.ptx"
+    path.write_text(text)
+    r = _both(lambda: check_file(path))
+    summarised, full = r[True], r[False]
+    assert summarised.verdict == full.verdict == "race"
+    assert any("iterations the loop summary did not run would have read" in n for n in summarised.notes), \
+        summarised.notes
+    assert _sites(summarised) == _sites(full)
