@@ -953,6 +953,8 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     pairs = list(_pairs(classes, allocs))
     validations = 0
     refuted = apart(pairs, launch.grid, stats) if sizes is None else set()
+    refuted |= _refute_by_slices([p for p in pairs if (id(p[1]), id(p[2])) not in refuted], launch, sizes, trips,
+                                 allocs, stats)
     refuted |= _refute_by_writer([p for p in pairs if (id(p[1]), id(p[2])) not in refuted], launch, sizes, trips,
                                  stats)
     for base, w, a in pairs:
@@ -1051,6 +1053,90 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         + (f"; checked on the executed CTAs only: shared memory ({sh.shared_varies} depends on %ctaid"
            + (" or the sizes" if sizes else "") + ")" if sh.shared_varies else ""))
     return rep, ""
+
+
+#: Most CTAs whose byte ranges _refute_by_slices evaluates on numbers before asking Z3.
+SLICE_PROBE_CTAS = 8
+
+
+def _slice_probe_ctas(grid: tuple) -> np.ndarray:
+    """A few CTAs of `grid` (first, last, one step along each axis, ...) as a (k, 3) array."""
+    gx, gy, gz = grid
+    pick = [(0, 0, 0), (gx - 1, gy - 1, gz - 1), (min(1, gx - 1), 0, 0), (0, min(1, gy - 1), 0),
+            (0, 0, min(1, gz - 1)), (gx // 2, gy // 2, gz // 2), (gx - 1, 0, 0), (0, gy - 1, gz - 1)]
+    return np.unique(np.array(pick[:SLICE_PROBE_CTAS], dtype=np.uint64), axis=0)
+
+
+def _in_slices_on_numbers(cl: _Class, base: int, piece: int, grid: tuple) -> bool:
+    """False when some listed row of `cl`, in one of a few CTAs (_slice_probe_ctas) and at the first or
+    last iteration of each summarised loop, touches bytes outside its CTA's slice: the Z3 query would
+    be sat, so it is not asked. True also when the class cannot be evaluated here (Z3 decides)."""
+    rows = cl.all_rows()
+    ctas = _slice_probe_ctas(grid)
+    gx, gy, _ = grid
+    lin = (ctas[:, 0].astype(object) + gx * (ctas[:, 1].astype(object) + gy * ctas[:, 2].astype(object)))[:, None]
+    env = {("c", i): ctas[:, i][:, None] for i in range(3)}
+    env.update({("q", k): rows[None, :, k] for k in range(rows.shape[1] - 2)})
+    for last in (False, True):
+        env.update({("t", i): n - 1 if last else 0 for i, n in cl.loops.items()})
+        try:
+            addr = evaluate(cl.a.addr, env)
+        except KeyError:  # a leaf without a number here (a size): Z3 decides
+            return True
+        off = (np.broadcast_to(addr, (len(ctas), rows.shape[0])) + rows[None, :, -1].astype(object) - base) % 2**64
+        if ((off < lin * piece) | (off + cl.a.size > lin * piece + piece)).any():
+            return False
+    return True
+
+
+def _refute_by_slices(pairs: list, launch: Launch, sizes: SizeDomain | None, trips: dict, allocs, stats: dict) -> set:
+    """The pairs (id(W), id(A)) refuted because each CTA keeps to a slice of the buffer of its own.
+
+    A buffer of B bytes and a grid of n CTAs, the slice of the CTA with linear index
+    l = x + gx * (y + gy * z) is the bytes [l * S, (l + 1) * S) with S = B // n (one program per matrix,
+    per row, per batch element). If every access class of the buffer that is in a pair keeps, in every
+    CTA, every lane in its columns' ranges and every iteration of its summarised loops (the relaxed side,
+    a superset of the rows, guards dropped) to its CTA's slice (one Z3 query per class, quick: only unsat
+    counts), then two different CTAs, whose linear indices differ, touch disjoint slices: each pair of
+    those classes is refuted exactly as its own relaxed query would refute it, and the writer and pair
+    queries over many classes (every executed iteration of a loop that is not summarised is a class of
+    its own) are not asked. One query per class instead of one per pair; a buffer one of whose classes
+    leaves its slice (a GEMM's tiles of C are not contiguous, say) refutes nothing, and its classes are
+    first evaluated on numbers in a few CTAs so that such a buffer costs no Z3 query. Not for symbolic
+    sizes (the slice would be a function of them)."""
+    if sizes is not None or launch.num_ctas < 2:
+        return set()
+    by_base: dict = {}
+    for base, w, a in pairs:
+        by_base.setdefault(base, {}).update({id(w): w, id(a): a})
+    alloc_at = {al.base: al for al in allocs}
+    gx, gy, _ = launch.grid
+    out: set = set()
+    for base, members in by_base.items():
+        piece = alloc_at[base].size // launch.num_ctas
+        if piece < max(cl.a.size for cl in members.values()):
+            continue
+        if not all(_in_slices_on_numbers(cl, base, piece, launch.grid) for cl in members.values()):
+            continue
+        held = True
+        for cl in members.values():
+            sp = _Space(launch, sizes, "sl", trips)
+            c, grid = sp.cta("sl")
+            m, off, _, _, _ = cl.side("sl", c, base, relaxed=True, leaves=sp.leaves)
+            lin = z3.ZeroExt(33, c[0]) + gx * (z3.ZeroExt(33, c[1]) + gy * z3.ZeroExt(33, c[2]))  # 65 bits: no wrap
+            lo = lin * piece
+            end = z3.ZeroExt(1, off) + cl.a.size
+            s = _solver()
+            s.add(grid + [m, z3.Or(z3.ULT(z3.ZeroExt(1, off), lo), z3.UGT(end, lo + piece))])
+            stats["z3_queries"] += 1
+            if _check(s, quick=True) != z3.unsat:
+                held = False
+                break
+        if held:
+            ids = set(members)
+            out.update((id(w), id(a)) for b, w, a in pairs if b == base and id(w) in ids and id(a) in ids)
+            stats["cross_cta_by_slices"] = stats.get("cross_cta_by_slices", 0) + 1
+    return out
 
 
 def _refute_by_writer(pairs: list, launch: Launch, sizes: SizeDomain | None, trips: dict, stats: dict) -> set:
