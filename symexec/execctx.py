@@ -248,6 +248,8 @@ class GroupExec(Exec):
         lanes = self._lanes()
         a = np.broadcast_to(addrs, (self.n,))[lanes]
         data = self.b.memory.read(_mem_space(space), lanes, a, nbytes, ins)
+        if lanes.size == self.n:  # every lane: the bytes read are the result (a fresh array)
+            return data
         out = np.zeros((self.n, nbytes), dtype=np.uint8)
         out[lanes] = data
         return out

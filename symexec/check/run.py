@@ -68,6 +68,8 @@ def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: 
         observers = (*observers, shadow)
         if LOOP_SUMMARIES:
             loops = branch_policy.loops = LoopSummariser(prog, state, shadow)
+    # value numbers are read by race records (same-value writes), loop summaries and the term log only
+    state.numbered = races or loops is not None or terms
     m = Machine(prog, launch, observers=(state, sync, *observers), policy=branch_policy, ctas=ctas,
                 exec_factory=lambda b: exec_factory(b, state))
     return CheckRun(m, state, ctas, sync, loops)

@@ -269,8 +269,14 @@ class Tracker:
         self.control = np.uint8(0)  # inside a data-dependent branch region: taint of its predicates
         self.explore = np.uint8(0)  # on one of two explored paths: taint of the predicates chosen
         self.terms: TermLog | None = None  # how data-dependent values were computed (terms.py), if asked
+        # False: taints only. A data-dependent value's number is then `_unnumbered` (zeros, read-only),
+        # never computed: for a run that reads no numbers (CheckState.numbered), where they were about a
+        # third of the tracker's time (the FlashAttention pair's equivalence runs)
+        self.numbered = True
         self.pc = -1
         self._zeros = np.zeros(n, dtype=np.uint8)
+        self._unnumbered = np.zeros(n, dtype=np.uint64)
+        self._unnumbered.flags.writeable = False
         self._all = np.arange(n)
         self._shape = (n,)
         self.begin(None)
@@ -479,17 +485,20 @@ class Tracker:
             return
         bits = np.zeros((), np.uint64) if old is None else old
         if h is None:
-            h = r = const_number(value)
+            h = r = const_number(value) if self.numbered else self._unnumbered
             t = self._zeros
         if old_h is None:
-            old_h = old_r = const_number(bits)
+            old_h = old_r = const_number(bits) if self.numbered else self._unnumbered
             old_t = self._zeros
         else:
             old_t, old_r = self.reg_taint.get(name), self.reg_real.get(name)
             old_t = self._zeros if old_t is None else old_t
             old_r = old_h if old_r is None else old_r
-        self.reg_hash[name] = np.where(mask, h, old_h)
-        self.reg_real[name] = np.where(mask, r, old_r)
+        if not self.numbered:
+            self.reg_hash[name] = self.reg_real[name] = self._unnumbered
+        else:
+            self.reg_hash[name] = np.where(mask, h, old_h)
+            self.reg_real[name] = np.where(mask, r, old_r)
         self.reg_taint[name] = np.where(mask, self._zeros if t is None else t, old_t).astype(np.uint8)
 
     def _parts(self, name: str, parts: tuple | None, mask: np.ndarray, full: bool) -> None:
@@ -510,7 +519,7 @@ class Tracker:
         """Real-arithmetic number of the value just written (see the module docstring)."""
         ins = self.ins
         if ins is None or self.loaded is not None or self.collective is not None or t is None \
-                or not some(t):
+                or not self.numbered or not some(t):
             return h
         if self.permute is not None:
             return np.where(t != 0, self.real_in(0)[self.permute], h) if self.in_real else h
@@ -550,6 +559,8 @@ class Tracker:
         k = self.write_index
         self.write_index += 1
         if self.control:  # implicit flow: which value is written depends on data
+            if not self.numbered:
+                return self._unnumbered, np.full(self.n, self.control, np.uint8) | self.in_taint
             self.counter += 1
             h = mix(key_of("control"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
             return h, np.full(self.n, self.control, np.uint8) | self.in_taint
@@ -569,7 +580,11 @@ class Tracker:
             taint = taint[src]
             if not some(taint):
                 return None, None
+            if not self.numbered:
+                return self._unnumbered, taint.astype(np.uint8)
             return np.asarray(self._numbered(self.hash_in(0)[src], taint, value), np.uint64), taint.astype(np.uint8)
+        if not self.numbered:
+            return self._unnumbered, taint
         ins = self.ins
         if ins is not None and ins.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
             return np.asarray(self.hash_in(0), np.uint64), taint  # the same bits: the same number
@@ -607,6 +622,8 @@ class Tracker:
             self.coll_taint = taint
         if taint is False:
             return None, None
+        if not self.numbered:
+            return self._unnumbered, taint
         if self.collective == "opaque":
             self.counter += 1
             fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
@@ -629,6 +646,8 @@ class Tracker:
         taint = rows_or(bt) if bt.shape[1] else np.zeros(self.n, np.uint8)
         if not some(taint):
             return None, None
+        if not self.numbered:
+            return self._unnumbered, taint.astype(np.uint8)
         nb = bh.shape[1]
         code = int(np.log2(max(1, nb))) << 4
         expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
@@ -724,6 +743,9 @@ class Tracker:
         What another CTA wrote, and what an atomic returns, depend on the schedule: such values
         count as data (another schedule could read something else)."""
         taint = self._read_taint(shadow, flat, ctas, volatile)
+        if not self.numbered:  # the bytes' taints only: numbers and positions stay unread
+            self._load_taint(taint, lanes, nbytes)
+            return
         h, p = shadow.hash[flat], shadow.pos[flat]
         if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
             bh, bp, bt = h, p, taint
@@ -747,11 +769,38 @@ class Tracker:
         else:  # a lane reads several operands (wgmma, tcgen05.mma): one summary byte per lane
             self._fold(np.bitwise_xor.reduce(bh, axis=1), rows_or(bt), m)
 
+    def _load_taint(self, taint: np.ndarray, lanes: np.ndarray, nbytes: int) -> None:
+        """on_load without numbers (`numbered` False): `loaded` holds the bytes' taints, its number
+        and position columns read-only zeros (nothing reads them in such a run; _element and
+        _collective do not number, _fold's xor of zeros is zeros)."""
+        if lanes.size == self.n and (lanes == self._all).all():
+            bt = taint
+        else:
+            bt = np.zeros((self.n, nbytes), np.uint8)
+            bt[lanes] = taint
+        m = np.zeros(self.n, bool)
+        m[lanes] = True
+        if self.loaded is None or self.loaded[2].shape[1] != nbytes or (self.loaded_lanes & m).any():
+            if self.loaded is not None:  # a lane reads several operands: one summary byte per lane
+                self._fold(np.zeros(self.n, np.uint64), rows_or(bt), m)
+                return
+            self.loaded_lanes = m
+        else:  # several windows (generic addresses), each lane reads once: merge row-wise
+            bt = np.where(m[:, None], bt, self.loaded[2])
+            self.loaded_lanes = self.loaded_lanes | m
+        zeros = np.broadcast_to(np.uint64(0), bt.shape)
+        self.loaded = (zeros, np.broadcast_to(np.uint8(0), bt.shape), bt)
+
     def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
                  ctas: np.ndarray | None = None) -> np.ndarray:
         """Write shadows for bytes `flat` (k, nbytes); returns the stored values' hashes (k,)."""
         if ctas is not None:
             shadow.cta[flat] = ctas[:, None]
+        if not self.numbered and self.store_map is None:  # taints only (the bytes' numbers stay stale: unread)
+            t = self.in_taint[lanes] | self.control | self.explore
+            shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
+            none = self._unnumbered[:lanes.size]  # (lanes are the batch's: at most n)
+            return none, none
         widths = self.in_width
         if self.store_map is not None and self.in_hash:  # stmatrix: each byte from another lane's register
             src_lane, src_reg, src_byte = (m[lanes] for m in self.store_map)

@@ -87,6 +87,9 @@ class CheckState(Observer):
     candidates: list[Candidate] = field(default_factory=list)
     spin_waits: set = field(default_factory=set)  # pcs of loops taken as spin-waits (policy)
     terms: TermLog | None = None  # record how data-dependent values are computed (reach.py asks)
+    # False: the trackers keep taints only, no value numbers (Tracker.numbered): a run whose numbers
+    # nobody reads (no race records, no loop summaries, no term log: the equivalence shadow's runs)
+    numbered: bool = True
 
     def __post_init__(self) -> None:
         self.mem: dict = {}
@@ -116,6 +119,7 @@ class CheckState(Observer):
         self.tracker = Tracker(batch.n)
         self.tracker.mem = self.mem  # memory shadows outlive batches (global memory)
         self.tracker.terms = self.terms
+        self.tracker.numbered = self.numbered
         self.detector.shared_bytes = batch.memory.shared_bytes
 
     def on_access(self, ev: MemoryAccess) -> None:

@@ -558,14 +558,21 @@ class TermShadow(Observer):
         if not ev.write:
             term, pos = self._read_bytes(ev.buffer, shadow, flat)
             nb = flat.shape[1]
-            if self.loaded is None or self.loaded.shape[1] != nb:
-                self.loaded = np.full((self.n, nb), CONCRETE, np.int64)
-                self.loaded_pos = np.zeros((self.n, nb), np.uint8)
-            self.loaded[lanes], self.loaded_pos[lanes] = term, pos
+            every_lane = lanes.size == self.n  # (term and pos are the access's own arrays: kept as they are)
+            if every_lane and self.loaded is None:
+                self.loaded, self.loaded_pos = term, pos
+            else:
+                if self.loaded is None or self.loaded.shape[1] != nb:
+                    self.loaded = np.full((self.n, nb), CONCRETE, np.int64)
+                    self.loaded_pos = np.zeros((self.n, nb), np.uint8)
+                self.loaded[lanes], self.loaded_pos[lanes] = term, pos
             if (term != CONCRETE).any():
-                if self.loaded_bits is None or self.loaded_bits.shape[1] != nb:
-                    self.loaded_bits = np.zeros((self.n, nb), np.uint8)
-                self.loaded_bits[lanes] = self._concrete_bytes(ev.buffer, flat)
+                if every_lane and self.loaded_bits is None:
+                    self.loaded_bits = self._concrete_bytes(ev.buffer, flat)
+                else:
+                    if self.loaded_bits is None or self.loaded_bits.shape[1] != nb:
+                        self.loaded_bits = np.zeros((self.n, nb), np.uint8)
+                    self.loaded_bits[lanes] = self._concrete_bytes(ev.buffer, flat)
             if ev.atomic:
                 self.atomic_old = (lanes, term, pos)
             return
