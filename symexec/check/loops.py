@@ -49,9 +49,18 @@ with `Canon.op_label`/`memory`/`op_live` as helpers): the tcgen05 unit's is tcge
 (tensor-memory cells by value number, allocation, queued and pending operations); what a barrier's
 phase completion will run is compared by its `loop_key` (tcgen05.commit's pending completion).
 
+A finding (a race in every iteration, say) does not keep a loop from being summarised: the race
+detector's found sites are part of the canonical state, so the skipped periods would find those
+sites again and nothing new (each is reported once, its byte-pair count covering the iterations
+run), and what comes after the loop (a later deadlock, 582ee26) is still run. The symbolic grid's
+proof, though, does not run once a representative CTA has a finding, so the skipped periods' global
+accesses are checked here (`_reads_checked`): the loop must not write global memory, its reads at
+every skipped t stay in their buffers and apart from the run's global writes before it, and a write
+after it to the bytes they read voids the summary (`CheckState.read_footprints`, run again in full).
+
 Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised, a finding in the loop) is not summarised: the loop runs iteration by iteration, as
-without this module, and the report says why in a note.
+canonicalised, a finding with global writes or reads these checks refuse) is not summarised: the
+loop runs iteration by iteration, as without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -527,7 +536,8 @@ class LoopSummariser:
                        "addresses); "
                        + ("their global reads checked per lane to stay in their buffers and apart from the "
                           "run's global writes, since the run had a finding (findings within the loop repeat "
-                          "every period: each is reported once, with the witness of the period run)"
+                          "every period: each is reported once, with the witness of the iterations run, and its "
+                          "count of conflicting byte pairs covers those)"
                           if s.with_finding else "their global accesses covered symbolically"))
         return out
 
