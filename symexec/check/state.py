@@ -17,8 +17,8 @@ import numpy as np
 
 from ptx_parser import ast as A
 
-from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Fence, FenceKind, MemoryAccess,
-                      MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
+from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, CopyLayout, Fence, FenceKind,
+                      MemoryAccess, MemSpace, Observer, Proxy, Reconverged, Release, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
 from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix, some,
@@ -92,6 +92,7 @@ class CheckState(Observer):
         self.mem: dict = {}
         self._ops: dict[int, tuple] = {}  # op ident -> (agent, epoch) or (lanes, rows, Stamp) of a stream
         self._read_bytes: dict[int, list[_Read]] = {}  # op -> shadows of the bytes it read, per read access
+        self._layouts: dict[tuple[int, int], _Layout] = {}  # (op, lane) -> a tensor copy's byte mapping
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
         self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
@@ -212,6 +213,11 @@ class CheckState(Observer):
                 self.clocks.stream_publish(op.stream, int(rows[i]), int(st.epochs[i]), one, ev.point,
                                            ev.implies_proxy_fence)
 
+    def on_copy_layout(self, ev: CopyLayout) -> None:
+        """A tensor copy's byte mapping (symexec/tma.py): its writes for `ev.lane` take the bytes its
+        reads (or those of `ev.reads`, a bulk store's read operation) reported, by `ev.source`."""
+        self._layouts[(ev.op.ident, ev.lane)] = _Layout(ev.source, (ev.reads if ev.reads is not None else ev.op).ident)
+
     def on_reconverge(self, ev: Reconverged) -> None:
         if ev.data_registers:
             self.tracker.taint_registers(ev.data_registers, int(ev.join.dep) or int(DATA))
@@ -275,6 +281,8 @@ class CheckState(Observer):
         if not op.copy:
             return self._computed(op, shadow, flat, lanes, ctas) if ev.write else None
         if not ev.write:
+            if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
+                return None
             taint = shadow.taint[flat]
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
@@ -282,7 +290,10 @@ class CheckState(Observer):
             return None  # the read itself is shadowed as any load (access)
         k, nb = flat.shape
         reads = self._read_bytes.get(op.ident, [])
-        if len(reads) == 1 and reads[0].h.shape[1] == nb and not ev.atomic:  # one read of as many bytes per lane
+        laid = self._laid_out(op, lanes, k * nb) if lanes.size and (lanes == lanes[0]).all() else None
+        if laid is not None:  # a tensor copy (all rows one issuing lane): its bytes by their layout
+            H, P, T = (x.reshape(k, nb) for x in laid)
+        elif len(reads) == 1 and reads[0].h.shape[1] == nb and not ev.atomic:  # one read of as many bytes per lane
             got, rows = reads[0].take(lanes)
             if not got.any():
                 return None
@@ -316,6 +327,39 @@ class CheckState(Observer):
         shadow.cta[flat] = ctas[:, None]
         exact = row_number(key_of("value"), H)
         return exact, exact, np.bitwise_or.reduce(T, axis=1)
+
+    def _laid_out(self, op: AsyncOp, lanes: np.ndarray, n: int) -> tuple | None:
+        """Shadows (hash, pos, taint; n each) of the next `n` bytes a tensor copy writes for its one lane:
+        each the byte its reads reported at the layout's index (CopyLayout: the reads' rows of that lane
+        in the order reported, bytes in order), zero fill where -1. A bulk tensor copy is issued by one
+        lane, so its rows cannot be paired with the read rows lane by lane. None: no layout, or nothing
+        read for the lane (then the caller's rules apply); an index past the bytes read gives opaque
+        bytes carrying the taint of all of them (never a guess)."""
+        lane = int(lanes[0])
+        lay = self._layouts.get((op.ident, lane))
+        if lay is None:
+            return None
+        src = lay.source[lay.cursor:lay.cursor + n]
+        lay.cursor += n
+        reads = self._read_bytes.get(lay.reads, [])
+        rows = [(r, r.order[r.lanes == lane]) for r in reads]
+        rows = [(r, i[r.live[i]]) for r, i in rows]
+        if lay.cursor >= lay.source.size:
+            del self._layouts[(op.ident, lane)]
+            for r, i in rows:
+                r.live[i] = False  # used up (as a lane's row by its write)
+        if not any(i.size for _, i in rows):
+            return None
+        h = np.concatenate([r.h[i].reshape(-1) for r, i in rows])
+        p = np.concatenate([r.p[i].reshape(-1) for r, i in rows])
+        t = np.concatenate([r.t[i].reshape(-1) for r, i in rows])
+        if src.size < n or int(src.max(initial=-1)) >= h.size:
+            opaque = mix(key_of("async"), np.uint64(op.ident), np.uint64(lane), np.arange(n, dtype=np.uint64))
+            return opaque, np.full(n, 0xFF, np.uint8), np.full(n, np.bitwise_or.reduce(t), np.uint8)
+        ch, cp, ct = _const_bytes(n)
+        moved = src >= 0
+        at = np.where(moved, src, 0)
+        return np.where(moved, h[at], ch), np.where(moved, p[at], cp), np.where(moved, t[at], ct)
 
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
@@ -392,6 +436,15 @@ class CheckState(Observer):
         if self.log is not None:
             self.log.append(e)
         return e
+
+
+@dataclass
+class _Layout:
+    """A tensor copy's byte mapping (symexec.events.CopyLayout) and how many of its bytes were written."""
+
+    source: np.ndarray
+    reads: int  # the operation whose reads supply the bytes
+    cursor: int = 0
 
 
 class _Read:
