@@ -991,6 +991,13 @@ class Canon:
             bar = u.bars.get((cta, off)) if u is not None else None
             if bar is not None and bar.generation == gen:
                 return ("mbar", off, phase - (bar.phase & 0xFFFFFFFF))
+            inits = u.inits.get((cta, off), -1) if u is not None else -1
+            if gen <= inits and (bar is None or bar.generation > gen):
+                # an object invalidated since (mbarrier.inval, 9.7.13.15.10): every later wait names the
+                # live object's generation, so this is never acquired again; compared as it is, by its
+                # generation relative to the address's latest init (a loop that retires one per
+                # iteration keeps adding such keys and is not summarised)
+                return ("mbar-retired", off, gen - inits, phase)
         return ("other", object())  # not canonicalised: never equal
 
     # ---- the race detector

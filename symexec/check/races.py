@@ -937,9 +937,12 @@ class RaceDetector:
             atoms = gr[gk == ATOMIC]
             # each plain access and every thread's nearest atomic before it
             pairs = [(q, p, (row, 0)) for p in plain for row, (q, _) in ab.last.items()]
-            if not ab.last and (gk == WRITE).any():  # before the first atomic: the latest write, reads since
+            if (gk == WRITE).any():  # a plain write: the latest write and the reads since, and (after an
+                # atomic) the earlier plain accesses not ordered before the write
                 w = np.nonzero(gk == WRITE)[0][-1]
-                ab.plain = [r for r, kk in zip(gr[w:].tolist(), gk[w:].tolist()) if kk != ATOMIC]
+                since = [r for r, kk in zip(gr[w:].tolist(), gk[w:].tolist()) if kk != ATOMIC]
+                before = ab.plain + [r for r, kk in zip(gr[:w].tolist(), gk[:w].tolist()) if kk != ATOMIC]
+                ab.plain = (self._not_before(st, before, int(gr[w])) if ab.last else []) + since
             else:
                 ab.plain += plain
             if atoms.size:
@@ -954,6 +957,24 @@ class RaceDetector:
                     ab.last[row] = (q, t)
             if pairs:
                 self._atomic_pairs(st, int(xs[lo]), ab, pairs)
+
+    def _not_before(self, st: _BufferState, plain: list, w: int) -> list:
+        """Of an atomic byte's plain accesses `plain` (record ids, time order), those not ordered before
+        its later plain write `w` by happens-before (or made in w's own event), which a later atomic
+        must still be tested against. One ordered before w needs no test of its own: w is kept, and
+        any atomic q after w is tested against it; if w happens before q, so does p (happens-before
+        is transitive, PTX 8.9.4), and if not, the byte's race is found through w. Without this, a
+        byte that was an mbarrier once (init .. inval, then reused as a data tile, as Triton lays out
+        shared memory) kept every later plain access for ever: the state grew every loop iteration
+        (loops.Canon never repeated) and each later atomic would be tested against all of them."""
+        if not plain:
+            return plain
+        R = self.R
+        p = np.array(plain, np.int64)
+        wv = np.full(p.size, w, np.int64)
+        same_cta = (R["row"][p] // self.threads) == (R["row"][w] // self.threads)
+        gone = self._ordered(st, p, wv, same_cta) & (R["ev"][p] != R["ev"][w])
+        return p[~gone].tolist()
 
     def _atomic_pairs(self, st: _BufferState, x: int, ab: _AtomicByte, pairs: list[tuple]) -> None:
         """Keep the byte's first unordered pair in the batch formulation's order: by the atomic's thread,
