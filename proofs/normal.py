@@ -827,11 +827,7 @@ class Normalizer:
         if op is Op.FRSQRT:
             return self.recip(self.app("sqrt", kid(0)))
         if op is Op.FLG2:
-            x = kid(0)
-            a = self._single_atom(x) if isinstance(x, Rat) else None
-            if a is not None and self.atoms[a][0] is AtomKind.EXP2:  # lg2(ex2(P)) = P
-                return Rat(dict(self.polys[self.atoms[a][1][0]]))
-            return self.app("log2", x)
+            return self._log2(kid(0))
         if op in (Op.FSIN, Op.FCOS, Op.FTANH, Op.FCOPYSIGN):
             return self.app(op.name[1:].lower(), *[kid(j) for j in range(len(kids))])
         if op is Op.CVT:
@@ -839,6 +835,9 @@ class Normalizer:
         if op is Op.FLOAT:
             return self._float_view(kids[0], sort, local, remaining)
         if op is Op.ITE:
+            ln = self._libdevice_log(i, sort, kids, local, remaining)
+            if ln is not None:
+                return ln
             cond = kid(0)
             if sort.kind is not Kind.FLOAT:  # an if-then-else of bits: its integer value, an atom
                 kid(1), kid(2)
@@ -847,6 +846,32 @@ class Normalizer:
         for j in range(len(kids)):  # bit-vector operations: the integer value of the term, an atom
             kid(j)  # (its function table is made only where a number or a condition is read from it)
         return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+
+    def _log2(self, x: NF) -> NF:
+        a = self._single_atom(x) if isinstance(x, Rat) else None
+        if a is not None and self.atoms[a][0] is AtomKind.EXP2:  # lg2(ex2(P)) = P
+            return Rat(dict(self.polys[self.atoms[a][1][0]]))
+        return self.app("log2", x)
+
+    def _libdevice_log(self, i: int, sort, kids: tuple, local: dict, remaining: np.ndarray) -> NF | None:
+        """libdevice's __nv_logf(x) as log2(x) * RN_f32(ln 2) (proofs/libdevice.py, an assumption), or
+        None for any other if-then-else (or when x's normal form was not kept)."""
+        if sort.kind is not Kind.FLOAT or sort.width != 32:
+            return None
+        from .libdevice import LN2_F32, LOGF_ASSUMPTION, logf_argument
+
+        x = logf_argument(self.T, i)
+        if x is None:
+            return None
+        nx = local.get(x, self.memo.get(x))
+        if nx is None:
+            return None
+        for k in kids:  # the if-then-else's own children are not read
+            self._get(k, local, remaining)
+        if LOGF_ASSUMPTION not in self.assumptions:
+            self.assumptions.append(LOGF_ASSUMPTION)
+        ln2 = bits_to_fraction(LN2_F32, get_format("f32"))
+        return self.mul(self._log2(self._copy(nx)), self.const(ln2))
 
     def _pred(self, i: int, op: Op, kids, local, remaining) -> tuple:
         """A predicate's normal form, a condition: ("gt", P) for P > 0, ("eq", P), ("not", c),
