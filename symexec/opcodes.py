@@ -100,6 +100,12 @@ EXITS = frozenset(op for op, f in OPCODES.items() if f.effect is Effect.EXIT)
 #: Barrier instructions: which threads arrive decides whether a barrier instance completes, and
 #: with which count (bar/barrier 9.7.13.1, bar.warp.sync 9.7.13.2, mbarrier 9.7.13.15).
 BARRIERS = frozenset({"bar", "barrier", "mbarrier"})
+#: Instructions whose outcome depends on which threads execute them together: the barriers, and the
+#: warp collectives (shfl/vote/match/redux/elect/activemask 9.7.8.6 and 9.7.13.9-13, mma/ldmatrix/
+#: stmatrix/movmatrix .sync.aligned 9.7.14, wgmma/tcgen05 .sync.aligned 9.7.15-16): for the .sync
+#: forms every thread of the membermask must execute the same instruction, so an input that splits a
+#: warp between two paths is undefined behaviour that running each path with every lane never shows.
+CONVERGENT = BARRIERS | frozenset(op for op, f in OPCODES.items() if f.lanes is not LaneScope.LANE)
 
 
 def facts(opcode: str) -> OpcodeFacts:

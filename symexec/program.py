@@ -16,7 +16,7 @@ from ptx_parser import ast as A
 
 from .calls import CallSite, indirect_targets, library_function, parse_call
 from .errors import Unsupported
-from .opcodes import BARRIERS, EXITS, region_neutral
+from .opcodes import CONVERGENT, EXITS, region_neutral
 
 EXIT = -1  # virtual exit node of the CFG
 
@@ -67,7 +67,8 @@ class Program:
     # choice there can change values but not which memory is touched
     region_pure: dict[int, bool] = field(default_factory=dict)
     region_exits: dict[int, bool] = field(default_factory=dict)  # the region can leave the kernel
-    region_barriers: dict[int, bool] = field(default_factory=dict)  # the region holds a barrier (opcodes.BARRIERS)
+    # the region holds a barrier or a warp collective (opcodes.CONVERGENT)
+    region_convergent: dict[int, bool] = field(default_factory=dict)
     # conditional branches whose fall-through is a back edge (pc + 1 dominates pc: the loop's latch
     # falls into its header, as LLVM lays out some loops); the machine tells its policy of them too
     falls_back: set[int] = field(default_factory=set)
@@ -490,7 +491,7 @@ def _cfg(prog: Program) -> None:
             prog.reconverge[pc] = None if d is None or d == EXIT else d
             prog.region_pure[pc] = _pure_region(g, code, pc, prog.reconverge[pc], effectful)
             prog.region_exits[pc] = _region_has(g, code, pc, prog.reconverge[pc], EXITS)
-            prog.region_barriers[pc] = _region_has(g, code, pc, prog.reconverge[pc], BARRIERS)
+            prog.region_convergent[pc] = _region_has(g, code, pc, prog.reconverge[pc], CONVERGENT)
 
 
 def _branch(label: str, guard: A.Guard | None, at: A.Instruction) -> A.Instruction:

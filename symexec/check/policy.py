@@ -6,7 +6,8 @@ limited to the input explored (a note) unless the machine can cover both outcome
 - a data-dependent choice between register-only paths (Program.region_pure): values written
   until the reconvergence point depend on data through control flow (implicit flow);
 - memory effects on a data-dependent forward path that reconverges, does not exit and holds no
-  barrier (opcodes.BARRIERS: an input may split the threads at it, which no single path shows): both paths
+  barrier or warp collective (opcodes.CONVERGENT: an input may split the threads at it, which no single
+  path shows): both paths
   are explored with every lane (a superset of what any input does), and the registers they write
   are data-dependent after they merge. Each such exploration is recorded (CheckState.decisions)
   with the predicate's term numbers, so that what an explored path finds can be decided for real
@@ -83,9 +84,10 @@ class DataDependencePolicy(Policy):
         # depends on data so far); the launch's input decides the rest. Not around a barrier: both
         # ways with every lane covers each lane's choice, not an input that splits the threads between
         # the two paths, whose barrier then misses arrivals (divergence of an .aligned bar.sync,
-        # 9.7.13.1; a barrier or mbarrier phase that never completes)
+        # 9.7.13.1; a barrier or mbarrier phase that never completes) or whose warp collective runs
+        # with part of its membermask (shfl.sync 9.7.8.6, vote/match/redux.sync 9.7.13.10-13)
         if self.explores and r is not None and dest > g.pc and not prog.region_exits.get(g.pc) \
-                and not prog.region_barriers.get(g.pc) and not self.state.data_dependent:
+                and not prog.region_convergent.get(g.pc) and not self.state.data_dependent:
             self.state.both_paths += 1
             g.dep |= bits
             return BranchDecision.BOTH_PATHS
