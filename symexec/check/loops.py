@@ -103,8 +103,8 @@ class Summary:
 class _Boundary:
     arrival: int
     regs: dict[str, np.ndarray]
-    canon: tuple | None  # None: not taken (no period's registers advanced evenly there, or `early` differed)
-    early: tuple | None = None  # Canon.early_key: a cheap part of the canonical state, compared first
+    canon: tuple | None  # None: not taken (no period's registers advanced evenly there, or `early` matched none)
+    early: tuple  # Canon.early_key: a cheap part of the canonical state, compared first
 
 
 @dataclass
@@ -170,7 +170,8 @@ class LoopSummariser:
         if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
             return
         live = self._live_in(b.prog, head)
-        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None,
+                         Canon.early_key(b, self.state))
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
@@ -187,14 +188,13 @@ class LoopSummariser:
                     even[p] = deltas
         if not even:
             return
-        # then the parts of the canonical state that need no ranking (Canon.early_key): the full state
-        # (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary for attention_tma on
-        # sm_90a) is taken only where they equal some even period's earlier boundary; it can be equal
-        # nowhere else. A boundary whose early parts matched none has no full state, so a loop that
-        # turns periodic there is proved from one period later
-        snap.early = Canon.early_key(b, self.state)
-        even = {p: d for p, d in even.items() if hist[-1 - p].early == snap.early}
-        if not even:
+        # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
+        # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
+        # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
+        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are; a
+        # boundary whose early parts equal none before it but a later one's has no full state for that
+        # one to compare with, and the loop is proved from one period later
+        if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         snap.canon = Canon(b, self.state, live).key
         for p, deltas in even.items():
