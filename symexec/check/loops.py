@@ -103,7 +103,8 @@ class Summary:
 class _Boundary:
     arrival: int
     regs: dict[str, np.ndarray]
-    canon: tuple | None  # None: not taken (no period's registers advanced evenly there)
+    canon: tuple | None  # None: not taken (no period's registers advanced evenly there, or `early` matched none)
+    early: tuple  # Canon.early_key: a cheap part of the canonical state, compared first
 
 
 @dataclass
@@ -169,7 +170,8 @@ class LoopSummariser:
         if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
             return
         live = self._live_in(b.prog, head)
-        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None,
+                         Canon.early_key(b, self.state))
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
@@ -185,6 +187,14 @@ class LoopSummariser:
                 if deltas is not None:
                     even[p] = deltas
         if not even:
+            return
+        # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
+        # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
+        # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
+        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are; a
+        # boundary whose early parts equal none before it but a later one's has no full state for that
+        # one to compare with, and the loop is proved from one period later
+        if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         snap.canon = Canon(b, self.state, live).key
         for p, deltas in even.items():
@@ -805,6 +815,7 @@ class Canon:
         self._add("bar_arrived", b.bar_arrived)
         self._add("bar_count_of", tuple(sorted(b.bar_count_of.items())))
         self._add("bar_red", tuple(sorted(b.bar_red)))
+        self._add("early", Canon.early_key(b, self.state))
         for name in sorted(b.units):
             u = b.units[name]
             if name == "async_copy":
@@ -816,10 +827,6 @@ class Canon:
             else:  # a unit of a higher layer (tcgen05) gives its own canonical state, or none: never equal
                 got = u.loop_state(self)
                 self._add(name, object() if got is None else got)
-        sh = self.state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
-        if sh is not None and b.memory.shared.size > 1:
-            taint = sh.taint[np.arange(b.memory.shared.size)]
-            self._add("shared_plain_bytes", np.where(taint == 0, b.memory.shared, 0))
         if b.memory.local.size > 1:
             self._add("local", b.memory.local)
 
@@ -859,12 +866,8 @@ class Canon:
     def _wgmma(self, u) -> None:
         """Warpgroup MMA state (symexec/wgmma.py): per warpgroup, the operations not committed and the
         committed groups still pending, oldest first (wait_group N completes all but the newest N,
-        9.7.15.7.3), each with its decoded descriptors and clocks; and, per register an mma_async of
-        the program names (its D and A registers), on which lanes it still holds the value of the last
-        wgmma.fence, of the pending operations' snapshot and of the last performed mma (what the
-        9.7.15.7.1/.3 rules compare at the next issue or wait), and whether it is watched."""
-        b = self.b
-        regs = _wgmma_registers(b.prog)
+        9.7.15.7.3), each with its decoded descriptors and clocks. The registers' flags (what the
+        9.7.15.7.1/.3 rules compare at the next issue or wait) are in `early_key` (`_wgmma_same`)."""
 
         def op_key(o) -> tuple:
             return (id(o.ins), o.lanes.tobytes(), o.desc_a, o.desc_b, o.scale_d, self.op_label(o.async_op))
@@ -872,14 +875,40 @@ class Canon:
         wgs = []
         for wg in sorted(u.wgs):
             st = u.wgs[wg]
-            same = tuple((r, None if st.fence_regs is None else _lanes_equal(b.regs.get(r), st.fence_regs.get(r), b.n),
-                          _lanes_equal(b.regs.get(r), st.pending_regs[r], b.n) if r in st.pending_regs else None,
-                          _lanes_equal(b.regs.get(r), st.wgmma_written[r], b.n) if r in st.wgmma_written else None,
-                          r in st.watchers) for r in regs)
+            # the registers' `same` flags are part of `early_key` (compared there)
             wgs.append((wg, tuple(op_key(o) for o in st.uncommitted), tuple(tuple(op_key(o) for o in grp)
                                                                               for grp in st.groups),
-                        same, tuple(sorted(st.reported))))
+                        tuple(sorted(st.reported))))
         self._add("wgmma", tuple(wgs))
+
+    @staticmethod
+    def _wgmma_same(b, u) -> tuple:
+        """Per warpgroup and wgmma register: on which lanes it holds the value of the last wgmma.fence,
+        of the pending operations' snapshot, of the last performed mma; whether it is watched."""
+        regs = _wgmma_registers(b.prog)
+        out = []
+        for wg in sorted(u.wgs):
+            st = u.wgs[wg]
+            out.append((wg, tuple((r, None if st.fence_regs is None else _lanes_equal(b.regs.get(r), st.fence_regs.get(r), b.n),
+                                   _lanes_equal(b.regs.get(r), st.pending_regs[r], b.n) if r in st.pending_regs else None,
+                                   _lanes_equal(b.regs.get(r), st.wgmma_written[r], b.n) if r in st.wgmma_written else None,
+                                   r in st.watchers) for r in regs)))
+        return tuple(out)
+
+    @staticmethod
+    def early_key(b, state: CheckState) -> tuple:
+        """The parts of the canonical state that need no epoch ranking and no renaming, cheap to take:
+        the wgmma registers' equality flags (`_wgmma_same`: they follow the registers' values, which
+        data decide once landed tiles carry DATA taint) and shared memory's bytes that do not depend on
+        data. Part of `key` (so two boundaries whose early keys differ never have equal keys);
+        LoopSummariser compares it before taking the full state."""
+        u = b.units.get("wgmma")
+        parts: list = [("wgmma.same", None if u is None else Canon._wgmma_same(b, u))]
+        sh = state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
+        if sh is not None and b.memory.shared.size > 1:
+            taint = sh.taint[np.arange(b.memory.shared.size)]
+            parts.append(("shared_plain_bytes", np.where(taint == 0, b.memory.shared, 0).tobytes()))
+        return tuple(parts)
 
     def op_live(self, op) -> bool:
         """Can completing `op` still change a clock? (False once its agent was retired or reused.)"""
