@@ -167,6 +167,9 @@ class Normalizer:
         self._exp2: set[int] = set()  # atom ids of exp2 atoms
         self._ind: set[int] = set()  # atom ids of indicators
         self._special: set[int] = set()  # both (products of them need _merge_exp2)
+        #: indicator atom of a canonical integer equality [x == v] (_bits_cmp's ("cmp", "eq", signed, x,
+        #: ("value", v))) -> ((x, signed), v): two of them on one x with different v are never both 1
+        self._eq_value: dict[int, tuple[tuple[int, bool], int]] = {}
         self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
         self.assumptions: list[str] = []  # what some lemma relied on
         self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
@@ -207,6 +210,9 @@ class Normalizer:
             if kind is AtomKind.IND:
                 self._ind.add(got)
                 self._special.add(got)
+                eq = _equality_with_value(payload[0])
+                if eq is not None:
+                    self._eq_value[got] = eq
         return got
 
     def poly_id(self, p: Poly) -> int:
@@ -231,6 +237,10 @@ class Normalizer:
 
     # ------------------------------------------------------------------ polynomial arithmetic
     def _merge_exp2(self, d: dict[int, int]) -> tuple[Mono, Coef]:
+        """A product of atoms (atom -> exponent) as (monomial, coefficient): exp2 atoms merged, [c]^k = [c],
+        and [x == a] [x == b] = 0 (coefficient 0) for distinct constants a, b compared with one term x."""
+        if self._eq_value and self._disjoint_equalities(d):
+            return (), 0
         coef: Coef = 1
         exp2 = self._exp2
         if not any(a in exp2 for a in d):  # indicators only: [c]^k = [c]
@@ -250,6 +260,23 @@ class Normalizer:
                 d[a] = d.get(a, 0) + 1
         mono = tuple(x for a in sorted(d) if d[a] for x in (a, d[a]))
         return mono, coef
+
+    def _disjoint_equalities(self, d: dict[int, int]) -> bool:
+        """Does the product d hold two indicators [x == a] and [x == b] of one term x (the same bit-vector
+        term id, so the same width; the same signedness flag) with a != b? Both values are taken modulo
+        2^w (_linear_eq), so different values are different w-bit words and x equals at most one of them
+        (setp.eq compares the words, PTX ISA 9.7.3.x): the product is 0 at every input."""
+        seen: dict[tuple[int, bool], int] = {}
+        eq_value = self._eq_value
+        for a, e in d.items():
+            got = eq_value.get(a) if e > 0 else None
+            if got is None:
+                continue
+            x, v = got
+            w = seen.setdefault(x, v)
+            if w != v:
+                return True
+        return False
 
     def exp2_atom(self, p: Poly) -> tuple[int | None, Coef]:
         """exp2(p) as (atom or None, coefficient): the integer part of p's constant term pulled out."""
@@ -1334,6 +1361,18 @@ def _check_time(doing: str) -> None:
     from symexec.machine import check_time_limit
 
     check_time_limit(doing)
+
+
+def _equality_with_value(key: tuple) -> tuple[tuple[int, bool], int] | None:
+    """An indicator's condition key if it is the canonical integer equality ("term", ("cmp", "eq", signed,
+    x, ("value", v))) with x a term id: ((x, signed), v); else None (any other condition: no rule)."""
+    if len(key) != 2 or key[0] != "term" or not isinstance(key[1], tuple):
+        return None
+    c = key[1]
+    if (len(c) == 5 and c[0] == "cmp" and c[1] == "eq" and isinstance(c[3], (int, np.integer))
+            and isinstance(c[4], tuple) and len(c[4]) == 2 and c[4][0] == "value"):
+        return (int(c[3]), bool(c[2])), int(c[4][1])
+    return None
 
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:

@@ -63,6 +63,10 @@ _BUFFER = {
         "role": {"enum": ["in", "out", "inout"], "x-name": "role"},
         "tolerance": {"type": "array", "items": {"type": "number", "minimum": 0, "x-expect": "a non-negative number"},
                       "minItems": 2, "maxItems": 2, "x-expect": "[rtol, atol]"},
+        # equivalence: an integer input's witness-search draws taken from lo..hi-1 (labels of C columns:
+        # [0, C)); what is proved is over every input
+        "draw_range": {"type": "array", "items": {"type": "integer", "x-expect": "an integer"},
+                       "minItems": 2, "maxItems": 2, "x-expect": "[lo, hi]"},
     },
     "additionalProperties": False,
     "anyOf": [{"required": ["data"]}, {"required": ["shape"]}],

@@ -127,17 +127,23 @@ def spec_kernel(path: Path, label: str, launch_path: Path | None = None, entry: 
 
 def _spec_draws(specs: list[dict], infos: dict, count: int = 8) -> list:
     """Input draws for launch-spec kernels: seeded normals (and positive, and small integers) per
-    input buffer, the same for both kernels."""
+    input buffer, the same for both kernels. An integer buffer's `"draw_range": [lo, hi]` draws its
+    elements from lo..hi-1 (labels of a row of C columns: [0, C)); it shapes the witness search's
+    inputs only, never what is proved (the proof is over every input)."""
     from proofs.witness import Draw
     from semantics.formats import get_format, round_f64
     from semantics.terms import SORTS, Kind
 
     sizes = {}
+    ranges: dict[str, tuple[int, int]] = {}
     for spec in specs:
         for n, b in spec.get("buffers", {}).items():
             if n in infos and infos[n].symbolic:
                 shape = b.get("shape") if "shape" in b else [len(b["data"])]
                 sizes[n] = int(np.prod(shape if isinstance(shape, list) else [shape]))
+                if "draw_range" in b:
+                    lo, hi = (int(v) for v in b["draw_range"])
+                    ranges[n] = (lo, hi)
     draws = []
     patterns = ["normal", "positive", "normal", "wide", "normal", "positive", "ones", "normal"]
     for k, pattern in enumerate(patterns[:count]):
@@ -157,7 +163,11 @@ def _spec_draws(specs: list[dict], infos: dict, count: int = 8) -> list:
                 bufs[n] = np.ascontiguousarray(bits.astype(get_format(s.fmt).dtype))
             else:
                 dt = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[s.width]
-                bufs[n] = rng.integers(0, 1 << min(s.width, 16), size).astype(dt)
+                if n in ranges:  # two's complement words of lo..hi-1
+                    v = rng.integers(*ranges[n], size)
+                    bufs[n] = np.array([int(x) % (1 << s.width) for x in v], dtype=dt)
+                else:
+                    bufs[n] = rng.integers(0, 1 << min(s.width, 16), size).astype(dt)
         draws.append(Draw(f"generated inputs: pattern {pattern}, seed {1000 + k}", bufs))
     return draws
 

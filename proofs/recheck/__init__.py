@@ -16,7 +16,9 @@ arithmetic. What is checked, per obligation (docs/certificates.md says the same 
   answers the SMT-LIB 2 script (the negated claim) as the writer's Z3 did (`unsat`); a `support`
   lemma's script states its term's whole table, so cvc5 re-validates the table for every input;
 - truth and value tables of normal forms (functions of few input bits) are evaluated at the random
-  points of (B) by their leaves' values, like every other atom.
+  points of (B) by their leaves' values, like every other atom; an integer input compared for equality
+  with constants ([y == c] indicators) is drawn among those constants at most points, so that products
+  of such indicators ([y == a] [y == b] = 0 for a != b, proofs/normal.py) are evaluated where one is 1.
 Trusted: that the term DAG is the kernels' meaning (the executor wrote it: recheck does not re-run the
 kernels), that a lemma's script states its claim about its terms, reals.py's IEEE 754 decoder, cvc5,
 mpmath and Python's integers.
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gfp import P, Degenerate, FieldPoint, degree
-from .reals import NormalValues, TermValues, Unevaluable, close
+from .reals import NormalValues, TermValues, Unevaluable, close, equality_hints
 from .smt import SmtError, cvc5_result
 
 __all__ = ["FORMAT", "VERSION", "BadCertificate", "Failure", "RecheckReport", "recheck"]
@@ -139,7 +141,8 @@ def _recheck(manifest: dict, data: dict, points: int, seed: int) -> RecheckRepor
     tables = data["normal.json"]
     nodes = data["terms.json"]["nodes"]
     rng = random.Random(seed)
-    real_points = [TermValues(nodes, random.Random(rng.getrandbits(64))) for _ in range(points)]
+    hints = equality_hints(tables["atoms"], nodes)  # labels drawn at the columns they are compared with
+    real_points = [TermValues(nodes, random.Random(rng.getrandbits(64)), hints) for _ in range(points)]
     real_forms = [NormalValues(tables, tv) for tv in real_points]
     kinds = {n[0]: (n[1], n[3]) for n in nodes}
     deg_memo: dict = {}

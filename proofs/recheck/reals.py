@@ -17,7 +17,7 @@ import random
 
 import mpmath
 
-__all__ = ["Unevaluable", "FORMATS", "TermValues", "NormalValues", "close"]
+__all__ = ["Unevaluable", "FORMATS", "TermValues", "NormalValues", "close", "equality_hints"]
 
 PREC = 256
 TOL = mpmath.mpf(2) ** -120
@@ -113,7 +113,12 @@ _FLOAT_OPS = {
 class TermValues:
     """Every node of terms.json evaluated at one random input (children first, as stored)."""
 
-    def __init__(self, nodes: list, rng: random.Random) -> None:
+    def __init__(self, nodes: list, rng: random.Random, hints: dict[int, list[int]] | None = None) -> None:
+        """`hints`: integer input leaf -> the constants it is compared with for equality in the normal
+        forms ([x == v] indicators); such a leaf is drawn among them (one of them, or uniformly, each as
+        likely), so that the indicators, and products of two of them, are 1 at some point and the normal
+        form's handling of them ([x == a] [x == b] = 0 for a != b) is evaluated, not only the all-zero case."""
+        self.hints = hints or {}
         self.val: dict[int, object] = {}
         self.why: dict[int, str] = {}  # node -> why it could not be evaluated
         self.sort: dict[int, str] = {}
@@ -125,6 +130,10 @@ class TermValues:
                     self.why[i] = bad
                     continue
                 try:
+                    hint = self.hints.get(i) if op == "INPUT" else None
+                    if hint and rng.randrange(len(hint) + 1):
+                        self.val[i] = rng.choice(hint) % (1 << _width(sort))
+                        continue
                     self.val[i] = self._node(op, sort, aux, kids, rng)
                 except (Unevaluable, ZeroDivisionError, ValueError, KeyError, TypeError) as e:
                     self.why[i] = f"#{i} {op}: {e}"
@@ -295,6 +304,21 @@ class TermValues:
         else:
             raise Unevaluable(f"operation {op}")
         return r & mask
+
+
+def equality_hints(atoms: dict, nodes: list) -> dict[int, list[int]]:
+    """Integer input leaves compared for equality with constants by the normal forms' indicators (a
+    `cmp` atom `eq` with one operand a term and the other a value): leaf -> the sorted constants."""
+    inputs = {n[0] for n in nodes if n[1] == "INPUT" and n[2] not in FORMATS and n[2] != "pred"}
+    out: dict[int, set[int]] = {}
+    for a in atoms.values():
+        if a.get("kind") != "IND" or a.get("cond") != "cmp" or a.get("cmp") != "eq":
+            continue
+        for s, t in (("a", "b"), ("b", "a")):
+            term, value = a[s].get("term"), a[t].get("value")
+            if term is not None and value is not None and int(term) in inputs:
+                out.setdefault(int(term), set()).add(int(value))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def close(a, b) -> bool:

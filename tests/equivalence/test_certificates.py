@@ -29,10 +29,10 @@ PAIRS = ROOT / "examples" / "pairs"
 #: (candidate, reference, what the proof needs): a reduction (warp shuffles), the sign-bit trick (a Z3
 #: lemma, re-checked by cvc5), atomic split-K (an unordered sum), online softmax (exp2, max, let-atoms), packed
 #: signs: a sign selection (its IEEE fact is negation's) and support lemmas (a 32-bit word's bit read as a table
-#: over its byte; truth tables evaluated at the recheck's random points)
+#: over its byte; truth tables evaluated at the recheck's random points), a select chain ([y == a] [y == b] = 0)
 CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
              ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref"),
-             ("keep_offset", "keep_ref")]
+             ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref")]
 
 #: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
 _FRESH = """
@@ -137,6 +137,25 @@ def test_recheck_evaluates_comparison_indicators(certs: dict[str, Path], tmp_pat
     code, out = _recheck(d)
     assert code == 1 and not out["ok"]
     assert any("not its term's value" in f["why"] for f in out["failures"])
+
+
+def test_recheck_draws_labels_at_the_compared_columns(certs: dict[str, Path], tmp_path: Path) -> None:
+    """pick_select_chain's normal forms hold [lab == j] for columns 0..3 (the select chain's products of two
+    of them dropped as 0, proofs/normal.py): the recheck draws each label among those columns, so an
+    indicator moved to another column is caught by its term's value (a uniform 32-bit label never hits one)."""
+    d = _copy(certs["pick_select_chain"], tmp_path / "c")
+    data = json.loads((d / "normal.json").read_text())
+    eqs = [a for a in data["atoms"].values() if a.get("cond") == "cmp" and a["cmp"] == "eq"]
+    assert sorted({a["b"]["value"] for a in eqs}) == [0, 1, 2, 3] and all("term" in a["a"] for a in eqs)
+
+    def move(data: dict) -> None:
+        for a in data["atoms"].values():
+            if a.get("cond") == "cmp" and a["b"].get("value") == 1:
+                a["b"]["value"] = 2
+
+    _edit(d, "normal.json", move)
+    code, out = _recheck(d)
+    assert code == 1 and any("not its term's value" in f["why"] for f in out["failures"])
 
 
 def _copy(src: Path, dst: Path) -> Path:
