@@ -263,3 +263,15 @@ def test_run_reports_a_loop_that_never_terminates(tmp_path):
                          if line.startswith("// launch:")).removeprefix("// launch: "))
     r = volta("run", case, "--launch", spec)
     assert r.exit_code == 1 and "never terminates" in r.output and "loop_never_terminates.ptx:20:" in r.output
+
+
+def test_names_are_printed_as_given_not_as_emoji_codes(tmp_path):
+    """User text (kernel names, paths) goes through rich: ':pick:' must not become an emoji."""
+    src = (EXAMPLES / "vector_add.ptx").read_text().replace("vector_add", "pick")
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(src)
+    shutil.copy(EXAMPLES / "vector_add.json", tmp_path / "k.json")
+    r = volta("check", ptx)
+    assert r.exit_code == 0, r.output
+    assert "k.ptx:pick: race_free" in r.output
+    assert "\u26cf" not in r.output

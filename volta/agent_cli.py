@@ -73,8 +73,8 @@ def _console() -> Any:
     """Standard output: the terminal's width, or 160 columns in a pipe (a report, not a screen)."""
     from rich.console import Console
 
-    c = Console(highlight=False, soft_wrap=False)
-    return c if c.is_terminal else Console(highlight=False, soft_wrap=False, width=160)
+    c = Console(emoji=False, highlight=False, soft_wrap=False)
+    return c if c.is_terminal else Console(emoji=False, highlight=False, soft_wrap=False, width=160)
 
 
 def _executor(gpu: bool, ray: bool, address: str | None):
@@ -164,7 +164,7 @@ def optimize_cmd(contract: str, model: str, base_url: str | None, api_key_env: s
             _fail(f"--resume: no session {resume!r} in {store.path}")
     except PriceError as e:
         _fail(str(e))
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, emoji=False, highlight=False)
     executor = _executor(gpu, use_ray, address)
     live = _Live(err, store)
     try:

@@ -254,8 +254,8 @@ def check_cmd(kernels: tuple[Path, ...], contract: str | None, launch_path: Path
     """Prove each KERNEL.ptx (or every .ptx under DIR) free of data races, barrier divergence, deadlocks,
     out-of-bounds accesses and tensor-memory/mbarrier lifecycle errors for a launch, or show a witness;
     or say what could not be decided. Several files end with a summary table."""
-    out = Console(highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    out = Console(emoji=False, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, emoji=False, highlight=False, soft_wrap=True)
     started = time.time()
     try:
         if contract is not None and launch_path is not None:
@@ -363,7 +363,7 @@ def regress_cmd(directory: Path, as_json: bool, pattern: str | None, timeout: fl
             table.add_column(col)
         for r in rows:
             table.add_row(r["file"], r["expected"], r["actual"][:60], "[green]ok" if r["ok"] else "[red]MISMATCH")
-        Console(soft_wrap=True).print(table)
+        Console(emoji=False, soft_wrap=True).print(table)
         bad = [r for r in rows if not r["ok"]]
         click.echo(f"{len(rows) - len(bad)} passed, {len(bad)} failed")
     sys.exit(0 if all(r["ok"] for r in rows) else 1)

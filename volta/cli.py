@@ -16,8 +16,8 @@ from .summary import ModuleSummary, summarize
 
 EXIT_OK, EXIT_BUG, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-_out = Console(highlight=False, soft_wrap=True)
+_err = Console(stderr=True, emoji=False, highlight=False, soft_wrap=True)
+_out = Console(emoji=False, highlight=False, soft_wrap=True)
 
 
 class _LazyGroup(click.Group):

@@ -115,7 +115,7 @@ def eval_cmd(candidates: tuple[Path, ...], contract: str, gpu: bool, as_json: bo
                           keep_going=keep_going, skip=frozenset(skip), sanitizers=tools, profile=not no_profile,
                           timing_instance=timing_instance)
     session = _session(gpu)
-    console = Console(highlight=False, soft_wrap=False)
+    console = Console(emoji=False, highlight=False, soft_wrap=False)
     reports = []
     try:
         for path, text in texts:

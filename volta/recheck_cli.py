@@ -34,11 +34,11 @@ def recheck_cmd(directory: Path, points: int, seed: int, as_json: bool) -> None:
     try:
         from proofs.recheck import BadCertificate, recheck
     except ImportError as e:  # mpmath: the certificates extra
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
+        Console(stderr=True, emoji=False, highlight=False, soft_wrap=True).print(
             f"error: volta recheck needs {e.name} (pip install 'volta[certificates]')", markup=False)
         sys.exit(EXIT_BAD_INPUT)
 
-    out = Console(highlight=False, soft_wrap=True)
+    out = Console(emoji=False, highlight=False, soft_wrap=True)
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         rep = recheck(directory, points=points, seed=seed)
@@ -46,7 +46,7 @@ def recheck_cmd(directory: Path, points: int, seed: int, as_json: bool) -> None:
         if as_json:
             click.echo(json.dumps({"ok": False, "error": str(e), "exit_code": EXIT_BAD_INPUT}, indent=2))
         else:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(f"error: {e}", markup=False)
+            Console(stderr=True, emoji=False, highlight=False, soft_wrap=True).print(f"error: {e}", markup=False)
         sys.exit(EXIT_BAD_INPUT)
     seconds = {"wall": round(time.perf_counter() - t0, 3), "cpu": round(time.process_time() - c0, 3)}
     code = EXIT_OK if rep.ok else EXIT_FAILED

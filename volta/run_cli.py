@@ -63,7 +63,7 @@ def run_cmd(kernel: Path, contract_name: str | None, launch_path: Path | None, i
             distribution: str, entry: str | None, timeout: float, max_memory: int | None, as_json: bool,
             dump: Path | None, dynamic_shared: int | None, quiet: bool) -> None:
     """Run KERNEL.ptx on the CPU emulator; with a contract, compare its outputs with the reference."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, emoji=False, highlight=False, soft_wrap=True)
     try:
         result, lines, code = _run(kernel, contract_name, launch_path, instance, seed, distribution, entry, timeout,
                                    max_memory, dump, dynamic_shared, RunProgress(err, enabled=not quiet))
