@@ -42,7 +42,11 @@ NOT_EQUIVALENT = [("bitdelta", "bitdelta/bitdelta_signflip.bug_sign_set.sm_90a.p
                   # q_out = R, never normalised: the term comparison ran out of 4 GiB; the concrete
                   # differential test (proofs/differential.py) answers in 8 s CPU / 361 MiB
                   # (bench/results/equiv-dion-twin-2026-12-04)
-                  ("dion_update", "dion_update/dion_cta_fma.bug_q_unnormalised.sm_90a.ptx", "sm_80")]
+                  ("dion_update", "dion_update/dion_cta_fma.bug_q_unnormalised.sm_90a.ptx", "sm_80"),
+                  # seeded label off-by-one: a wrong logits gradient (18 s CPU / 1.3 GiB,
+                  # bench/results/equiv-ce-2026-12-04c); the correct candidate is still inconclusive on loss
+                  ("cross_entropy_zloss",
+                   "cross_entropy_zloss/ce_zloss_smem_row.bug_label_off_by_one.sm_90a.ptx", None)]
 
 
 @pytest.mark.slow
