@@ -221,6 +221,22 @@ def test_regress_reports_mismatches(tmp_path):
     assert r.exit_code == 1 and "MISMATCH" in r.output and "1 passed, 1 failed" in r.output
 
 
+
+def test_regress_compares_the_whole_verdict_where_a_case_states_it(tmp_path):
+    """`// verdict: race_free: for the launch's input only` is about how far a verdict reaches: a plain
+    `race_free` (every input) does not match it, though the verdict kind does."""
+    name = "tma_load_element_as_store_index_input_only.ptx"
+    shutil.copy(REGRESSION / name, tmp_path / name)
+    r = volta("regress", tmp_path, "--json")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(r.stdout)
+    assert row["expected"] == row["actual"] == "race_free: for the launch's input only"
+    case = tmp_path / name
+    case.write_text(case.read_text().replace("// verdict: race_free: for the launch's input only",
+                                             "// verdict: race_free", 1))
+    r = volta("regress", tmp_path)
+    assert r.exit_code == 1 and "MISMATCH" in r.output
+
 ENDLESS_SUM = """// launch: {"grid": [1], "block": [32], "buffers": {"x": {"dtype": "int32", "shape": [1], "init": "ones"}}, "params": ["x"]}
 .version 8.0
 .target sm_80

@@ -329,25 +329,28 @@ def _fail(e: BadInput, as_json: bool, err: Console):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               help="Seconds of emulation per file before its verdict is inconclusive.")
 def regress_cmd(directory: Path, as_json: bool, pattern: str | None, timeout: float) -> None:
-    """Check every .ptx in DIRECTORY whose header states `// expect: VERDICT`; table of expected vs
-    actual; exit 1 on any mismatch, 2 when no file is a case."""
+    """Check every .ptx in DIRECTORY whose header states `// expect: VERDICT` (and, optionally, the whole
+    verdict in `// verdict: ...`); table of expected vs actual; exit 1 on any mismatch, 2 when no file
+    is a case."""
     from rich.table import Table
 
     everything = sorted(directory.rglob("*.ptx"))
     files = [p for p in everything if pattern is None or pattern in p.name]
     rows = []
     for path in files:
-        expected = header(path).get("expect")
+        hdr = header(path)
+        expected = hdr.get("expect")
         if expected is None:
             continue
+        exact = hdr.get("verdict")  # the whole verdict, where the case is about how far it reaches
         try:
             report = check_file(path, timeout=timeout)
             actual = report.verdict
             detail = report.findings[0].message if report.findings else (report.notes[0] if report.notes else "")
         except BadInput as e:
             actual, detail = "bad_input", str(e).splitlines()[0]
-        ok = actual == expected or actual.split(":")[0] == expected
-        rows.append({"file": str(path.relative_to(directory)), "expected": expected, "actual": actual,
+        ok = actual == exact if exact is not None else (actual == expected or actual.split(":")[0] == expected)
+        rows.append({"file": str(path.relative_to(directory)), "expected": exact or expected, "actual": actual,
                      "ok": ok, "detail": detail})
     if not rows:
         why = (f"-k {pattern!r} matched none of the {len(everything)} .ptx file(s)" if pattern and not files else

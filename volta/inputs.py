@@ -18,11 +18,12 @@ from ptx_parser import ast as A
 
 from .results import BadInput, require_extra
 
-_HEADER = re.compile(r"^\s*//\s*(expect|launch|why|twin|entry)\s*:\s*(.*?)\s*$")
+_HEADER = re.compile(r"^\s*//\s*(expect|verdict|launch|why|twin|entry)\s*:\s*(.*?)\s*$")
 
 
 def header(path: Path) -> dict[str, str]:
-    """`// expect: race`, `// launch: {json}`, `// why: ...` lines at the top of a .ptx file."""
+    """`// expect: race`, `// verdict: race_free: for the launch's input only`, `// launch: {json}`,
+    `// why: ...` lines at the top of a .ptx file."""
     out: dict[str, str] = {}
     for line in path.read_text(errors="replace").splitlines()[:40]:
         m = _HEADER.match(line)
