@@ -13,6 +13,7 @@ the mark must then be removed.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,19 @@ def test_suite_is_complete() -> None:
         assert {"expect", "why", "launch"} <= set(h), f"{p.name}: header lacks {({'expect', 'why', 'launch'} - set(h))}"
     stems = {p.stem for p in CASES}
     assert set(KNOWN_GAPS) <= stems
+
+
+_HEADER_KEY = re.compile(r"^\s*//\s*([a-z_]+)\s*:")
+
+
+def test_every_header_key_is_read() -> None:
+    """Every `// key:` line of a case's leading comment block is a key `volta.inputs.header` reads: a key it
+    does not know (once, `// verdict:`) would be an expectation that silently checks nothing."""
+    for p in HERE.glob("*.ptx"):
+        lines = p.read_text().splitlines()
+        block = lines[:next((i for i, line in enumerate(lines) if not line.lstrip().startswith("//")), len(lines))]
+        keys = {m.group(1) for line in block if (m := _HEADER_KEY.match(line))}
+        assert keys <= set(header(p)), f"{p.name}: header keys not read: {sorted(keys - set(header(p)))}"
 
 
 def test_suite_is_balanced() -> None:
