@@ -1083,7 +1083,10 @@ class Canon:
         ctas = np.arange(n) // T
         # every distinct (vector, CTA) in threads' clocks: its ranked form, numbered in first-seen order
         used = self.vec_index[:len(Kind) * n]
-        ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas[:, None])
+        # one ranked row per (vector, CTA): rank_vec adds the column axis to a 1-D array of CTAs (a (U, 1) one
+        # broadcast to (U, U, W): every vector ranked in every CTA's columns, which is U times the work and
+        # loses which thread holds which vector)
+        ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas)
         first, inv = _row_classes(ranked)
         canon_of = inv[used]  # per (kind, row): its vector's class
         seen = np.unique(canon_of, return_index=True)[1]

@@ -501,3 +501,32 @@ def test_wgmma_loop_rereading_a_tile_is_summarised_and_a_late_overwrite_found() 
     assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
     sites = " ".join(s.describe() for s in r.findings[0].sites)
     assert "wgmma.mma_async" in sites and "st.shared.u32" in sites and ":51:" in sites  # the overwrite of iteration 60
+
+
+def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
+    """Canon's `thread_clocks` / `thread_clock_values`: each (kind, thread row) maps to the class of its own clock
+    vector, ranked in its CTA's columns. Until 2026-12-04 the CTAs were passed as a (U, 1) array, so rank_vec
+    broadcast every vector against every CTA ((U, U, W) values, U times the work: 2 s of each boundary's state on
+    gemm_fp8 sm_90a) and a row's class followed its CTA only: two states whose threads hold each other's clocks
+    compared equal."""
+    checked = []
+    init = loopsmod.Canon.__init__
+
+    def check(self, *a, **k):
+        init(self, *a, **k)
+        parts = dict(self.parts)
+        shape, dtype, raw = parts["thread_clock_values"]
+        values = np.frombuffer(raw, dtype).reshape(shape)
+        shape, dtype, raw = parts["thread_clocks"]
+        classes = np.frombuffer(raw, dtype).reshape(shape)
+        c = self.clocks
+        assert values.ndim == 2 and values.shape[1] == self.W
+        rows = np.arange(c.n_threads)
+        for kind in range(c.base.shape[0]):
+            want = self.rank_vec(c._table[c.base[kind]].astype(np.int64), rows // c.T)
+            assert np.array_equal(values[classes[kind * c.n_threads + rows]], want)
+        checked.append(len(np.unique(classes)))
+
+    monkeypatch.setattr(loopsmod.Canon, "__init__", check)
+    check_file(REGRESSION / "loop_shared_staging_ok.ptx")
+    assert checked
