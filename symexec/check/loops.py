@@ -820,6 +820,7 @@ class Canon:
         c = self.clocks
         T = c.T
         self.W = W = c._table.shape[1]
+        self._agent_columns()
         rows = np.arange(c.n_threads)
         ctas = rows // T
         # the table's vectors in use, each with its CTA: threads' clocks, pending snapshots, agents,
@@ -901,8 +902,73 @@ class Canon:
         return i - self._group_first[np.minimum(i, self._uniq.size - 1)]
 
     def rank_vec(self, v: np.ndarray, cta) -> np.ndarray:
+        """A clock vector (or an array of them, last axis the columns) ranked per column, its columns in
+        canonical order (`_agent_columns`)."""
         v = np.asarray(v, np.int64)
-        return self.rank(np.asarray(cta)[..., None] if np.ndim(cta) else cta, np.arange(v.shape[-1]), v)
+        out = self.rank(np.asarray(cta)[..., None] if np.ndim(cta) else cta, np.arange(v.shape[-1]), v)
+        return out[..., self._src] if v.shape[-1] == self.W else out
+
+    def _col(self, col):
+        """Column(s) `col` renamed (`_agent_columns`); one beyond the table as it is."""
+        if np.ndim(col) == 0:
+            return int(self.colmap[col]) if 0 <= col < self.W else int(col)
+        col = np.asarray(col, np.int64)
+        inside = (col >= 0) & (col < self.W)
+        return np.where(inside, self.colmap[np.clip(col, 0, self.W - 1)], col)
+
+    def _agent_columns(self) -> None:
+        """A renaming of the agents' clock columns (`colmap`: column -> canonical column, `_src` its inverse),
+        within the columns of each (CTA, unit) pool: the free agents in the pool's order (the order
+        hb.Clocks._reusable takes them in), then the agents of operations in flight in the order this state
+        lists those (wgmma groups per warpgroup, bulk copies, mbarrier landings), then the rest by column.
+
+        Agents are interchangeable up to their column: nothing reads a column's number, only which entries
+        are the same column (hb.py; races.ordered), and an agent is reused by its place in its pool. Two
+        states equal up to a bijection of agent columns within each pool, applied to every place a column
+        appears (clock vectors' entries, the agents, the pools, operations' agents, the race detector's
+        records and atomic bytes' agent rows), have the same future up to that bijection; any bijection is
+        sound, the order above lets a pipeline whose agents rotate through their pool (gemm_fp8's wgmma
+        agents, 16 per CTA, in a different order every iteration) repeat."""
+        c = self.clocks
+        W = self.W
+        self.colmap = np.arange(W, dtype=np.int64)
+        order: dict[tuple[int, str], list] = {}
+        seen: set[int] = set()
+
+        def note(agent) -> None:
+            if agent is not None and id(agent) not in seen:
+                seen.add(id(agent))
+                order.setdefault((agent.cta, agent.unit), []).append(agent)
+
+        for key in sorted(c._free, key=repr):
+            for a in c._free[key]:
+                note(a)
+        ops = []
+        u = self.b.units.get("wgmma")
+        if u is not None:
+            for wg in sorted(u.wgs):
+                st = u.wgs[wg]
+                ops += [o.async_op for o in st.uncommitted] + [o.async_op for grp in st.groups for o in grp]
+        cp = self.b.units.get("async_copy")
+        if cp is not None:
+            ops += [r.op for r in cp.records]
+        mb = self.b.units.get("mbarrier")
+        if mb is not None:
+            for _, bar in sorted(mb.bars.items()):
+                ops += [x.op for x in bar.landing]
+        for op in ops:
+            got = self.state._ops.get(op.ident) if op is not None and op.stream is None else None
+            if got is not None:
+                note(got[0])
+        for a in sorted(c.agents, key=lambda a: a.col):
+            note(a)
+        for agents in order.values():
+            cols = np.array([a.col for a in agents], np.int64)
+            if cols.size and cols.max() < W:
+                self.colmap[cols] = np.sort(cols)
+        self._src = np.empty(W, np.int64)
+        self._src[self.colmap] = np.arange(W)
+        self._agent_rows = {a.row: int(self.colmap[a.col]) if a.col < W else a.col for a in c.agents}
 
     # ---- the machine
     def _batch(self) -> None:
@@ -1056,7 +1122,8 @@ class Canon:
             return (id(op.ins), op.completion, tuple(reads))
         if op.stream is None:
             agent, epoch = got
-            return (id(op.ins), "agent", agent.col, int(self.rank(agent.cta, agent.col, epoch)), tuple(reads))
+            return (id(op.ins), "agent", self._col(agent.col), int(self.rank(agent.cta, agent.col, epoch)),
+                    tuple(reads))
         issued, rows, stamp = got
         cta = rows // self.clocks.T
         ids = stamp.bases.astype(np.int64) * self.clocks.n_ctas + cta[None, :]
@@ -1107,11 +1174,12 @@ class Canon:
                 i += 1
             pend.append((cta, self._sync_key(cta, key), tuple(sorted(items))))
         self._add("pending", tuple(sorted(pend, key=repr)))
-        self._add("agents", tuple((a.cta, a.col, a.unit, a.completed, int(self.rank(a.cta, a.col, a.epoch)),
+        agents = sorted(c.agents, key=lambda a: (a.cta, a.unit, self._col(a.col)))
+        self._add("agents", tuple((a.cta, self._col(a.col), a.unit, a.completed, int(self.rank(a.cta, a.col, a.epoch)),
                                    tuple((str(k), self.rank_vec(c._table[v], a.cta).tobytes())
                                          for k, v in sorted(a.bases.items(), key=lambda x: str(x[0]))))
-                                  for a in c.agents))
-        self._add("free", tuple(sorted((k, tuple(a.col for a in v)) for k, v in c._free.items())))
+                                  for a in agents))
+        self._add("free", tuple(sorted((k, tuple(self._col(a.col) for a in v)) for k, v in c._free.items())))
         self._add("streams", tuple(sorted((int(s), col) for s, col in c._stream_col.items())))
 
     def _sync_key(self, cta: int, key) -> object:
@@ -1205,7 +1273,9 @@ class Canon:
                 since = np.array([ab.last[r][1] for r in rows], np.int64)
                 # which plain accesses came after each thread's latest atomic (the next pairs it makes)
                 after = R["time"][plain][None, :] > since[:, None]
-                atomic.append((x, self._record_table(plain, []).tobytes(), tuple(rows),
+                # an agent's row by its canonical column (a thread's row as it is)
+                atomic.append((x, self._record_table(plain, []).tobytes(),
+                               tuple(("agent", self._agent_rows[r]) if r in self._agent_rows else r for r in rows),
                                self._record_table(last, []).tobytes(), after.tobytes()))
             self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic),
                                                 found))
@@ -1217,7 +1287,8 @@ class Canon:
             return np.zeros(0, np.int64)
         cta = self.clocks.cta_of(R["hbrow"][rec])
         fields = lead + [R[f][rec].astype(np.int64) for f in
-                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row", "col")]
+                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row")]
+        fields.append(self._col(R["col"][rec].astype(np.int64)))
         hb = R["hbrow"][rec].astype(np.int64)
         agent = R["slot"][rec] < 0
         fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row

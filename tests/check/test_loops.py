@@ -125,7 +125,8 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
-              "loop_wgmma_tile_reread_late_overwrite_race"]
+              "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
+              "loop_wgmma_pipelined_reread_late_overwrite_race"]
 
 
 def _both(fn):
@@ -501,6 +502,21 @@ def test_wgmma_loop_rereading_a_tile_is_summarised_and_a_late_overwrite_found() 
     assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
     sites = " ".join(s.describe() for s in r.findings[0].sites)
     assert "wgmma.mma_async" in sites and "st.shared.u32" in sites and ":51:" in sites  # the overwrite of iteration 60
+
+
+def test_wgmma_agents_rotating_through_their_pool_repeat_up_to_their_columns() -> None:
+    """wait_group 1 leaves one wgmma in flight at the loop head; each issue reuses a completed agent, and the pool's
+    order (so which clock column each agent has) differs from one iteration to the next. Canon renames the agents'
+    columns (free ones by their place in the pool, those in flight by their operation): period 1 (it was 2; gemm_fp8
+    sm_90a: 12 -> 4). The twin overwrites the tile in iteration 60 while that iteration's wgmma may read it: found."""
+    r = check_file(REGRESSION / "loop_wgmma_pipelined_reread_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50
+    r = check_file(REGRESSION / "loop_wgmma_pipelined_reread_late_overwrite_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    sites = " ".join(s.describe() for s in r.findings[0].sites)
+    assert "wgmma.mma_async" in sites and "st.shared.u32" in sites and ":51:" in sites
 
 
 def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
