@@ -170,8 +170,9 @@ class LoopSummariser:
         if self._attempts.get(head, 0) >= MAX_ATTEMPTS:
             return
         live = self._live_in(b.prog, head)
+        needed = self._wgmma_needed(b.prog, head)
         snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None,
-                         Canon.early_key(b, self.state))
+                         Canon.early_key(b, self.state, needed))
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
@@ -196,7 +197,7 @@ class LoopSummariser:
         # one to compare with, and the loop is proved from one period later
         if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
-        snap.canon = Canon(b, self.state, live).key
+        snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
                 self._start(b, head, k, p, snap, deltas)
@@ -285,7 +286,8 @@ class LoopSummariser:
         found = bool(b.reports or self.state.uninit_outputs or self.state.detector.races())
         if why is None:
             why = self._closure(b, proof)
-        if why is None and Canon(b, self.state, self._live_in(b.prog, proof.head)).key != proof.canon:
+        if why is None and Canon(b, self.state, self._live_in(b.prog, proof.head),
+                                 self._wgmma_needed(b.prog, proof.head)).key != proof.canon:
             why = "the state at the head does not repeat after one period"
         if why is not None:
             self._abandon(why)
@@ -530,6 +532,12 @@ class LoopSummariser:
             got = self._live[head] = live_in(prog)[head]
         return got
 
+    def _wgmma_needed(self, prog, head: int) -> frozenset[str]:
+        got = self.__dict__.get("_flags_needed")
+        if got is None:
+            got = self._flags_needed = wgmma_flags_needed(prog)
+        return got[head]
+
     def _where(self, pc: int) -> str:
         code = self.prog.code
         ins = code[pc] if pc < len(code) else None
@@ -646,8 +654,8 @@ def _use_def(ins: A.Instruction, prog) -> tuple[set[str], set[str]]:
     return (uses - kills) | rest, kills
 
 
-def live_in(prog) -> list[set[str]]:
-    """Registers live at each pc (may be read before being overwritten on some path)."""
+def _successors(prog) -> list[list[int]]:
+    """Each pc's successors in the control-flow graph (both ways of a guarded branch or exit)."""
     code = prog.code
     n = len(code)
     succ: list[list[int]] = []
@@ -666,6 +674,14 @@ def live_in(prog) -> list[set[str]]:
             succ.append([prog.labels[x] for x in labs if x in prog.labels and prog.labels[x] < n])
         else:
             succ.append(nxt)
+    return succ
+
+
+def live_in(prog) -> list[set[str]]:
+    """Registers live at each pc (may be read before being overwritten on some path)."""
+    code = prog.code
+    n = len(code)
+    succ = _successors(prog)
     ud = [_use_def(ins, prog) for ins in code]
     live: list[set[str]] = [set() for _ in range(n)]
     changed = True
@@ -679,6 +695,87 @@ def live_in(prog) -> list[set[str]]:
                 live[pc] = new
                 changed = True
     return live
+
+
+def wgmma_flags_needed(prog) -> list[frozenset[str]]:
+    """Per pc: the wgmma registers (`_wgmma_registers`) whose fence and written flags as of that pc
+    (`Canon._wgmma_same`: equal to the last wgmma.fence's snapshot, to the last performed mma's result)
+    some path from there may consult.
+
+    A wgmma.mma_async accepts a D or A register not pending for an earlier operation if it holds the
+    value of the last wgmma.fence or of the last mma that wrote it (9.7.15.7.1; symexec/wgmma.py
+    `_issue`); nothing else reads those flags (the pending operations' registers are compared at issue
+    and at the covering wgmma.wait_group, 9.7.15.7.3: their own flags, always kept). Along a path a
+    register is in state 0 (no wgmma.fence since the pc: the pc's flags decide), 1 (a fence since, the
+    register not written after it: the issue passes by the fence's snapshot, whatever the pc's flags
+    were) or 2 (written after the latest fence: the issue compares with stored values, conservatively
+    the pc's). A register is needed at a pc when some path reaches an mma naming it in state 0 or 2.
+    Conservative: any instruction may write every register it names, a wgmma.wait_group every wgmma
+    register (it performs operations, writing their D registers), a guarded fence may not run, and a
+    call or an instruction this does not know keeps every register needed."""
+    regs = _wgmma_registers(prog)
+    if not regs:
+        return [frozenset()] * len(prog.code)
+    bit = {r: 1 << i for i, r in enumerate(regs)}
+    every = (1 << len(regs)) - 1
+    code = prog.code
+    succ = _successors(prog)
+
+    def named(ins: A.Instruction) -> int:
+        m = 0
+        for op in ins.operands:
+            for r in _regs_in(op, prog):
+                m |= bit.get(r, 0)
+        return m
+
+    # per pc: (uses, fence kind, writes): uses = registers an mma names; fence: 0 none, 1 sure, 2 guarded
+    facts = []
+    for ins in code:
+        if ins.opcode == "wgmma":
+            mods = ins.modifiers
+            if ".mma_async" in mods:
+                facts.append((named(ins), 0, 0))
+            elif ".fence" in mods:
+                facts.append((0, 2 if ins.guard is not None else 1, 0))
+            elif ".wait_group" in mods:
+                facts.append((0, 0, every))
+            else:  # commit_group
+                facts.append((0, 0, 0))
+        elif ins.opcode == "call":
+            facts.append((every, 0, every))
+        else:
+            facts.append((0, 0, named(ins)))
+    n = len(code)
+    bad = [[0, 0, 0] for _ in range(n)]  # per pc and state: the registers some path makes consult flags
+    changed = True
+    while changed:
+        changed = False
+        for pc in range(n - 1, -1, -1):
+            o0 = o1 = o2 = 0
+            for s_ in succ[pc]:
+                x = bad[s_]
+                o0, o1, o2 = o0 | x[0], o1 | x[1], o2 | x[2]
+            uses, fence, writes = facts[pc]
+            if fence == 1:
+                i0 = i1 = i2 = o1
+            elif fence == 2:
+                i0, i1, i2 = o0 | o1, o1, o2 | o1
+            else:
+                # a write moves state 1 to 2 (a may-write: both); an mma in state 0 or 2 consults the flags
+                i0, i1, i2 = o0 | uses, o1 | (o2 & writes), o2 | uses
+            cur = bad[pc]
+            if cur[0] != i0 or cur[1] != i1 or cur[2] != i2:
+                bad[pc] = [i0, i1, i2]
+                changed = True
+    out = []
+    memo: dict[int, frozenset[str]] = {}
+    for pc in range(n):
+        m = bad[pc][0]
+        got = memo.get(m)
+        if got is None:
+            got = memo[m] = frozenset(r for r in regs if m & bit[r])
+        out.append(got)
+    return out
 
 
 # ---------------------------------------------------------------------------------- canonical state
@@ -698,8 +795,9 @@ class Canon:
     Whatever is not canonicalised is compared as it is; a unit this class does not know makes the key
     unique (such a loop is never summarised)."""
 
-    def __init__(self, b, state: CheckState, live: set[str]) -> None:
+    def __init__(self, b, state: CheckState, live: set[str], wgmma_needed: frozenset[str] | None = None) -> None:
         self.b, self.state, self.live = b, state, live
+        self.wgmma_needed = wgmma_needed  # `wgmma_flags_needed` at the loop head (None: every flag)
         self.clocks = state.clocks
         state.detector.flush()
         self.parts: list = []
@@ -722,6 +820,7 @@ class Canon:
         c = self.clocks
         T = c.T
         self.W = W = c._table.shape[1]
+        self._agent_columns()
         rows = np.arange(c.n_threads)
         ctas = rows // T
         # the table's vectors in use, each with its CTA: threads' clocks, pending snapshots, agents,
@@ -803,8 +902,73 @@ class Canon:
         return i - self._group_first[np.minimum(i, self._uniq.size - 1)]
 
     def rank_vec(self, v: np.ndarray, cta) -> np.ndarray:
+        """A clock vector (or an array of them, last axis the columns) ranked per column, its columns in
+        canonical order (`_agent_columns`)."""
         v = np.asarray(v, np.int64)
-        return self.rank(np.asarray(cta)[..., None] if np.ndim(cta) else cta, np.arange(v.shape[-1]), v)
+        out = self.rank(np.asarray(cta)[..., None] if np.ndim(cta) else cta, np.arange(v.shape[-1]), v)
+        return out[..., self._src] if v.shape[-1] == self.W else out
+
+    def _col(self, col):
+        """Column(s) `col` renamed (`_agent_columns`); one beyond the table as it is."""
+        if np.ndim(col) == 0:
+            return int(self.colmap[col]) if 0 <= col < self.W else int(col)
+        col = np.asarray(col, np.int64)
+        inside = (col >= 0) & (col < self.W)
+        return np.where(inside, self.colmap[np.clip(col, 0, self.W - 1)], col)
+
+    def _agent_columns(self) -> None:
+        """A renaming of the agents' clock columns (`colmap`: column -> canonical column, `_src` its inverse),
+        within the columns of each (CTA, unit) pool: the free agents in the pool's order (the order
+        hb.Clocks._reusable takes them in), then the agents of operations in flight in the order this state
+        lists those (wgmma groups per warpgroup, bulk copies, mbarrier landings), then the rest by column.
+
+        Agents are interchangeable up to their column: nothing reads a column's number, only which entries
+        are the same column (hb.py; races.ordered), and an agent is reused by its place in its pool. Two
+        states equal up to a bijection of agent columns within each pool, applied to every place a column
+        appears (clock vectors' entries, the agents, the pools, operations' agents, the race detector's
+        records and atomic bytes' agent rows), have the same future up to that bijection; any bijection is
+        sound, the order above lets a pipeline whose agents rotate through their pool (gemm_fp8's wgmma
+        agents, 16 per CTA, in a different order every iteration) repeat."""
+        c = self.clocks
+        W = self.W
+        self.colmap = np.arange(W, dtype=np.int64)
+        order: dict[tuple[int, str], list] = {}
+        seen: set[int] = set()
+
+        def note(agent) -> None:
+            if agent is not None and id(agent) not in seen:
+                seen.add(id(agent))
+                order.setdefault((agent.cta, agent.unit), []).append(agent)
+
+        for key in sorted(c._free, key=repr):
+            for a in c._free[key]:
+                note(a)
+        ops = []
+        u = self.b.units.get("wgmma")
+        if u is not None:
+            for wg in sorted(u.wgs):
+                st = u.wgs[wg]
+                ops += [o.async_op for o in st.uncommitted] + [o.async_op for grp in st.groups for o in grp]
+        cp = self.b.units.get("async_copy")
+        if cp is not None:
+            ops += [r.op for r in cp.records]
+        mb = self.b.units.get("mbarrier")
+        if mb is not None:
+            for _, bar in sorted(mb.bars.items()):
+                ops += [x.op for x in bar.landing]
+        for op in ops:
+            got = self.state._ops.get(op.ident) if op is not None and op.stream is None else None
+            if got is not None:
+                note(got[0])
+        for a in sorted(c.agents, key=lambda a: a.col):
+            note(a)
+        for agents in order.values():
+            cols = np.array([a.col for a in agents], np.int64)
+            if cols.size and cols.max() < W:
+                self.colmap[cols] = np.sort(cols)
+        self._src = np.empty(W, np.int64)
+        self._src[self.colmap] = np.arange(W)
+        self._agent_rows = {a.row: int(self.colmap[a.col]) if a.col < W else a.col for a in c.agents}
 
     # ---- the machine
     def _batch(self) -> None:
@@ -815,7 +979,7 @@ class Canon:
         self._add("bar_arrived", b.bar_arrived)
         self._add("bar_count_of", tuple(sorted(b.bar_count_of.items())))
         self._add("bar_red", tuple(sorted(b.bar_red)))
-        self._add("early", Canon.early_key(b, self.state))
+        self._add("early", Canon.early_key(b, self.state, self.wgmma_needed))
         for name in sorted(b.units):
             u = b.units[name]
             if name == "async_copy":
@@ -882,28 +1046,38 @@ class Canon:
         self._add("wgmma", tuple(wgs))
 
     @staticmethod
-    def _wgmma_same(b, u) -> tuple:
+    def _wgmma_same(b, u, needed: frozenset[str] | None) -> tuple:
         """Per warpgroup and wgmma register: on which lanes it holds the value of the last wgmma.fence,
-        of the pending operations' snapshot, of the last performed mma; whether it is watched."""
+        of the pending operations' snapshot, of the last performed mma; whether it is watched. The
+        fence and written flags of a register not in `needed` (`wgmma_flags_needed` at the loop head:
+        no path from there consults them) are left out: they follow data (an accumulator rescaled
+        after its mma equals the mma's result on the lanes whose scale is 1), and every later issue
+        passes by a fresh fence's snapshot instead. None: all kept."""
         regs = _wgmma_registers(b.prog)
         out = []
         for wg in sorted(u.wgs):
             st = u.wgs[wg]
-            out.append((wg, tuple((r, None if st.fence_regs is None else _lanes_equal(b.regs.get(r), st.fence_regs.get(r), b.n),
-                                   _lanes_equal(b.regs.get(r), st.pending_regs[r], b.n) if r in st.pending_regs else None,
-                                   _lanes_equal(b.regs.get(r), st.wgmma_written[r], b.n) if r in st.wgmma_written else None,
-                                   r in st.watchers) for r in regs)))
+            flags = []
+            for r in regs:
+                kept = needed is None or r in needed
+                flags.append((r, None if st.fence_regs is None or not kept else
+                              _lanes_equal(b.regs.get(r), st.fence_regs.get(r), b.n),
+                              _lanes_equal(b.regs.get(r), st.pending_regs[r], b.n) if r in st.pending_regs else None,
+                              _lanes_equal(b.regs.get(r), st.wgmma_written[r], b.n)
+                              if r in st.wgmma_written and kept else None,
+                              r in st.watchers))
+            out.append((wg, st.fence_regs is None, tuple(flags)))
         return tuple(out)
 
     @staticmethod
-    def early_key(b, state: CheckState) -> tuple:
+    def early_key(b, state: CheckState, needed: frozenset[str] | None = None) -> tuple:
         """The parts of the canonical state that need no epoch ranking and no renaming, cheap to take:
         the wgmma registers' equality flags (`_wgmma_same`: they follow the registers' values, which
-        data decide once landed tiles carry DATA taint) and shared memory's bytes that do not depend on
-        data. Part of `key` (so two boundaries whose early keys differ never have equal keys);
-        LoopSummariser compares it before taking the full state."""
+        data decide once landed tiles carry DATA taint; those of `needed`, None: all) and shared
+        memory's bytes that do not depend on data. Part of `key` (so two boundaries whose early keys
+        differ never have equal keys); LoopSummariser compares it before taking the full state."""
         u = b.units.get("wgmma")
-        parts: list = [("wgmma.same", None if u is None else Canon._wgmma_same(b, u))]
+        parts: list = [("wgmma.same", None if u is None else Canon._wgmma_same(b, u, needed))]
         sh = state.tracker.mem.get(b.memory._buffers[MemSpace.SHARED])
         if sh is not None and b.memory.shared.size > 1:
             taint = sh.taint[np.arange(b.memory.shared.size)]
@@ -948,7 +1122,8 @@ class Canon:
             return (id(op.ins), op.completion, tuple(reads))
         if op.stream is None:
             agent, epoch = got
-            return (id(op.ins), "agent", agent.col, int(self.rank(agent.cta, agent.col, epoch)), tuple(reads))
+            return (id(op.ins), "agent", self._col(agent.col), int(self.rank(agent.cta, agent.col, epoch)),
+                    tuple(reads))
         issued, rows, stamp = got
         cta = rows // self.clocks.T
         ids = stamp.bases.astype(np.int64) * self.clocks.n_ctas + cta[None, :]
@@ -975,7 +1150,10 @@ class Canon:
         ctas = np.arange(n) // T
         # every distinct (vector, CTA) in threads' clocks: its ranked form, numbered in first-seen order
         used = self.vec_index[:len(Kind) * n]
-        ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas[:, None])
+        # one ranked row per (vector, CTA): rank_vec adds the column axis to a 1-D array of CTAs (a (U, 1) one
+        # broadcast to (U, U, W): every vector ranked in every CTA's columns, which is U times the work and
+        # loses which thread holds which vector)
+        ranked = self.rank_vec(c._table[self.uniq_vec // c.n_ctas].astype(np.int64), self.vec_ctas)
         first, inv = _row_classes(ranked)
         canon_of = inv[used]  # per (kind, row): its vector's class
         seen = np.unique(canon_of, return_index=True)[1]
@@ -996,11 +1174,12 @@ class Canon:
                 i += 1
             pend.append((cta, self._sync_key(cta, key), tuple(sorted(items))))
         self._add("pending", tuple(sorted(pend, key=repr)))
-        self._add("agents", tuple((a.cta, a.col, a.unit, a.completed, int(self.rank(a.cta, a.col, a.epoch)),
+        agents = sorted(c.agents, key=lambda a: (a.cta, a.unit, self._col(a.col)))
+        self._add("agents", tuple((a.cta, self._col(a.col), a.unit, a.completed, int(self.rank(a.cta, a.col, a.epoch)),
                                    tuple((str(k), self.rank_vec(c._table[v], a.cta).tobytes())
                                          for k, v in sorted(a.bases.items(), key=lambda x: str(x[0]))))
-                                  for a in c.agents))
-        self._add("free", tuple(sorted((k, tuple(a.col for a in v)) for k, v in c._free.items())))
+                                  for a in agents))
+        self._add("free", tuple(sorted((k, tuple(self._col(a.col) for a in v)) for k, v in c._free.items())))
         self._add("streams", tuple(sorted((int(s), col) for s, col in c._stream_col.items())))
 
     def _sync_key(self, cta: int, key) -> object:
@@ -1054,6 +1233,8 @@ class Canon:
                 keep = np.zeros(rr.size, bool)
                 keep[o[last]] = True
                 keep |= ~thread
+                if st.buffer.space is MemSpace.SHARED:
+                    keep &= ~_dominated_agent_reads(self.clocks, R, rb, rr)
                 rb, rr = rb[keep], rr[keep]
             for _, ab in sorted(st.atomic.items()):  # bytes of atomics (mbarrier objects): their plain
                 # accesses and each thread's latest atomic (races.RaceDetector._atomics)
@@ -1092,7 +1273,9 @@ class Canon:
                 since = np.array([ab.last[r][1] for r in rows], np.int64)
                 # which plain accesses came after each thread's latest atomic (the next pairs it makes)
                 after = R["time"][plain][None, :] > since[:, None]
-                atomic.append((x, self._record_table(plain, []).tobytes(), tuple(rows),
+                # an agent's row by its canonical column (a thread's row as it is)
+                atomic.append((x, self._record_table(plain, []).tobytes(),
+                               tuple(("agent", self._agent_rows[r]) if r in self._agent_rows else r for r in rows),
                                self._record_table(last, []).tobytes(), after.tobytes()))
             self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic),
                                                 found))
@@ -1104,7 +1287,8 @@ class Canon:
             return np.zeros(0, np.int64)
         cta = self.clocks.cta_of(R["hbrow"][rec])
         fields = lead + [R[f][rec].astype(np.int64) for f in
-                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row", "col")]
+                         ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row")]
+        fields.append(self._col(R["col"][rec].astype(np.int64)))
         hb = R["hbrow"][rec].astype(np.int64)
         agent = R["slot"][rec] < 0
         fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row
@@ -1138,6 +1322,50 @@ class Canon:
             self._hashes.append(sh.hash[idx])
         self._add("numbers", _first_seen(np.concatenate(self._hashes) if self._hashes else np.zeros(0, np.uint64)))
         self._add("reals", _first_seen(np.concatenate(reals) if reals else np.zeros(0, np.uint64)))
+
+
+def _dominated_agent_reads(clocks, R, rb: np.ndarray, rr: np.ndarray) -> np.ndarray:
+    """Per kept read (bytes `rb`, records `rr`) of a shared-memory buffer: True for a read by an
+    asynchronous agent (a wgmma's operand read, say) that a later read of the same byte, by the same
+    instruction and CTA with the same kind, strength, proxy, extent and semantics, is ordered after in
+    every clock a later access tests it with: the base clock and the proxy-fenced one (races.ordered
+    for the pair, and the proxy-fenced entry besides). Every later access ordered after that later
+    read is then ordered after this one too (hb.py: a clock learns an agent's epoch only by joining a
+    snapshot of that agent's clocks at completion, or a copy of a clock that did, and the later read's
+    clocks cover this read's epoch, or it is the same agent's later operation, in the same column at a
+    later epoch; happens-before is transitive, PTX 8.9.4); one not ordered after it
+    races with it at the same pair of instructions. So this read decides no later finding's site.
+    Without this, an operand loaded once and read by a wgmma every iteration (attention's Q tile)
+    keeps one record per iteration and the loop's state never repeats."""
+    out = np.zeros(rr.size, bool)
+    agent = np.nonzero(R["slot"][rr] < 0)[0]
+    if agent.size < 2:
+        return out
+    ar = rr[agent]
+    sig = np.stack([rb[agent], clocks.cta_of(R["hbrow"][ar]).astype(np.int64)]
+                   + [R[f][ar].astype(np.int64) for f in ("pc", "kind", "strong", "proxy", "start", "size", "op",
+                                                          "sem")])
+    o = np.lexsort(np.vstack([R["time"][ar][None, :].astype(np.int64), sig]))
+    s = sig[:, o]
+    new_group = np.r_[True, (s[:, 1:] != s[:, :-1]).any(axis=0)]
+    gid = np.cumsum(new_group) - 1
+    ends = np.r_[np.nonzero(new_group)[0][1:], o.size] - 1  # per group: its latest read (by time)
+    r1 = ar[o]
+    r2 = ar[o[ends[gid]]]
+    cand = r1 != r2
+    if not cand.any():
+        return out
+    table = clocks.table
+    col = R["col"][r1].astype(np.int64)
+    ep = R["epoch"][r1]
+    inside = col < table.shape[1]
+    colc = np.minimum(col, table.shape[1] - 1)
+    # r2's clocks cover r1's epoch (any later access's clock that covers r2 covers r1), or r2 is the same
+    # agent, reused (races.ordered: one agent's accesses are in order): r1's column, an epoch no later
+    ok = inside & (table[R["base"][r2], colc] >= ep) & (table[R["pbase"][r2], colc] >= ep)
+    ok |= (R["hbrow"][r1] == R["hbrow"][r2]) & (R["col"][r1] == R["col"][r2]) & (ep <= R["epoch"][r2])
+    out[agent[o[cand & ok]]] = True
+    return out
 
 
 def _canonical_watches(b) -> set[str]:

@@ -124,7 +124,9 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
-              "loop_nested_staging_last_barrier_skipped"]
+              "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
+              "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
+              "loop_wgmma_pipelined_reread_late_overwrite_race"]
 
 
 def _both(fn):
@@ -433,3 +435,114 @@ def test_tma_k_loop_summary_agrees_with_every_iteration(name: str, dims: dict, p
     (s,) = r[True].stats["loops_summarised"]
     assert r[True].verdict == "race_free" and s["period"] == period and s["iterations_skipped"] >= 4
     assert r[True].stats["steps"] < r[False].stats["steps"]
+
+
+# ------------------------------------------------------------------------------ wgmma on sm_90a
+
+_WGMMA_LOOP = """.version 8.6
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 n)
+{{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u32 %r1, [n];
+  mov.u64 %rd5, 0;
+  mov.u64 %rd6, 0;
+  mov.f32 %f1, 0f00000000;
+  mov.f32 %f2, 0f00000000;
+  mov.f32 %f3, 0f00000000;
+  mov.f32 %f4, 0f00000000;
+  mov.u32 %r2, 0;
+HEAD:
+{body}
+  add.u32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra HEAD;
+  ret;
+}}
+"""
+_MMA = "  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd5, %rd6, 1, 1, 1, 0, 0;\n"
+_FENCE = "  wgmma.fence.sync.aligned;\n"
+_DONE = "  wgmma.commit_group.sync.aligned;\n  wgmma.wait_group.sync.aligned 0;\n"
+
+
+@pytest.mark.parametrize("body, needed", [
+    # a fence before the loop's mma, the accumulators not written in between: the issue passes by the fence's
+    # snapshot whatever the flags at the head were (an accumulator rescaled after the wait: attention's O)
+    (_FENCE + _MMA + _DONE + "  mul.f32 %f1, %f1, 0f3F000000;\n", set()),
+    # an accumulator written between the fence and the mma: the issue compares it with stored values
+    (_FENCE + "  mul.f32 %f2, %f2, 0f3F000000;\n" + _MMA + _DONE, {"%f2"}),
+    # the mma before the loop's fence: it relies on the registers holding the last mma's result (or the fence's)
+    (_MMA + _DONE + _FENCE, {"%f1", "%f2", "%f3", "%f4"}),
+    # a fence only on some paths to the mma
+    ("  setp.eq.u32 %p2, %r2, 3;\n  @%p2 wgmma.fence.sync.aligned;\n" + _MMA + _DONE, {"%f1", "%f2", "%f3", "%f4"}),
+])
+def test_wgmma_flags_needed_at_a_loop_head(body: str, needed: set[str]) -> None:
+    """The wgmma registers' fence/written flags (Canon._wgmma_same) are left out of a loop head's state only
+    where no path from the head consults them (loops.wgmma_flags_needed): a flag that differs between two
+    boundaries and decides a later issue (9.7.15.7.1) keeps their states apart."""
+    prog = load_program(ptx_parser.parse(_WGMMA_LOOP.format(body=body), "w.ptx"), "k")
+    assert set(loopsmod.wgmma_flags_needed(prog)[prog.labels["HEAD"]]) == needed
+
+
+def test_wgmma_loop_rereading_a_tile_is_summarised_and_a_late_overwrite_found() -> None:
+    """A tile loaded once and read by a wgmma every iteration: each iteration's asynchronous read is ordered before
+    the next (the issuers observed its completion at wait_group 0), so the older reads decide nothing
+    (loops._dominated_agent_reads) and the loop is summarised (it was not: one more read record per iteration, the
+    state never repeated). The twin overwrites the tile before the wait in iteration 60: the summary stops before
+    it and the race is found, as running every iteration finds it."""
+    r = check_file(REGRESSION / "loop_wgmma_tile_reread_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50
+    r = check_file(REGRESSION / "loop_wgmma_tile_reread_late_overwrite_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    sites = " ".join(s.describe() for s in r.findings[0].sites)
+    assert "wgmma.mma_async" in sites and "st.shared.u32" in sites and ":51:" in sites  # the overwrite of iteration 60
+
+
+def test_wgmma_agents_rotating_through_their_pool_repeat_up_to_their_columns() -> None:
+    """wait_group 1 leaves one wgmma in flight at the loop head; each issue reuses a completed agent, and the pool's
+    order (so which clock column each agent has) differs from one iteration to the next. Canon renames the agents'
+    columns (free ones by their place in the pool, those in flight by their operation): period 1 (it was 2; gemm_fp8
+    sm_90a: 12 -> 4). The twin overwrites the tile in iteration 60 while that iteration's wgmma may read it: found."""
+    r = check_file(REGRESSION / "loop_wgmma_pipelined_reread_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50
+    r = check_file(REGRESSION / "loop_wgmma_pipelined_reread_late_overwrite_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
+    sites = " ".join(s.describe() for s in r.findings[0].sites)
+    assert "wgmma.mma_async" in sites and "st.shared.u32" in sites and ":51:" in sites
+
+
+def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
+    """Canon's `thread_clocks` / `thread_clock_values`: each (kind, thread row) maps to the class of its own clock
+    vector, ranked in its CTA's columns. Until 2026-12-04 the CTAs were passed as a (U, 1) array, so rank_vec
+    broadcast every vector against every CTA ((U, U, W) values, U times the work: 2 s of each boundary's state on
+    gemm_fp8 sm_90a) and a row's class followed its CTA only: two states whose threads hold each other's clocks
+    compared equal."""
+    checked = []
+    init = loopsmod.Canon.__init__
+
+    def check(self, *a, **k):
+        init(self, *a, **k)
+        parts = dict(self.parts)
+        shape, dtype, raw = parts["thread_clock_values"]
+        values = np.frombuffer(raw, dtype).reshape(shape)
+        shape, dtype, raw = parts["thread_clocks"]
+        classes = np.frombuffer(raw, dtype).reshape(shape)
+        c = self.clocks
+        assert values.ndim == 2 and values.shape[1] == self.W
+        rows = np.arange(c.n_threads)
+        for kind in range(c.base.shape[0]):
+            want = self.rank_vec(c._table[c.base[kind]].astype(np.int64), rows // c.T)
+            assert np.array_equal(values[classes[kind * c.n_threads + rows]], want)
+        checked.append(len(np.unique(classes)))
+
+    monkeypatch.setattr(loopsmod.Canon, "__init__", check)
+    check_file(REGRESSION / "loop_shared_staging_ok.ptx")
+    assert checked
