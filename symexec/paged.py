@@ -58,6 +58,9 @@ def from_array(raw: np.ndarray) -> Fill:
 
 
 CHUNK_SHIFT = 12  # pages per chunk of the page table
+#: Arrays of at most this many pages also keep a direct table, page -> slot << PAGE_SHIFT (8 bytes a page:
+#: 512 KiB for 16 M elements): a lookup is one gather and an or (PageLayout.locate).
+DIRECT_PAGES = 1 << 16
 
 
 def _chunks_of(hi: np.ndarray) -> list[int]:
@@ -125,6 +128,8 @@ class PageLayout:
     def __init__(self, size: int) -> None:
         self.npages = -(-int(size) // PAGE)
         self.table = _PageTable(self.npages)
+        # page -> slot << PAGE_SHIFT (-1: not made), beside `table` for arrays of few pages
+        self._direct = np.full(self.npages, -1, np.int64) if self.npages <= DIRECT_PAGES else None
         self.pages = np.empty(0, np.int64)  # page number of each slot
         self.used = 0
         self._last: tuple[object, np.ndarray] | None = None
@@ -138,6 +143,16 @@ class PageLayout:
             return last[1]
         flat = np.asarray(idx, dtype=np.int64)
         pages = flat >> PAGE_SHIFT
+        direct = self._direct
+        if direct is not None and pages.size and pages.min() >= 0:  # (a negative index: the chunked table's way)
+            base = direct[pages]
+            if base.size and base.min() < 0:
+                self._make(pages, base >> PAGE_SHIFT)
+                base = direct[pages]
+            base |= flat & _MASK
+            if type(idx) is np.ndarray:
+                self._last = (idx, base)
+            return base
         slots = self.table[pages]
         if not (slots >= 0).all():
             slots = self._make(pages, slots)
@@ -158,6 +173,8 @@ class PageLayout:
             self.pages = grown
         self.pages[self.used:need] = new
         self.table[new] = np.arange(self.used, need, dtype=np.int32)
+        if self._direct is not None:
+            self._direct[new] = np.arange(self.used, need, dtype=np.int64) << PAGE_SHIFT
         self.used = need
         return self.table[pages]
 

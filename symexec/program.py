@@ -7,6 +7,7 @@ branches are immediate post-dominators of the control-flow graph (computed with 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -21,6 +22,15 @@ from .opcodes import CONVERGENT, EXITS, region_neutral
 EXIT = -1  # virtual exit node of the CFG
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _numbered(name: str) -> tuple[str, int] | None:
+    """(prefix, number) of a register name of a numbered range (%f<300>: %f12 -> ('%f', 12)), None if it is
+    not one; memoised (the machine asks for every operand of every instruction it runs)."""
+    m = _NUMBERED.match(name)
+    return (m.group(1), int(m.group(2))) if m is not None else None
+
 
 _TYPE_WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16,
                "bf16": 16, "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32,
@@ -123,10 +133,10 @@ class Program:
         d = self.regs.get(name)
         if d is not None:
             return d
-        m = _NUMBERED.match(name)
+        m = _numbered(name)
         if m is not None:
-            r = self.reg_ranges.get(m.group(1))
-            if r is not None and int(m.group(2)) < r[1]:
+            r = self.reg_ranges.get(m[0])
+            if r is not None and m[1] < r[1]:
                 return r[0]
         return None
 

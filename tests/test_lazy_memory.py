@@ -22,7 +22,7 @@ from harness.emulate import DeviceBytes, launch_for, to_device
 from harness.suite import all_contracts
 from symexec import load_program, run_kernel
 from symexec.check import check_kernel
-from symexec.paged import PAGE, PagedArray, ZeroBytes, byte_fill, element_indices, from_array
+from symexec.paged import PAGE, PageLayout, PagedArray, ZeroBytes, byte_fill, constant, element_indices, from_array
 
 CONTRACTS = {c.name: c for c in all_contracts()}
 
@@ -58,6 +58,31 @@ def test_paged_array_is_the_array_it_stands_for(case) -> None:
             assert np.array_equal(pa[idx], ref[idx])
     assert np.array_equal(pa.dense(), ref)
     assert np.array_equal(init, (np.arange(size) * 37 % 251).astype(np.uint8)), "the source was written"
+
+
+@settings(max_examples=100, deadline=None)
+@given(_ops(), st.booleans())
+def test_paged_arrays_sharing_a_layout_are_the_arrays_they_stand_for(case, direct: bool) -> None:
+    """Two arrays on one page layout (a memory shadow's columns, and termshadow._Mem on the check state's
+    layout), indexed with the same index arrays and with others, by the layout's direct page table
+    (PageLayout._direct, small arrays) or by its chunked one: each is the numpy array it stands for."""
+    size, ops, _ = case
+    init = (np.arange(size) * 37 % 251).astype(np.uint8)
+    layout = PageLayout(size)
+    if not direct:
+        layout._direct = None  # the chunked table only (arrays of more than DIRECT_PAGES pages)
+    a = PagedArray(size, np.uint8, from_array(init), layout)
+    b = PagedArray(size, np.int64, constant(-3, np.int64), layout)
+    ra, rb = init.copy(), np.full(size, -3, np.int64)
+    for i, (write, idx, vals) in enumerate(ops):
+        if write:
+            ra[idx] = vals
+            a[idx] = vals
+            rb[idx[..., ::-1]] = i  # another index array: located anew
+            b[idx[..., ::-1]] = i
+        else:  # the same array for both: the second finds the first's translation
+            assert np.array_equal(a[idx], ra[idx]) and np.array_equal(b[idx], rb[idx])
+    assert np.array_equal(a.dense(), ra) and np.array_equal(b.dense(), rb)
 
 
 def test_paged_array_makes_only_touched_pages() -> None:

@@ -16,13 +16,41 @@ _CC = A.Sym("%%cc")  # the carry flag written by .cc and read by addc/subc/madc 
 _RND = {".rn", ".rz", ".rm", ".rp"}
 
 
+#: A float operation runs on the executing lanes only when at most this fraction of the batch executes
+#: (one warp of eight in the naive attention's P V loop); otherwise on every lane, as its operands come.
+SPARSE_FRACTION = 0.25
+
+
 def _float_op(fn, ins: A.Instruction, x: Exec, t, *ops, **kw) -> None:
     """Apply a float operation on scalar or packed (x2) types."""
     if t.lanes == 2:
         res = F.packed(fn, *ops, fmt=t.fmt, **kw)
     else:
-        res = fn(*ops, t.fmt, **kw)
+        lanes = _sparse_lanes(ins, x, ops)
+        if lanes is None:
+            res = fn(*ops, t.fmt, **kw)
+        else:  # lane by lane: the executing lanes' results are the same; the others' bits are never kept
+            part = fn(*(o[lanes] if o.ndim else o for o in ops), t.fmt, **kw)
+            res = np.zeros(x.mask.size, np.asarray(part).dtype)
+            res[lanes] = part
     x.write(ins.operands[0], res, t.name)
+
+
+def _sparse_lanes(ins: A.Instruction, x: Exec, ops: tuple) -> np.ndarray | None:
+    """The executing lanes, where few lanes of many execute an unguarded instruction on per-lane
+    operands; None otherwise. A register write keeps the result on the executing lanes only
+    (execctx.write_reg), and the check-mode observers read the other lanes' bits only where a guard
+    that depends on data left them out (termshadow's if-then-else of a guarded write): so never for an
+    unguarded instruction."""
+    mask = getattr(x, "mask", None)
+    if ins.guard is not None or not isinstance(mask, np.ndarray) or mask.ndim != 1 or mask.dtype != np.bool_:
+        return None
+    n = mask.size
+    if n < 64 or not all(isinstance(o, np.ndarray) and (o.ndim == 0 or o.shape == (n,)) for o in ops) \
+            or not any(o.ndim for o in ops):
+        return None
+    lanes = np.flatnonzero(mask)
+    return lanes if lanes.size <= SPARSE_FRACTION * n else None
 
 
 def _src(ins: A.Instruction, x: Exec, ty: str, k: int) -> list[np.ndarray]:

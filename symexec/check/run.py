@@ -70,7 +70,11 @@ def new_run(prog: Program, launch: Launch, ctas: list | None = None, observers: 
             loops = branch_policy.loops = LoopSummariser(prog, state, shadow)
     # value numbers are read by race records (same-value writes), loop summaries and the term log only
     state.numbered = races or loops is not None or terms
-    m = Machine(prog, launch, observers=(state, sync, *observers), policy=branch_policy, ctas=ctas,
+    # happens-before clocks and the synchronisation log are read by race records (and their timelines)
+    # and loop summaries only
+    state.clocked = races or loops is not None or terms
+    hooked = (state, sync) if state.clocked else (state,)
+    m = Machine(prog, launch, observers=(*hooked, *observers), policy=branch_policy, ctas=ctas,
                 exec_factory=lambda b: exec_factory(b, state))
     return CheckRun(m, state, ctas, sync, loops)
 

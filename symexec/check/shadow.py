@@ -236,12 +236,15 @@ class MemShadow:
 
     def __init__(self, size: int, taint: int, key: int, salt: int, buffer: object = None) -> None:
         self.buffer = buffer  # the Buffer it shadows (input bytes name it in the term log)
+        self.size = size
 
         def numbered(pages: np.ndarray) -> np.ndarray:  # an untouched byte is numbered by its position
             return mix(key, np.uint64(salt), element_indices(pages).astype(np.uint64))
 
         self.key, self.salt = key, salt  # an untouched byte's number: mix(key, salt, its offset)
-        layout = PageLayout(size)  # the four are indexed together: one page lookup for all
+        # the four are indexed together: one page lookup for all (and for another observer's shadow of
+        # the same buffer that takes this layout: the equivalence shadow's, termshadow._Mem)
+        self.layout = layout = PageLayout(size)
         self.cta = PagedArray(size, np.int32, constant(-1, np.int32), layout)  # CTA slot that last wrote each byte
         self.hash = PagedArray(size, np.uint64, numbered, layout)
         self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8), layout)

@@ -90,6 +90,9 @@ class CheckState(Observer):
     # False: the trackers keep taints only, no value numbers (Tracker.numbered): a run whose numbers
     # nobody reads (no race records, no loop summaries, no term log: the equivalence shadow's runs)
     numbered: bool = True
+    # False: no happens-before clocks are kept for synchronisation (release, acquire, fences return at
+    # once): only race records read them (a run without race records or loop summaries)
+    clocked: bool = True
 
     def __post_init__(self) -> None:
         self.mem: dict = {}
@@ -126,9 +129,13 @@ class CheckState(Observer):
         self.access(ev)
 
     def on_release(self, ev: Release) -> None:
+        if not self.clocked:
+            return
         self.clocks.release(self.rows(ev.lanes), ev.point, relaxed=ev.relaxed)
 
     def on_acquire(self, ev: Acquire) -> None:
+        if not self.clocked:
+            return
         rows = self.rows(ev.lanes)
         self.clocks.acquire(rows, ev.point, ev.consume, relaxed=ev.relaxed)
         if ev.point.kind is SyncKind.BARRIER:
@@ -139,6 +146,8 @@ class CheckState(Observer):
                 self.clocks.forget_barriers(cta, bar_id, instance)
 
     def on_fence(self, ev: Fence) -> None:
+        if not self.clocked:
+            return
         rows = self.rows(ev.lanes)
         if ev.kind is FenceKind.PROXY:
             for k in _proxy_kinds(ev):
@@ -281,6 +290,13 @@ class CheckState(Observer):
             self.candidates.append(Candidate(error, getattr(error, "ins", None), self.rows(lanes), lanes, path))
 
     # -------------------------------------------------------------- memory
+    def layout_of(self, buffer: Buffer, size: int):
+        """The page layout of this run's shadow of `buffer` (symexec.paged.PageLayout), None if it has none
+        of that size yet: another observer's shadow of the buffer may share it (one page lookup per access
+        for both, the access's `flat` array being the same object)."""
+        s = self.mem.get(buffer)
+        return s.layout if s is not None and s.size == size else None
+
     def shadow_for(self, buffer: Buffer, size: int):
         if buffer.space is MemSpace.SHARED:
             return self.tracker.shadow(buffer, size, int(UNINIT), UNINIT_KEY, 1)

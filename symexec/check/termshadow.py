@@ -92,10 +92,13 @@ class BufferOutput:
 class _Mem:
     """Term shadow of one buffer: per byte its term and position, and (global) how often written."""
 
-    def __init__(self, size: int, initial: int, tracked: bool) -> None:
-        from ..paged import PageLayout, PagedArray, constant
+    def __init__(self, size: int, initial: int, tracked: bool, layout=None) -> None:
+        from ..paged import PAGE, PageLayout, PagedArray, constant
 
-        layout = PageLayout(size)  # the columns are indexed together: one page lookup per index array for all
+        # the columns are indexed together: one page lookup per index array for all; `layout`: the check
+        # state's shadow of the same buffer (every access indexes both with the same array, in turn)
+        if layout is None or layout.npages != -(-int(size) // PAGE):
+            layout = PageLayout(size)
         self.term = PagedArray(size, np.int64, constant(initial, np.int64), layout)
         self.pos = PagedArray(size, np.uint8, constant(0, np.uint8), layout)
         self.stores = PagedArray(size, np.uint16, constant(0, np.uint16), layout) if tracked else None
@@ -146,6 +149,8 @@ class TermShadow(Observer):
         # whose bits the register holds (CONCRETE where none); see _exact_terms
         self.exact: dict[str, np.ndarray] = {}
         self.exploring: Exploration | None = None  # a data-dependent branch with memory effects (termpaths.py)
+        # (buffer, size) -> a page layout to share with another shadow of that buffer (CheckState.layout_of)
+        self.layout_of = None
         self.self_check = None  # a semantics.termeval.Incremental: check every written term (tests)
         self.mismatches: list[tuple] = []
         self.checked = self.unchecked = 0
@@ -511,7 +516,8 @@ class TermShadow(Observer):
         if m is None:
             info = self._global_info(buffer)
             initial = _INPUT if info is not None and info.symbolic else CONCRETE
-            m = self.mem[buffer] = _Mem(size, initial, buffer.space is MemSpace.GLOBAL)
+            layout = self.layout_of(buffer, size) if self.layout_of is not None else None
+            m = self.mem[buffer] = _Mem(size, initial, buffer.space is MemSpace.GLOBAL, layout)
         return m
 
     def _global_info(self, buffer: Buffer) -> GlobalInfo | None:
@@ -1307,4 +1313,5 @@ def equivalence_run(prog, launch, store: TermStore, globals_: dict[str, GlobalIn
                   exec_factory=lambda b, state: EquivExec(b, state, shadow),
                   policy=lambda state: EquivPolicy(state, shadow), races=races)
     shadow.attach(run.machine)
+    shadow.layout_of = run.state.layout_of  # the state hears each access first: its shadow exists by then
     return run, shadow

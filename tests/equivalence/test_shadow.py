@@ -91,3 +91,26 @@ def test_row_reductions_match_numpys():
                 for b in (x != 0, x == 0):
                     assert np.array_equal(rows_any(b), b.any(axis=1))
                     assert np.array_equal(rows_all(b), b.all(axis=1))
+
+
+@pytest.mark.parametrize("name,arch", [("softmax", "sm_80"), ("layernorm", "sm_89")], ids=lambda v: v)
+def test_runs_without_race_records_keep_no_clocks_and_the_same_terms(name: str, arch: str) -> None:
+    """A term run without race records (proofs/prove.py's, for a race-free kernel) keeps no happens-before
+    clocks or synchronisation log (only race records read them), and its equivalence shadow shares the
+    check state's page layouts: its output terms are those of a run with race records, id for id (one store)."""
+    k = triton_kernel(CONTRACTS[name], arch)
+    T = TermStore()
+    outs = {}
+    for races in (True, False):
+        run, shadow = equivalence_run(k.prog, k.launch, T, k.buffers, races=races)
+        assert run.state.clocked is races and (run.sync in run.machine.observers) is races
+        assert run_checked(run, k.prog, k.launch).outcome.value == "race_free"
+        for buf, m in shadow.mem.items():
+            layout = run.state.layout_of(buf, m.term.size)
+            assert layout is not None and m.term._layout is layout, buf
+        outs[races] = shadow.outputs()
+    assert outs[True].keys() == outs[False].keys()
+    for buf, o in outs[True].items():
+        p = outs[False][buf]
+        assert np.array_equal(o.elements, p.elements) and np.array_equal(o.terms, p.terms), buf
+        assert np.array_equal(o.bits, p.bits), buf
