@@ -44,6 +44,10 @@ MAX_RMW_CHAIN = 4096
 GC_EVERY = 1 << 20  # records made between two collections of those no byte refers to
 GC_ALWAYS = False  # collect even when most records are live (tests)
 DEFER_MAX_EVENTS = 4096  # reads of a global buffer not written yet kept aside at most (RaceDetector.flush)
+#: A buffer of at most this many bytes keeps its per-byte state in plain arrays (4 bytes per byte for
+#: each of `lastw` and `rhead`), not paged ones: a page-table lookup per index array was a few percent
+#: of check mode on shared-memory kernels
+DENSE_MAX = 1 << 20
 
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -332,6 +336,7 @@ class _BufferState:
         self.fine = granule < GRANULE  # some page may be finer than GRANULE
         self.lastw = PagedArray(size, np.int32, constant(-1, np.int32))  # record ids (Records: 32 bits)
         self.rhead = PagedArray(size, np.int32, constant(-1, np.int32))  # read node ids
+        self.small = size <= DENSE_MAX  # made dense at its first tested access (`dense`)
         self.synclast = None  # record of the last writing lane per byte, from the first release on
         self.chains: dict[int, tuple[int, ...]] = {}  # byte -> records of its atomic chain (_sync_edges)
         self.atomic: dict[int, _AtomicByte] = {}
@@ -339,6 +344,16 @@ class _BufferState:
         self.found: dict[tuple, _Found] = {}  # (pc a, pc b, same CTA) -> finding
         self.found_key: dict[tuple, tuple] = {}  # its batch-order sort key
         self.written = False
+
+    def dense(self) -> None:
+        """A small buffer (shared memory, most suite tensors) keeps its state in plain arrays from its
+        first tested access on: indexed without the page table, the same values (dense() fills every
+        page as its first touch would). Not before: a buffer whose reads are only kept aside (an input
+        never written) costs nothing."""
+        self.small = False
+        self.gran.dense()
+        self.lastw.dense()
+        self.rhead.dense()
 
     def scale(self, key: np.ndarray) -> np.ndarray:
         """Byte pairs a pair found at granule `key` stands for."""
@@ -661,18 +676,30 @@ class RaceDetector:
     # ------------------------------------------------------------------ a window of accesses to one buffer
     def _step(self, buf, events: list[Event], ids: list[np.ndarray]) -> None:
         st = self._state(events[0])
-        byte_l, rec_l = [], []
-        for e, r in zip(events, ids):
-            flat = st.padded(e.flat)
-            got = st.entries(flat)
-            if not isinstance(got, tuple):  # some access splits its pages' granules: finer ones from now on
-                self._refine(st, flat, got)
-                return self._step(buf, events, ids)
-            keys, rows = got
-            byte_l.append(keys)
-            rec_l.append(r[rows])
-            if e.kind != READ:
-                st.written = True
+        if st.small:
+            st.dense()
+        while True:
+            byte_l, rec_l = [], []
+            refined = False
+            for e, r in zip(events, ids):
+                flat = st.padded(e.flat)
+                got = st.entries(flat)
+                while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
+                    self._refine(st, flat, got)
+                    refined = True
+                    got = st.entries(flat)
+                if refined:  # the keys of the accesses before it may be stale: the pass only refines
+                    continue
+                keys, rows = got
+                byte_l.append(keys)
+                rec_l.append(r[rows])
+            if not refined:
+                break
+            # another pass: its keys are those of the granules now kept (refining only ever splits granules,
+            # each new one starting with the state of the one it lies in, so splitting the pages of all the
+            # window's accesses in one pass ends in the granules and state that one access at a time gave)
+        if any(e.kind != READ for e in events):
+            st.written = True
         byte = np.concatenate(byte_l) if len(byte_l) > 1 else byte_l[0]
         rec = np.concatenate(rec_l) if len(rec_l) > 1 else rec_l[0]
         R = self.R
