@@ -47,7 +47,7 @@ DEFER_MAX_EVENTS = 4096  # reads of a global buffer not written yet kept aside a
 #: A buffer of at most this many bytes keeps its per-byte state in plain arrays (4 bytes per byte for
 #: each of `lastw` and `rhead`), not paged ones: a page-table lookup per index array was a few percent
 #: of check mode on shared-memory kernels
-DENSE_MAX = 1 << 20
+DENSE_MAX = 1 << 19
 
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -193,9 +193,10 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
     table = clocks.table
     ok = table[bases, np.minimum(col_a, table.shape[1] - 1)] >= epoch_a
     # a's column is b's own when a is b's thread or one of its streams: b's own entry for it counts
-    mine = (slot_a >= 0) & (R["thread"][a] == R["thread"][b])
-    if mine.any() and not tensor_memory:
-        i = np.nonzero(mine & ~ok)[0]
+    # (asked of the pairs the clocks do not order only: most pairs of a race-free kernel are ordered)
+    i = np.zeros(0, np.int64) if tensor_memory else np.nonzero(~ok)[0]
+    if i.size:
+        i = i[(slot_a[i] >= 0) & (R["thread"][a[i]] == R["thread"][b[i]])]
         if i.size:
             bi, si = b[i], slot_a[i].astype(np.int64)
             own = R["cown"][bi, si]
@@ -206,7 +207,8 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
     # observed the old one complete)
     agent = slot_a < 0
     if agent.any():
-        ok |= agent & (R["hbrow"][a] == R["hbrow"][b])
+        j = np.nonzero(agent & ~ok)[0]
+        ok[j] = R["hbrow"][a[j]] == R["hbrow"][b[j]]
     return ok
 
 
@@ -336,7 +338,10 @@ class _BufferState:
         self.fine = granule < GRANULE  # some page may be finer than GRANULE
         self.lastw = PagedArray(size, np.int32, constant(-1, np.int32))  # record ids (Records: 32 bits)
         self.rhead = PagedArray(size, np.int32, constant(-1, np.int32))  # read node ids
-        self.small = size <= DENSE_MAX  # made dense at its first tested access (`dense`)
+        # made dense at its first tested access (`dense`); not tensor memory, whose cells are kept without
+        # `gran` (the touched pages of a dense buffer are those with a granule: `_touched`)
+        self.small = size <= DENSE_MAX and buffer.space is not MemSpace.TMEM
+        self._dense = False
         self.synclast = None  # record of the last writing lane per byte, from the first release on
         self.chains: dict[int, tuple[int, ...]] = {}  # byte -> records of its atomic chain (_sync_edges)
         self.atomic: dict[int, _AtomicByte] = {}
@@ -351,9 +356,33 @@ class _BufferState:
         page as its first touch would). Not before: a buffer whose reads are only kept aside (an input
         never written) costs nothing."""
         self.small = False
-        self.gran.dense()
-        self.lastw.dense()
-        self.rhead.dense()
+        self._dense = True
+        # whole pages: a refinement copies a granule's state to its bytes up to the granule's end, past the
+        # buffer's last byte where its size is not a multiple of the granule
+        self.gran.dense(whole_pages=True)
+        self.lastw.dense(whole_pages=True)
+        self.rhead.dense(whole_pages=True)
+
+    def _touched(self) -> np.ndarray:
+        """The indices of the pages of a dense buffer that some tested access touched (those with a
+        granule; every write of `lastw` and `rhead` is at a key of such a page, or past the end of its
+        granule on that page): the others hold -1 throughout."""
+        pages = np.nonzero(self.gran.dense(whole_pages=True))[0]
+        return (pages[:, None] * GPAGE + np.arange(GPAGE)).reshape(-1)
+
+    def kept(self, arr: PagedArray) -> np.ndarray:
+        """The values `lastw` or `rhead` hold where they may hold something (the garbage collector's
+        roots): a paged array's made pages, a dense one's touched pages (not the whole buffer)."""
+        return arr.dense(whole_pages=True)[self._touched()] if self._dense else arr.materialised()
+
+    def transform(self, arr: PagedArray, fn) -> None:
+        """`lastw` or `rhead` renumbered by fn (which keeps -1) where they may hold something."""
+        if self._dense:
+            d = arr.dense(whole_pages=True)
+            idx = self._touched()
+            d[idx] = fn(d[idx])
+        else:
+            arr.transform(fn)
 
     def scale(self, key: np.ndarray) -> np.ndarray:
         """Byte pairs a pair found at granule `key` stands for."""
@@ -866,14 +895,19 @@ class RaceDetector:
         same_cta = (R["row"][a] // self.threads) == (R["row"][b] // self.threads)
         sa, sb = R["strong"][a], R["strong"][b]
         # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
-        strong_ok = ((sa > 0) & (sb > 0) & (same_cta | ((sa >= 3) & (sb >= 3)))
-                     & (R["start"][a] == R["start"][b]) & (R["size"][a] == R["size"][b]))
-        cand = keep & ~both_atomic & ~strong_ok
+        cand = keep & ~both_atomic
+        strong = (sa > 0) & (sb > 0)
+        j = np.nonzero(strong & cand)[0]  # (plain accesses are not strong: most pairs have none)
+        if j.size:
+            aj, bj = a[j], b[j]
+            cand[j] = ~((same_cta[j] | ((sa[j] >= 3) & (sb[j] >= 3)))
+                        & (R["start"][aj] == R["start"][bj]) & (R["size"][aj] == R["size"][bj]))
         if not cand.any():
             return
-        a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
-        if mult is not None:
-            mult = mult[cand]
+        if not every(cand):
+            a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
+            if mult is not None:
+                mult = mult[cand]
         ok = self._ordered(st, a, b, same_cta)
         bad = np.nonzero(~ok)[0]
         if bad.size == 0:
@@ -1115,10 +1149,13 @@ class RaceDetector:
     def _ordered(self, st: _BufferState, a: np.ndarray, b: np.ndarray, same_cta: np.ndarray) -> np.ndarray:
         """Per pair of records (a earlier, b): ordered by happens-before? In one CTA by the clocks,
         across CTAs through a release -> acquire edge."""
-        ok = np.zeros(a.size, bool)
-        if same_cta.any():
-            s = np.nonzero(same_cta)[0]
-            ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
+        if every(same_cta):  # (the common case: no subset to take)
+            ok = ordered(self.clocks, self.R, a, b, st.buffer.space is MemSpace.TMEM)
+        else:
+            ok = np.zeros(a.size, bool)
+            if same_cta.any():
+                s = np.nonzero(same_cta)[0]
+                ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
         if self.edges:
             for j in np.nonzero(~ok & ~same_cta)[0]:
                 ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(a[j])), self._where(int(b[j])))
@@ -1176,10 +1213,10 @@ class RaceDetector:
         R = self.R
         holders = []
         for st in self._buffers.values():
-            holders.append(st.lastw.materialised())
+            holders.append(st.kept(st.lastw))
         live_nodes = []
         for st in self._buffers.values():
-            h = st.rhead.materialised()
+            h = st.kept(st.rhead)
             cur = h[h >= 0]
             while cur.size:
                 live_nodes.append(cur)
@@ -1207,8 +1244,8 @@ class RaceDetector:
         self._node_mult[:nodes.size] = self._node_mult[nodes]
         self._nodes = nodes.size
         for st in self._buffers.values():
-            st.lastw.transform(remap)
-            st.rhead.transform(node_remap)
+            st.transform(st.lastw, remap)
+            st.transform(st.rhead, node_remap)
             if st.synclast is not None:
                 st.synclast.transform(remap)
             st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}
