@@ -249,8 +249,10 @@ class PagedArray:
             self._sync()
             self._pool[:self._filled] = fn(self._pool[:self._filled])
 
-    def dense(self) -> np.ndarray:
-        """Every element, as one contiguous array that backs this one from now on."""
+    def dense(self, whole_pages: bool = False) -> np.ndarray:
+        """Every element, as one contiguous array that backs this one from now on. whole_pages: the
+        array reaches to the end of the last page, as a paged array's indices do (the elements past
+        `size` exist there too)."""
         if self._dense is None:
             self._sync()
             lay = self._layout
@@ -261,7 +263,7 @@ class PagedArray:
             if rest.size:
                 pool[rest] = self._fill(rest)
             self._pool = pool
-            self._dense = pool.reshape(-1)[: self.size]
+            self._dense = pool.reshape(-1) if whole_pages else pool.reshape(-1)[: self.size]
         return self._dense
 
 

@@ -29,7 +29,7 @@ from ..opcodes import Order
 from ..paged import PagedArray, constant
 from .hb import SLOTS, Clocks
 from .same_value import equal_defined_values
-from .shadow import every, some
+from .shadow import every, rows_all, some
 
 #: how a reason starts when the accesses are ordered and only a proxy fence is missing
 ORDERED_BUT = "ordered (by synchronisation or program order),"
@@ -44,6 +44,10 @@ MAX_RMW_CHAIN = 4096
 GC_EVERY = 1 << 20  # records made between two collections of those no byte refers to
 GC_ALWAYS = False  # collect even when most records are live (tests)
 DEFER_MAX_EVENTS = 4096  # reads of a global buffer not written yet kept aside at most (RaceDetector.flush)
+#: A buffer of at most this many bytes keeps its per-byte state in plain arrays (4 bytes per byte for
+#: each of `lastw` and `rhead`), not paged ones: a page-table lookup per index array was a few percent
+#: of check mode on shared-memory kernels
+DENSE_MAX = 1 << 19
 
 
 READ, WRITE, ATOMIC = 0, 1, 2
@@ -189,9 +193,10 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
     table = clocks.table
     ok = table[bases, np.minimum(col_a, table.shape[1] - 1)] >= epoch_a
     # a's column is b's own when a is b's thread or one of its streams: b's own entry for it counts
-    mine = (slot_a >= 0) & (R["thread"][a] == R["thread"][b])
-    if mine.any() and not tensor_memory:
-        i = np.nonzero(mine & ~ok)[0]
+    # (asked of the pairs the clocks do not order only: most pairs of a race-free kernel are ordered)
+    i = np.zeros(0, np.int64) if tensor_memory else np.nonzero(~ok)[0]
+    if i.size:
+        i = i[(slot_a[i] >= 0) & (R["thread"][a[i]] == R["thread"][b[i]])]
         if i.size:
             bi, si = b[i], slot_a[i].astype(np.int64)
             own = R["cown"][bi, si]
@@ -202,7 +207,8 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
     # observed the old one complete)
     agent = slot_a < 0
     if agent.any():
-        ok |= agent & (R["hbrow"][a] == R["hbrow"][b])
+        j = np.nonzero(agent & ~ok)[0]
+        ok[j] = R["hbrow"][a[j]] == R["hbrow"][b[j]]
     return ok
 
 
@@ -332,6 +338,10 @@ class _BufferState:
         self.fine = granule < GRANULE  # some page may be finer than GRANULE
         self.lastw = PagedArray(size, np.int32, constant(-1, np.int32))  # record ids (Records: 32 bits)
         self.rhead = PagedArray(size, np.int32, constant(-1, np.int32))  # read node ids
+        # made dense at its first tested access (`dense`); not tensor memory, whose cells are kept without
+        # `gran` (the touched pages of a dense buffer are those with a granule: `_touched`)
+        self.small = size <= DENSE_MAX and buffer.space is not MemSpace.TMEM
+        self._dense = False
         self.synclast = None  # record of the last writing lane per byte, from the first release on
         self.chains: dict[int, tuple[int, ...]] = {}  # byte -> records of its atomic chain (_sync_edges)
         self.atomic: dict[int, _AtomicByte] = {}
@@ -339,6 +349,40 @@ class _BufferState:
         self.found: dict[tuple, _Found] = {}  # (pc a, pc b, same CTA) -> finding
         self.found_key: dict[tuple, tuple] = {}  # its batch-order sort key
         self.written = False
+
+    def dense(self) -> None:
+        """A small buffer (shared memory, most suite tensors) keeps its state in plain arrays from its
+        first tested access on: indexed without the page table, the same values (dense() fills every
+        page as its first touch would). Not before: a buffer whose reads are only kept aside (an input
+        never written) costs nothing."""
+        self.small = False
+        self._dense = True
+        # whole pages: a refinement copies a granule's state to its bytes up to the granule's end, past the
+        # buffer's last byte where its size is not a multiple of the granule
+        self.gran.dense(whole_pages=True)
+        self.lastw.dense(whole_pages=True)
+        self.rhead.dense(whole_pages=True)
+
+    def _touched(self) -> np.ndarray:
+        """The indices of the pages of a dense buffer that some tested access touched (those with a
+        granule; every write of `lastw` and `rhead` is at a key of such a page, or past the end of its
+        granule on that page): the others hold -1 throughout."""
+        pages = np.nonzero(self.gran.dense(whole_pages=True))[0]
+        return (pages[:, None] * GPAGE + np.arange(GPAGE)).reshape(-1)
+
+    def kept(self, arr: PagedArray) -> np.ndarray:
+        """The values `lastw` or `rhead` hold where they may hold something (the garbage collector's
+        roots): a paged array's made pages, a dense one's touched pages (not the whole buffer)."""
+        return arr.dense(whole_pages=True)[self._touched()] if self._dense else arr.materialised()
+
+    def transform(self, arr: PagedArray, fn) -> None:
+        """`lastw` or `rhead` renumbered by fn (which keeps -1) where they may hold something."""
+        if self._dense:
+            d = arr.dense(whole_pages=True)
+            idx = self._touched()
+            d[idx] = fn(d[idx])
+        else:
+            arr.transform(fn)
 
     def scale(self, key: np.ndarray) -> np.ndarray:
         """Byte pairs a pair found at granule `key` stands for."""
@@ -372,7 +416,7 @@ class _BufferState:
             k, n = c.shape
             return (c * CELL).reshape(-1), np.repeat(np.arange(k), n)
         k, nb = flat.shape
-        lo, hi = flat.min(axis=1) // GPAGE, flat.max(axis=1) // GPAGE
+        lo, hi = _row_min(flat) // GPAGE, _row_max(flat) // GPAGE
         g = self.gran[lo].astype(np.int64)
         if not every(g) or not every(self.gran[hi]) or self._middle_untouched(lo, hi):
             # pages touched the first time take the rows' granules
@@ -419,9 +463,14 @@ class _BufferState:
 
     def _first_touch(self, flat: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
         fit = _row_granules(flat, GRANULE)
-        pages = np.concatenate([lo, hi] + [np.arange(a + 1, b) for a, b in zip(lo.tolist(), hi.tolist()) if b > a + 1])
-        fits = np.concatenate([fit, fit] + [np.full(b - a - 1, f) for a, b, f in zip(lo.tolist(), hi.tolist(),
-                                                                                     fit.tolist()) if b > a + 1])
+        pages, fits = [lo, hi], [fit, fit]
+        wide = np.nonzero(hi - lo > 1)[0]
+        if wide.size:  # the pages between a row's first and last
+            n = hi[wide] - lo[wide] - 1
+            starts = np.cumsum(n) - n
+            pages.append(np.repeat(lo[wide] + 1 - starts, n) + np.arange(int(n.sum())))
+            fits.append(np.repeat(fit[wide], n))
+        pages, fits = np.concatenate(pages), np.concatenate(fits)
         new = self.gran[pages] == 0
         pages, fits = pages[new], fits[new]
         if pages.size:
@@ -438,8 +487,46 @@ def _fits(flat: np.ndarray, g: int) -> np.ndarray:
     k, nb = flat.shape
     if nb % g:
         return np.zeros(k, bool)
+    if every(_contiguous(flat)):  # rows s, s+1, ..., s+nb-1 (nb a multiple of g): whole granules iff g divides s
+        return flat[:, 0] % g == 0
     first = flat[:, ::g]
-    return ((first % g) == 0).all(axis=1) & (flat.reshape(k, -1, g) == first[:, :, None] + _STEP[:g]).all(axis=(1, 2))
+    return rows_all((first % g) == 0) & rows_all((flat.reshape(k, -1, g) == first[:, :, None] + _STEP[:g]).reshape(k, nb))
+
+
+_CONTIGUOUS: list = [None, None]  # (flat, its rows' contiguity) of the last array asked: entries asks per granule
+
+
+def _contiguous(flat: np.ndarray) -> np.ndarray:
+    """(k,) whether each row of flat (k, nb) is consecutive ascending bytes."""
+    if _CONTIGUOUS[0] is flat:
+        return _CONTIGUOUS[1]
+    k, nb = flat.shape
+    out = rows_all(flat == flat[:, :1] + np.arange(nb, dtype=flat.dtype)) if nb > 1 else np.ones(k, bool)
+    _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, out
+    return out
+
+
+def _row_min(flat: np.ndarray) -> np.ndarray:
+    """flat.min(axis=1) of a (k, nb) array: column by column when rows are short (numpy's reduction along
+    a short last axis runs its inner loop once per row: 12 us on 512 x 2 bytes, 1.6 us this way)."""
+    nb = flat.shape[1]
+    if nb > 8 or nb == 0:
+        return flat.min(axis=1)
+    out = flat[:, 0].copy()
+    for j in range(1, nb):
+        np.minimum(out, flat[:, j], out=out)
+    return out
+
+
+def _row_max(flat: np.ndarray) -> np.ndarray:
+    """flat.max(axis=1) of a (k, nb) array (as _row_min)."""
+    nb = flat.shape[1]
+    if nb > 8 or nb == 0:
+        return flat.max(axis=1)
+    out = flat[:, 0].copy()
+    for j in range(1, nb):
+        np.maximum(out, flat[:, j], out=out)
+    return out
 
 
 def _row_granules(flat: np.ndarray, most: int) -> np.ndarray:
@@ -661,18 +748,30 @@ class RaceDetector:
     # ------------------------------------------------------------------ a window of accesses to one buffer
     def _step(self, buf, events: list[Event], ids: list[np.ndarray]) -> None:
         st = self._state(events[0])
-        byte_l, rec_l = [], []
-        for e, r in zip(events, ids):
-            flat = st.padded(e.flat)
-            got = st.entries(flat)
-            if not isinstance(got, tuple):  # some access splits its pages' granules: finer ones from now on
-                self._refine(st, flat, got)
-                return self._step(buf, events, ids)
-            keys, rows = got
-            byte_l.append(keys)
-            rec_l.append(r[rows])
-            if e.kind != READ:
-                st.written = True
+        if st.small:
+            st.dense()
+        while True:
+            byte_l, rec_l = [], []
+            refined = False
+            for e, r in zip(events, ids):
+                flat = st.padded(e.flat)
+                got = st.entries(flat)
+                while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
+                    self._refine(st, flat, got)
+                    refined = True
+                    got = st.entries(flat)
+                if refined:  # the keys of the accesses before it may be stale: the pass only refines
+                    continue
+                keys, rows = got
+                byte_l.append(keys)
+                rec_l.append(r[rows])
+            if not refined:
+                break
+            # another pass: its keys are those of the granules now kept (refining only ever splits granules,
+            # each new one starting with the state of the one it lies in, so splitting the pages of all the
+            # window's accesses in one pass ends in the granules and state that one access at a time gave)
+        if any(e.kind != READ for e in events):
+            st.written = True
         byte = np.concatenate(byte_l) if len(byte_l) > 1 else byte_l[0]
         rec = np.concatenate(rec_l) if len(rec_l) > 1 else rec_l[0]
         R = self.R
@@ -796,14 +895,19 @@ class RaceDetector:
         same_cta = (R["row"][a] // self.threads) == (R["row"][b] // self.threads)
         sa, sb = R["strong"][a], R["strong"][b]
         # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
-        strong_ok = ((sa > 0) & (sb > 0) & (same_cta | ((sa >= 3) & (sb >= 3)))
-                     & (R["start"][a] == R["start"][b]) & (R["size"][a] == R["size"][b]))
-        cand = keep & ~both_atomic & ~strong_ok
+        cand = keep & ~both_atomic
+        strong = (sa > 0) & (sb > 0)
+        j = np.nonzero(strong & cand)[0]  # (plain accesses are not strong: most pairs have none)
+        if j.size:
+            aj, bj = a[j], b[j]
+            cand[j] = ~((same_cta[j] | ((sa[j] >= 3) & (sb[j] >= 3)))
+                        & (R["start"][aj] == R["start"][bj]) & (R["size"][aj] == R["size"][bj]))
         if not cand.any():
             return
-        a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
-        if mult is not None:
-            mult = mult[cand]
+        if not every(cand):
+            a_pos, b_pos, a, b, same_cta = a_pos[cand], b_pos[cand], a[cand], b[cand], same_cta[cand]
+            if mult is not None:
+                mult = mult[cand]
         ok = self._ordered(st, a, b, same_cta)
         bad = np.nonzero(~ok)[0]
         if bad.size == 0:
@@ -1045,10 +1149,13 @@ class RaceDetector:
     def _ordered(self, st: _BufferState, a: np.ndarray, b: np.ndarray, same_cta: np.ndarray) -> np.ndarray:
         """Per pair of records (a earlier, b): ordered by happens-before? In one CTA by the clocks,
         across CTAs through a release -> acquire edge."""
-        ok = np.zeros(a.size, bool)
-        if same_cta.any():
-            s = np.nonzero(same_cta)[0]
-            ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
+        if every(same_cta):  # (the common case: no subset to take)
+            ok = ordered(self.clocks, self.R, a, b, st.buffer.space is MemSpace.TMEM)
+        else:
+            ok = np.zeros(a.size, bool)
+            if same_cta.any():
+                s = np.nonzero(same_cta)[0]
+                ok[s] = ordered(self.clocks, self.R, a[s], b[s], st.buffer.space is MemSpace.TMEM)
         if self.edges:
             for j in np.nonzero(~ok & ~same_cta)[0]:
                 ok[j] = cross_ordered(self.clocks, self.edges, self._where(int(a[j])), self._where(int(b[j])))
@@ -1106,10 +1213,10 @@ class RaceDetector:
         R = self.R
         holders = []
         for st in self._buffers.values():
-            holders.append(st.lastw.materialised())
+            holders.append(st.kept(st.lastw))
         live_nodes = []
         for st in self._buffers.values():
-            h = st.rhead.materialised()
+            h = st.kept(st.rhead)
             cur = h[h >= 0]
             while cur.size:
                 live_nodes.append(cur)
@@ -1137,8 +1244,8 @@ class RaceDetector:
         self._node_mult[:nodes.size] = self._node_mult[nodes]
         self._nodes = nodes.size
         for st in self._buffers.values():
-            st.lastw.transform(remap)
-            st.rhead.transform(node_remap)
+            st.transform(st.lastw, remap)
+            st.transform(st.rhead, node_remap)
             if st.synclast is not None:
                 st.synclast.transform(remap)
             st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}

@@ -300,6 +300,7 @@ class Tracker:
         self.loaded: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (hash, pos, taint) per byte
         self.loaded_lanes: np.ndarray | None = None  # lanes whose bytes `loaded` holds
         self.load_cursor = 0
+        self.load_elements: _LoadElements | None = None  # the load's elements, numbered together (_element)
         self.write_index = 0
         self.permute: np.ndarray | None = None
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
@@ -317,7 +318,7 @@ class Tracker:
                 self.collective = "opaque"
 
     _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
-                        "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor",
+                        "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor", "load_elements",
                         "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "address_mode")
 
     def save(self) -> tuple:
@@ -574,6 +575,13 @@ class Tracker:
             nb = max(1, width // 8)
             lo = self.load_cursor
             self.load_cursor += nb
+            if self.terms is None and self.numbered and nb in _ROW_UINT and bh.shape[1] > nb \
+                    and bh.shape[1] % nb == 0 and lo % nb == 0:  # a vector load: its elements together
+                got = self.load_elements
+                if got is None or got.nb != nb or got.loaded is not self.loaded:
+                    got = self.load_elements = _LoadElements(bh, bp, bt, nb)
+                    got.loaded = self.loaded
+                return self._element_of(got, lo // nb, value)
             return self._element(bh[:, lo:lo + nb], bp[:, lo:lo + nb], bt[:, lo:lo + nb], value, width)
         if not self.tainted:
             return None, None
@@ -645,6 +653,23 @@ class Tracker:
         h = _mix_from(self.warp_key, (np.uint64(k),))
         return self._numbered(h, taint, value), taint
 
+    def _element_of(self, got: "_LoadElements", j: int, value):
+        """_element of element j of a vector load, from the numbers of all of its elements at once
+        (the same per lane: every step of _element is a function of the lane's row of bytes)."""
+        taint = got.taint[:, j]
+        if not some(taint):
+            return None, None
+        taint = taint.copy()  # its own array, as _element's
+        h = got.first[:, j].copy()
+        part = ~got.whole[:, j]
+        if not every(taint):
+            part &= taint != 0  # _element numbers the tainted lanes only (the others by their bits)
+        if some(part):
+            nb = got.nb
+            th, tp = got.bh[part, j * nb:(j + 1) * nb], got.bp[part, j * nb:(j + 1) * nb]
+            h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th), row_number(BYTES_KEY, tp.astype(np.uint64)))
+        return self._numbered(h, taint, value), taint
+
     def _element(self, bh, bp, bt, value, width):
         taint = rows_or(bt) if bt.shape[1] else np.zeros(self.n, np.uint8)
         if not some(taint):
@@ -652,8 +677,7 @@ class Tracker:
         if not self.numbered:
             return self._unnumbered, taint.astype(np.uint8)
         nb = bh.shape[1]
-        code = int(np.log2(max(1, nb))) << 4
-        expect = (np.arange(nb, dtype=np.uint8) | np.uint8(code))
+        expect = _expected_positions(nb)
         # only the tainted lanes are numbered by their bytes: _numbered numbers the others (those the
         # load left out among them, in a batch where a few warps are active) by their bits
         lanes = None if every(taint) else np.nonzero(taint)[0]
@@ -841,6 +865,32 @@ class Tracker:
         real = mix(key_of("value"), *[self.real_in(i)[lanes] for i in range(len(self.in_real))]) \
             if self.in_real else exact
         return exact, real
+
+
+@functools.lru_cache(maxsize=None)
+def _expected_positions(nb: int) -> np.ndarray:
+    """The position codes of the bytes of one whole nb-byte value, in order (byte index | log2 nb << 4)."""
+    out = np.arange(nb, dtype=np.uint8) | np.uint8(int(np.log2(max(1, nb))) << 4)
+    out.flags.writeable = False
+    return out
+
+
+class _LoadElements:
+    """The bytes a vector load read (`loaded`: (n, m * nb) hash, pos, taint) as m elements of nb bytes
+    (nb in 1, 2, 4, 8), per element and lane: its taint, whether its bytes are one whole value
+    (`whole`: all the first byte's number, in position order) and its first byte's number."""
+
+    def __init__(self, bh: np.ndarray, bp: np.ndarray, bt: np.ndarray, nb: int) -> None:
+        n, total = bh.shape
+        m = total // nb
+        self.nb, self.bh, self.bp = nb, bh, bp
+        self.loaded = None  # set by the caller: the tuple these were made from
+        self.taint = rows_or(np.ascontiguousarray(bt).reshape(n * m, nb)).reshape(n, m)
+        h3 = bh.reshape(n, m, nb)
+        same = (h3 == h3[:, :, :1]).reshape(n * m, nb)
+        pos = (bp.reshape(n * m, nb) == _expected_positions(nb))
+        self.whole = (rows_all(same) & rows_all(pos)).reshape(n, m)
+        self.first = h3[:, :, 0]
 
 
 def _warp_or(t: np.ndarray) -> np.ndarray:

@@ -159,3 +159,18 @@ def test_read_kept_aside_races_with_the_first_write(window: int, defer: int, mon
     assert [(p.a.pc, p.a.kind, p.b.pc, p.b.kind, p.byte, p.last) for p in got] == [(0, READ, 1, WRITE, 0, 3)]
     assert _new(got) == _old(oracle_races.find_races(log, clocks, T), log)
     assert not detector._unwritten  # tested: nothing left aside
+
+
+def test_refined_granule_past_the_buffer_end() -> None:
+    """A buffer whose size (STRIDE = 300 bytes) is not a multiple of the 16-byte granule: refining its last
+    page copies the state of its last granule (288..303) to the finer granules up to that granule's end,
+    past the buffer's last byte. A small buffer's per-byte state is kept dense (races.DENSE_MAX), and must
+    reach to its last page's end as the paged state does (it raised IndexError)."""
+    ops = [("access", 0, 1, WRITE, 256, 16, 0, 0, 0, False),  # page 1 starts with 16-byte granules
+           ("access", 1, 1, WRITE, 258, 2, 0, 1, 1, False),  # 2-byte granules from now on: a race with the first
+           ("access", 2, 1, READ, 288, 4, 0, 0, 2, False)]
+    clocks = Clocks(1, T)
+    detector = RaceDetector(clocks, T)
+    log = _trace(ops, 1, detector, clocks)
+    new = _new(detector.races())
+    assert new and new == _old(oracle_races.find_races(log, clocks, T), log)
