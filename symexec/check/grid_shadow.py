@@ -30,6 +30,7 @@ from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, replace_leaf, substitute, width
 from .grid_loops import divergence, skipped_loop
 from .grid_rules import transfer
+from .provenance import PointerOrigins
 from .state import ATOMIC, READ, WRITE
 
 _BULK_LOAD = {".async", ".bulk"}
@@ -119,6 +120,7 @@ class Shadow(InstructionObserver):
         self.size_params = size_params or {}
         self.batch: Batch | None = None
         self.glob = None
+        self._origins: PointerOrigins | None = None  # made on first need
         self.pc = -1
         self.ctl_ops = {ins.opcode for ins in prog.code if is_machine_level(ins.opcode)}
         self.regs: dict[str, object] = {}
@@ -1087,6 +1089,21 @@ class Shadow(InstructionObserver):
             return None
         return tm
 
+    def _pointer_buffer(self, reg: str) -> int | None:
+        """The allocation of the one buffer parameter register `reg` is computed from (provenance.py),
+        or None: the parameter is not one buffer, or the address may come from elsewhere."""
+        if self._origins is None:
+            self._origins = PointerOrigins(self.prog)
+        got = self._origins.params_of(reg)
+        if got is None:
+            return None
+        params = self.batch.launch.params
+        names = {params[i] for i in got if i < len(params) and isinstance(params[i], str)}
+        if len(names) != 1 or len(names) != len(got):
+            return None
+        name = names.pop()
+        return next((i for i, al in enumerate(self.glob.allocations) if al.name == name), None)
+
     def _record(self, g, ins: A.Instruction, mask: np.ndarray, guard, aop, kind: int, size: int, sp: str,
                 live: np.ndarray | None = None, at: int | None = None) -> int | None:
         """Record the access (returns its buffer's index). at: one concrete global address for every
@@ -1140,9 +1157,21 @@ class Shadow(InstructionObserver):
                 self.fail(f"generic access {ins.name} at {ins.span} reaches shared/local memory with a %ctaid-"
                           "dependent address or guard")
             return
-        idx, _ = self.glob.locate(conc[act] if act.any() else conc, size)
-        found, counts = np.unique(idx[idx >= 0], return_counts=True)
-        if found.size == 0:  # no lane accesses memory here: the allocation at or below the address
+        # no lane accesses memory here in this run (guarded off): the buffer of the pointer parameter the
+        # address is computed from; the addresses the lanes would use may lie in the next buffer
+        origin = self._pointer_buffer(aop.base.name) if not act.any() and at is None \
+            and isinstance(aop, A.Address) and aop.base is not None else None
+        if origin is not None:
+            found, counts = np.array([origin]), np.ones(1)
+        elif not act.any() and self.size_params:
+            # this run's layout says nothing about where the address lands at other sizes
+            self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses: no lane performs it in this "
+                      "run and its address is not computed from one buffer parameter")
+            return
+        else:
+            idx, _ = self.glob.locate(conc[act] if act.any() else conc, size)
+            found, counts = np.unique(idx[idx >= 0], return_counts=True)
+        if found.size == 0:  # nor is the pointer's parameter known: the allocation at or below the address
             bases = np.array([al.base for al in self.glob.allocations], dtype=np.uint64)
             below = np.searchsorted(bases, conc[:1], side="right") - 1
             if below[0] < 0:
