@@ -1163,7 +1163,7 @@ class Shadow(InstructionObserver):
             and isinstance(aop, A.Address) and aop.base is not None else None
         if origin is not None:
             found, counts = np.array([origin]), np.ones(1)
-        elif not act.any() and self.size_params:
+        elif not act.any() and self.size_params and at is None:
             # this run's layout says nothing about where the address lands at other sizes
             self.fail(f"cannot tell which buffer {ins.name} at {ins.span} accesses: no lane performs it in this "
                       "run and its address is not computed from one buffer parameter")
