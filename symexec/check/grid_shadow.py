@@ -168,6 +168,10 @@ class Shadow(InstructionObserver):
         # only in leaving at the back edge on %ctaid (loops.py `_leaves_after`): a CTA that leaves at an earlier
         # period runs what the executed CTA runs from there (grid.py `_trip_patterns`)
         self.exits_after_summary: set[int] = set()
+        # such a loop whose final period is running (head pc -> t leaf), and per t leaf the indices in `trip_conds`
+        # of the back edges that period took before its last (P - 1 of them for a period of P iterations)
+        self.final_period: dict[int, int] = {}
+        self.final_rows: dict[int, list[int]] = {}
         self.early_leavers = 0  # CTAs that leave such a loop earlier and share the executed CTA's run (grid.py)
         self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
         # entry guards on %ctaid of a loop (grid_loops.py `skipped_loop`) that the executed CTA passed to run the
@@ -602,8 +606,11 @@ class Shadow(InstructionObserver):
         value = np.broadcast_to(taken, mask.shape)[lanes]
         if value.all():
             self.taken.setdefault(head, []).append(guard)
+            if head in self.final_period:
+                self.final_rows[self.final_period[head]].append(len(self.trip_conds))
             self.trip_conds.append((None, guard))
             return
+        self.final_period.pop(head, None)
         if value.any():
             self.fail(f"threads of one CTA leave the loop at {self.prog.code[head].span} at different iterations "
                       "(its back edge depends on %ctaid)")

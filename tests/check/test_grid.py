@@ -696,7 +696,7 @@ def test_last_period_that_differs_in_more_than_leaving_keeps_the_patterns_apart(
 def test_shares_run_accepts_only_a_prefix_of_the_summarised_periods(sig, want) -> None:
     from symexec.check.grid import _shares_run
     a = np.array(sig, bool)
-    assert _shares_run(a, [slice(1, 5)], 1).tolist() == want
+    assert _shares_run(a, [(slice(1, 5), 1, 0)], 1).tolist() == want
     assert _shares_run(a, [], 1).tolist() == [False, True, False]  # no such loop: the executed CTA's pattern only
 
 
