@@ -300,6 +300,8 @@ class Shadow(InstructionObserver):
                 return [], None
             region = None
         self.reconverge_at(pc, g.mask)
+        if self._wgmma is not None and op != "wgmma":  # (an mma_async's D is written when it is performed)
+            self._wgmma_wrote(ins, [n for n, _ in self._dests(ins)], g.mask)
         if pc in self.entered or pc in self.entry_ends:  # the end of a block some CTAs skip (`_ctaid_entry`)
             self._entry_joined(pc)
         guard = None
@@ -375,8 +377,6 @@ class Shadow(InstructionObserver):
         dests = self._dests(ins)
         if not dests:
             return [], None
-        if op != "wgmma":  # an mma_async's D is written when it is performed, not at issue
-            self._wgmma_wrote(ins, [n for n, _ in dests], g.mask)
         if guard is not None:
             return dests, TOP
         if op in ("ld", "ldu") and self.size_params and space_of(ins) == ".param":
