@@ -650,19 +650,45 @@ def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tu
     n = len(ids[0])
     env = {("c", k): ids[k].astype(np.uint64)[None, :] for k in range(3)}
     rows = []
-    once = [ident for ident, _ in sh.trip_conds if ident is not None]
-    periods = []  # row blocks of summarised loops that a CTA may leave earlier and still share the executed run
-    for ident, expr in sh.trip_conds:
+    conds = sh.trip_conds
+    # summarised loops whose final period only leaves (loops.py `_leaves_after`): their P back edges per period
+    # (consecutive entries), then the m < P the final period took before leaving (`Shadow.final_rows`)
+    blocks: dict[int, list[int]] = {}
+    for ident in sh.exits_after_summary:
+        at = [i for i, (x, _) in enumerate(conds) if x == ident]
+        fin = sh.final_rows.get(ident, [])
+        if at and at == list(range(at[0], at[0] + len(at))) and len(fin) < len(at) \
+                and all(i > at[-1] and conds[i][0] is None for i in fin):
+            blocks[ident] = fin
+    final = {i for fin in blocks.values() for i in fin}
+    periods = []  # row blocks of summarised loops that a CTA may leave earlier and still share the executed run,
+    # each with its period (iterations) and the back edge of a period the executed CTA leaves at
+    partial: dict[int, list[np.ndarray]] = {}  # a block's back edges of one period so far, each over t
+    for ident, expr in conds:
         if _has_leaf(expr, ("p", "q", "s", "g", "d")):
             return [], "a back edge on %ctaid depends on the thread"
+    for i, (ident, expr) in enumerate(conds):
+        if i in final:
+            continue  # in its loop's block
         if ident is None:
             rows.append(np.broadcast_to(np.asarray(evaluate(expr, env), bool), (1, n)))
-        else:
-            t = np.arange(sh.loop_ranges[ident], dtype=np.uint64)[:, None]
-            if ident in sh.exits_after_summary and once.count(ident) == 1:
-                at = sum(len(r) for r in rows)
-                periods.append(slice(at, at + len(t)))
-            rows.append(np.broadcast_to(np.asarray(evaluate(expr, {**env, ("t", ident): t}), bool), (len(t), n)))
+            continue
+        t = np.arange(sh.loop_ranges[ident], dtype=np.uint64)[:, None]
+        row = np.broadcast_to(np.asarray(evaluate(expr, {**env, ("t", ident): t}), bool), (len(t), n))
+        if ident not in blocks:
+            rows.append(row)
+            continue
+        if i + 1 < len(conds) and conds[i + 1][0] == ident:  # not the period's last back edge yet
+            partial.setdefault(ident, []).append(row)
+            continue
+        per_t = partial.pop(ident, []) + [row]  # the period's back edges in order, each over t
+        p = len(per_t)
+        block = np.stack(per_t, axis=1).reshape(len(t) * p, n)  # in the order the run takes them
+        block = np.concatenate([block] + [np.broadcast_to(np.asarray(evaluate(conds[f][1], env), bool), (1, n))
+                                          for f in blocks[ident]])
+        at = sum(len(r) for r in rows)
+        periods.append((slice(at, at + len(block)), p, len(blocks[ident])))
+        rows.append(block)
     if not rows:
         return [], "no back edge on %ctaid was recorded"
     sig = np.concatenate(rows).T
@@ -681,11 +707,14 @@ def _trip_patterns(sh: Shadow, launch: Launch, executed: tuple) -> tuple[list[tu
     return [tuple(int(ids[k][i]) for k in range(3)) for i in sorted(first.tolist() + [executed])], ""
 
 
-def _shares_run(sig: np.ndarray, periods: list[slice], executed: int) -> np.ndarray:
+def _shares_run(sig: np.ndarray, periods: list[tuple[slice, int, int]], executed: int) -> np.ndarray:
     """Per CTA (rows of `sig`: its back edges on %ctaid taken), whether the executed CTA's run covers its
     CTA-local behaviour: its pattern is the executed CTA's, except that in each block of `periods` (a summarised
     loop whose period after the skipped ones is its last, `Shadow.exits_after_summary`, and whose back edges the
-    executed CTA takes in every period of the block) it may leave earlier: taken for t < j, not for t >= j.
+    executed CTA takes in every period of the block; with its period p: the block lists the p back edges of each
+    period t in turn, then the m < p the final period takes before the executed CTA leaves at its m-th) it may
+    leave earlier, at the m-th back edge of a period: taken before, the m-th of period j not taken (nor any after
+    it).
     Such a CTA runs the executed CTA's instructions with the periods j .. n - 1 of that loop left out, which the
     summary proved to start and end in the same repeating state (loops.py, 3) with the same decisions, every
     CTA's decisions of those periods proved the executed CTA's (Z3, `_same_path`); so what it does before
@@ -695,13 +724,16 @@ def _shares_run(sig: np.ndarray, periods: list[slice], executed: int) -> np.ndar
     want = sig[executed]
     shares = np.ones(sig.shape[0], bool)
     rest = np.ones(sig.shape[1], bool)
-    for sl in periods:
+    for sl, p, m in periods:
         if not want[sl].all():  # the executed CTA leaves inside the block: no such loop
             continue
         rest[sl] = False
         block = sig[:, sl]
-        left = np.logical_or.accumulate(~block, axis=1)  # not taken at some period up to t
+        left = np.logical_or.accumulate(~block, axis=1)  # not taken at some back edge up to this one
         shares &= ~(left & block).any(axis=1)  # taken again after leaving: not a prefix
+        # a period of p iterations: only a CTA that leaves at the m-th back edge of a period, as the executed CTA
+        # does, leaves from the state it leaves from (one that leaves elsewhere in a period is a pattern of its own)
+        shares &= block.all(axis=1) | (np.argmax(~block, axis=1) % p == m)
     return shares & (sig[:, rest] == want[None, rest]).all(axis=1)
 
 

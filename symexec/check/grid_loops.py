@@ -31,13 +31,14 @@ taken are evaluated for every CTA (numpy, grid.py `_trip_patterns`), and one CTA
 pattern, at most 8, is run concretely: CTAs of one pattern run the same instructions, on the same
 shared addresses when none depends on %ctaid beyond those back edges (else: enumerated). A CTA whose
 pattern differs from the executed CTA's only in leaving a summarised loop at an earlier period shares
-the executed CTA's run (grid.py `_shares_run`), when that loop's period is one iteration and the
-period the executed CTA runs after the skipped ones is its last and differs from period 0 only in
-leaving (loops.py `_leaves_after`): the CTA runs a prefix of the summarised periods, which start and
-end in one repeating state, and then what the executed CTA runs after its last period. Causal
-attention's query blocks past the first two are such CTAs (3 CTAs run instead of enumerating its 32
-patterns, bench/results/ctaid-patterns-2026-12-04); a loop whose work alternates between iterations
-(period 2) still counts one pattern per trip count.
+the executed CTA's run (grid.py `_shares_run`), when the period the executed CTA runs after the skipped
+ones is its last and differs from period 0 only in leaving, at the m-th of the period's P back edges
+(loops.py `_leaves_after`), and the CTA leaves at the m-th back edge of an earlier period: it runs a
+prefix of the summarised periods, which start and end in one repeating state, and then what the
+executed CTA runs after leaving. Causal attention's query blocks past the first two are such CTAs (3
+CTAs run instead of enumerating its 32 patterns, bench/results/ctaid-patterns-2026-12-04; on sm_90a its
+pipelined loop has period 2, bench/results/verify-sm90-2026-12-04y); a CTA that leaves a loop of period
+P > 1 at another of its back edges (another parity of its trip count, for P = 2) is a pattern of its own.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ptx_parser import ast as A
+from semantics.constexpr import evaluate as evaluate_constexpr
 from semantics.ptx.core import tinfo
 from semantics.ptx.memory import space_of
 
@@ -30,6 +31,7 @@ from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
 from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, replace_leaf, substitute, width
 from .grid_loops import divergence, skipped_loop
 from .grid_rules import transfer
+from .grid_wgmma import WgmmaWrites, wgmma_registers
 from .provenance import PointerOrigins
 from .state import ATOMIC, READ, WRITE
 
@@ -168,6 +170,10 @@ class Shadow(InstructionObserver):
         # only in leaving at the back edge on %ctaid (loops.py `_leaves_after`): a CTA that leaves at an earlier
         # period runs what the executed CTA runs from there (grid.py `_trip_patterns`)
         self.exits_after_summary: set[int] = set()
+        # such a loop whose final period is running (head pc -> t leaf), and per t leaf the indices in `trip_conds`
+        # of the back edges that period took before its last (P - 1 of them for a period of P iterations)
+        self.final_period: dict[int, int] = {}
+        self.final_rows: dict[int, list[int]] = {}
         self.early_leavers = 0  # CTAs that leave such a loop earlier and share the executed CTA's run (grid.py)
         self._ctaid_exits: list[Decision] = []  # back edges on %ctaid left inside a followed period (handled then)
         # entry guards on %ctaid of a loop (grid_loops.py `skipped_loop`) that the executed CTA passed to run the
@@ -176,11 +182,15 @@ class Shadow(InstructionObserver):
         self.entered: dict[int, tuple[int, tuple]] = {}
         self.entry_ends: dict[int, int] = {}  # ends of such blocks reached -> the branch's pc (each arrival: `_entry_joined`)
         self._own_guard = None  # the guard of the access being recorded, without the back edges taken (`taken`)
+        # wgmma D/A registers written since the fence / of pending operations (grid_wgmma.py), per batch
+        self._wgmma_regs = wgmma_registers(prog)
+        self._wgmma: WgmmaWrites | None = None
 
     # ---------------------------------------------------------------- observer hooks
     def on_batch(self, batch: Batch) -> None:
         self.batch = batch
         self.glob = batch.memory.glob
+        self._wgmma = WgmmaWrites(self._wgmma_regs, batch.n) if self._wgmma_regs else None
 
     def before_instruction(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray):
         self.pc = g.pc
@@ -292,6 +302,8 @@ class Shadow(InstructionObserver):
                 return [], None
             region = None
         self.reconverge_at(pc, g.mask)
+        if self._wgmma is not None and op != "wgmma":  # (an mma_async's D is written when it is performed)
+            self._wgmma_wrote(ins, [n for n, _ in self._dests(ins)], g.mask)
         if pc in self.entered or pc in self.entry_ends:  # the end of a block some CTAs skip (`_ctaid_entry`)
             self._entry_joined(pc)
         guard = None
@@ -310,6 +322,7 @@ class Shadow(InstructionObserver):
             regs = {r for r in prog.region_writes(pc) if prog.reg(r) is not None}
             for r in regs:
                 self.regs[r] = TOP
+            self._wgmma_wrote(ins, regs, g.mask)  # the other path's writes too
             self.poison.append((prog.reconverge[pc], regs, g.mask.copy()))
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None \
@@ -595,8 +608,11 @@ class Shadow(InstructionObserver):
         value = np.broadcast_to(taken, mask.shape)[lanes]
         if value.all():
             self.taken.setdefault(head, []).append(guard)
+            if head in self.final_period:
+                self.final_rows[self.final_period[head]].append(len(self.trip_conds))
             self.trip_conds.append((None, guard))
             return
+        self.final_period.pop(head, None)
         if value.any():
             self.fail(f"threads of one CTA leave the loop at {self.prog.code[head].span} at different iterations "
                       "(its back edge depends on %ctaid)")
@@ -932,7 +948,9 @@ class Shadow(InstructionObserver):
         else:
             # ldmatrix, stmatrix, mbarrier, wgmma descriptors' shared addresses, ...
             self._shared_operands(ins, ins.operands, guard)
-            if op in ("wgmma", "tcgen05") and any(self.state(o) not in (None,) for o in ins.operands[1:]):
+            if op == "wgmma":
+                self._wgmma_op(g, ins, mask)
+            elif op == "tcgen05" and any(self.state(o) not in (None,) for o in ins.operands[1:]):
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (descriptor operands)"
             if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
                 if op not in ("prefetch", "prefetchu", "applypriority", "cvta", "isspacep", "createpolicy"):
@@ -945,6 +963,47 @@ class Shadow(InstructionObserver):
         vec = next((int(m[2:]) for m in ins.modifiers if m in (".v2", ".v4", ".v8")), 1)
         size = vec * max(8, tinfo(ins.types[-1]).width) // 8
         self._record(g, ins, mask, guard, aop, kind, size, sp)
+
+    def _wgmma_op(self, g, ins: A.Instruction, mask: np.ndarray) -> None:
+        """wgmma (PTX 9.7.15): an mma_async whose descriptors or scale-d depend on %ctaid, or one of whose D/A
+        registers depends on %ctaid and was written since the last wgmma.fence (the 9.7.15.7.1 check compares
+        its value with the fence's snapshot: another CTA may differ there), is CTA-local behaviour that may
+        depend on %ctaid (grid_wgmma.py); fence, commit_group and wait_group 0 move the registers' marks."""
+        mods, ops, w = ins.modifiers, ins.operands, self._wgmma
+        if ".mma_async" not in mods:
+            if w is not None and ins.guard is None:  # under a guard: no mark is cleared (conservative)
+                if ".fence" in mods:
+                    w.fence(mask)
+                elif ".commit_group" in mods:
+                    w.commit(mask)
+                elif ".wait_group" in mods and len(ops) == 1 and _const(ops[0]) == 0:
+                    w.wait_all(mask)
+            return
+        regs_a = len(ops) > 1 and isinstance(ops[1], A.Vector)
+        if any(self.state(o) is not None for o in ops[2 if regs_a else 1:]):
+            self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (descriptor operands)"
+            return
+        if w is None:
+            if regs_a and self.state(ops[1]) is not None:
+                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (A registers)"
+            return
+        names = [e.name for o in ops[:2] if isinstance(o, A.Vector) for e in o.elements if isinstance(e, A.Sym)]
+        hit = w.issue(names, g.mask, lambda r: self.regs.get(r) is not None)
+        if hit is not None:
+            self.shared_varies = self.shared_varies or (
+                f"{ins.name} at {ins.span} (register {hit}, whose value depends on %ctaid, written after the last "
+                "wgmma.fence: 9.7.15.7.1 compares values)")
+
+    def _wgmma_wrote(self, ins: A.Instruction, names, lanes: np.ndarray) -> None:
+        """Instruction `ins` writes `names` on `lanes` (every lane that reaches it): marks for grid_wgmma.py; a
+        write to a register of a pending wgmma.mma_async (9.7.15.7.3, compared by value at the covering wait)
+        makes the instruction CTA-local behaviour that may depend on %ctaid."""
+        if self._wgmma is None:
+            return
+        hit = self._wgmma.wrote(names, lanes)
+        if hit is not None:
+            self.shared_varies = self.shared_varies or (
+                f"{ins.name} at {ins.span} (writes {hit}, a register of a pending wgmma.mma_async)")
 
     def _shared_guard(self, guard):
         """The guard of a shared access as far as it may differ between CTAs of one trip pattern: with
@@ -1212,6 +1271,14 @@ def _to_reg(sh: Shadow, v, ty: str, rw: int):
         return v
     t = tinfo(ty)
     return Sv(adapt(_full(sh, v), rw, t.kind == "s" and t.width < rw))
+
+
+def _const(op) -> int | None:
+    """An immediate operand's value, None if it is not a constant."""
+    try:
+        return int(evaluate_constexpr(op))
+    except Exception:  # noqa: BLE001 - not a constant
+        return None
 
 
 def _step_key(ident: int, name: str) -> str:

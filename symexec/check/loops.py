@@ -319,6 +319,9 @@ class LoopSummariser:
         sh.loop_ranges[proof.ident] = periods
         if sh.ctaid_trips and self._leaves_after(b, lp, proof, periods):
             sh.exits_after_summary.add(proof.ident)
+            # the back edges the final period (t = periods) takes before it leaves, as grid.py reads them
+            sh.final_period[proof.head] = proof.ident
+            sh.final_rows[proof.ident] = []
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
@@ -402,30 +405,39 @@ class LoopSummariser:
 
     def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> bool:
         """Whether the period run after the skipped ones (t = `periods`) is the loop's last and differs from
-        period 0 only in leaving: the period is one iteration (P = 1), its one backward branch to the head
-        is a back edge on %ctaid (a decision), every lane leaves there at t = `periods`, and every other
-        decision takes its period-0 value on its lanes at t = `periods`. Then a CTA that leaves this loop
-        at the end of any period t < `periods` (its back edge false there, true before) runs the
-        instructions the executed CTA runs from t = `periods` on, from the same repeating state (the
-        summary's, 3 above): grid.py `_trip_patterns` lets such CTAs share the executed CTA's run."""
-        if proof.period != 1:
-            return False
+        period 0 only in leaving: the loop has one backward branch to the head (its latch), taken once per
+        iteration, so P times per period (P = `proof.period`), each time a decision on %ctaid taken on every
+        lane in period 0; at t = `periods` one of them, the m-th, is left on every lane, and every decision the
+        period makes before it (the m back edges before it among them) takes its period-0 value on its lanes.
+        Then a CTA that leaves this loop at the m-th back edge of any period t < `periods` (false there, every
+        back edge before it true) runs the instructions the executed CTA runs from there on, from the same
+        repeating state (the summary's, 3 above: the state at the head repeats every period, and so, with the
+        same decisions, at each point of a period): grid.py `_trip_patterns` lets such CTAs share the executed
+        CTA's run. One that leaves at another back edge of a period (P > 1) leaves from another state (another
+        stage of a pipeline, say): a pattern of its own."""
         latches = [pc for pc in range(proof.head, len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
-        backs = [d for d in lp.decisions if d.pc in latches and leaves(d.expr, ("c",))]
-        if len(latches) != 1 or len(backs) != 1 or sum(d.pc == latches[0] for d in lp.decisions) != 1:
+        if len(latches) != 1:
+            return False
+        at_latch = [d for d in lp.decisions if d.pc == latches[0]]
+        if len(at_latch) != proof.period or not all(leaves(d.expr, ("c",)) for d in at_latch):
             return False
         sh = self.shadow
-        for d in lp.decisions:
+        for d in lp.decisions:  # in the order the period made them
             lanes = np.nonzero(d.lanes)[0]
             env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(periods).items()}
             try:
                 got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
             except (KeyError, TypeError, ValueError):  # not evaluated: no sharing
                 return False
-            want = np.zeros(lanes.size, bool) if d is backs[0] else d.value[lanes].astype(bool)
+            want = d.value[lanes].astype(bool)
+            if any(d is x for x in at_latch):
+                if not want.all():  # period 0 took each of its back edges on every lane
+                    return False
+                if not got.any():  # left here on every lane: what the period would do after it is not run
+                    return True
             if (got != want).any():
                 return False
-        return True
+        return False
 
     def _written(self, b, lp, periods: int) -> list[tuple] | None:
         """The global bytes the skipped periods would write, per buffer as [lo, hi) (every write the

@@ -674,6 +674,42 @@ def test_loop_of_period_two_still_counts_one_pattern_per_trip_count() -> None:
     assert all((s.cta[0] >> 3) % 2 == 0 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_early_leavers_period2_share_run_ok",
+                                  "grid_ctaid_early_leavers_period2_other_back_edge_race"])
+def test_ctas_leaving_a_period_two_loop_at_the_same_back_edge_share_the_run(case: str) -> None:
+    """A loop of period 2 (thread 0 writes in its even iterations): CTAs with an even trip count leave it at the
+    same back edge of a period as the longest CTA, from the same state, and share its run (loops.py
+    _leaves_after with P = 2, grid.py _shares_run); CTAs 0 .. 7 leave before the summary (their own pattern).
+    In the twin CTAs 40 .. 47 run one iteration more and leave at the other back edge of a period: not shared,
+    one of them runs for its trip pattern and its race (last iteration even) is found there."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", (r.verdict, r.stats["grid_method"])
+        assert r.stats["trip_patterns"] == 2 and r.stats["early_leavers"] == 240, r.stats
+        assert [s["period"] for s in r.stats["loops_summarised"]] == [2], r.stats["loops_summarised"]
+    else:
+        assert r.verdict == "race", r.verdict
+        assert r.stats["grid_method"] == "symbolic (finding in a CTA run for its trip count)", r.stats["grid_method"]
+        assert {s.cta for f in r.findings for s in f.sites} == {(40, 0, 0)}, [f.sites for f in r.findings]
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_wgmma_a_regs_ok", "grid_ctaid_wgmma_a_regs_written_after_fence_ub"])
+def test_wgmma_a_registers_on_ctaid_share_a_trip_pattern_unless_written_after_the_fence(case: str) -> None:
+    """wgmma A registers whose values depend on %ctaid, in a loop whose trip count does too: written before the
+    wgmma.fence only, they are data and CTAs of one trip pattern share a run (grid_wgmma.py); written after the
+    fence (the value the run's CTA writes is the one it held, the other CTAs of its pattern write another), the
+    check's comparison with the fence's snapshot may differ between them: enumerated, the write found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and method == "symbolic", (r.verdict, method)
+        assert r.stats["trip_patterns"] == 2, r.stats
+    else:
+        assert r.verdict.startswith("undefined_behavior"), r.verdict
+        assert method.startswith("enumerate (symbolic not applicable: "), method
+        assert "(register %r21, whose value depends on %ctaid, written after the last wgmma.fence" in method, method
+
+
 def test_last_period_that_differs_in_more_than_leaving_keeps_the_patterns_apart() -> None:
     """The longest CTAs' last iteration (j = 36) ends with an extra barrier, which orders its reads before the write
     after the loop: their run is race-free, every shorter CTA races. Their last period differs from period 0 in that
@@ -696,7 +732,7 @@ def test_last_period_that_differs_in_more_than_leaving_keeps_the_patterns_apart(
 def test_shares_run_accepts_only_a_prefix_of_the_summarised_periods(sig, want) -> None:
     from symexec.check.grid import _shares_run
     a = np.array(sig, bool)
-    assert _shares_run(a, [slice(1, 5)], 1).tolist() == want
+    assert _shares_run(a, [(slice(1, 5), 1, 0)], 1).tolist() == want
     assert _shares_run(a, [], 1).tolist() == [False, True, False]  # no such loop: the executed CTA's pattern only
 
 
@@ -923,3 +959,22 @@ def test_two_entry_guards_to_one_end_keep_the_first_guards_block(tmp_path) -> No
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+def test_wgmma_writes_marks_registers_written_since_the_fence_and_pending() -> None:
+    """grid_wgmma.WgmmaWrites: a register written since its lanes' fence counts at an issue only if it depends on
+    %ctaid; a write to a register of an operation not yet retired by a wait_group 0 is reported, committed or not;
+    a fence clears only its own lanes."""
+    from symexec.check.grid_wgmma import WgmmaWrites
+    w = WgmmaWrites(frozenset({"a", "d"}), 4)
+    lo, hi = np.array([1, 1, 0, 0], bool), np.array([0, 0, 1, 1], bool)
+    assert w.wrote(["a", "x"], lo | hi) is None  # nothing pending yet
+    w.fence(lo)
+    assert w.issue(["d", "a"], lo, lambda r: True) is None  # written before lo's fence
+    assert w.issue(["d", "a"], hi, lambda r: r == "d") is None  # a written since (no fence on hi), but not on %ctaid
+    assert w.issue(["d", "a"], hi, lambda r: True) == "a"
+    assert w.wrote(["d"], lo) == "d"  # uncommitted
+    w.commit(lo | hi)
+    assert w.wrote(["a"], hi) == "a"  # committed, not retired
+    w.wait_all(lo | hi)
+    assert w.wrote(["a", "d"], lo | hi) is None
