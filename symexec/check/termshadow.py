@@ -31,10 +31,10 @@ from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, Ter
 
 from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, SplitReason, Stream
 from ..machine import BranchDecision
+from ..memory import scatter_rows
 from ..opcodes import touches_memory_or_sync
 from .exec import CheckedExec
 from .policy import DataDependencePolicy
-from ..memory import scatter_rows
 from .shadow import rows_all, rows_any
 from .termpaths import TAKEN, Exploration
 
@@ -211,8 +211,8 @@ class TermShadow(Observer):
         # bytes holding tensor data: the registers it writes have no term meaning (opaque)
         self.async_data = False
 
-    _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute", "address_mode", "mask", "guard",
-              "loaded_bits", "atomic_old", "store_map", "async_data")
+    _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute",
+              "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -667,7 +667,8 @@ class TermShadow(Observer):
             return out
         if not sym.all():  # only the rows holding terms (a load by the few active lanes of a large batch)
             rows = np.nonzero(sym)[0]  # (take: numpy's row-wise fancy indexing is ~10x slower on short rows)
-            out[rows] = self._assemble(terms.take(rows, axis=0), pos.take(rows, axis=0), concrete.take(rows, axis=0), sort)
+            out[rows] = self._assemble(terms.take(rows, axis=0), pos.take(rows, axis=0),
+                                       concrete.take(rows, axis=0), sort)
             return out
         widths = sort_widths()
         first = terms[:, 0]
