@@ -30,7 +30,10 @@ def _w(width: int) -> int:
 
 def u(bits: np.ndarray | int, width: int) -> np.ndarray:
     """The low ``width`` bits of ``bits`` as an unsigned array of that width."""
-    return np.asarray(bits).astype(np.uint64).astype(_DT[_w(width)])
+    b = np.asarray(bits)
+    if b.dtype.kind in "ui":  # integers: one conversion keeps the low bits as two would (modulo 2^width)
+        return b.astype(_DT[_w(width)])
+    return b.astype(np.uint64).astype(_DT[_w(width)])
 
 
 def s(bits: np.ndarray | int, width: int) -> np.ndarray:

@@ -233,21 +233,23 @@ def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
 def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
     """The rows (sort, aux, kids...) of `make`'s arguments, commutative operands sorted, and their
     structural hashes."""
+    # the rows' columns assigned into one array (a third of np.stack + np.concatenate's time for 16384 rows)
     if isinstance(kids, list):
         m = max([np.size(k) for k in kids] + [np.size(sort), np.size(aux), 1])
-        K = np.stack([np.broadcast_to(np.asarray(k, dtype=np.int64), (m,)) for k in kids], axis=1) if kids \
-            else np.zeros((m, 0), np.int64)
+        rows = np.empty((m, 2 + len(kids)), np.int64)
+        for j, k in enumerate(kids):
+            rows[:, 2 + j] = np.broadcast_to(np.asarray(k, dtype=np.int64), (m,))
     else:
         K = np.asarray(kids, dtype=np.int64)
         m = K.shape[0]
-    if op in COMMUTATIVE and K.shape[1] >= 2:
-        K = K.copy()
-        a, b = K[:, 0].copy(), K[:, 1]
-        np.minimum(a, b, out=K[:, 0])  # the two operands sorted (np.sort along an axis of 2 runs per row)
-        np.maximum(a, b, out=K[:, 1])
-    S = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
-    X = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
-    rows = np.concatenate([S[:, None], X[:, None], K], axis=1)
+        rows = np.empty((m, 2 + K.shape[1]), np.int64)
+        rows[:, 2:] = K
+    if op in COMMUTATIVE and rows.shape[1] >= 4:
+        a, b = rows[:, 2].copy(), rows[:, 3].copy()
+        np.minimum(a, b, out=rows[:, 2])  # the two operands sorted (np.sort along an axis of 2 runs per row)
+        np.maximum(a, b, out=rows[:, 3])
+    rows[:, 0] = np.broadcast_to(np.asarray(sort, dtype=np.int64), (m,))
+    rows[:, 1] = np.broadcast_to(np.asarray(aux, dtype=np.int64), (m,))
     h = np.full(m, np.uint64(int(op) * 0x100000001B3 + 7), np.uint64)
     for j in range(rows.shape[1]):
         h = _mix(h, rows[:, j].view(np.uint64))
@@ -297,16 +299,19 @@ class _Column:
 
 class _HashIndex:
     """Structural hash -> node id, for the first node of each hash: linear probing in a numpy table of
-    node ids (-1 empty) kept at most half full; the hashes themselves live in a per-node column, so a
-    slot costs 4 bytes. Lookups and inserts are vectorised over a batch of distinct hashes.
+    node ids (-1 empty) kept at most a quarter full (`_FILL`); the hashes themselves live in a per-node
+    column, so a slot costs 4 bytes. Lookups and inserts are vectorised over a batch of distinct hashes.
 
     Half full rather than 2/3: a miss probes 1.5-2.5 slots on average instead of 2.5-5 (each probe of an
     occupied slot is two random reads, the table's and the hash column's), and a rehash places its
     entries in fewer rounds. The FlashAttention pair at S = 512 (28.8 M nodes) ends in the same 2^26
     slots either way; a micro-benchmark inserting 28 M hashes in batches of 16384, each looked up
-    first, went 18.9 -> 13.5 s CPU."""
+    first, went 18.9 -> 13.5 s CPU. A quarter rather than half (equiv-2026-12-04y): 12 M hashes in batches
+    of 4096, each looked up first, 4.87 -> 3.85 s CPU; at 28.8 M nodes the table is 2^27 slots (512 MiB)
+    instead of 2^26."""
 
     _EMPTY = -1
+    _FILL = 4  # the table has at least _FILL slots per entry
 
     def __init__(self, capacity: int = 1 << 12) -> None:
         self.table = np.full(capacity, self._EMPTY, np.int32)  # ids < 2^31: far beyond any memory cap
@@ -352,7 +357,7 @@ class _HashIndex:
         """Index nodes `ids` (their hashes recorded, none of them present). `stops`: where lookup_stops
         found each one missing, with no insert since; each probe then goes on from there (several new ids
         may have stopped at one slot: one lands, the others probe on) instead of walking its cluster again."""
-        if 2 * (self.count + ids.size) > self.table.size:
+        if self._FILL * (self.count + ids.size) > self.table.size:
             self._grow(self.count + ids.size)
             stops = None  # a new table: homes again
         self._place(ids, h, stops)
@@ -372,7 +377,7 @@ class _HashIndex:
 
     def _grow(self, need: int) -> None:
         cap = self.table.size
-        while 2 * need > cap:
+        while self._FILL * need > cap:
             cap *= 2
         old = self.table[self.table != self._EMPTY]
         self.table = np.full(cap, self._EMPTY, np.int32)
@@ -485,7 +490,7 @@ class TermStore:
         if dup.size and not (rows[dup] == rows[first[inv[dup]]]).all():  # one hash, two rows: by content
             uniq, inv = np.unique(rows, axis=0, return_inverse=True)
             return self._intern(int(op), uniq, None)[inv.reshape(-1)]
-        return self._intern(int(op), rows[first], uh)[inv]
+        return self._intern(int(op), rows.take(first, axis=0), uh)[inv]  # (take: row fancy indexing is ~4x slower)
 
     def find(self, op: Op, sort: int | np.ndarray, aux: int | np.ndarray, kids: list[np.ndarray] | np.ndarray
              ) -> np.ndarray:
@@ -523,7 +528,7 @@ class TermStore:
         found, stops = self._index.lookup_stops(h)
         hit = found >= 0
         if hit.any():  # verify: a hash collision must never merge two different terms
-            same = self._same_rows(op, found[hit], rows[hit])
+            same = self._same_rows(op, found[hit], rows.compress(hit, axis=0))
             if not same.all():
                 bad = np.nonzero(hit)[0][~same]
                 found[bad] = -1
@@ -536,7 +541,7 @@ class TermStore:
             start = self._op.n
             if start + new.size > _MAX_NODES:  # child ids are stored as int32
                 raise MemoryError(f"term store: more than {_MAX_NODES} nodes")
-            sub = rows[new]
+            sub = rows.take(new, axis=0)
             self._op.extend(np.full(new.size, op, np.uint8))
             self._sort.extend(sub[:, 0].astype(np.uint8))
             self._aux.extend(sub[:, 1])

@@ -21,7 +21,7 @@ from semantics.formats import round_f64
 from semantics.ptx.core import UINT, Exec, tinfo
 
 from .events import AsyncOp, Proxy
-from .memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW, from_bytes, to_bytes
+from .memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW, from_bytes, scatter_rows, to_bytes
 from .opcodes import SCHEDULE_DEPENDENT
 from .program import RESERVED_SHARED
 
@@ -251,7 +251,7 @@ class GroupExec(Exec):
         if lanes.size == self.n:  # every lane: the bytes read are the result (a fresh array)
             return data
         out = np.zeros((self.n, nbytes), dtype=np.uint8)
-        out[lanes] = data
+        scatter_rows(out, lanes, data)
         return out
 
     def store(self, space: str, addrs: np.ndarray, data: np.ndarray, ins: A.Instruction) -> None:

@@ -86,6 +86,9 @@ class Program:
     # control-flow predecessors of each instruction (EXIT excluded), for loop bodies (`loop_body`)
     preds: dict[int, tuple[int, ...]] = field(default_factory=dict)
     _bodies: dict[tuple[int, int], tuple[int, ...]] = field(default_factory=dict, repr=False)
+    # numbered register name -> its range's declaration (`reg`: a range's declaration never changes once made;
+    # an inner scope's own range gets a new name, _Flattener.unique)
+    _reg_memo: dict[str, RegDecl] = field(default_factory=dict, repr=False, compare=False)
 
     def loop_body(self, head: int, latch: int) -> tuple[int, ...]:
         """The instructions of the loop closed by the back edge latch -> head, in code order: head and
@@ -133,10 +136,14 @@ class Program:
         d = self.regs.get(name)
         if d is not None:
             return d
+        d = self._reg_memo.get(name)
+        if d is not None:
+            return d
         m = _numbered(name)
         if m is not None:
             r = self.reg_ranges.get(m[0])
             if r is not None and m[1] < r[1]:
+                self._reg_memo[name] = r[0]
                 return r[0]
         return None
 

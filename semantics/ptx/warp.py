@@ -32,11 +32,13 @@ def _check_members(ins: A.Instruction, x: Exec, members: np.ndarray) -> None:
         raise UndefinedBehavior(f"{ins.name}: lane {lane % 32} of warp {lane // 32} is not in membermask", ins)
     warps = x.mask.reshape(-1, 32)
     active_bits = (warps * (np.uint32(1) << np.arange(32, dtype=np.uint32))).sum(axis=1, dtype=np.uint64)
-    for w in np.nonzero(warps.any(axis=1))[0]:
-        member = int(m.reshape(-1, 32)[w][warps[w]][0])
-        if member & ~int(active_bits[w]) & 0xFFFFFFFF:
-            raise Unsupported(f"{ins.name}: membermask 0x{member:08x} names lanes that are not executing "
-                              f"with warp {w} here (divergent warp-synchronous code)", ins)
+    # per warp with an executing lane, the membermask of its first executing lane (all warps at once)
+    member = m.reshape(-1, 32)[np.arange(warps.shape[0]), np.argmax(warps, axis=1)].astype(np.uint64)
+    bad = warps.any(axis=1) & ((member & ~active_bits & np.uint64(0xFFFFFFFF)) != 0)
+    if bad.any():
+        w = int(np.nonzero(bad)[0][0])
+        raise Unsupported(f"{ins.name}: membermask 0x{int(member[w]):08x} names lanes that are not executing "
+                          f"with warp {w} here (divergent warp-synchronous code)", ins)
 
 
 @handler("shfl")

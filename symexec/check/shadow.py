@@ -28,6 +28,7 @@ import hashlib
 
 import numpy as np
 
+from ..memory import scatter_rows
 from ..opcodes import LaneScope, facts
 from ..paged import PageLayout, PagedArray, constant, element_indices
 from .terms import LoadRecord, OpRecord, TermLog
@@ -780,7 +781,9 @@ class Tracker:
             bh = np.zeros((self.n, nbytes), np.uint64)
             bp = np.zeros((self.n, nbytes), np.uint8)
             bt = np.zeros((self.n, nbytes), np.uint8)
-            bh[lanes], bp[lanes], bt[lanes] = h, p, taint
+            bh[lanes] = h
+            scatter_rows(bp, lanes, p)
+            scatter_rows(bt, lanes, taint)
         self._leaves(shadow, flat, h, p, taint)
         m = np.zeros(self.n, bool)
         m[lanes] = True
@@ -804,7 +807,7 @@ class Tracker:
             bt = taint
         else:
             bt = np.zeros((self.n, nbytes), np.uint8)
-            bt[lanes] = taint
+            scatter_rows(bt, lanes, taint)
         m = np.zeros(self.n, bool)
         m[lanes] = True
         if self.loaded is None or self.loaded[2].shape[1] != nbytes or (self.loaded_lanes & m).any():

@@ -31,6 +31,7 @@ from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, Ter
 
 from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, SplitReason, Stream
 from ..machine import BranchDecision
+from ..memory import scatter_rows
 from ..opcodes import touches_memory_or_sync
 from .exec import CheckedExec
 from .policy import DataDependencePolicy
@@ -194,6 +195,9 @@ class TermShadow(Observer):
         self.arg_exact: list[np.ndarray | None] = []  # per entry of args: its register's exact terms, if any
         self.loaded: np.ndarray | None = None  # (n, nbytes) term ids of the bytes loaded, per lane
         self.loaded_pos: np.ndarray | None = None
+        # None: the rows of loaded, loaded_pos and loaded_bits are the batch's lanes; else the lanes (increasing)
+        # whose rows they are, all other lanes' bytes CONCRETE (a load by a few lanes: _full_loaded)
+        self.loaded_rows: np.ndarray | None = None
         self.cursor = 0
         self.pending: list[np.ndarray] | None = None
         self.permute: np.ndarray | None = None
@@ -207,8 +211,8 @@ class TermShadow(Observer):
         # bytes holding tensor data: the registers it writes have no term meaning (opaque)
         self.async_data = False
 
-    _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "cursor", "pending", "permute", "address_mode", "mask", "guard",
-              "loaded_bits", "atomic_old", "store_map", "async_data")
+    _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute",
+              "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -471,6 +475,7 @@ class TermShadow(Observer):
         for a in self.args:
             sym |= np.broadcast_to(a.ids, (self.n,)) != CONCRETE
         if self.loaded is not None:
+            self._full_loaded()
             sym |= rows_any(self.loaded != CONCRETE)
         out = np.full(self.n, CONCRETE, np.int64)
         if sym.any():
@@ -565,6 +570,16 @@ class TermShadow(Observer):
             term, pos = self._read_bytes(ev.buffer, shadow, flat)
             nb = flat.shape[1]
             every_lane = lanes.size == self.n  # (term and pos are the access's own arrays: kept as they are)
+            if self.loaded is None and (every_lane or _increasing(lanes)):
+                # the access's rows as they are: every lane's, or (loaded_rows) those of the lanes that load
+                self.loaded, self.loaded_pos = term, pos
+                self.loaded_rows = None if every_lane else lanes
+                if (term != CONCRETE).any():
+                    self.loaded_bits = self._concrete_bytes(ev.buffer, flat)
+                if ev.atomic:
+                    self.atomic_old = (lanes, term, pos)
+                return
+            self._full_loaded()
             if every_lane and self.loaded is None:
                 self.loaded, self.loaded_pos = term, pos
             else:
@@ -651,8 +666,9 @@ class TermShadow(Observer):
         if not sym.any():
             return out
         if not sym.all():  # only the rows holding terms (a load by the few active lanes of a large batch)
-            rows = np.nonzero(sym)[0]
-            out[rows] = self._assemble(terms[rows], pos[rows], concrete[rows], sort)
+            rows = np.nonzero(sym)[0]  # (take: numpy's row-wise fancy indexing is ~10x slower on short rows)
+            out[rows] = self._assemble(terms.take(rows, axis=0), pos.take(rows, axis=0),
+                                       concrete.take(rows, axis=0), sort)
             return out
         widths = sort_widths()
         first = terms[:, 0]
@@ -723,12 +739,34 @@ class TermShadow(Observer):
         eb = max(1, t.width // 8)
         n_dst = self.loaded.shape[1] // eb
         data = self._loaded_bits()
+        rows = self.loaded_rows
         outs = []
         for i in range(n_dst):
             sl = slice(i * eb, (i + 1) * eb)
-            outs.append(self._assemble(self.loaded[:, sl], self.loaded_pos[:, sl], data[:, sl],
-                                       sort_of_type(t.name) if t.kind == "f" else bits_sort(8 * eb)))
+            got = self._assemble(self.loaded[:, sl], self.loaded_pos[:, sl], data[:, sl],
+                                 sort_of_type(t.name) if t.kind == "f" else bits_sort(8 * eb))
+            if rows is not None:  # the loading lanes' rows: the other lanes' bytes are all CONCRETE
+                out = np.full(self.n, CONCRETE, np.int64)
+                out[rows] = got
+                got = out
+            outs.append(got)
         return outs
+
+    def _full_loaded(self) -> None:
+        """`loaded` (and its positions and bits) with a row per lane of the batch (see loaded_rows)."""
+        rows = self.loaded_rows
+        if rows is None:
+            return
+        nb = self.loaded.shape[1]
+        term = np.full((self.n, nb), CONCRETE, np.int64)
+        pos = np.zeros((self.n, nb), np.uint8)
+        term[rows] = self.loaded
+        scatter_rows(pos, rows, self.loaded_pos)
+        if self.loaded_bits is not None:
+            bits = np.zeros((self.n, nb), np.uint8)
+            scatter_rows(bits, rows, self.loaded_bits)
+            self.loaded_bits = bits
+        self.loaded, self.loaded_pos, self.loaded_rows = term, pos, None
 
     def _loaded_bits(self) -> np.ndarray:
         """The concrete bytes loaded beside terms (for words mixing both)."""
@@ -737,6 +775,7 @@ class TermShadow(Observer):
     def _ldmatrix_results(self, ins: A.Instruction) -> list[np.ndarray]:
         if self.loaded is None:
             return [np.int64(CONCRETE)] * 4
+        self._full_loaded()
         count, src = ldmatrix_sources(ins)
         L = self.loaded.reshape(-1, 32, 16)
         Pp = self.loaded_pos.reshape(-1, 32, 16)
@@ -1315,3 +1354,8 @@ def equivalence_run(prog, launch, store: TermStore, globals_: dict[str, GlobalIn
     shadow.attach(run.machine)
     shadow.layout_of = run.state.layout_of  # the state hears each access first: its shadow exists by then
     return run, shadow
+
+
+def _increasing(lanes: np.ndarray) -> bool:
+    """Are `lanes` strictly increasing (distinct, in order: nonzero of a mask)?"""
+    return lanes.ndim == 1 and bool((lanes[1:] > lanes[:-1]).all())

@@ -178,7 +178,7 @@ def test_hash_index_finds_everything_through_collisions(hashes: list[int], low_b
         idx.record(part)
         idx.insert(ids, part)
     assert (idx.lookup(h) == np.arange(h.size)).all()
-    assert len(idx) == h.size and 3 * len(idx) <= 2 * idx.table.size
+    assert len(idx) == h.size and _HashIndex._FILL * len(idx) <= idx.table.size
 
 
 def test_find_returns_existing_nodes_only() -> None:
