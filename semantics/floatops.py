@@ -257,6 +257,45 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
     """fma.rnd{.ftz}{.sat}{.relu} / mad.rnd: a*b + c with a single rounding (9.7.3.6, 9.7.4.4)."""
     fmt, rnd = _fmt(fmt), check_rounding(rnd)
     a, b, c = _inputs(fmt, ftz, a, b, c)
+    if fmt is F32 and rnd == "rn":
+        out = _fma_f32_rn(a, b, c, ftz)
+    else:
+        out = _fma_exact(a, b, c, fmt, rnd, ftz)
+    if relu_:
+        out = relu(out, fmt)
+    return saturate(out, fmt) if sat else out
+
+
+# bits of a binary64 below binary32's precision (52 - 23) and the pattern of a binary32 midpoint there
+_F32_LOW = np.uint64((1 << 29) - 1)
+_F32_TIE = np.uint64(1 << 28)
+_F32_MIN_NORMAL = 2.0**-126
+
+
+def _fma_f32_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray, ftz: bool) -> np.ndarray:
+    """fma.rn.f32 from one binary64 sum: s = RN64(x*y + z) (x*y is exact, module docstring), then
+    RN32(s) by numpy's cast. Double rounding can only differ from the single RN32 of the exact sum
+    where s is a binary32 midpoint: every midpoint of the binary32 grid (normal range, and the
+    overflow threshold MAX + ulp/2) is a binary64 number and RN64 is monotone, so an exact sum off a
+    midpoint rounds to s on the same side of it. Those lanes (low 29 bits of s = 1 << 28), the
+    subnormal-range results (nonzero |s| < 2**-126: another midpoint grid, and .ftz's tininess) and
+    NaNs (canonical NaN) take the exact path (_fma_exact). An exact zero sum is s's IEEE zero (the
+    sign rule of 9.7.3.6 / IEEE 754 6.3 for RN); infinities are exact."""
+    f32 = np.float32
+    with np.errstate(all="ignore"):
+        s = a.view(f32).astype(np.float64) * b.view(f32) + c.view(f32)
+        out = s.astype(f32).view(np.uint32)
+        m = np.abs(s)
+        slow = ((s.view(np.uint64) & _F32_LOW) == _F32_TIE) | (~(m >= _F32_MIN_NORMAL) & (m != 0))  # NaN: m >= fails
+    if np.count_nonzero(slow):
+        out = np.array(np.broadcast_to(out, slow.shape))
+        args = [np.broadcast_to(o, slow.shape)[slow] for o in (a, b, c)]
+        out[slow] = _fma_exact(*args, F32, "rn", ftz)
+    return np.asarray(out)  # a 0-d array (not a numpy scalar) from 0-d operands, as _fma_exact gives
+
+
+def _fma_exact(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat, rnd: str, ftz: bool) -> np.ndarray:
+    """fma without .sat/.relu on inputs already in the format's bits (and flushed under .ftz)."""
     x, y, z = decode(a, fmt), decode(b, fmt), decode(c, fmt)
     with np.errstate(invalid="ignore", over="ignore"):
         p = x * y  # exact for the narrow formats (see the module docstring)
@@ -291,10 +330,7 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, fmt: FloatFormat | str = F3
         zero_sign = (sp | sc) if rnd == "rm" else (sp & sc)
         zmask = finite & ((x == 0) | (y == 0)) & (z == 0)
         out = np.where(zmask, np.where(zero_sign, np.uint64(1 << 63), np.uint64(0)), out)
-    out = _nan_result(fmt, [a, b, c], out, nan, NAN_PRIORITY["fma"])
-    if relu_:
-        out = relu(out, fmt)
-    return saturate(out, fmt) if sat else out
+    return _nan_result(fmt, [a, b, c], out, nan, NAN_PRIORITY["fma"])
 
 
 def _split(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

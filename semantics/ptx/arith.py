@@ -49,8 +49,9 @@ def _sparse_lanes(ins: A.Instruction, x: Exec, ops: tuple) -> np.ndarray | None:
     if n < 64 or not all(isinstance(o, np.ndarray) and (o.ndim == 0 or o.shape == (n,)) for o in ops) \
             or not any(o.ndim for o in ops):
         return None
-    lanes = np.flatnonzero(mask)
-    return lanes if lanes.size <= SPARSE_FRACTION * n else None
+    if np.count_nonzero(mask) > SPARSE_FRACTION * n:  # the common case, without listing the lanes
+        return None
+    return np.flatnonzero(mask)
 
 
 def _src(ins: A.Instruction, x: Exec, ty: str, k: int) -> list[np.ndarray]:

@@ -122,6 +122,19 @@ def _signed(v, w: int):
     return _where(_o(v >> (w - 1)) & 1 == 1, _o(v - (1 << w)), v)
 
 
+def leaf_keys(e) -> set[tuple]:
+    """The env keys (tag, ident) that `evaluate(e, env)` reads."""
+    out: set[tuple] = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if x[0] in _LEAVES:
+            out.add((x[0], x[2]))
+        else:
+            todo.extend(y for y in x[2:] if isinstance(y, tuple))
+    return out
+
+
 def evaluate(e, env: dict):
     """The value of bit-vector expression `e` per lane (numpy broadcasting), with the semantics of
     grid.py's Z3 terms (modulo 2^w; division by zero as SMT-LIB defines it). `env` maps leaves

@@ -36,6 +36,12 @@ from .provenance import PointerOrigins
 from .state import ATOMIC, READ, WRITE
 
 _BULK_LOAD = {".async", ".bulk"}
+# register-to-register opcodes (PTX 9.7.1-9.7.4 arithmetic, 9.7.8 logic, 9.7.9.x mov/cvt, 9.7.3 setp/selp): `before`'s
+# fast path (`_plain_dests`), for those without an address, vector or pair operand
+_REGISTER_ONLY = frozenset({"add", "sub", "mul", "mad", "fma", "div", "rem", "abs", "neg", "min", "max", "shl", "shr",
+                            "and", "or", "xor", "not", "mov", "cvt", "selp", "setp", "rcp", "sqrt", "rsqrt", "ex2",
+                            "lg2", "sin", "cos", "tanh", "copysign", "testp", "mul24", "mad24", "sad", "popc", "clz",
+                            "brev", "bfe", "bfi", "prmt", "shf", "lop3", "cnot", "slct", "set", "fns", "bfind"})
 
 
 class ShadowFailed(Exception):
@@ -142,6 +148,7 @@ class Shadow(InstructionObserver):
         # symbolic sizes: the followed period's steps as leaves ("d", w, (loop, register)) and their
         # values in this run, until the period closes and names each step's expression (resolve_steps)
         self.steps: dict[tuple, np.ndarray] = {}
+        self._plain: dict[int, tuple] = {}  # pc -> (its instruction, `_plain_dests`)
         # symbolic sizes: the sizes' values in this run (leaves ("s", name), ("g", axis)), branches on the
         # sizes to prove constant, loops whose trip count depends on the sizes (`trips`),
         # and the summarised loops' proofs (t leaf -> (proof, head pc)), for grid.py
@@ -306,6 +313,14 @@ class Shadow(InstructionObserver):
             self._wgmma_wrote(ins, [n for n, _ in self._dests(ins)], g.mask)
         if pc in self.entered or pc in self.entry_ends:  # the end of a block some CTAs skip (`_ctaid_entry`)
             self._entry_joined(pc)
+        if region is None and ins.guard is None:
+            dests = self._plain_dests(pc, ins)
+            if dests is not None:  # what the general path below does for it, without the checks that cannot apply
+                self._own_guard = None
+                try:
+                    return dests, transfer(self, ins)
+                except (KeyError, ValueError, IndexError):
+                    return dests, TOP
         guard = None
         if ins.guard is not None:
             guard = self.state(A.Sym(ins.guard.pred))
@@ -411,8 +426,26 @@ class Shadow(InstructionObserver):
         except (KeyError, ValueError, IndexError):
             return dests, TOP
 
+    def _plain_dests(self, pc: int, ins: A.Instruction) -> list[tuple[str, str]] | None:
+        """The one destination of an unguarded register-only instruction at `pc` (cached per pc), None for
+        any other. For such an instruction `before` reaches `transfer` with nothing else to do: no control
+        flow, no memory (no address operand, `_memory` finds nothing), no packing, no machine-level op."""
+        got = self._plain.get(pc)
+        if got is None or got[0] is not ins:
+            op = ins.opcode
+            dests = None
+            if op in _REGISTER_ONLY and op not in self.ctl_ops and ins.operands \
+                    and not any(isinstance(o, (A.Address, A.Vector, A.Pair)) for o in ins.operands) \
+                    and ".global" not in ins.modifiers and not any("global" in p for p in ins.positional):
+                dests = self._dests(ins)
+                dests = dests if len(dests) == 1 else None
+            got = self._plain[pc] = (ins, dests)
+        return got[1]
+
     def after(self, ins: A.Instruction, mask: np.ndarray, pre: tuple) -> None:
         dests, result = pre
+        if result is None and not self.poison and len(dests) == 1 and dests[0][0] not in self.regs:
+            return  # independent before and after: the loop below would change nothing
         b = self.batch
         poisoned = set().union(*(regs for _r, regs, _l in self.poison)) if self.poison else set()
         for i, (name, ty) in enumerate(dests):

@@ -75,7 +75,7 @@ from semantics.bitops import PRMT_MODES, prmt_source_bytes
 from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
-from .grid_expr import TOP, K, Sv, evaluate, leaves, simplify, substitute
+from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, simplify, substitute
 from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
 from .state import READ, CheckState
@@ -387,7 +387,8 @@ class LoopSummariser:
             lanes = np.nonzero(d.lanes)[0]
             if lanes.size == 0:
                 continue
-            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
+            used = leaf_keys(d.expr)  # its leaves only: the run may hold thousands of placeholders
+            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items() if k in used}
             want = d.value[lanes]
             t0, chunk = 1, max(1, 4096 // lanes.size)
             limit = SCAN_LIMIT if first is None else first
@@ -541,7 +542,11 @@ class LoopSummariser:
     def _live_in(self, prog, head: int) -> set[str]:
         got = self._live.get(head)
         if got is None:
-            got = self._live[head] = live_in(prog)[head]
+            # the whole program's fixpoint once, kept at the loop heads only (every pc's set is tens of MiB)
+            live = live_in(prog)
+            for h in prog.loop_headers:
+                self._live.setdefault(h, live[h])
+            got = self._live[head] = live[head]
         return got
 
     def _wgmma_needed(self, prog, head: int) -> frozenset[str]:

@@ -325,3 +325,54 @@ def test_f64_fma_rn_vectorised_bulk() -> None:
     for i in range(n):
         exact = Fraction(float(vals[0, i])) * Fraction(float(vals[1, i])) + Fraction(float(vals[2, i]))
         assert int(got[i]) == round_fraction(exact, F64, "rn"), i
+
+
+def test_f32_fma_rn_double_rounding_trap() -> None:
+    """fma.rn.f32's binary64 fast path (floatops._fma_f32_rn): a*b + c = 1 + 2**-24 + 2**-70 is just
+    above a binary32 midpoint, but RN64 of it is the midpoint, whose cast would round to even (1.0);
+    the single rounding gives 1 + 2**-23. The lane must take the exact path."""
+    a = arr([0x3F800001], np.uint32)  # 1 + 2**-23
+    b = arr([0x80000000 | (102 << 23) | 0x7FFFFE], np.uint32)  # -(2**-24 - 2**-47): a*b = -2**-24 + 2**-70
+    c = arr([0x3F800001], np.uint32)
+    assert int(fo.fma(a, b, c, F32, "rn")[0]) == 0x3F800001
+    assert int(fo.fma(a, b, c, F32, "rn", ftz=True)[0]) == 0x3F800001
+
+
+def test_f32_fma_rn_fast_path_bulk() -> None:
+    """fma.rn.f32 on many lanes at once (the binary64 fast path and its exact fallback lanes) agrees
+    with exact rational rounding: random bits, cancellations, exact midpoints of small integers,
+    subnormal-range and overflowing results, with and without .ftz."""
+    from semantics.formats import round_fraction
+
+    rng = np.random.default_rng(23)
+    n = 2000
+    groups = [rng.integers(0, 2**32, (3, n), dtype=np.uint64).astype(np.uint32)]
+    x, y = rng.standard_normal((2, n)).astype(np.float32)
+    groups.append(np.stack([x, y, (-(x.astype(np.float64) * y)).astype(np.float32)]).view(np.uint32))
+    xi, yi = rng.integers(-2**12, 2**12, (2, n)).astype(np.float32)
+    ci = (rng.integers(-2**24, 2**24, n) * 2.0 ** rng.integers(-2, 3, n)).astype(np.float32)
+    groups.append(np.stack([xi, yi, ci]).view(np.uint32))
+    tiny = np.stack([rng.standard_normal(n) * 2.0**-70, rng.standard_normal(n) * 2.0**-60,
+                     rng.standard_normal(n) * 2.0**-128]).astype(np.float32)
+    groups.append(tiny.view(np.uint32))
+    with np.errstate(over="ignore"):
+        huge = np.stack([rng.standard_normal(n) * 2.0**64, rng.standard_normal(n) * 2.0**63,
+                         rng.standard_normal(n) * 2.0**127]).astype(np.float32)
+    groups.append(huge.view(np.uint32))
+    for ops in groups:
+        for ftz in (False, True):
+            got = fo.fma(ops[0], ops[1], ops[2], F32, "rn", ftz=ftz)
+            for i in range(n):
+                a, b, c = (int(v) for v in ops[:, i])
+                if ftz:
+                    a, b, c = _flush("f32", a), _flush("f32", b), _flush("f32", c)
+                va, vb, vc = bits_value("f32", a), bits_value("f32", b), bits_value("f32", c)
+                if va is None or vb is None or vc is None:
+                    continue  # NaN/inf operands: test_narrow_fma_exact
+                exact = va * vb + vc
+                if exact == 0:
+                    continue  # signed zeros: test_narrow_fma_exact
+                want = round_fraction(exact, F32, "rn")
+                if ftz and is_tiny(exact, 8, 23, "rn"):
+                    want &= 0x80000000
+                assert int(got[i]) == want, (ftz, hex(a), hex(b), hex(c), hex(int(got[i])), hex(want))
