@@ -241,7 +241,7 @@ class Memory:
         buf[flat] = data
 
 
-_ROW_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # bytes -> the unsigned word of that width
 
 
 def scatter_rows(dst: np.ndarray, rows: np.ndarray, src: np.ndarray) -> None:
@@ -249,7 +249,7 @@ def scatter_rows(dst: np.ndarray, rows: np.ndarray, src: np.ndarray) -> None:
     rows of a few bytes each runs its inner loop per row (~20-60 us for 2048 rows of a 16384-lane batch);
     with k in 1, 2, 4, 8 each row is one word, assigned as one element (~3 us). The same bytes either way."""
     k = dst.shape[1] if dst.ndim == 2 else 0
-    w = _ROW_WORD.get(k)
+    w = _WORD.get(k)
     if w is not None and dst.dtype == np.uint8 and dst.flags.c_contiguous and src.dtype == np.uint8 \
             and src.shape == (np.size(rows), k):
         dst.view(w).reshape(-1)[rows] = np.ascontiguousarray(src).view(w).reshape(-1)
@@ -259,7 +259,7 @@ def scatter_rows(dst: np.ndarray, rows: np.ndarray, src: np.ndarray) -> None:
 
 def to_bytes(values: np.ndarray, nbytes: int) -> np.ndarray:
     """(k,) uint values of width 8*nbytes -> (k, nbytes) little-endian bytes."""
-    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes]
+    dt = _WORD[nbytes]
     v = np.ascontiguousarray(values.astype(dt, copy=False))
     return v.view(np.uint8).reshape(-1, nbytes)
 
@@ -267,5 +267,5 @@ def to_bytes(values: np.ndarray, nbytes: int) -> np.ndarray:
 def from_bytes(data: np.ndarray) -> np.ndarray:
     """(k, nbytes) bytes -> (k,) uint values."""
     nbytes = data.shape[1]
-    dt = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes]
+    dt = _WORD[nbytes]
     return np.ascontiguousarray(data).view(dt).reshape(-1)
