@@ -265,7 +265,7 @@ def warpgroups(b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> list
         wl = np.arange(first, first + 128)
         if first + 128 > (cta + 1) * lpc or not b.valid[wl].all():
             raise UndefinedBehavior(f"{ins.name}: warpgroup {wgi} is incomplete (the CTA has "
-                                    f"{b.launch.threads_per_block} threads; 9.7.15.1)", ins)
+                                    f"{b.launch.threads_per_block} threads; PTX 9.7.15.1)", ins)
         missing = wl[~mask[wl]]
         if missing.size:
             if (g.mask[missing]).any() or (~b.alive[missing]).any():
@@ -306,7 +306,7 @@ def _watch(machine: Machine, b: Batch, st: WarpgroupState, name: str) -> None:
                 seen.add((id(ins), id(op.ins)))
                 machine.report(b, FindingKind.UNINITIALIZED,
                                f"{ins.name} reads {reg}, a register of the wgmma.mma_async at {op.ins.span} before "
-                               "the wgmma.wait_group that covers it: its value is undefined until then (9.7.15.7.3)",
+                               "the wgmma.wait_group that covers it: its value is undefined until then (PTX 9.7.15.7.3)",
                                ins, lane=int(op.lanes[np.argmax(mask[op.lanes])]))
                 return
 
@@ -330,19 +330,19 @@ def _issue(machine: Machine, b: Batch, st: WarpgroupState, spec: Spec, ins: A.In
         scale_d = bool(_imm(spec.scale_d, ins))
     if st.fence_regs is None:
         raise UndefinedBehavior(f"{ins.name}: no wgmma.fence before the first wgmma.mma_async of the warpgroup "
-                                "(9.7.15.7.1)", ins)
+                                "(PTX 9.7.15.7.1)", ins)
     regs = spec.d_regs + (spec.a_regs or ())
     for r in regs:
         cur = b.regs.get(r.name)
         if r.name in st.pending_regs:  # chained on a pending op: the register must be untouched since
             if not _same(cur, st.pending_regs[r.name], lanes):
                 raise UndefinedBehavior(f"{ins.name}: register {r.name} of a pending wgmma.mma_async was written "
-                                        "before the wgmma.wait_group covering it (9.7.15.7.3)", ins)
+                                        "before the wgmma.wait_group covering it (PTX 9.7.15.7.3)", ins)
             continue
         if not (_same(cur, st.fence_regs.get(r.name), lanes) or
                 (r.name in st.wgmma_written and _same(cur, st.wgmma_written[r.name], lanes))):
             raise UndefinedBehavior(f"{ins.name}: register {r.name} was written after the last wgmma.fence and "
-                                    "before this wgmma.mma_async (9.7.15.7.1)", ins)
+                                    "before this wgmma.mma_async (PTX 9.7.15.7.1)", ins)
         st.pending_regs[r.name] = cur
         _watch(machine, b, st, r.name)
     # the shared-memory operands are read through the async proxy, at any moment until the covering
@@ -377,7 +377,7 @@ def _compute(b: Batch, st: WarpgroupState, op: Op) -> None:
     for r in spec.d_regs + (spec.a_regs or ()):
         if not _same(b.regs.get(r.name), st.pending_regs.get(r.name), lanes):
             raise UndefinedBehavior(f"{ins.name}: register {r.name} of this pending wgmma.mma_async was written "
-                                    "before the wgmma.wait_group covering it (9.7.15.7.3)", ins)
+                                    "before the wgmma.wait_group covering it (PTX 9.7.15.7.3)", ins)
     elem_a, elem_b = _ELEM_BITS[spec.atype] // 8, _ELEM_BITS[spec.btype] // 8
     k = K_BYTES // elem_a
     try:
