@@ -16,6 +16,9 @@ followed: a narrower value cannot carry a 64-bit global pointer (it is an index 
 
 from __future__ import annotations
 
+from semantics.errors import Unsupported
+from semantics.ptx.memory import space_of
+
 from ..program import Program, _dest_names, _operand_names
 
 __all__ = ["PointerOrigins"]
@@ -62,13 +65,13 @@ class PointerOrigins:
             unknown = False
             for pc in defs:
                 ins = self.prog.code[pc]
-                if ins.opcode == "ld" and _spaces(ins) == {".param"}:
+                if ins.opcode == "ld" and _space(ins) == ".param":
                     base = ins.operands[1].base.name if getattr(ins.operands[1], "base", None) else None
                     if base in self._params:
                         found.add(self._params[base])
                         continue
                     unknown = True
-                elif ins.opcode == "cvta" and _spaces(ins) == {".global"}:  # generic <-> global: one pointer
+                elif ins.opcode == "cvta" and _space(ins) == ".global":  # generic <-> global: one pointer
                     todo.extend(n for n in _operand_names(ins.operands[1:]) if self.prog.reg(n) is not None)
                 elif ins.opcode in ("ld", "ldu", "atom", "cvta", "mapa", "shfl", "prmt", "call") or \
                         ins.opcode.startswith(("tex", "suld", "cp", "mbarrier", "tcgen05", "wgmma")):
@@ -94,8 +97,9 @@ class PointerOrigins:
         return name in self.prog.variables or not name.startswith("%")
 
 
-_SPACES = frozenset({".global", ".shared", ".shared::cta", ".shared::cluster", ".local", ".param", ".const", ".tex"})
-
-
-def _spaces(ins) -> set[str]:
-    return set(ins.modifiers) & _SPACES
+def _space(ins) -> str | None:
+    """The state space `ins` names (semantics.ptx.memory.space_of), None for one not modelled (.param::func)."""
+    try:
+        return space_of(ins)
+    except Unsupported:
+        return None
