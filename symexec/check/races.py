@@ -1274,7 +1274,9 @@ class RaceDetector:
             out += [replace(st.same[k]) for k in sorted(st.same)]
             ordered_found = [replace(st.found[k].pair) for k in sorted(st.found, key=lambda k: st.found_key[k])]
             atomic = [replace(ab.best[1]) for _, ab in sorted(st.atomic.items()) if ab.best is not None]
-            out += _merge_by_instructions(ordered_found[:self.limit] + atomic[:self.limit])
+            # merged before the list is cut to the limit: the atomic-vs-plain pairs are one per byte, and
+            # a finding's count is every conflicting byte pair of its two instructions
+            out += _merge_by_instructions(ordered_found + atomic)
             if len(out) >= self.limit:
                 break
         return out[:self.limit]

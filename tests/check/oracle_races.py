@@ -285,8 +285,8 @@ def find_races(events: list[Event], clocks: Clocks, threads: int, limit: int = 2
         c = c.take(order)
         races += _same_instruction_writes(buf, c, limit, threads, stats)
         c = _collapse_same_event_writes(c)
-        races += _merge_by_instructions(events, _ordered_pairs(buf, c, clocks, threads, limit, edges)
-                                        + _atomic_vs_plain(buf, c, clocks, threads, limit, edges))
+        races += _merge_by_instructions(events, _ordered_pairs(buf, c, clocks, threads, edges)
+                                        + _atomic_vs_plain(buf, c, clocks, threads, edges))
         if len(races) >= limit:
             break
     return races[:limit]
@@ -363,8 +363,7 @@ def _collapse_same_event_writes(c):
     return c.take(keep)
 
 
-def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge],
-                     cap: int = 64) -> list[RacePair]:
+def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]) -> list[RacePair]:
     """Bytes touched by atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
     the nearest-write argument, so each plain access of such a byte is tested against the nearest
     atomic before and after it of every thread (an mbarrier's many polls and its inval)."""
@@ -374,7 +373,9 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
     out: list[RacePair] = []
     bytes_with_atomic = np.unique(c["byte"][atomic])
     plain_bytes = np.unique(c["byte"][~atomic])
-    for byte in np.intersect1d(bytes_with_atomic, plain_bytes)[:256]:
+    # every such byte, with no cap: the pairs found here are per byte and join one finding per pair of
+    # instructions afterwards (_merge_by_instructions), whose count is the sum over all of them
+    for byte in np.intersect1d(bytes_with_atomic, plain_bytes):
         idx = np.nonzero(c["byte"] == byte)[0]  # in time order
         at = idx[c["kind"][idx] == ATOMIC]
         pl = idx[c["kind"][idx] != ATOMIC]
@@ -416,8 +417,6 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, limit: int, edges: li
             reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
             out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
                                 int(c["lane"][ib]), reason))
-        if len(out) >= limit:
-            break
     return out
 
 
@@ -425,7 +424,7 @@ def _site(c, i) -> tuple[int, int, int, int]:
     return int(c["hbrow"][i]), int(c["epoch"][i]), int(c["base"][i]), int(c["time"][i])
 
 
-def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list[SyncEdge]) -> list[RacePair]:
+def _ordered_pairs(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]) -> list[RacePair]:
     n = c["byte"].size
     if n < 2:
         return []
@@ -490,6 +489,4 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, limit: int, edges: list
                         int(c["ev"][ib]), int(c["lane"][ib]), reason)
         seen[key] = pair
         out.append(pair)
-        if len(out) >= limit:
-            break
     return out
