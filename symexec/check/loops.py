@@ -1467,6 +1467,14 @@ def _packed(a: np.ndarray) -> tuple:
     return head + (tuple(out),)
 
 
+def _unpacked(p: tuple) -> np.ndarray:
+    """The array `_packed` packed (for tests and debugging)."""
+    shape, dtype, body = p
+    if isinstance(body, bytes):
+        return np.frombuffer(body, dtype).reshape(shape)
+    return np.concatenate([np.frombuffer(raw, np.dtype(t)).astype(dtype) for t, raw in body]).reshape(shape)
+
+
 def _first_seen(values: np.ndarray) -> np.ndarray:
     """Each value's rank among the distinct values in order of first appearance (a canonical renaming)."""
     if values.size == 0:

@@ -145,6 +145,8 @@ def test_canon_packing_is_equal_exactly_when_the_arrays_are(ab: tuple[np.ndarray
     a, b = ab
     same = a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
     assert (loopsmod._packed(a) == loopsmod._packed(b)) == same
+    back = loopsmod._unpacked(loopsmod._packed(a))
+    assert back.shape == a.shape and back.dtype == a.dtype and np.array_equal(back, a)
 
 
 def test_canon_packing_narrows_record_tables() -> None:
@@ -573,10 +575,8 @@ def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
     def check(self, *a, **k):
         init(self, *a, **k)
         parts = dict(self.parts)
-        shape, dtype, raw = parts["thread_clock_values"]
-        values = np.frombuffer(raw, dtype).reshape(shape)
-        shape, dtype, raw = parts["thread_clocks"]
-        classes = np.frombuffer(raw, dtype).reshape(shape)
+        values = loopsmod._unpacked(parts["thread_clock_values"])
+        classes = loopsmod._unpacked(parts["thread_clocks"])
         c = self.clocks
         assert values.ndim == 2 and values.shape[1] == self.W
         rows = np.arange(c.n_threads)
