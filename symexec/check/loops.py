@@ -176,6 +176,10 @@ class LoopSummariser:
         hist = self._history.setdefault(head, [])
         hist.append(snap)
         del hist[:-(2 * PERIOD_MAX + 1)]
+        for h in hist[:-(PERIOD_MAX + 1)]:
+            # kept for their registers (`_deltas` looks 2 periods back); a canonical state is compared only up to
+            # PERIOD_MAX boundaries back, below, and is the bulk of a boundary's memory (gemm_fp8 sm_90a: ~20 MiB)
+            h.canon = None
         # the registers first: the canonical state costs far more, and is taken only where some period's
         # registers already advance evenly (a boundary without it is never compared)
         even = {}
@@ -828,7 +832,7 @@ class Canon:
 
     def _add(self, name: str, value) -> None:
         if isinstance(value, np.ndarray):
-            value = (value.shape, str(value.dtype), value.tobytes())
+            value = _packed(value)
         self.parts.append((name, value))
 
     # ---- epochs, ranked per column
@@ -1291,10 +1295,10 @@ class Canon:
                 # which plain accesses came after each thread's latest atomic (the next pairs it makes)
                 after = R["time"][plain][None, :] > since[:, None]
                 # an agent's row by its canonical column (a thread's row as it is)
-                atomic.append((x, self._record_table(plain, []).tobytes(),
+                atomic.append((x, _packed(self._record_table(plain, [])),
                                tuple(("agent", self._agent_rows[r]) if r in self._agent_rows else r for r in rows),
-                               self._record_table(last, []).tobytes(), after.tobytes()))
-            self._add(f"detector.{st.buffer}", (table.shape, table.tobytes(), st.pad, st.cells, st.fine, tuple(atomic),
+                               _packed(self._record_table(last, [])), after.tobytes()))
+            self._add(f"detector.{st.buffer}", (_packed(table), st.pad, st.cells, st.fine, tuple(atomic),
                                                 found))
 
     def _record_table(self, rec: np.ndarray, lead: list) -> np.ndarray:
@@ -1438,6 +1442,37 @@ def _row_classes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = np.full(len(classes), -1, np.int64)
     first[inv[::-1]] = np.arange(a.shape[0] - 1, -1, -1)
     return first, inv
+
+
+_NARROW = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64))
+
+
+def _packed(a: np.ndarray) -> tuple:
+    """An array as exact, compact key material: its shape and dtype, then each row (along axis 0 of a table of 2
+    or more dimensions and at most 64 rows; else the whole array) as the bytes of the narrowest integer type holding
+    that row's values. Two arrays get equal packings iff they have the same shape, dtype and values: equal rows pick
+    the same type, and a type that holds a row's values converts them exactly. The race detector's record tables keep
+    one int64 per field (`_record_table`), most of which fit a byte or two: the canonical states kept per loop
+    boundary are the largest part of the peak memory (gemm_fp8 sm_90a: 400 of 910 traced MiB)."""
+    head = (a.shape, str(a.dtype))
+    if a.dtype.kind not in "iu" or a.size == 0:
+        return head + (a.tobytes(),)
+    # per row only for a table of few rows (the record tables: one per field); the split follows the shape alone
+    rows = a.reshape(a.shape[0], -1) if a.ndim >= 2 and a.shape[0] <= 64 else a.reshape(1, -1)
+    out = []
+    for row in rows:
+        lo, hi = int(row.min()), int(row.max())
+        t = next(t for t in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+        out.append((t.char, row.astype(t).tobytes()))
+    return head + (tuple(out),)
+
+
+def _unpacked(p: tuple) -> np.ndarray:
+    """The array `_packed` packed (for tests and debugging)."""
+    shape, dtype, body = p
+    if isinstance(body, bytes):
+        return np.frombuffer(body, dtype).reshape(shape)
+    return np.concatenate([np.frombuffer(raw, np.dtype(t)).astype(dtype) for t, raw in body]).reshape(shape)
 
 
 def _first_seen(values: np.ndarray) -> np.ndarray:

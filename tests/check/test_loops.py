@@ -111,6 +111,50 @@ HEAD:
 """
 
 
+_DTYPES = st.sampled_from([np.int64, np.uint64, np.int32, np.uint8, np.bool_])
+_VALUES = st.sampled_from([0, 1, -1, 127, 128, 255, 256, -129, 2**15, 2**31, -2**31 - 1, 2**40, 2**63 - 1, -2**63])
+
+
+@st.composite
+def _tables(draw) -> tuple[np.ndarray, np.ndarray]:
+    """Two arrays that are often equal, often differ in one value, sometimes in dtype or shape."""
+    dtype = np.dtype(draw(_DTYPES))
+    shape = draw(st.sampled_from([(0,), (5,), (3, 4), (2, 3, 2), (70, 2)]))
+    n = int(np.prod(shape))
+    vals = draw(st.lists(_VALUES, min_size=n, max_size=n))
+    a = np.array([v % 2**64 if dtype.kind == "u" else v for v in vals], dtype=object)
+    a = (a.astype(np.uint64) if dtype.kind == "u" else a.astype(np.int64)).astype(dtype).reshape(shape)
+    b = a.copy()
+    change = draw(st.sampled_from(["same", "value", "dtype", "shape"]))
+    if change == "value" and n:
+        flat = b.reshape(-1)
+        i = draw(st.integers(0, n - 1))
+        flat[i] = draw(st.sampled_from([v for v in (0, 1, 200) if np.array(v).astype(dtype) != flat[i]] or [0]))
+    elif change == "dtype":
+        b = b.astype(np.int16 if dtype != np.int16 else np.int32)
+    elif change == "shape" and n and len(shape) > 1:
+        b = b.reshape(shape[::-1])
+    return a, b
+
+
+@settings(max_examples=300, deadline=None)
+@given(_tables())
+def test_canon_packing_is_equal_exactly_when_the_arrays_are(ab: tuple[np.ndarray, np.ndarray]) -> None:
+    """A canonical state's arrays are kept packed (`_packed`: per row in its narrowest integer type):
+    two loop boundaries may compare equal only when the arrays are, dtype and shape included."""
+    a, b = ab
+    same = a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+    assert (loopsmod._packed(a) == loopsmod._packed(b)) == same
+    back = loopsmod._unpacked(loopsmod._packed(a))
+    assert back.shape == a.shape and back.dtype == a.dtype and np.array_equal(back, a)
+
+
+def test_canon_packing_narrows_record_tables() -> None:
+    small = np.stack([np.arange(1000, dtype=np.int64), np.full(1000, -3, np.int64), np.full(1000, 2**40)])
+    packed = loopsmod._packed(small)
+    assert sum(len(raw) for _t, raw in packed[2]) == 1000 * (2 + 1 + 8)
+
+
 def test_live_in_at_a_loop_head() -> None:
     prog = load_program(ptx_parser.parse(LOOP, "loop.ptx"), "k")
     head = prog.labels["HEAD"]
@@ -531,10 +575,8 @@ def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
     def check(self, *a, **k):
         init(self, *a, **k)
         parts = dict(self.parts)
-        shape, dtype, raw = parts["thread_clock_values"]
-        values = np.frombuffer(raw, dtype).reshape(shape)
-        shape, dtype, raw = parts["thread_clocks"]
-        classes = np.frombuffer(raw, dtype).reshape(shape)
+        values = loopsmod._unpacked(parts["thread_clock_values"])
+        classes = loopsmod._unpacked(parts["thread_clocks"])
         c = self.clocks
         assert values.ndim == 2 and values.shape[1] == self.W
         rows = np.arange(c.n_threads)
