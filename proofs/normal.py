@@ -493,8 +493,10 @@ class Normalizer:
             return x
         self._flatten_budget -= grown
         num = dict(x.num)
-        for m, inner in alone:
-            _add_into(num, inner, num.pop(m))
+        for m, inner in alone:  # c L -> c P: another let's polynomial may have cancelled c L in num already
+            c = x.num[m]
+            _add_into(num, {m: 1}, -c)
+            _add_into(num, inner, c)
         return Rat(num)
 
     def _has_let(self, x: NF) -> bool:
