@@ -1345,10 +1345,50 @@ class Normalizer:
 
             bits = int(T.aux[k]) & ((1 << sort.width) - 1)
             return self._const(int(T.const(float_sort(sort.fmt), bits)[0]), sort)
+        src = self._slice_source(k, 0, ks.width)
+        if src is not None:
+            ss = SORTS[int(T.sort[src])]
+            if ss.kind is Kind.FLOAT and ss.fmt == sort.fmt and ss.width == sort.width:
+                (got,) = self.of(np.array([src], np.int64))  # the very bits of a float of this format
+                return got
         got = self._bit_trick(k, sort)
         if got is not None:
             return got
         return self.app(f"float.{sort.fmt}", self._int_atom(k, False))
+
+    def _slice_source(self, k: int, lo: int, width: int, depth: int = 16, top: bool = True) -> int | None:
+        """A term whose bits are exactly bits [lo, lo + width) of term k: k itself for its whole width,
+        else through a concat's child, an extract, or an integer cvt that truncates (no .sat: the low bits,
+        PTX cvt's integer-to-integer wrap) or widens (the low bits are the source's); None for anything else. A 64-bit load of two
+        f32 elements truncated to its low word is the low element."""
+        T = self.T
+        w = SORTS[int(T.sort[k])].width
+        if lo == 0 and width == w and not top:
+            return k
+        if depth <= 0 or lo + width > w:
+            return None
+        op = int(T.op[k])
+        kids = T.kids(k)
+        if op == Op.CONCAT:  # children high to low
+            base = 0
+            for c in reversed(kids):
+                cw = SORTS[int(T.sort[c])].width
+                if base <= lo and lo + width <= base + cw:
+                    return self._slice_source(c, lo - base, width, depth - 1, False)
+                base += cw
+            return None
+        if op == Op.EXTRACT:
+            m = mods(int(T.aux[k]))
+            return self._slice_source(kids[0], m.lo + lo, width, depth - 1, False)
+        if op == Op.CVT:
+            m = mods(int(T.aux[k]))
+            dst, src = m.elems
+            if m.sat or m.rnd or not all(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):
+                return None
+            sw = min(int(src[1:]), SORTS[int(T.sort[kids[0]])].width)
+            if lo + width <= min(sw, int(dst[1:])):  # bits below both widths are the source's
+                return self._slice_source(kids[0], lo, width, depth - 1, False)
+        return None
 
     def _bit_trick(self, k: int, sort) -> NF | None:
         """FLOAT(fmt, k) through a proved lemma (proofs.lemmas), or, for a term of few integer input
