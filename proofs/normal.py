@@ -90,6 +90,9 @@ FLATTEN_BUDGET = 1 << 24  # monomials all flattenings of one normalizer may copy
 #: A product of polynomials with more monomial pairs than this looks at the run's deadline (--timeout)
 #: after each monomial of the shorter one: an expansion of let-atoms may multiply sums of thousands.
 BIG_PRODUCT = 1 << 16
+#: Predicates one packed comparison may read back (_packed_cmp), and how deep a bit is followed.
+PACKED_PREDICATES = 4
+PACKED_DEPTH = 24
 TABLE_BITS = 16  # bit-level terms of at most this many input bits are identified by their function
 
 
@@ -196,6 +199,7 @@ class Normalizer:
         self._support_shapes: dict[tuple, tuple | None] = {}  # shape -> (smt2, leaf positions read, table) or None
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
+        self._bit_memo: dict[tuple[int, int], int | tuple[int, bool] | None] = {}  # (term, bit) -> _bit
 
     # ------------------------------------------------------------------ tables
     def atom(self, kind: AtomKind, payload: tuple) -> int:
@@ -489,8 +493,10 @@ class Normalizer:
             return x
         self._flatten_budget -= grown
         num = dict(x.num)
-        for m, inner in alone:
-            _add_into(num, inner, num.pop(m))
+        for m, inner in alone:  # c L -> c P: another let's polynomial may have cancelled c L in num already
+            c = x.num[m]
+            _add_into(num, {m: 1}, -c)
+            _add_into(num, inner, c)
         return Rat(num)
 
     def _has_let(self, x: NF) -> bool:
@@ -631,7 +637,7 @@ class Normalizer:
 
     @staticmethod
     def _copy(x: NF) -> NF:
-        return x if isinstance(x, Inf) else Rat(dict(x.num), x.den)
+        return Rat(dict(x.num), x.den) if isinstance(x, Rat) else x  # +-inf, a predicate's condition: as they are
 
     def ite(self, cond: tuple, then: NF, other: NF) -> NF:
         """if cond then `then` else `other`; cond is ("gt", P) (P > 0), ("eq", P) or ("atom", key):
@@ -654,9 +660,13 @@ class Normalizer:
             if all(m == () for m in p):
                 c = p[()]
                 return then if ((c > 0) if kind == "gt" else False) else other
-        if isinstance(then, Inf) or isinstance(other, Inf):
-            raise Undefined("an infinite value under a data-dependent condition")
         ind = self.indicator(cond)
+        if isinstance(then, Inf) or isinstance(other, Inf):
+            # an infinity under a data-dependent condition has no real normal form: the value is the
+            # uninterpreted application ite([cond], then, other), a function of its arguments' normal
+            # forms (equal indicators and branches, equal values; a masked lane's `where(col == y, -inf,
+            # 0)` is one value however each build spelled `col == y`)
+            return self.app("ite", ind, then, other)
         return self.add(other, self.mul(self.sub(then, other), ind), own_x=False)
 
     def _positive(self, p: Poly, depth: int = 4) -> bool:
@@ -923,7 +933,136 @@ class Normalizer:
             return {"gt": ("gt", p), "lt": ("gt", neg), "ge": ("not", ("gt", neg)), "le": ("not", ("gt", p)),
                     "eq": ("eq", p), "ne": ("not", ("eq", p))}[cmp]
         table = self.table(i)
-        return ("atom", table) if table is not None else ("atom", self._bits_cmp(i))
+        if table is not None:
+            return ("atom", table)
+        packed = self._packed_cmp(i)
+        return packed if packed is not None else ("atom", self._bits_cmp(i))
+
+    def _packed_cmp(self, i: int) -> tuple | None:
+        """A comparison `x == c` / `x != c` (c a constant) whose every bit of x is a constant or one
+        predicate's value (a predicate packed into a bit mask by selp/shl/or and read back by shr/and, as
+        Triton does for sm_89's masks), as the conjunction of those predicates' conditions; None when a
+        bit is neither or more than PACKED_PREDICATES predicates take part. Bit by bit, PTX 9.7.8.x."""
+        T = self.T
+        m = mods(int(T.aux[i]))
+        if int(T.op[i]) != Op.CMP or m.cmp not in ("eq", "ne"):
+            return None
+        a, b = T.kids(i)
+        if int(T.op[a]) == Op.CONST:
+            a, b = b, a
+        w = SORTS[int(T.sort[a])].width
+        if int(T.op[b]) != Op.CONST or int(T.op[a]) == Op.CONST or w > 64 or SORTS[int(T.sort[b])].width != w:
+            return None
+        c = int(T.aux[b]) & ((1 << w) - 1)
+        need: dict[int, bool] = {}  # predicate term -> the value x == c needs of it
+        equal: bool = True
+        for j in range(w):
+            bit = self._bit(a, j, PACKED_DEPTH)
+            if bit is None:
+                return None
+            cj = (c >> j) & 1
+            if isinstance(bit, int):
+                equal = equal and bit == cj
+                continue
+            pred, flip = bit
+            want = bool(cj ^ flip)
+            if need.setdefault(pred, want) != want:
+                equal = False
+            if len(need) > PACKED_PREDICATES:
+                return None
+        if not equal:
+            cond: tuple = ("const", False)
+        else:
+            cond = ("const", True)
+            for pred, want in sorted(need.items()):
+                got = self._cond_of(pred)
+                got = got if want else ("not", got)
+                cond = got if cond == ("const", True) else ("and", cond, got)
+        return cond if m.cmp == "eq" else ("not", cond)
+
+    def _cond_of(self, pred: int) -> tuple:
+        """The condition of predicate term `pred` (normalised on its own when no user kept it)."""
+        got = self.memo.get(pred)
+        if got is None:
+            (got,) = self.of(np.array([pred], np.int64))
+        return got
+
+    def _bit(self, k: int, j: int, depth: int) -> int | tuple[int, bool] | None:
+        """Bit j of bit-vector term k: 0 or 1 for every input, (p, flip) when it is predicate p's value
+        (xor flip), None when it is neither or deeper than `depth`. Memoised per (term, bit)."""
+        key = (k, j)
+        if key in self._bit_memo:
+            return self._bit_memo[key]
+        got = self._bit_of(k, j, depth) if depth > 0 else None
+        if got is not None or depth >= PACKED_DEPTH:  # a None found with less depth may be found with more
+            self._bit_memo[key] = got
+        return got
+
+    def _bit_of(self, k: int, j: int, depth: int) -> int | tuple[int, bool] | None:
+        T = self.T
+        op = int(T.op[k])
+        w = SORTS[int(T.sort[k])].width
+        if j >= w or w > 64:
+            return None
+        if op == Op.CONST:
+            return (int(T.aux[k]) >> j) & 1
+        kids = T.kids(k)
+        d = depth - 1
+        if op == Op.ITE and SORTS[int(T.sort[kids[0]])].kind is Kind.PRED:  # selp (9.7.9.x)
+            x, y = self._bit(kids[1], j, d), self._bit(kids[2], j, d)
+            if isinstance(x, int) and isinstance(y, int):
+                return x if x == y else (kids[0], x == 0)
+            return None
+        if op == Op.NOT:
+            x = self._bit(kids[0], j, d)
+            return _bit_not(x)
+        if op in (Op.AND, Op.OR, Op.XOR):
+            x = self._bit(kids[0], j, d)
+            if isinstance(x, int) and op != Op.XOR and x == (0 if op == Op.AND else 1):
+                return x  # 0 & y = 0, 1 | y = 1
+            y = self._bit(kids[1], j, d)
+            if isinstance(y, int) and op != Op.XOR and y == (0 if op == Op.AND else 1):
+                return y
+            if x is None or y is None:
+                return None
+            if isinstance(x, tuple) and isinstance(y, tuple):
+                return None  # two predicates in one bit: not followed
+            if isinstance(x, tuple):
+                x, y = y, x
+            # x a constant: 1 & y = y, 0 | y = y, 0 ^ y = y, 1 ^ y = not y
+            return _bit_not(y) if op == Op.XOR and x == 1 else y
+        if op in (Op.SHL, Op.SHR):
+            if int(T.op[kids[1]]) != Op.CONST:
+                return None
+            amt = min(int(T.aux[kids[1]]) & 0xFFFFFFFF, w)  # amounts past the width clamp (9.7.8.8-9)
+            if op == Op.SHL:
+                return 0 if j < amt else self._bit(kids[0], j - amt, d)
+            src = j + amt
+            if src >= w:
+                if not mods(int(T.aux[k])).signed:
+                    return 0  # zero fill
+                src = w - 1  # sign fill
+            return self._bit(kids[0], src, d)
+        if op == Op.CVT:
+            m = mods(int(T.aux[k]))
+            dst, src = m.elems
+            if m.sat or m.rnd or not all(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):
+                return None
+            sw = int(src[1:])
+            if j < sw:
+                return self._bit(kids[0], j, d)
+            return self._bit(kids[0], sw - 1, d) if src[0] == "s" else 0  # sign- or zero-extension
+        if op == Op.EXTRACT:
+            m = mods(int(T.aux[k]))
+            return self._bit(kids[0], m.lo + j, d) if j < m.width else 0
+        if op == Op.CONCAT:  # children high to low
+            for c in reversed(kids):
+                cw = SORTS[int(T.sort[c])].width
+                if j < cw:
+                    return self._bit(c, j, d)
+                j -= cw
+            return None
+        return None
 
     def _bits_cmp(self, i: int) -> int | tuple:
         """A comparison of bit-vectors too wide for a table, canonical up to operands that add,
@@ -1206,10 +1345,50 @@ class Normalizer:
 
             bits = int(T.aux[k]) & ((1 << sort.width) - 1)
             return self._const(int(T.const(float_sort(sort.fmt), bits)[0]), sort)
+        src = self._slice_source(k, 0, ks.width)
+        if src is not None:
+            ss = SORTS[int(T.sort[src])]
+            if ss.kind is Kind.FLOAT and ss.fmt == sort.fmt and ss.width == sort.width:
+                (got,) = self.of(np.array([src], np.int64))  # the very bits of a float of this format
+                return got
         got = self._bit_trick(k, sort)
         if got is not None:
             return got
         return self.app(f"float.{sort.fmt}", self._int_atom(k, False))
+
+    def _slice_source(self, k: int, lo: int, width: int, depth: int = 16, top: bool = True) -> int | None:
+        """A term whose bits are exactly bits [lo, lo + width) of term k: k itself for its whole width,
+        else through a concat's child, an extract, or an integer cvt that truncates (no .sat: the low bits,
+        PTX cvt's integer-to-integer wrap) or widens (the low bits are the source's); None for anything else. A 64-bit load of two
+        f32 elements truncated to its low word is the low element."""
+        T = self.T
+        w = SORTS[int(T.sort[k])].width
+        if lo == 0 and width == w and not top:
+            return k
+        if depth <= 0 or lo + width > w:
+            return None
+        op = int(T.op[k])
+        kids = T.kids(k)
+        if op == Op.CONCAT:  # children high to low
+            base = 0
+            for c in reversed(kids):
+                cw = SORTS[int(T.sort[c])].width
+                if base <= lo and lo + width <= base + cw:
+                    return self._slice_source(c, lo - base, width, depth - 1, False)
+                base += cw
+            return None
+        if op == Op.EXTRACT:
+            m = mods(int(T.aux[k]))
+            return self._slice_source(kids[0], m.lo + lo, width, depth - 1, False)
+        if op == Op.CVT:
+            m = mods(int(T.aux[k]))
+            dst, src = m.elems
+            if m.sat or m.rnd or not all(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):
+                return None
+            sw = min(int(src[1:]), SORTS[int(T.sort[kids[0]])].width)
+            if lo + width <= min(sw, int(dst[1:])):  # bits below both widths are the source's
+                return self._slice_source(kids[0], lo, width, depth - 1, False)
+        return None
 
     def _bit_trick(self, k: int, sort) -> NF | None:
         """FLOAT(fmt, k) through a proved lemma (proofs.lemmas), or, for a term of few integer input
@@ -1373,6 +1552,12 @@ def _equality_with_value(key: tuple) -> tuple[tuple[int, bool], int] | None:
             and isinstance(c[4], tuple) and len(c[4]) == 2 and c[4][0] == "value"):
         return (int(c[3]), bool(c[2])), int(c[4][1])
     return None
+
+
+def _bit_not(x: int | tuple[int, bool] | None) -> int | tuple[int, bool] | None:
+    if x is None:
+        return None
+    return 1 - x if isinstance(x, int) else (x[0], not x[1])
 
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:

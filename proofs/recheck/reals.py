@@ -330,7 +330,8 @@ def close(a, b) -> bool:
 
 
 _APPS = {"sqrt": mpmath.sqrt, "log2": lambda x: mpmath.log(x, 2), "sin": mpmath.sin, "cos": mpmath.cos,
-         "tanh": mpmath.tanh, "abs": abs, "copysign": lambda a, b: abs(b) if a >= 0 else -abs(b)}
+         "tanh": mpmath.tanh, "abs": abs, "copysign": lambda a, b: abs(b) if a >= 0 else -abs(b),
+         "ite": lambda c, a, b: a if c != 0 else b}  # proofs/normal.py: an infinity under a condition
 
 
 class NormalValues:
