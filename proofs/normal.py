@@ -1359,8 +1359,8 @@ class Normalizer:
     def _slice_source(self, k: int, lo: int, width: int, depth: int = 16, top: bool = True) -> int | None:
         """A term whose bits are exactly bits [lo, lo + width) of term k: k itself for its whole width,
         else through a concat's child, an extract, or an integer cvt that truncates (no .sat: the low bits,
-        PTX cvt's integer-to-integer wrap) or widens (the low bits are the source's); None for anything else. A 64-bit load of two
-        f32 elements truncated to its low word is the low element."""
+        PTX cvt's integer-to-integer wrap) or widens (the low bits are the source's); None for anything
+        else. A 64-bit load of two f32 elements truncated to its low word is the low element."""
         T = self.T
         w = SORTS[int(T.sort[k])].width
         if lo == 0 and width == w and not top:

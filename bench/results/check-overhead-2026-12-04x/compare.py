@@ -1,7 +1,10 @@
 import json, sys, re
+# usage: compare.py A.json B.json [TREE_ROOT ...]: tree roots (beyond this session's) that report paths
+# may contain are normalised to <root>/ before comparing
+ROOTS = ['/work/main', '/tmp/i10ov_main', r'/tmp/i10ov/b\d+', '/work/wt/i10ov'] + [re.escape(r) for r in sys.argv[3:]]
 def load(p):
     t = open(p).read()
-    t = re.sub(r'(/work/main|/tmp/i10ov_main|/tmp/i10ov/b\d+|/work/wt/i10ov)/(?!\.venv)', '<root>/', t)
+    t = re.sub('(' + '|'.join(sorted(ROOTS, key=len, reverse=True)) + r')/(?!\.venv)', '<root>/', t)
     return json.loads(t)
 a = load(sys.argv[1]); b = load(sys.argv[2])
 print("keys only in one:", set(a) ^ set(b))
