@@ -481,8 +481,9 @@ def _ordered_pairs(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]) 
         key = (int(c["pc"][ia]), int(c["pc"][ib]), bool(same_cta[j]))  # one finding per pair of instructions
         if key in seen:
             seen[key].count += 1
-            seen[key].last = max(seen[key].last, int(c["byte"][ia]) * c.granule)
-            seen[key].byte = min(seen[key].byte, int(c["byte"][ia]) * c.granule)
+            x = int(c["byte"][ia]) * c.granule  # the span covers the first pair's byte too (its last is -1)
+            seen[key].last = max(seen[key].last, seen[key].byte, x)
+            seen[key].byte = min(seen[key].byte, x)
             continue
         reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
         pair = RacePair(buf, int(c["byte"][ia]) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]),

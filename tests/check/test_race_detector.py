@@ -196,3 +196,17 @@ def test_refined_granule_past_the_buffer_end() -> None:
     log = _trace(ops, 1, detector, clocks)
     new = _new(detector.races())
     assert new and new == _old(oracle_races.find_races(log, clocks, T), log)
+
+
+def test_finding_spans_the_bytes_of_all_its_pairs() -> None:
+    """One pair of instructions races at shared byte 1 in CTA 0 (a read, then another lane's write) and at
+    byte 300 (CTA 1's window: two lanes' writes): one finding counting 2 byte pairs, spanning 1..300. The
+    oracle once lost the span of the first pair it met (byte 300) when a lower byte joined it (seed 57)."""
+    ops = [("access", 0, 1, READ, 0, 2, 0, 0, 2, True), ("access", 5, 1, WRITE, 0, 1, 0, 0, 2, True),
+           ("access", 0, 5, WRITE, 0, 1, 0, 0, 0, True)]
+    clocks = Clocks(2, T)
+    detector = RaceDetector(clocks, T)
+    log = _trace(ops, 2, detector, clocks)
+    got = [p for p in detector.races() if (p.a.pc, p.b.pc) == (2, 0)]
+    assert [(p.byte, p.last, p.count) for p in got] == [(1, 300, 2)]
+    assert _new(detector.races()) == _old(oracle_races.find_races(log, clocks, T), log)

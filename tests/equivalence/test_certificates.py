@@ -29,10 +29,11 @@ PAIRS = ROOT / "examples" / "pairs"
 #: (candidate, reference, what the proof needs): a reduction (warp shuffles), the sign-bit trick (a Z3
 #: lemma, re-checked by cvc5), atomic split-K (an unordered sum), online softmax (exp2, max, let-atoms), packed
 #: signs: a sign selection (its IEEE fact is negation's) and support lemmas (a 32-bit word's bit read as a table
-#: over its byte; truth tables evaluated at the recheck's random points), a select chain ([y == a] [y == b] = 0)
+#: over its byte; truth tables evaluated at the recheck's random points), a select chain ([y == a] [y == b] = 0), an
+#: infinity under a data-dependent condition (the application ite([lab > 0], x, -inf))
 CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
              ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref"),
-             ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref")]
+             ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref"), ("keep_inf_offset", "keep_inf_ref")]
 
 #: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
 _FRESH = """
@@ -137,6 +138,26 @@ def test_recheck_evaluates_comparison_indicators(certs: dict[str, Path], tmp_pat
     code, out = _recheck(d)
     assert code == 1 and not out["ok"]
     assert any("not its term's value" in f["why"] for f in out["failures"])
+
+
+def test_recheck_evaluates_ite_applications(certs: dict[str, Path], tmp_path: Path) -> None:
+    """y = lab > 0 ? x : -inf has no real normal form: it is the uninterpreted application ite([lab > 0], x, -inf)
+    (proofs/normal.py Normalizer.ite). The recheck evaluates it at its random points by its condition's value,
+    so the certificate with every application's branches swapped is caught at each element."""
+    d = _copy(certs["keep_inf_offset"], tmp_path / "c")
+    data = json.loads((d / "normal.json").read_text())
+    apps = [a for a in data["atoms"].values() if a["kind"] == "APP" and a["fn"] == "ite"]
+    assert len(apps) == 64  # one per element (each its own x[i] and lab[i])
+
+    def swap(data: dict) -> None:
+        for a in data["atoms"].values():
+            if a["kind"] == "APP" and a["fn"] == "ite":
+                a["args"] = [a["args"][0], a["args"][2], a["args"][1]]
+
+    _edit(d, "normal.json", swap)
+    code, out = _recheck(d)
+    assert code == 1 and not out["ok"] and len(out["failures"]) == 64
+    assert all("not its term's value" in f["why"] for f in out["failures"])
 
 
 def test_recheck_draws_labels_at_the_compared_columns(certs: dict[str, Path], tmp_path: Path) -> None:
