@@ -56,6 +56,11 @@ _OPS = {int(o): o for o in Op}
 _OPS = [_OPS.get(i, Op.OPAQUE) for i in range(256)]
 
 
+#: Said with a verdict whose normal forms read a data-dependent ue8m0 block scale factor (_scaled).
+UE8M0_ASSUMPTION = ("ue8m0 block scale factors read from data are not 0xFF (NaN, PTX 5.2.3): a block-scaled mma "
+                    "is read as c + sum_k (a * 2^(sa - 127)) * (b * 2^(sb - 127))")
+
+
 class NoRealMeaning(Exception):
     """A term whose real value the normal form cannot express (an opaque leaf, a NaN)."""
 
@@ -846,6 +851,8 @@ class Normalizer:
                 y = self._operand(kids[1 + k + q], b_t, local, remaining)
                 acc = self.add(acc, self.mul(x, y), own_x=True)
             return acc
+        if op is Op.SCALE:
+            return self._scaled(kids, m, local, remaining)
         if op is Op.FNEG:
             return self.neg(kid(0))
         if op is Op.FABS:
@@ -883,6 +890,22 @@ class Normalizer:
         for j in range(len(kids)):  # bit-vector operations: the integer value of the term, an atom
             kid(j)  # (its function table is made only where a number or a condition is read from it)
         return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+
+    def _scaled(self, kids: tuple, m, local: dict, remaining: np.ndarray) -> NF:
+        """A block-scaled element x * 2^(s - 127) (PTX 9.7.14.3; ue8m0, 5.2.3) as x * exp2(s) * 2^-127, s the
+        scale byte's integer value (an atom, or a constant: exp2_atom pulls it out as a power of two).
+        The code 0xFF is NaN: a constant one has no real meaning; a data-dependent one is assumed not 0xFF."""
+        if m.elems[1:] != ("ue8m0",):
+            raise NoRealMeaning(f"a .{m.elems[1:]} scale factor")
+        x, _ = self._get(kids[0], local, remaining)
+        self._get(kids[1], local, remaining)
+        s = self._int_atom(kids[1], False)
+        if isinstance(s, Rat) and s.den is None and set(s.num) <= {()}:
+            if s.num.get((), 0) == 0xFF:
+                raise NoRealMeaning("a ue8m0 scale factor 0xFF (NaN, PTX 5.2.3)")
+        elif UE8M0_ASSUMPTION not in self.assumptions:
+            self.assumptions.append(UE8M0_ASSUMPTION)
+        return self.mul(x, self.exp2(self.add(s, self.const(-127))))
 
     def _log2(self, x: NF) -> NF:
         a = self._single_atom(x) if isinstance(x, Rat) else None
