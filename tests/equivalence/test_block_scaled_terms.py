@@ -9,17 +9,23 @@ of its container (it read the low bits before, 2026-12-05)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from proofs.equivalence import Outcome
+from proofs.normal import UE8M0_ASSUMPTION
+from proofs.prove import prove
 from ptx_parser import parse
 from semantics.termeval import evaluate
 from semantics.terms import CONCRETE, TermStore, bits_sort
 from symexec import Launch, load_program, run_kernel
 from symexec.check.run import run_checked
 from symexec.check.termshadow import GlobalInfo, equivalence_run
+from volta.equiv_cli import spec_kernel
 
 WORDS = 14  # per lane: a0..a3, b0, b1, c0..c3, scale-a-data, scale-b-data, two words of 16-bit selectors
 
@@ -164,3 +170,30 @@ def test_ue4m3_scales_stay_unsupported() -> None:
 def test_selectors_read_from_data_stay_unsupported() -> None:
     src = kernel(form("mxf8f6f4", "e4m3", "e4m3"), "{%h0, %h1}", "{%h2, %h3}")
     assert any("data-dependent byte-id-a" in g for g in _gaps(src))
+
+
+CASES = Path(__file__).parent / "cases"
+
+
+def _prove(name: str):
+    cand, _, _ = spec_kernel(CASES / f"{name}.ptx", "candidate")
+    ref, _, _ = spec_kernel(CASES / "bsmma_ref.ptx", "reference")
+    return prove(cand, ref, TermStore()).result
+
+
+def test_split_k_is_proved_by_normal_forms() -> None:
+    """Two block-scaled mmas over the halves of K, chained through C, against one (cases/bsmma_split_k.ptx):
+    the terms differ, the normal forms (x * exp2(s) * 2^-127 per scaled element) are equal."""
+    r = _prove("bsmma_split_k")
+    assert r.outcome is Outcome.VERIFIED, r.verdict
+    assert r.proofs[0].methods.get("equal real-arithmetic normal forms", 0) > 0
+    assert UE8M0_ASSUMPTION in r.assumptions
+
+
+@pytest.mark.parametrize("name,equal", [("bsmma_wrong_scale_byte", 0), ("bsmma_swapped_scales", 1)])
+def test_seeded_scale_bugs_have_different_normal_forms(name: str, equal: int) -> None:
+    """A wrong scale byte or swapped scale words: the normal forms differ on every element but, for swapped
+    words, D[0, 0] (row 0's SF_A and column 0's SF_B both come from lane 0: the same exponent sum)."""
+    r = _prove(name)
+    assert r.outcome is Outcome.INCONCLUSIVE and r.suspect_count == 128 - equal, r.verdict
+    assert r.suspects[0].why == "different real-arithmetic normal forms"  # the rest: instances of it (proofs.instances)
