@@ -112,3 +112,27 @@ def test_gemm_block_scaled_with_swapped_scales_is_not_verified() -> None:
     r = rep.result
     assert r.outcome is Outcome.INCONCLUSIVE and 0 < r.suspect_count < sum(p.elements for p in r.proofs), r.verdict
     assert r.suspects[0].why == "different real-arithmetic normal forms"
+
+
+@pytest.mark.slow
+def test_gemm_block_scaled_eight_warp_build_is_verified() -> None:
+    """A second build of gemm_block_scaled for sm_120: Triton with num_warps=8 (64 block-scaled mma.sync per
+    warp where the contract's 4 warps issue 128, other ldmatrix/stmatrix fragments), launched with 256 threads by
+    a `// volta-launch:` header, against the contract's build (2026-12-05: identical terms for all 11520
+    elements, 11.5 s CPU with the compile)."""
+    import dataclasses
+
+    import ptx_parser
+
+    from harness.compile import compile_contract
+    from harness.equivalence import contract_kernel
+
+    c = CONTRACTS["gemm_block_scaled"]
+    built = compile_contract(dataclasses.replace(c, num_warps=8), "sm_120")
+    assert built.ptx.count("mma.sync") != compile_contract(c, "sm_120").ptx.count("mma.sync")
+    text = f"// volta-launch: grid=(cdiv(M, 128), cdiv(N, 128), 1) block=(256, 1, 1) shared={built.shared}\n" + built.ptx
+    module = ptx_parser.parse(text, "gemm_block_scaled.sm_120.w8.ptx")
+    rep = prove(contract_kernel(c, module, "sm_120", source=text), triton_kernel(c, "sm_120"), TermStore())
+    assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
+    assert all(r.verdict == "race_free" for r in rep.checks.values())
+    assert sum(p.elements for p in rep.result.proofs) == 144 * 80
