@@ -23,7 +23,6 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import Unsupported
 from semantics.ptx.core import rounding, tinfo
-from semantics.mxformats import ScaleType
 from semantics.ptx.mma import (_BYTE_IDS, _ELEM, _SUB_BYTE, _THREAD_IDS_A, _THREAD_IDS_B, _fragment_index, _parse_mma,
                                _parse_scaled, a_layout, b_layout, c_layout, scale_lanes)
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
@@ -940,14 +939,12 @@ def _mma_block_scale(ins, args, B: Builder, ctx):
     SCALE node (x * 2^(s - 127), exact in f64) of the element's float term and the ue8m0 scale byte the
     handler reads (semantics/ptx/mma.py mma_block_scale: the same selectors, lanes `scale_lanes` and bytes),
     and each accumulator element one MMA node over them (f64 operands, f32 accumulator): the handler's
-    float64 model, evaluated bit for bit by semantics.termeval. ue4m3 scale factors (.kind::mxf4nvf4) have
-    no term meaning here (`Unsupported`).
+    float64 model, evaluated bit for bit by semantics.termeval. ue4m3 scale factors (.kind::mxf4nvf4
+    .scale_vec::4X .ue4m3) are SCALE nodes x * ue4m3(s) alike.
 
     Operands in the handler's read order: byte-id-a, thread-id-a, byte-id-b, thread-id-b, scale-a-data,
     scale-b-data, then A, B and C's registers."""
     f = _parse_scaled(ins)
-    if f.stype is not ScaleType.UE8M0:
-        raise Unsupported(f"{ins.name}: .{f.stype.value} scale factors have no term meaning", ins)
     m, n, k = f.shape
     p = 32 // f.elem_bits
     rega, regb = m * k // 32 // p, k * n // 32 // p
@@ -984,7 +981,7 @@ def _mma_block_scale(ins, args, B: Builder, ctx):
         return np.stack([B.value(x, b32, everyone).reshape(-1, 32)[warps] for x in sub], axis=2)
 
     def scales(a: Arg, lanes: np.ndarray, byte_id: np.ndarray) -> np.ndarray:
-        """(W, L, vec) ue8m0 bytes: bytes byte_id .. byte_id + vec - 1 of lanes `lanes` (W, L)."""
+        """(W, L, vec) scale bytes: bytes byte_id .. byte_id + vec - 1 of lanes `lanes` (W, L)."""
         R = B.value(a, b32, everyone).reshape(-1, 32)[warps]
         picked = R[np.arange(W)[:, None], lanes]  # (W, L)
         out = np.zeros((*picked.shape, f.vec), np.int64)
@@ -1014,9 +1011,9 @@ def _mma_block_scale(ins, args, B: Builder, ctx):
     f64 = float_sort("f64")
     SAk = np.repeat(SA, f.chunk, axis=2)  # (W, m, k): the scale of A[i, k] is SF_A[i, k / chunk]
     SBk = np.repeat(SB, f.chunk, axis=2).transpose(0, 2, 1)  # (W, k, n)
-    As = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.atype, "ue8m0"))),
+    As = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.atype, f.stype.value))),
                   [A_.reshape(-1), SAk.reshape(-1)]).reshape(W, m, k)
-    Bs = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.btype, "ue8m0"))),
+    Bs = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.btype, f.stype.value))),
                   [B_.reshape(-1), SBk.reshape(-1)]).reshape(W, k, n)
     aux = mods_id(Mods(elems=("f64", "f64", "f32")))
     kids = np.concatenate([C_.reshape(W, m, n, 1),

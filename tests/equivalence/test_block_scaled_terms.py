@@ -2,13 +2,13 @@
 `_mma_block_scale`): every output's term, evaluated at random register contents (any bits: NaN and
 0xFF scale codes, padding bits of the 8-bit containers, every byte of the scale words), is the
 emulator's result bit for bit (semantics/ptx/mma.py `mma_block_scale`), for every kind, element type,
-.scale_vec and selector the handler models with ue8m0 scales; the terms are built once per form by a
-check-mode run with the equivalence shadow and evaluated on other inputs. ue4m3 scales and selectors
-read from data stay `unsupported`. The plain .kind::f8f6f4 form reads an e2m1 from the central bits
+.scale_vec, scale type and selector the handler models; the terms are built once per form by a check-mode
+run with the equivalence shadow and evaluated on other inputs. Selectors read from data stay `unsupported`. The plain .kind::f8f6f4 form reads an e2m1 from the central bits
 of its container (it read the low bits before, 2026-12-05)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -17,14 +17,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from proofs.equivalence import Outcome
-from proofs.normal import UE8M0_ASSUMPTION
+from proofs.normal import UE4M3_ASSUMPTION, UE8M0_ASSUMPTION
 from proofs.prove import prove
 from ptx_parser import parse
+from semantics.errors import Unsupported
 from semantics.termeval import evaluate
 from semantics.terms import CONCRETE, TermStore, bits_sort
 from symexec import Launch, load_program, run_kernel
 from symexec.check.run import run_checked
 from symexec.check.termshadow import GlobalInfo, equivalence_run
+from symexec.machine import ExecError
 from volta.equiv_cli import spec_kernel
 
 WORDS = 14  # per lane: a0..a3, b0, b1, c0..c3, scale-a-data, scale-b-data, two words of 16-bit selectors
@@ -118,6 +120,7 @@ FORMS = [
     (form("mxf4", "e2m1", "e2m1"), (2, 1, 0, 3)),
     (form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::2X"), (2, 0, 2, 2)),
     (form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::4X"), (0, 0, 0, 1)),
+    (form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::4X", "ue4m3"), (0, 1, 0, 3)),  # NVFP4
 ]
 _BUILT: dict[str, Terms] = {}
 
@@ -126,7 +129,10 @@ def _terms(f: str, sel: tuple[int, int, int, int]) -> Terms:
     src = kernel(f, f"{{{sel[0]}, {sel[1]}}}", f"{{{sel[2]}, {sel[3]}}}")
     got = _BUILT.get(src)
     if got is None:
-        got = _BUILT[src] = Terms(src, _typical(0))
+        words = _typical(0)
+        if f.endswith(".ue4m3"):
+            words[:, 10:12] &= 0x7F7F7F7F
+        got = _BUILT[src] = Terms(src, words)
         assert got.report.verdict == "race_free", got.report.verdict
         assert not got.shadow.gaps, [g.describe() for g in got.shadow.gaps]
     return got
@@ -138,6 +144,8 @@ def _terms(f: str, sel: tuple[int, int, int, int]) -> Terms:
 def test_terms_evaluate_to_the_emulators_bits(f: str, sel: tuple[int, int, int, int], seed: int, typical: bool) -> None:
     t = _terms(f, sel)
     words = _typical(seed) if typical else _words(seed)
+    if f.endswith(".ue4m3"):  # a 7-bit format: a byte with bit 7 set is refused (test below); 0x7F is NaN
+        words[:, 10:12] &= 0x7F7F7F7F
     assert (t.evaluated(words) == t.machine(words)).all()
 
 
@@ -157,14 +165,19 @@ def _gaps(src: str) -> list[str]:
     return [g.why for g in t.shadow.gaps]
 
 
-def test_ue4m3_scales_stay_unsupported() -> None:
-    f = form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::4X", "ue4m3")
-    src = kernel(f, "{0, 1}", "{0, 3}")
-    words = _typical(1)
-    words[:, 10:12] &= 0x7F7F7F7F  # ue4m3 is a 7-bit format (bit 7 set: the emulator refuses the byte)
-    t = Terms(src, words)
-    assert any("ue4m3 scale factors have no term meaning" in g.why for g in t.shadow.gaps)
-    assert (t.out.terms != CONCRETE).all() and all(t.T.op[i] != 32 for i in t.out.terms.tolist())
+def test_ue4m3_byte_with_bit_7_is_refused_by_terms_and_machine() -> None:
+    """A ue4m3 scale byte with bit 7 set is no ue4m3 value (PTX 5.2.3): the emulator refuses the mma, and so does
+    the terms' evaluation (never a value the machine would not give)."""
+    f, sel = FORMS[-1]
+    t = _terms(f, sel)
+    words = _typical(3)
+    words[:, 10:12] &= 0x7F7F7F7F
+    assert (t.evaluated(words) == t.machine(words)).all()
+    words[7, 11] |= 0x80 << 24  # lane 7 supplies SF_B of column 1 with thread-id-b 3: its byte 3 (4X: bytes 0-3)
+    with pytest.raises(ExecError, match="bit 7"):
+        t.machine(words)
+    with pytest.raises(Unsupported, match="bit 7"):
+        t.evaluated(words)
 
 
 def test_selectors_read_from_data_stay_unsupported() -> None:
@@ -197,3 +210,36 @@ def test_seeded_scale_bugs_have_different_normal_forms(name: str, equal: int) ->
     r = _prove(name)
     assert r.outcome is Outcome.INCONCLUSIVE and r.suspect_count == 128 - equal, r.verdict
     assert r.suspects[0].why == "different real-arithmetic normal forms"  # the rest: instances of it (proofs.instances)
+
+
+def _spec_file(tmp_path: Path, name: str, src: str, words: np.ndarray) -> Path:
+    launch = {"grid": [1], "block": [32], "params": ["in", "out"],
+              "buffers": {"in": {"dtype": "uint32", "data": words.astype(np.uint32).reshape(-1).tolist()},
+                          "out": {"dtype": "float32", "shape": [128]}}}
+    p = tmp_path / f"{name}.ptx"
+    p.write_text(f"// launch: {json.dumps(launch)}\n{src}")
+    return p
+
+
+def test_ue4m3_normal_forms(tmp_path: Path) -> None:
+    """NVFP4 (mxf4nvf4 .scale_vec::4X .ue4m3): K split over two mmas chained through C is proved equal by
+    normal forms (each scaled element x * ue4m3(s), ue4m3 uninterpreted); SF_B from another thread of the
+    quad (thread-id-b 2 for 3) is not."""
+    f = form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::4X", "ue4m3")
+    words = _typical(4)
+    words[:, 10:12] &= 0x7F7F7F7F
+    ref = kernel(f, "{0, 1}", "{0, 3}")
+    one = f"{f} {{%d0,%d1,%d2,%d3}}, {{%a0,%a1,%a2,%a3}}, {{%b0,%b1}}, {{%c0,%c1,%c2,%c3}}, %sa, {{0, 1}}, %sb, {{0, 3}};"
+    split = one.replace("{%a0,%a1,%a2,%a3}", "{%a0,%a1,%z,%z}").replace("{%d0,%d1,%d2,%d3}", "{%e0,%e1,%e2,%e3}") + \
+        "\n " + one.replace("{%a0,%a1,%a2,%a3}", "{%z,%z,%a2,%a3}").replace("{%c0,%c1,%c2,%c3}", "{%e0,%e1,%e2,%e3}")
+    split_src = ref.replace(one, "mov.b32 %z, 0;\n " + split).replace(".reg .b16 %h<4>;", ".reg .b16 %h<4>; .reg .b32 %z;"
+                                                                     " .reg .f32 %e<4>;")
+    assert split_src != ref
+    wrong = ref.replace("%sb, {0, 3}", "%sb, {0, 2}")
+    paths = {n: _spec_file(tmp_path, n, s, words) for n, s in (("ref", ref), ("split", split_src), ("wrong", wrong))}
+    reference, _, _ = spec_kernel(paths["ref"], "reference")
+    ok = prove(spec_kernel(paths["split"], "candidate")[0], reference, TermStore()).result
+    assert ok.outcome is Outcome.VERIFIED, ok.verdict
+    assert ok.proofs[0].methods.get("equal real-arithmetic normal forms", 0) > 0 and UE4M3_ASSUMPTION in ok.assumptions
+    bad = prove(spec_kernel(paths["wrong"], "candidate")[0], reference, TermStore()).result
+    assert bad.outcome is Outcome.INCONCLUSIVE and bad.suspects[0].why == "different real-arithmetic normal forms"
