@@ -56,6 +56,15 @@ _OPS = {int(o): o for o in Op}
 _OPS = [_OPS.get(i, Op.OPAQUE) for i in range(256)]
 
 
+#: Said with a verdict whose normal forms read a data-dependent ue8m0 block scale factor (_scaled).
+UE8M0_ASSUMPTION = ("ue8m0 block scale factors read from data are not 0xFF (NaN, PTX 5.2.3): a block-scaled mma "
+                    "is read as c + sum_k (a * 2^(sa - 127)) * (b * 2^(sb - 127))")
+
+
+UE4M3_ASSUMPTION = ("ue4m3 block scale factors read from data are numbers (bit 7 clear, not 0x7F: PTX 5.2.3): a "
+                    "block-scaled mma is read as c + sum_k (a * ue4m3(sa)) * (b * ue4m3(sb)), ue4m3 uninterpreted")
+
+
 class NoRealMeaning(Exception):
     """A term whose real value the normal form cannot express (an opaque leaf, a NaN)."""
 
@@ -846,6 +855,8 @@ class Normalizer:
                 y = self._operand(kids[1 + k + q], b_t, local, remaining)
                 acc = self.add(acc, self.mul(x, y), own_x=True)
             return acc
+        if op is Op.SCALE:
+            return self._scaled(kids, m, local, remaining)
         if op is Op.FNEG:
             return self.neg(kid(0))
         if op is Op.FABS:
@@ -883,6 +894,34 @@ class Normalizer:
         for j in range(len(kids)):  # bit-vector operations: the integer value of the term, an atom
             kid(j)  # (its function table is made only where a number or a condition is read from it)
         return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+
+    def _scaled(self, kids: tuple, m, local: dict, remaining: np.ndarray) -> NF:
+        """A block-scaled element x * scale(s) (PTX 9.7.14.3; scale formats 5.2.3), s the scale byte's integer
+        value (an atom, or a constant). ue8m0: x * exp2(s) * 2^-127 (exp2_atom pulls a constant out as a power
+        of two); 0xFF is NaN. ue4m3: a constant's exact value, else the uninterpreted `ue4m3(s)` (equal bytes,
+        equal scales); 0x7F is NaN and bit 7 must be clear. A constant NaN code has no real meaning; a
+        data-dependent byte is assumed to be a number (UE8M0_ASSUMPTION / UE4M3_ASSUMPTION)."""
+        stype = m.elems[1]
+        if stype not in ("ue8m0", "ue4m3"):
+            raise NoRealMeaning(f"a .{stype} scale factor")
+        x, _ = self._get(kids[0], local, remaining)
+        self._get(kids[1], local, remaining)
+        s = self._int_atom(kids[1], False)
+        if isinstance(s, Rat) and s.den is None and set(s.num) <= {()}:
+            code = int(s.num.get((), 0))
+            if stype == "ue8m0":
+                if code == 0xFF:
+                    raise NoRealMeaning("a ue8m0 scale factor 0xFF (NaN, PTX 5.2.3)")
+                return self.mul(x, self.exp2(self.const(code - 127)))
+            if code & 0x80 or code == 0x7F:
+                raise NoRealMeaning(f"a ue4m3 scale factor {code:#04x} (NaN or not a 7-bit code, PTX 5.2.3)")
+            return self.mul(x, self.const(bits_to_fraction(code, get_format("e4m3"))))
+        assumption = UE8M0_ASSUMPTION if stype == "ue8m0" else UE4M3_ASSUMPTION
+        if assumption not in self.assumptions:
+            self.assumptions.append(assumption)
+        if stype == "ue8m0":
+            return self.mul(x, self.exp2(self.add(s, self.const(-127))))
+        return self.mul(x, self.app("ue4m3", s))
 
     def _log2(self, x: NF) -> NF:
         a = self._single_atom(x) if isinstance(x, Rat) else None

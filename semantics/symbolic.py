@@ -23,7 +23,8 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import Unsupported
 from semantics.ptx.core import rounding, tinfo
-from semantics.ptx.mma import _ELEM, _fragment_index, _parse_mma, a_layout, b_layout, c_layout
+from semantics.ptx.mma import (_BYTE_IDS, _ELEM, _SUB_BYTE, _THREAD_IDS_A, _THREAD_IDS_B, _fragment_index, _parse_mma,
+                               _parse_scaled, a_layout, b_layout, c_layout, scale_lanes)
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
                              sort_of_type, sort_widths)
 
@@ -837,7 +838,7 @@ def _mma(ins, args, B: Builder, ctx):
     MMA node: how the hardware orders and rounds the sum is unspecified), with the fragment layouts
     of semantics/ptx/mma.py."""
     if ".block_scale" in ins.modifiers:
-        raise Unsupported(f"{ins.name}: block-scaled mma on data", ins)
+        return _mma_block_scale(ins, args, B, ctx)
     (m, n, k), d, a, b, c, rnd = _parse_mma(ins)
     abits, bbits = _ELEM[a][0], _ELEM[b][0]
     if abits >= 64 or c == "f64":
@@ -871,6 +872,8 @@ def _mma(ins, args, B: Builder, ctx):
         return np.stack(cols, axis=2)
 
     def elems(R: np.ndarray, bits: int, ty: str) -> np.ndarray:  # (W, 32, nregs, p)
+        if ty in _SUB_BYTE:  # a 4/6-bit element in its 8-bit container (.kind::f8f6f4)
+            return _container_elems(B, R, ty)
         p = 32 // bits
         flat = R.reshape(-1)
         parts = [B.extract(flat, j * bits, bits) for j in range(p)]
@@ -906,6 +909,120 @@ def _mma(ins, args, B: Builder, ctx):
     for r in range(nc // pc):
         o = outs[r].reshape(-1, 32)
         o[warps] = packed[:, :, r]
+    return outs
+
+
+#: Where a 4/6-bit element sits in its 8-bit container (mma.sync .kind::f8f6f4 / .kind::mxf8f6f4, 9.7.14.5.14:
+#: ".e2m1 resides in central 4 bits", ".e3m2 or .e2m3 ... in the lower 6 bits"; semantics.mxformats
+#: from_container8): (first bit, bits). Padding bits are not read (MODEL there).
+_CONTAINER8 = {"e2m1": (2, 4), "e2m3": (0, 6), "e3m2": (0, 6)}
+
+
+def _container_elems(B: Builder, R: np.ndarray, ty: str) -> np.ndarray:
+    """(W, 32, nregs, 4) float terms of the four 8-bit containers of each register, low byte first."""
+    lo, width = _CONTAINER8.get(ty, (0, 8))
+    flat = R.reshape(-1)
+    parts = [B.as_float(B.extract(flat, 8 * j + lo, width), ty) for j in range(4)]
+    return np.stack(parts, axis=1).reshape(*R.shape, 4)
+
+
+def _packed4_elems(B: Builder, R: np.ndarray, ty: str) -> np.ndarray:
+    """(W, 32, nregs, 8) float terms of eight packed 4-bit elements per register, low bits first (m16n8k64)."""
+    flat = R.reshape(-1)
+    parts = [B.as_float(B.extract(flat, 4 * j, 4), ty) for j in range(8)]
+    return np.stack(parts, axis=1).reshape(*R.shape, 8)
+
+
+def _mma_block_scale(ins, args, B: Builder, ctx):
+    """mma.sync ... .kind::{mxf8f6f4,mxf4,mxf4nvf4}.block_scale (9.7.14.5.14; block scaling 9.7.14.3):
+    D = C + sum_k (A[i, k] * SF_A[i, k / chunk]) * (B[k, j] * SF_B[j, k / chunk]). Each scaled element is a
+    SCALE node (x * 2^(s - 127), exact in f64) of the element's float term and the ue8m0 scale byte the
+    handler reads (semantics/ptx/mma.py mma_block_scale: the same selectors, lanes `scale_lanes` and bytes),
+    and each accumulator element one MMA node over them (f64 operands, f32 accumulator): the handler's
+    float64 model, evaluated bit for bit by semantics.termeval. ue4m3 scale factors (.kind::mxf4nvf4
+    .scale_vec::4X .ue4m3) are SCALE nodes x * ue4m3(s) alike.
+
+    Operands in the handler's read order: byte-id-a, thread-id-a, byte-id-b, thread-id-b, scale-a-data,
+    scale-b-data, then A, B and C's registers."""
+    f = _parse_scaled(ins)
+    m, n, k = f.shape
+    p = 32 // f.elem_bits
+    rega, regb = m * k // 32 // p, k * n // 32 // p
+    _need(ins, args, 6 + rega + regb + 4)
+    act = ctx.mask.reshape(-1, 32)
+    warps = np.nonzero(act.all(axis=1))[0]
+    anysym = np.zeros(act.shape[0], bool)
+    for x in args:
+        anysym |= (np.broadcast_to(np.asarray(x.ids), (B.n,)).reshape(-1, 32) != CONCRETE).any(axis=1)
+    warps = warps[anysym[warps]]
+    outs = [np.full(B.n, CONCRETE, np.int64) for _ in range(4)]
+    if warps.size == 0:
+        return outs
+    W = warps.size
+
+    def sel(a: Arg, what: str, valid: tuple[int, ...]) -> np.ndarray:  # (W,) one value per warp
+        if (np.broadcast_to(np.asarray(a.ids), (B.n,)) != CONCRETE).any():
+            raise Unsupported(f"{ins.name}: data-dependent {what}", ins)
+        v = (np.broadcast_to(np.asarray(a.bits).astype(np.uint64), (B.n,)) & np.uint64(0xFFFF)).astype(np.int64)
+        v = v.reshape(-1, 32)[warps]
+        if (v != v[:, :1]).any() or not np.isin(v[:, 0], valid).all():
+            raise Unsupported(f"{ins.name}: {what} differs between the lanes of a warp or is not valid "
+                              "(9.7.14.3 Table 37)", ins)
+        return v[:, 0]
+
+    byte_a = sel(args[0], "byte-id-a", _BYTE_IDS[f.vec])
+    tid_a = sel(args[1], "thread-id-a", _THREAD_IDS_A)
+    byte_b = sel(args[2], "byte-id-b", _BYTE_IDS[f.vec])
+    tid_b = sel(args[3], "thread-id-b", _THREAD_IDS_B)
+    everyone = np.ones(B.n, bool)
+    b32 = bits_sort(32)
+
+    def regs(sub: list[Arg]) -> np.ndarray:  # (W, 32, nregs) term ids of 32-bit registers
+        return np.stack([B.value(x, b32, everyone).reshape(-1, 32)[warps] for x in sub], axis=2)
+
+    def scales(a: Arg, lanes: np.ndarray, byte_id: np.ndarray) -> np.ndarray:
+        """(W, L, vec) scale bytes: bytes byte_id .. byte_id + vec - 1 of lanes `lanes` (W, L)."""
+        R = B.value(a, b32, everyone).reshape(-1, 32)[warps]
+        picked = R[np.arange(W)[:, None], lanes]  # (W, L)
+        out = np.zeros((*picked.shape, f.vec), np.int64)
+        for v in range(f.vec):
+            byte = byte_id + v
+            for bv in np.unique(byte).tolist():
+                w = byte == bv
+                out[w, :, v] = B.extract(picked[w].reshape(-1), 8 * bv, 8).reshape(-1, picked.shape[1])
+        return out
+
+    la, lb = scale_lanes(tid_a, tid_b)  # (W, 16), (W, 8)
+    SA = scales(args[4], la, byte_a)  # (W, m, vec)
+    SB = scales(args[5], lb, byte_b)  # (W, n, vec)
+    Ar = regs(args[6:6 + rega])
+    Br = regs(args[6 + rega:6 + rega + regb])
+    Cr = regs(args[6 + rega + regb:])
+    unpack = _container_elems if f.elem_bits == 8 else _packed4_elems
+    ar, ac = a_layout(m, rega, p)
+    br, bc = b_layout(regb, p)
+    cr, cc = c_layout(m)
+    A_ = np.zeros((W, m, k), np.int64)
+    A_[:, ar, ac] = unpack(B, Ar, f.atype)
+    B_ = np.zeros((W, k, n), np.int64)
+    B_[:, br, bc] = unpack(B, Br, f.btype)
+    C_ = np.zeros((W, m, n), np.int64)
+    C_[:, cr, cc] = B.as_float(Cr.reshape(-1), "f32").reshape(W, 32, 4)
+    f64 = float_sort("f64")
+    SAk = np.repeat(SA, f.chunk, axis=2)  # (W, m, k): the scale of A[i, k] is SF_A[i, k / chunk]
+    SBk = np.repeat(SB, f.chunk, axis=2).transpose(0, 2, 1)  # (W, k, n)
+    As = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.atype, f.stype.value))),
+                  [A_.reshape(-1), SAk.reshape(-1)]).reshape(W, m, k)
+    Bs = B.T.make(Op.SCALE, f64, mods_id(Mods(elems=(f.btype, f.stype.value))),
+                  [B_.reshape(-1), SBk.reshape(-1)]).reshape(W, k, n)
+    aux = mods_id(Mods(elems=("f64", "f64", "f32")))
+    kids = np.concatenate([C_.reshape(W, m, n, 1),
+                           np.broadcast_to(As[:, :, None, :], (W, m, n, k)),
+                           np.broadcast_to(Bs.transpose(0, 2, 1)[:, None, :, :], (W, m, n, k))], axis=3)
+    D = B.T.make(Op.MMA, float_sort("f32"), aux, kids.reshape(W * m * n, 1 + 2 * k)).reshape(W, m, n)
+    Dl = D[:, cr, cc]  # (W, 32, 4)
+    for r in range(4):
+        outs[r].reshape(-1, 32)[warps] = Dl[:, :, r]
     return outs
 
 

@@ -24,6 +24,7 @@ from semantics.convert import cvt as _cvt
 from semantics.convert import cvt_x2_f32  # noqa: F401  (the packed form: CONCAT of CVT nodes here)
 from semantics.errors import Unsupported
 from semantics.formats import F16, F32, decode, get_format, round_f64
+from semantics.mxformats import ScaleType, decode_scale_checked
 from semantics.terms import SORTS, Kind, Op, TermStore, mods, sort_widths
 
 __all__ = ["evaluate", "subgraph", "Leaf"]
@@ -183,6 +184,8 @@ def _apply(T: TermStore, ids: np.ndarray, val: np.ndarray) -> np.ndarray:
         r = a[0]
     elif op == Op.MMA:
         r = _mma(T, ids, val, m, sort)
+    elif op == Op.SCALE:
+        r = _scale(T, ids, a, m)
     elif op in (Op.AND, Op.OR, Op.XOR):
         r = {Op.AND: BO.and_, Op.OR: BO.or_, Op.XOR: BO.xor}[op](a[0], a[1], w)
     elif op == Op.NOT:
@@ -261,6 +264,19 @@ def _mma(T: TermStore, ids: np.ndarray, val: np.ndarray, m, sort) -> np.ndarray:
             S = S + av[:, q] * bv[:, q]
     out = F16 if sort.fmt == "f16" else F32
     return round_f64(S, out, "rn").astype(np.uint64)
+
+
+def _scale(T: TermStore, ids: np.ndarray, a: list[np.ndarray], m) -> np.ndarray:
+    """x * scale(s) as float64 bits, as semantics/ptx/mma.py's mma_block_scale scales an element before its
+    products (exact: at most 4 x 4 significant bits, exponents far inside float64; NaN codes give NaN). A ue4m3
+    byte with bit 7 set is refused, as the handler refuses it (semantics.mxformats.decode_scale_checked)."""
+    xs = SORTS[int(T.sort[T.kid(ids[:1], 0)][0])]
+    x = decode(a[0].astype(xs.format.dtype), xs.format)
+    stype = ScaleType(m.elems[1])
+    scale = decode_scale_checked(a[1] & np.uint64(0xFF), stype, "a block scale factor")
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = x * scale
+    return np.asarray(r, np.float64).view(np.uint64)
 
 
 def _ints(X: np.ndarray, ty: str) -> np.ndarray:

@@ -129,6 +129,11 @@ class Op(IntEnum):
     CVT = 30  # numeric conversion from the child's sort to the node's (aux: rounding, sat, relu, ftz, signedness)
     FLOAT = 31  # the child's bits read as the node's float format (no conversion)
     MMA = 32  # c + sum_i a_i * b_i: children (c, a_0..a_k-1, b_0..b_k-1), aux: element formats
+    # x * scale(s), exact: children (x, a float of its element format; s, the 8-bit code of a block scale
+    # factor: ue8m0, 2^(s - 127) with 0xFF NaN; or ue4m3, the 7-bit non-negative e4m3 with 0x7F NaN, PTX 5.2.3);
+    # sort f64 (holds every such product of the mx element formats exactly); aux elems (x's format, "ue8m0" or
+    # "ue4m3"). The operands of a block-scaled mma (9.7.14.3).
+    SCALE = 33
     # bit-vectors (children are read as bits of their width)
     AND = 40
     OR = 41
@@ -179,7 +184,7 @@ class Mods:
     mode: str | None = None  # integer mul: lo, hi, wide; atomic: "atomic"
     lo: int = 0  # EXTRACT: first bit
     width: int = 0  # EXTRACT: bits
-    elems: tuple[str, ...] = ()  # MMA: (a format, b format, accumulate format)
+    elems: tuple[str, ...] = ()  # MMA: (a format, b format, accumulate format); SCALE: (x format, scale type)
 
     def describe(self) -> str:
         parts = [p for p in (self.rnd, self.approx, self.cmp, self.mode) if p]

@@ -10,6 +10,7 @@ development machine, most contracts take seconds of CPU, the attention and GEMM 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -23,10 +24,7 @@ ARCHES = ["sm_80", "sm_89", "sm_120"]
 CONTRACTS = {c.name: c for c in all_contracts()}
 
 #: Contracts whose builds on these targets the terms do not follow yet, with the reason (not run).
-KNOWN_GAPS: dict[str, str] = {
-    "gemm_block_scaled": "block-scaled mma.sync (kind::mxf8f6f4.block_scale) has no term meaning; its tensor copies "
-                         "are followed (sm_120 vs itself: unsupported at the mma, 10.4 s CPU, 2026-12-02)",
-}
+KNOWN_GAPS: dict[str, str] = {}  # none now (2026-12-05: gemm_block_scaled's block-scaled mma.sync has a term meaning)
 #: Contracts whose builds the proof follows but does not yet prove equal, with the measurement: a
 #: strict expected failure, so that a fix is noticed (run only with VOLTA_EQUIV_ALL=1: over the CI budget too).
 NOT_YET_PROVED: dict[str, str] = {}  # none now (2026-12-05: cross_entropy_zloss and dion_update are proved)
@@ -90,3 +88,51 @@ def test_cross_target_equivalent(name: str) -> None:
             else:
                 assert r.verdict == "race_free", (label, r.verdict, detail)
         assert sum(p.elements for p in rep.result.proofs) > 0, detail
+
+
+@pytest.mark.slow
+def test_gemm_block_scaled_with_swapped_scales_is_not_verified() -> None:
+    """Triton's sm_120 build of gemm_block_scaled with one block-scaled mma.sync's scale-a and scale-b
+    operands swapped (a seeded bug in its own PTX): the elements that mma feeds have different normal
+    forms (proofs.normal reads each scaled element as x * exp2(s) * 2^-127), every other is still proved."""
+    import ptx_parser
+
+    from harness.compile import compile_contract
+    from harness.equivalence import contract_kernel
+
+    c = CONTRACTS["gemm_block_scaled"]
+    ptx = compile_contract(c, "sm_120").ptx
+    mma = next(line for line in ptx.splitlines() if "mma.sync" in line and ".block_scale" in line)
+    # ... {c}, scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b};
+    ops = re.search(r", (%r\d+), \{ 0, 0 \}, (%r\d+), \{ 0, 0 \};", mma)
+    assert ops, mma
+    swapped = mma.replace(ops.group(0), f", {ops.group(2)}, {{ 0, 0 }}, {ops.group(1)}, {{ 0, 0 }};")
+    module = ptx_parser.parse(ptx.replace(mma, swapped, 1), "gemm_block_scaled.sm_120.swapped.ptx")
+    rep = prove(contract_kernel(c, module, "sm_120"), triton_kernel(c, "sm_120"), TermStore())
+    r = rep.result
+    assert r.outcome is Outcome.INCONCLUSIVE and 0 < r.suspect_count < sum(p.elements for p in r.proofs), r.verdict
+    assert r.suspects[0].why == "different real-arithmetic normal forms"
+
+
+@pytest.mark.slow
+def test_gemm_block_scaled_eight_warp_build_is_verified() -> None:
+    """A second build of gemm_block_scaled for sm_120: Triton with num_warps=8 (64 block-scaled mma.sync per
+    warp where the contract's 4 warps issue 128, other ldmatrix/stmatrix fragments), launched with 256 threads by
+    a `// volta-launch:` header, against the contract's build (2026-12-05: identical terms for all 11520
+    elements, 11.5 s CPU with the compile)."""
+    import dataclasses
+
+    import ptx_parser
+
+    from harness.compile import compile_contract
+    from harness.equivalence import contract_kernel
+
+    c = CONTRACTS["gemm_block_scaled"]
+    built = compile_contract(dataclasses.replace(c, num_warps=8), "sm_120")
+    assert built.ptx.count("mma.sync") != compile_contract(c, "sm_120").ptx.count("mma.sync")
+    text = f"// volta-launch: grid=(cdiv(M, 128), cdiv(N, 128), 1) block=(256, 1, 1) shared={built.shared}\n" + built.ptx
+    module = ptx_parser.parse(text, "gemm_block_scaled.sm_120.w8.ptx")
+    rep = prove(contract_kernel(c, module, "sm_120", source=text), triton_kernel(c, "sm_120"), TermStore())
+    assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
+    assert all(r.verdict == "race_free" for r in rep.checks.values())
+    assert sum(p.elements for p in rep.result.proofs) == 144 * 80

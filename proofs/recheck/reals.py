@@ -178,6 +178,13 @@ class TermValues:
             if mods.get("sat"):
                 r = min(max(r, mpmath.mpf(0)), mpmath.mpf(1))
             return r
+        if op == "SCALE":  # x * 2^(s - 127), s a ue8m0 code (PTX 9.7.14.3, 5.2.3: 0xFF is NaN); ue4m3: not here
+            if list(mods.get("elems", []))[1:] != ["ue8m0"]:
+                raise Unevaluable(f"scale type {mods.get('elems')}")
+            s = self.bits(kids[1]) & 0xFF
+            if s == 0xFF:
+                raise Unevaluable("a NaN ue8m0 scale factor")
+            return mpmath.ldexp(self._operand(kids[0], self.sort[kids[0]]), s - 127)
         if op == "CVT":
             return self._cvt(x[0], kids[0], sort, mods)
         if op == "FLOAT":

@@ -26,7 +26,8 @@ SEEDED = {"wrong index": "relu_wrong_index", "wrong constant": "relu_wrong_const
           "dropped term": "rowsum_dropped_term", "swapped operands": "sub_swapped",
           "off-by-one mask": "rowsum_off_by_one_mask", "missing rescale": "softmax_missing_rescale",
           "fp16 accumulation": "dot16_fp16_accumulation", "wrong sign-bit trick": "sub_wrong_sign_trick",
-          "missing atomic contribution": "gemv_splitk_missing_contribution"}
+          "missing atomic contribution": "gemv_splitk_missing_contribution",
+          "wrong scale index": "bsmma_wrong_scale_byte", "swapped scales": "bsmma_swapped_scales"}
 
 
 def _reference(path: Path) -> Path:

@@ -22,7 +22,8 @@ CONTRACTS = {c.name: c for c in all_contracts()}
 CASES = [("relu", "sm_80"), ("softmax", "sm_80"), ("rowsum", "sm_120"), ("layernorm", "sm_89"),
          ("bitdelta", "sm_80"), ("gemv", "sm_120"), ("lion", "sm_80"), ("rope", "sm_120")]
 REPLICATED_STORE = {"bitdelta", "forgetting_attention"}
-SLOW = [("cross_entropy_zloss", "sm_80"), ("gemm_fp16", "sm_80"), ("conv2d", "sm_120"), ("swiglu", "sm_89")]
+SLOW = [("cross_entropy_zloss", "sm_80"), ("gemm_fp16", "sm_80"), ("conv2d", "sm_120"), ("swiglu", "sm_89"),
+        ("gemm_block_scaled", "sm_120")]  # block-scaled mma.sync (8 s CPU, 2026-12-05)
 
 
 def _leaf(launch):
