@@ -187,6 +187,9 @@ def prepare(T: TermStore, rep: np.ndarray) -> Plan:
     reached = np.zeros(n, bool)
     frontier = np.unique(rpos)
     reached[frontier] = True
+    if not tie.any():  # every edge followed: the whole DAG
+        reached[:] = True
+        frontier = frontier[:0]
     while frontier.size:
         e = _edges_of(estart[frontier], nk[frontier])
         e = e[follow[e]]
@@ -360,7 +363,8 @@ def _check(T: TermStore, p: Plan, members: np.ndarray, key: np.ndarray, give_up_
         if not ok.all():  # failed members follow the representative itself from here
             Y = np.where(ok, Y, d.ids[:, None].astype(np.int32))
         if d.ep.size:
-            prop = kids[off[Y[d.ep]] + d.es[:, None]]
+            O = off[Y]  # one gather of offsets per node, not per edge (an MMA node has 2k + 1 children)
+            prop = kids[O[d.ep] + d.es[:, None]]
             if d.pe0.size:  # pair by shape: the member's operands are sorted by its own ids
                 a, b = prop[d.pe0], prop[d.pe1]
                 swap = shape[a] != d.ps0[:, None]

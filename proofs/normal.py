@@ -311,7 +311,9 @@ class Normalizer:
                 _check_time("multiplying polynomials")
             for ma, ca in a.items():
                 m, c = _mono_mul(ma, mb, self._merge_exp2, special)
-                v = out.get(m, 0) + ca * cb * c
+                p = ca * cb if c == 1 else ca * cb * c
+                old = out.get(m)
+                v = p if old is None else old + p
                 if v:
                     out[m] = v
                 else:
@@ -1561,8 +1563,19 @@ def _bit_not(x: int | tuple[int, bool] | None) -> int | tuple[int, bool] | None:
 
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:
+    get = acc.get
+    if scale == 1:  # the common case: no product (a Fraction times 1 is a new Fraction, by gcd)
+        for m, c in p.items():
+            old = get(m)
+            v = c if old is None else old + c
+            if v:
+                acc[m] = v
+            else:
+                acc.pop(m, None)
+        return
     for m, c in p.items():
-        v = acc.get(m, 0) + c * scale
+        old = get(m)
+        v = c * scale if old is None else old + c * scale
         if v:
             acc[m] = v
         else:
