@@ -101,14 +101,14 @@ def test_the_same_answer_as_node_by_node(tc, tr, rep_leaves, member_specs, budge
     old = instances_pernode.instances(T, rep_a, mem_a, give_up_below=give_up)
     new = proofs.instances.instances(T, rep_a, mem_a, give_up_below=give_up)
     assert new.tolist() == old.tolist(), (tc, tr, rep_leaves, member_specs)
-    if budget:  # chunks of a member or a few
+    if budget:  # chunks of a member or a few, each step in slices of one member
         small = proofs.instances.prepare(T, rep_a).cost * budget
-        old_budget = proofs.instances.IMAGE_BUDGET
-        proofs.instances.IMAGE_BUDGET = small
+        old_budget, old_step = proofs.instances.IMAGE_BUDGET, proofs.instances.STEP_BUDGET
+        proofs.instances.IMAGE_BUDGET, proofs.instances.STEP_BUDGET = small, 1
         try:
             chunked = proofs.instances.instances(T, rep_a, mem_a, give_up_below=give_up)
         finally:
-            proofs.instances.IMAGE_BUDGET = old_budget
+            proofs.instances.IMAGE_BUDGET, proofs.instances.STEP_BUDGET = old_budget, old_step
         if give_up == 0.0:  # the early answer is per chunk
             assert chunked.tolist() == old.tolist()
 
