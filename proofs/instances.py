@@ -59,7 +59,10 @@ _COMMUTATIVE = np.array(sorted(int(o) for o in COMMUTATIVE), np.int64)
 
 #: Bytes per chunk of members of the image rows live at once (int32 node ids) and the substitutions that are
 #: read again; members are checked in chunks that fit (the check of a member does not depend on the others).
-IMAGE_BUDGET = 256 << 20
+#: Small enough for the pool to stay near the cache: FlashAttention vs naive at S = 512 (41269 nodes, 554 steps,
+#: 4856 rows, 16383 members) took 17.7 s CPU in its checks with 256 MiB (chunks of 13819), 15.6 s with 32 MiB
+#: (1727), 16.4 s with 8 MiB (431: more steps' overhead); one run each on the shared machine.
+IMAGE_BUDGET = 32 << 20
 #: Bytes of a step's temporaries (a few int64 per edge and member) at once: a wider step runs in slices of
 #: members, so its arrays stay small (FlashAttention vs naive at S = 512: one group of 16383 members, steps
 #: of thousands of edges; with arrays of hundreds of MiB per step its grouping took 17.9 s CPU instead of the
@@ -407,20 +410,24 @@ def _bottom_up(T: TermStore, p: Plan, M: np.ndarray, S: np.ndarray) -> np.ndarra
     if p.up_missing:  # an input element pass 1 never met: no image known
         return np.zeros(k, bool)
     for g in p.up:
-        m = g.rows.size
-        if g.op == Op.INPUT:
-            got = T.find(Op.INPUT, np.repeat(g.sort, k), S[g.sig].reshape(-1), [])
-        elif g.op == Op.OPAQUE or not g.kid_rows.shape[1]:
+        if g.op == Op.OPAQUE or (g.op != Op.INPUT and not g.kid_rows.shape[1]):
             M[g.rows] = g.ids[:, None]
             continue
-        else:
-            got = T.find(Op(g.op), np.repeat(g.sort, k), np.repeat(g.aux, k),
-                         [M[g.kid_rows[:, j]].reshape(-1) for j in range(g.kid_rows.shape[1])])
-        got = got.reshape(m, k)
-        ok &= (got >= 0).all(axis=0)
-        M[g.rows] = np.where(ok, got, g.ids[:, None])
-        if not ok.any():
-            return ok
+        # a lookup's rows (sort, aux, children) and hashes for a block of the group's nodes x members at once
+        block = max(1, STEP_BUDGET // (24 * (3 + g.kid_rows.shape[1]) * k))
+        for s in range(0, g.rows.size, block):
+            e = slice(s, s + block)
+            m = g.rows[e].size
+            if g.op == Op.INPUT:
+                got = T.find(Op.INPUT, np.repeat(g.sort[e], k), S[g.sig[e]].reshape(-1), [])
+            else:
+                got = T.find(Op(g.op), np.repeat(g.sort[e], k), np.repeat(g.aux[e], k),
+                             [M[g.kid_rows[e, j]].reshape(-1) for j in range(g.kid_rows.shape[1])])
+            got = got.reshape(m, k)
+            ok &= (got >= 0).all(axis=0)
+            M[g.rows[e]] = np.where(ok, got, g.ids[e, None])
+            if not ok.any():
+                return ok
     tie_rows, r0, r1 = p.ties
     if tie_rows.size:
         y = M[tie_rows]
