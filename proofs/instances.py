@@ -39,7 +39,8 @@ DAGs by tests/equivalence/test_instances_levels.py): a member passes iff all its
 that passes every parent proposes the same image, so the order in which proposals arrive does not change any
 answer. Images live in a pool of rows, one row per node from the step that first proposes its image to its own
 step (pass 2's nodes, the ties and what pass 2 reads: to the end); rows are reused, so a chunk of members is
-sized by the most rows live at once (and the widest step's temporaries), not by the DAG's size.
+sized by the most rows live at once, not by the DAG's size; a wide step and pass 2's lookups
+run in slices of members or blocks of nodes (STEP_BUDGET).
 """
 
 from __future__ import annotations
