@@ -263,11 +263,12 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
     Groups too small for their DAGs (NODES_PER_MEMBER) are not checked."""
     from semantics.termeval import subgraph
 
-    from .instances import instances
+    from .instances import instances, prepare
 
     rep_of = np.full(c_roots.size, -1, np.int64)
     if c_roots.size < GROUP_MIN:
         return rep_of
+    keys: np.ndarray | None = None  # T.node_keys(), once for every check (the store does not grow here)
     key = np.stack([T.shape[c_roots], T.shape[r_roots]], axis=1)
     _, inv, counts = np.unique(key, axis=0, return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
@@ -283,16 +284,20 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
                 break
             rep, members = rest[0], rest[1:]
             pair = np.array([c_roots[rep], r_roots[rep]])
+            plan = prepare(T, pair)  # the representative's DAG, planned once for its sample and its group
+            if keys is None:
+                keys = T.node_keys()
             ok = np.zeros(members.size, bool)
             todo = np.ones(members.size, bool)
             if members.size > 2 * GROUP_SAMPLE:  # a sample first: is this representative worth the whole group?
                 pick = np.unique(np.linspace(0, members.size - 1, GROUP_SAMPLE).astype(np.int64))
                 ok[pick] = instances(T, pair, np.stack([c_roots[members[pick]], r_roots[members[pick]]], axis=1),
-                                     give_up_below=GROUP_SAMPLE_YIELD)
+                                     give_up_below=GROUP_SAMPLE_YIELD, plan=plan, keys=keys)
                 if ok[pick].sum() < GROUP_SAMPLE_YIELD * pick.size:
                     break  # the rest of this shape is proved one by one
                 todo[pick] = False
-            ok[todo] = instances(T, pair, np.stack([c_roots[members[todo]], r_roots[members[todo]]], axis=1))
+            ok[todo] = instances(T, pair, np.stack([c_roots[members[todo]], r_roots[members[todo]]], axis=1),
+                                 plan=plan, keys=keys)
             rep_of[members[ok]] = rep
             rest = members[~ok]
     return rep_of

@@ -146,6 +146,23 @@ class Rat:
 NF = Rat | Inf
 
 
+class _PolyKey:
+    """A polynomial as a dict key: hashed by its monomials only (a Fraction's hash is a modular inverse), equal
+    when the polynomials are (the same monomials with equal coefficients: what frozenset(p.items()) compared)."""
+
+    __slots__ = ("p", "h")
+
+    def __init__(self, p: Poly) -> None:
+        self.p = p
+        self.h = hash(frozenset(p))
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _PolyKey) and self.h == other.h and self.p == other.p
+
+
 def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None) -> tuple[Mono, Coef]:
     """Product of two monomials (exponents added; two exp2 atoms merged): (monomial, coefficient).
     `special`: atoms that need exp2_merge (exp2 atoms, indicators); two single plain atoms are
@@ -185,7 +202,7 @@ class Normalizer:
         self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
         self.assumptions: list[str] = []  # what some lemma relied on
         self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
-        self._poly_ids: dict[frozenset, int] = {}
+        self._poly_ids: dict[_PolyKey, int] = {}
         self._keys: dict[tuple, int] = {}  # normal-form key -> id (for atom arguments)
         self.key_nf: list[NF] = []
         self.memo: dict[int, NF] = {}  # persistent normal forms of shared subterms
@@ -229,11 +246,11 @@ class Normalizer:
         return got
 
     def poly_id(self, p: Poly) -> int:
-        key = frozenset(p.items())
-        got = self._poly_ids.get(key)
+        got = self._poly_ids.get(_PolyKey(p))
         if got is None:
-            got = self._poly_ids[key] = len(self.polys)
-            self.polys.append(dict(p))
+            q = dict(p)  # the caller may change p later: the key holds the copy
+            got = self._poly_ids[_PolyKey(q)] = len(self.polys)
+            self.polys.append(q)
         return got
 
     def key(self, x: NF) -> int:
@@ -320,7 +337,9 @@ class Normalizer:
                 _check_time("multiplying polynomials")
             for ma, ca in a.items():
                 m, c = _mono_mul(ma, mb, self._merge_exp2, special)
-                v = out.get(m, 0) + ca * cb * c
+                p = ca * cb if c == 1 else ca * cb * c
+                old = out.get(m)
+                v = p if old is None else old + p
                 if v:
                     out[m] = v
                 else:
@@ -1600,8 +1619,19 @@ def _bit_not(x: int | tuple[int, bool] | None) -> int | tuple[int, bool] | None:
 
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:
+    get = acc.get
+    if scale == 1:  # the common case: no product (a Fraction times 1 is a new Fraction, by gcd)
+        for m, c in p.items():
+            old = get(m)
+            v = c if old is None else old + c
+            if v:
+                acc[m] = v
+            else:
+                acc.pop(m, None)
+        return
     for m, c in p.items():
-        v = acc.get(m, 0) + c * scale
+        old = get(m)
+        v = c * scale if old is None else old + c * scale
         if v:
             acc[m] = v
         else:

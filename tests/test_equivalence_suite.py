@@ -38,10 +38,11 @@ _ALL = "set VOLTA_EQUIV_ALL=1 to run it"
 OVER_BUDGET: dict[str, str] = {
     "cross_entropy_zloss": f"verified, sm_89 and sm_120 vs sm_80, in 230 s CPU / 3.2 GiB (2026-12-05; was inconclusive "
                            f"before sm_89's packed label-comparison masks were read bit by bit); {_ALL}",
-    "forgetting_attention": f"verified in 362 s CPU / 3.4 GiB (2026-12-05; on main 76ff67b a KeyError in "
-                            f"Normalizer._flatten_lets at 275 s CPU); 83% of main's samples in the instance grouping "
-                            f"(proofs.instances), not in the normal forms; {_ALL}",
-    "sinkhorn_attention": f"verified in 144 s CPU / 2.2 GiB (2026-12-05, main 76ff67b); {_ALL}",
+    "forgetting_attention": f"verified in 132 s CPU / 2.2 GiB (2026-12-05, branch i11g; main 945151d: 374 s / 3.3 GiB in "
+                            f"the same session): sm_89 vs sm_80 33 s (runs only), sm_120 vs sm_80's grouping 214 -> ~22 s, "
+                            f"its 288 normal-form comparisons ~96 -> ~45 s (bench/results/equiv-suite-2026-12-05b); {_ALL}",
+    "sinkhorn_attention": f"verified in 128 s CPU / 1.6 GiB (2026-12-05, branch i11g; main 945151d: 152 s / 2.2 GiB "
+                          f"beside it); {_ALL}",
     "sage_attention": f"not finished at 407 s CPU / 1.0 GiB (600 s wall, 2026-12-05, main 76ff67b); {_ALL}",
     "flash_attention": f"verified in 292 s CPU / 2.4 GiB (2026-12-05, main 76ff67b); {_ALL}",
 }

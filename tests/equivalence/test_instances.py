@@ -151,14 +151,13 @@ def test_images_are_freed_once_read(monkeypatch) -> None:
 
     rep = np.array(dot(0))
     members = np.array([dot(b) for b in (1, 5, 100, 192)] + [[dot(3)[0], dot(4)[0]]])
-    nodes = proofs.instances.subgraph(T, rep)
-    plan = proofs.instances._plan(T, rep, nodes)
-    assert nodes.size == 64 + 128 + 1 and plan.reached == frozenset(nodes.tolist())
+    plan = proofs.instances.prepare(T, rep)
+    assert plan.nodes.size == 64 + 128 + 1 and plan.reached.all()
     # at most: a node's image and its x, y and accumulator images, and the two leaves' substitutions
-    assert plan.peak <= 6 and not plan.kept
+    assert plan.peak <= 6 and not plan.kept.any()
     whole = instances(T, rep, members)
     assert whole.tolist() == [True, True, True, True, False]
-    monkeypatch.setattr(proofs.instances, "IMAGE_BUDGET", 8 * plan.peak)  # one member a chunk
+    monkeypatch.setattr(proofs.instances, "IMAGE_BUDGET", plan.cost)  # one member a chunk
     assert instances(T, rep, members).tolist() == whole.tolist()
 
 
