@@ -118,6 +118,7 @@ class _Attempt:
     begun: dict[str, object]  # the shadow's state of the changing registers at the start (with t)
     canon: tuple
     async_ops: int
+    early: bool = False  # D guessed by `_deltas_early`
 
 
 @dataclass
@@ -137,6 +138,7 @@ class LoopSummariser:
         self._live: dict[int, set[str]] = {}
         self._proof: _Attempt | None = None
         self._ident = 0
+        self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -180,31 +182,46 @@ class LoopSummariser:
             # kept for their registers (`_deltas` looks 2 periods back); a canonical state is compared only up to
             # PERIOD_MAX boundaries back, below, and is the bulk of a boundary's memory (gemm_fp8 sm_90a: ~20 MiB)
             h.canon = None
-        # the registers first: the canonical state costs far more, and is taken only where some period's
-        # registers already advance evenly (a boundary without it is never compared)
+        # the registers first: the canonical state costs far more. A period p's change per period D is taken
+        # from the boundaries p and 2p back where they advance evenly (`_deltas`); while the history is
+        # shorter than 2p (a period of 12, lcm of a 3-stage ring and barriers of alternating parity: 24
+        # iterations), from the boundary p back alone where each register repeats or moves linearly
+        # (`_deltas_early`). D is a guess either way: the proof (closure, 3 above) decides, and an early guess
+        # that failed is not made again at this head (it would cost attempts, MAX_ATTEMPTS)
         even = {}
+        early_ok = head not in self._early_tried
         for p in range(1, PERIOD_MAX + 1):
-            if len(hist) <= 2 * p:
+            if len(hist) <= p:
                 break
-            a, m = hist[-1 - 2 * p], hist[-1 - p]
-            if snap.arrival - a.arrival == 2 * p:
-                deltas = self._deltas(b, a, m, snap)
-                if deltas is not None:
-                    even[p] = deltas
-        if not even:
-            return
+            if snap.arrival - hist[-1 - p].arrival != p:
+                continue
+            if len(hist) > 2 * p:
+                a, m = hist[-1 - 2 * p], hist[-1 - p]
+                deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
+            else:
+                deltas = self._deltas_early(b, hist, p) if early_ok else None
+            if deltas is not None:
+                even[p] = deltas
         # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
         # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
-        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are; a
-        # boundary whose early parts equal none before it but a later one's has no full state for that
-        # one to compare with, and the loop is proved from one period later
+        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are
         if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
+            return
+        # and only where it can be compared now (some period's registers advance evenly and the boundary p back
+        # has a full state), or as an anchor for a later comparison: where no boundary up to PERIOD_MAX back
+        # has one, and some period is even or the history is still too short to tell (gemm_fp16 sm_100a: the
+        # state repeats with period 12 from iteration 7; an anchor at 14 is compared at 26). No full state is
+        # taken between an anchor and its comparison (each was ~0.15 s there, 13 of them before the proof)
+        partner = any(hist[-1 - p].canon is not None for p in even)
+        anchor = (bool(even) or len(hist) <= 2 * PERIOD_MAX) and \
+            not any(h.canon is not None for h in hist[-1 - PERIOD_MAX:-1])
+        if not (partner or anchor):
             return
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas)
+                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p)
                 return
 
     def finish(self) -> None:
@@ -253,13 +270,50 @@ class LoopSummariser:
                 out[r] = np.where(alive, d2, 0).astype(np.uint64)
         return out
 
-    def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray]) -> None:
+    def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change D from the boundary p back to now, where
+        on every live lane it is 0 (the register repeats: a stage index, a barrier's parity) or p times the
+        change over each of the last two iterations (it moves linearly); None otherwise. A guess from fewer
+        boundaries than `_deltas` needs (p + 1 and the last 3), checked by the proof like any other."""
+        if len(hist) < 3 or hist[-1].arrival - hist[-3].arrival != 2:
+            return None
+        z, y, x, m = hist[-1], hist[-2], hist[-3], hist[-1 - p]
+        out = {}
+        tr = self.state.tracker
+        alive = b.alive
+        for r, vz in z.regs.items():
+            vm, vy, vx = m.regs.get(r), y.regs.get(r), x.regs.get(r)
+            if vm is None or vy is None or vx is None:
+                return None
+            t = tr.reg_taint.get(r)
+            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+                continue  # data: its bits are not followed
+            w = b.prog.reg(r).width
+            if w == 1:
+                if not np.array_equal(vm, vz):
+                    return None
+                continue
+            mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+
+            def diff(u, v):
+                return np.broadcast_to((v.astype(np.uint64) - u.astype(np.uint64)) & mask, alive.shape)
+
+            d, d1, d2 = diff(vm, vz), diff(vx, vy), diff(vy, vz)
+            linear = (d1 == d2) & (d == ((d2 * np.uint64(p)) & mask))
+            if not ((d == 0) | linear)[alive].all():
+                return None
+            if d[alive].any():
+                out[r] = np.where(alive, d, 0).astype(np.uint64)
+        return out
+
+    def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
+               early: bool = False) -> None:
         self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
-                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops)
+                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -268,6 +322,8 @@ class LoopSummariser:
         self.shadow.end_loop(0, accesses=True)
         if proof is not None:
             self._history.pop(proof.head, None)
+            if proof.early:  # a failed early guess is not made again at this head (it costs attempts)
+                self._early_tried.add(proof.head)
             if final:
                 self._attempts[proof.head] = MAX_ATTEMPTS
             note = f"loop at {self._where(proof.head)} not summarised: {why}"
