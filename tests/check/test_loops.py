@@ -167,7 +167,8 @@ def test_live_in_at_a_loop_head() -> None:
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
-              "loop_tcgen05_pipeline_early_reuse_race",
+              "loop_tcgen05_pipeline_early_reuse_race", "loop_mbarrier_reinit_ok",
+              "loop_mbarrier_reinit_skipped_wait_race",
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
@@ -273,6 +274,20 @@ def test_early_period_guess_follows_repeating_and_linear_registers() -> None:
     got = summ._deltas_early(b, hist, 3)
     assert set(got) == {"%r2"} and got["%r2"].tolist() == [24, 24]
     assert summ._deltas_early(b, hist, 2) is None  # the stage index neither repeats nor moves linearly over 2
+
+
+def test_loop_reinitialising_its_mbarrier_is_summarised() -> None:
+    """An mbarrier object initialised and invalidated in every iteration (sage_attention on sm_100a retires two
+    per KV iteration): the address's init count and what was released into retired objects (never acquired
+    again, 9.7.13.15.10) grew every iteration, and the loop ran in full. Generations are compared relative to
+    the latest init and retired objects' releases are left out; the racy twin (no wait in iteration 50) is
+    still found, the summary stopping before it."""
+    r = check_file(REGRESSION / "loop_mbarrier_reinit_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50, s
+    r = check_file(REGRESSION / "loop_mbarrier_reinit_skipped_wait_race.ptx")
+    assert r.verdict == "race" and "buf" in r.findings[0].message
+    assert r.stats["loops_summarised"][0]["from_iteration"] + r.stats["loops_summarised"][0]["iterations_skipped"] <= 50
 
 
 def test_tcgen05_ld_destinations_are_not_live_before_the_load() -> None:
