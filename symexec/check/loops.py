@@ -1072,6 +1072,8 @@ class Canon:
                 self._add(name, object() if got is None else got)
         if b.memory.local.size > 1:
             self._add("local", b.memory.local)
+        if self.state.st_taint:  # a tcgen05.st of data pending at the head (state.py `_st_issued`): never equal
+            self._add("st_taint", object())
 
     def _async_copy(self, u) -> None:
         recs = []
