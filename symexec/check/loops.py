@@ -209,13 +209,15 @@ class LoopSummariser:
         if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         # and only where it can be compared now (some period's registers advance evenly and the boundary p back
-        # has a full state), or as an anchor for a later comparison: where no boundary up to PERIOD_MAX back
-        # has one, and some period is even or the history is still too short to tell (gemm_fp16 sm_100a: the
+        # has a full state), or as an anchor for a later comparison: where no boundary up to the shortest even
+        # period back (PERIOD_MAX when none is) has one, and some period is even or the history is still too
+        # short to tell (forgetting_attention sm_100a, period 1: from iteration 8 as before; gemm_fp16 sm_100a: the
         # state repeats with period 12 from iteration 7; an anchor at 14 is compared at 26). No full state is
         # taken between an anchor and its comparison (each was ~0.15 s there, 13 of them before the proof)
         partner = any(hist[-1 - p].canon is not None for p in even)
+        window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
         anchor = (bool(even) or len(hist) <= 2 * PERIOD_MAX) and \
-            not any(h.canon is not None for h in hist[-1 - PERIOD_MAX:-1])
+            not any(h.canon is not None for h in hist[-1 - window:-1])
         if not (partner or anchor):
             return
         snap.canon = Canon(b, self.state, live, needed).key
