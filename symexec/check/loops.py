@@ -81,6 +81,10 @@ from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
+# shortest period guessed from one period of history (`_deltas_early`); for p <= 2 the full history costs at most
+# 4 boundaries more, and starting such loops earlier changed which CTAs leave before the summary (grid.py
+# `_trip_patterns`): a period-2 case of tests/check/test_grid.py fell back to enumeration (not investigated)
+EARLY_PERIOD_MIN = 3
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
@@ -199,7 +203,7 @@ class LoopSummariser:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
                 deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
             else:
-                deltas = self._deltas_early(b, hist, p) if early_ok else None
+                deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
                 even[p] = deltas
         # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
@@ -209,15 +213,13 @@ class LoopSummariser:
         if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         # and only where it can be compared now (some period's registers advance evenly and the boundary p back
-        # has a full state), or as an anchor for a later comparison: where no boundary up to the shortest even
-        # period back (PERIOD_MAX when none is) has one, and some period is even or the history is still too
-        # short to tell (forgetting_attention sm_100a, period 1: from iteration 8 as before; gemm_fp16 sm_100a: the
-        # state repeats with period 12 from iteration 7; an anchor at 14 is compared at 26). No full state is
-        # taken between an anchor and its comparison (each was ~0.15 s there, 13 of them before the proof)
+        # has a full state), or as an anchor for a later comparison: where some period is even and no boundary up
+        # to the shortest even period back has one (a period-1 loop: every boundary, as before; gemm_fp16
+        # sm_100a, period 12: an anchor at 13, compared at 25). No full state is taken between an anchor and its
+        # comparison (each was ~0.15 s there, 13 of them before the proof on main)
         partner = any(hist[-1 - p].canon is not None for p in even)
         window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
-        anchor = (bool(even) or len(hist) <= 2 * PERIOD_MAX) and \
-            not any(h.canon is not None for h in hist[-1 - window:-1])
+        anchor = bool(even) and not any(h.canon is not None for h in hist[-1 - window:-1])
         if not (partner or anchor):
             return
         snap.canon = Canon(b, self.state, live, needed).key
