@@ -1098,7 +1098,8 @@ class Canon:
         parity_only = _parity_waits_only(self.b.prog)
         # generations relative to the address's latest init: only compared for equality (hb.py, `_sync_key`)
         bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
-                      bar.generation - u.inits.get(key, -1), bar.observed, tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
+                      bar.generation - u.inits.get(key, -1), bar.observed,
+                      tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
                       tuple((c.nbytes, c.dest or object(), self.op_label(c.op)) for c in bar.landing))
                      for key, bar in sorted(u.bars.items()))
         unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())

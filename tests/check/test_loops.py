@@ -277,8 +277,8 @@ def test_early_period_guess_follows_repeating_and_linear_registers() -> None:
     summ.state = dataclasses.make_dataclass("S", ["tracker"])(dataclasses.make_dataclass("T", ["reg_taint"])({}))
     stage = [0, 1, 2, 0, 1, 2, 0]  # period 3
     ptr = [100 + 8 * i for i in range(7)]
-    hist = [loopsmod._Boundary(i, {"%r1": np.array([stage[i]] * 2, np.uint32), "%r2": np.array([ptr[i]] * 2, np.uint32)},
-                               None, ()) for i in range(7)]
+    hist = [loopsmod._Boundary(i, {"%r1": np.array([stage[i]] * 2, np.uint32),
+                                   "%r2": np.array([ptr[i]] * 2, np.uint32)}, None, ()) for i in range(7)]
     got = summ._deltas_early(b, hist, 3)
     assert set(got) == {"%r2"} and got["%r2"].tolist() == [24, 24]
     assert summ._deltas_early(b, hist, 2) is None  # the stage index neither repeats nor moves linearly over 2
