@@ -81,6 +81,10 @@ from .hb import SLOTS, Kind
 from .state import READ, CheckState
 
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
+# shortest period guessed from one period of history (`_deltas_early`); for p <= 2 the full history costs at most
+# 4 boundaries more, and starting such loops earlier changed which CTAs leave before the summary (grid.py
+# `_trip_patterns`): a period-2 case of tests/check/test_grid.py fell back to enumeration (not investigated)
+EARLY_PERIOD_MIN = 3
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
@@ -118,6 +122,7 @@ class _Attempt:
     begun: dict[str, object]  # the shadow's state of the changing registers at the start (with t)
     canon: tuple
     async_ops: int
+    early: bool = False  # D guessed by `_deltas_early`
 
 
 @dataclass
@@ -137,6 +142,7 @@ class LoopSummariser:
         self._live: dict[int, set[str]] = {}
         self._proof: _Attempt | None = None
         self._ident = 0
+        self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -180,31 +186,46 @@ class LoopSummariser:
             # kept for their registers (`_deltas` looks 2 periods back); a canonical state is compared only up to
             # PERIOD_MAX boundaries back, below, and is the bulk of a boundary's memory (gemm_fp8 sm_90a: ~20 MiB)
             h.canon = None
-        # the registers first: the canonical state costs far more, and is taken only where some period's
-        # registers already advance evenly (a boundary without it is never compared)
+        # the registers first: the canonical state costs far more. A period p's change per period D is taken
+        # from the boundaries p and 2p back where they advance evenly (`_deltas`); while the history is
+        # shorter than 2p (a period of 12, lcm of a 3-stage ring and barriers of alternating parity: 24
+        # iterations), from the boundary p back alone where each register repeats or moves linearly
+        # (`_deltas_early`). D is a guess either way: the proof (closure, 3 above) decides, and an early guess
+        # that failed is not made again at this head (it would cost attempts, MAX_ATTEMPTS)
         even = {}
+        early_ok = head not in self._early_tried
         for p in range(1, PERIOD_MAX + 1):
-            if len(hist) <= 2 * p:
+            if len(hist) <= p:
                 break
-            a, m = hist[-1 - 2 * p], hist[-1 - p]
-            if snap.arrival - a.arrival == 2 * p:
-                deltas = self._deltas(b, a, m, snap)
-                if deltas is not None:
-                    even[p] = deltas
-        if not even:
-            return
+            if snap.arrival - hist[-1 - p].arrival != p:
+                continue
+            if len(hist) > 2 * p:
+                a, m = hist[-1 - 2 * p], hist[-1 - p]
+                deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
+            else:
+                deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
+            if deltas is not None:
+                even[p] = deltas
         # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
         # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
-        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are; a
-        # boundary whose early parts equal none before it but a later one's has no full state for that
-        # one to compare with, and the loop is proved from one period later
+        # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are
         if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
+            return
+        # and only where it can be compared now (some period's registers advance evenly and the boundary p back
+        # has a full state), or as an anchor for a later comparison: where some period is even and no boundary up
+        # to the shortest even period back has one (a period-1 loop: every boundary, as before; gemm_fp16
+        # sm_100a, period 12: an anchor at 13, compared at 25). No full state is taken between an anchor and its
+        # comparison (each was ~0.15 s there, 13 of them before the proof on main)
+        partner = any(hist[-1 - p].canon is not None for p in even)
+        window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
+        anchor = bool(even) and not any(h.canon is not None for h in hist[-1 - window:-1])
+        if not (partner or anchor):
             return
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas)
+                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p)
                 return
 
     def finish(self) -> None:
@@ -253,13 +274,50 @@ class LoopSummariser:
                 out[r] = np.where(alive, d2, 0).astype(np.uint64)
         return out
 
-    def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray]) -> None:
+    def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change D from the boundary p back to now, where
+        on every live lane it is 0 (the register repeats: a stage index, a barrier's parity) or p times the
+        change over each of the last two iterations (it moves linearly); None otherwise. A guess from fewer
+        boundaries than `_deltas` needs (p + 1 and the last 3), checked by the proof like any other."""
+        if len(hist) < 3 or hist[-1].arrival - hist[-3].arrival != 2:
+            return None
+        z, y, x, m = hist[-1], hist[-2], hist[-3], hist[-1 - p]
+        out = {}
+        tr = self.state.tracker
+        alive = b.alive
+        for r, vz in z.regs.items():
+            vm, vy, vx = m.regs.get(r), y.regs.get(r), x.regs.get(r)
+            if vm is None or vy is None or vx is None:
+                return None
+            t = tr.reg_taint.get(r)
+            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+                continue  # data: its bits are not followed
+            w = b.prog.reg(r).width
+            if w == 1:
+                if not np.array_equal(vm, vz):
+                    return None
+                continue
+            mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+
+            def diff(u, v):
+                return np.broadcast_to((v.astype(np.uint64) - u.astype(np.uint64)) & mask, alive.shape)
+
+            d, d1, d2 = diff(vm, vz), diff(vx, vy), diff(vy, vz)
+            linear = (d1 == d2) & (d == ((d2 * np.uint64(p)) & mask))
+            if not ((d == 0) | linear)[alive].all():
+                return None
+            if d[alive].any():
+                out[r] = np.where(alive, d, 0).astype(np.uint64)
+        return out
+
+    def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
+               early: bool = False) -> None:
         self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
-                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops)
+                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -268,6 +326,8 @@ class LoopSummariser:
         self.shadow.end_loop(0, accesses=True)
         if proof is not None:
             self._history.pop(proof.head, None)
+            if proof.early:  # a failed early guess is not made again at this head (it costs attempts)
+                self._early_tried.add(proof.head)
             if final:
                 self._attempts[proof.head] = MAX_ATTEMPTS
             note = f"loop at {self._where(proof.head)} not summarised: {why}"
@@ -848,7 +908,9 @@ class Canon:
         # stamps of operations in flight
         vec_ids, vec_ctas = [c.base.reshape(-1)], [np.tile(ctas, len(Kind))]
         self._pending_vecs = []
-        for (cta, key), snaps in c.pending.items():
+        # what was released into a retired mbarrier object is never acquired again (`_live_pending`): left out
+        self._pending = [(ck, snaps) for ck, snaps in c.pending.items() if self._live_pending(*ck)]
+        for (cta, key), snaps in self._pending:
             for k, v in snaps.items():
                 self._pending_vecs.append(np.asarray(c._full(v), np.int64))
         for a in c.agents:
@@ -871,7 +933,7 @@ class Canon:
         self.uniq_vec, self.vec_index = np.unique(vec_ids * c.n_ctas + vec_ctas, return_inverse=True)
         self.vec_index = self.vec_index.reshape(-1)
         self.vec_ctas = self.uniq_vec % c.n_ctas
-        pend_ctas = [cta for (cta, key), snaps in c.pending.items() for _ in snaps]
+        pend_ctas = [cta for (cta, key), snaps in self._pending for _ in snaps]
         ctab = c._table[self.uniq_vec // c.n_ctas].astype(np.int64)
         pv = np.stack(self._pending_vecs) if self._pending_vecs else np.zeros((0, W), np.int64)
         allvec = np.concatenate([ctab, pv])
@@ -1014,6 +1076,8 @@ class Canon:
                 self._add(name, object() if got is None else got)
         if b.memory.local.size > 1:
             self._add("local", b.memory.local)
+        if self.state.st_taint:  # a tcgen05.st of data pending at the head (state.py `_st_issued`): never equal
+            self._add("st_taint", object())
 
     def _async_copy(self, u) -> None:
         recs = []
@@ -1032,13 +1096,15 @@ class Canon:
         (`on_complete`) by its `loop_key` (tcgen05.commit's); a barrier with cp.async arrivals handed
         over (no key) or a copy whose destination is not named is never equal."""
         parity_only = _parity_waits_only(self.b.prog)
+        # generations relative to the address's latest init: only compared for equality (hb.py, `_sync_key`)
         bars = tuple((key, bar.expected, bar.pending, bar.phase & 1 if parity_only else bar.phase, bar.tx,
-                      bar.generation, bar.observed, tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
+                      bar.generation - u.inits.get(key, -1), bar.observed,
+                      tuple(self._on_complete(fn, bar) for fn in bar.on_complete),
                       tuple((c.nbytes, c.dest or object(), self.op_label(c.op)) for c in bar.landing))
                      for key, bar in sorted(u.bars.items()))
         unobserved = tuple((id(ins), key, phase - u.bars[key].phase if key in u.bars else object())
                            for ins, key, phase in u.unobserved)
-        self._add("mbarrier", (bars, tuple(sorted(u.inits.items())), unobserved, u.settling is None,
+        self._add("mbarrier", (bars, tuple(sorted(u.inits)), unobserved, u.settling is None,
                                tuple(sorted((site, u.stamp - v) for site, v in u.forced.items())),
                                tuple(sorted(u.tokens))))
 
@@ -1188,7 +1254,7 @@ class Canon:
         self._add("next_op", self.rank(np.tile(ctas, SLOTS), self.own_cols.reshape(-1), c.next_op.reshape(-1)))
         pend = []
         i = 0
-        for (cta, key), snaps in c.pending.items():
+        for (cta, key), snaps in self._pending:
             items = []
             for k in snaps:
                 items.append((str(k), self.rank_vec(self._pending_vecs[i], cta).tobytes()))
@@ -1202,6 +1268,20 @@ class Canon:
                                   for a in agents))
         self._add("free", tuple(sorted((k, tuple(self._col(a.col) for a in v)) for k, v in c._free.items())))
         self._add("streams", tuple(sorted((int(s), col) for s, col in c._stream_col.items())))
+
+    def _live_pending(self, cta: int, key) -> bool:
+        """Whether a release into sync point `key` of CTA `cta` can still be acquired: always, except a phase of
+        an mbarrier object no longer at its address (invalidated, 9.7.13.15.10, and maybe initialised again):
+        every later wait or arrive names the live object, whose generation (`MbarrierUnit.inits`) is newer, so
+        nothing acquires the old one's phases (hb.py compares sync points for equality only). Leaving such
+        snapshots out of the canonical state is exact: they have no future (sage_attention on sm_100a retires
+        two objects per iteration of its KV loop, whose state otherwise grows every iteration)."""
+        if getattr(key, "kind", None) is not SyncKind.MBARRIER:
+            return True
+        off, gen, _ = key.ident
+        u = self.b.units.get("mbarrier")
+        bar = u.bars.get((cta, off)) if u is not None else None
+        return bar is not None and bar.generation == gen
 
     def _sync_key(self, cta: int, key) -> object:
         b = self.b
@@ -1224,8 +1304,8 @@ class Canon:
             if gen <= inits and (bar is None or bar.generation > gen):
                 # an object invalidated since (mbarrier.inval, 9.7.13.15.10): every later wait names the
                 # live object's generation, so this is never acquired again; compared as it is, by its
-                # generation relative to the address's latest init (a loop that retires one per
-                # iteration keeps adding such keys and is not summarised)
+                # generation relative to the address's latest init (the clocks' pending releases into
+                # such objects are left out before, `_live_pending`)
                 return ("mbar-retired", off, gen - inits, phase)
         return ("other", object())  # not canonicalised: never equal
 

@@ -102,6 +102,9 @@ class CheckState(Observer):
         self._last_issued: AsyncOp | None = None
         self._layouts: dict[int, dict[int, _Layout]] = {}  # copy op -> lane -> where its written bytes come from
         self._opaque_next = 0  # fresh value numbers of copied bytes whose origin is not followed
+        # tcgen05.st op -> per lane of the batch, the taint of the registers it stores, taken at issue: its cells
+        # are written at tcgen05.wait::st (tcgen05/unit.py), when the register shadows are the wait's
+        self.st_taint: dict[int, np.ndarray] = {}
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
         self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
@@ -167,6 +170,8 @@ class CheckState(Observer):
         if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
                 and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
             self._op_source[op.ident] = prev.ident
+        if op.unit == "tcgen05" and op.ins is not None and op.ins.opcode == "tcgen05" and ".st" in op.ins.modifiers:
+            self._st_issued(op)
         rows = self.rows(op.lanes)
         if op.stream is not None:  # one operation per lane, of that thread's stream
             self._ops[op.ident] = (op.lanes, rows, self.clocks.stream_issue(op.stream, rows))
@@ -174,6 +179,24 @@ class CheckState(Observer):
         after = tuple(x for prev in op.after for x in self._agent_refs(prev))
         agent = self.clocks.issue(rows, op.unit, op.tensor_core, after)
         self._ops[op.ident] = (agent, agent.epoch)
+
+    def _st_issued(self, op: AsyncOp) -> None:
+        """A tcgen05.st issued: the taint of the registers it stores (9.7.16.8.4: the values are read at issue,
+        written to tensor memory by the time of tcgen05.wait::st), with the branch regions' it runs under; the
+        cells get it when written (`access`). Without it, data passed through tensor memory and loaded back
+        looked like no data to the branch policy (a data-dependent branch on it was followed one way only)."""
+        tr = self.tracker
+        vec = op.ins.operands[-1] if op.ins.operands else None
+        names = [e.name for e in vec.elements if isinstance(e, A.Sym)] if isinstance(vec, A.Vector) else \
+            [vec.name] if isinstance(vec, A.Sym) else []
+        t = np.zeros(self.n, np.uint8)
+        for name in names:
+            rt = tr.reg_taint.get(name)
+            if rt is not None:
+                t |= np.broadcast_to(rt, t.shape).astype(np.uint8)
+        t[op.lanes] |= np.uint8(tr.control | tr.explore)
+        if t[op.lanes].any():
+            self.st_taint[op.ident] = t
 
     def _computed(self, op: AsyncOp, shadow, flat: np.ndarray, lanes: np.ndarray, ctas: np.ndarray):
         """A computing operation writes memory (tcgen05.mma's D): fresh values carrying the taint of
@@ -220,6 +243,7 @@ class CheckState(Observer):
         if ev.lanes is None:
             self._op_source.pop(op.ident, None)
             self._layouts.pop(op.ident, None)
+            self.st_taint.pop(op.ident, None)
         reads = self._read_bytes.get(op.ident)
         if reads is not None:  # what it read and did not write (a read-only op)
             if ev.lanes is not None:
@@ -438,6 +462,10 @@ class CheckState(Observer):
             else:
                 hashes, real = self.tracker.on_store(shadow, flat, lanes, flat.shape[1], ctas)
                 taint = self.tracker.in_taint[lanes]
+                stored = self.st_taint.get(ev.op.ident) if ev.op is not None else None
+                if stored is not None:  # a tcgen05.st landing at its wait::st: its registers' taint (`_st_issued`)
+                    taint = taint | stored[lanes]
+                    shadow.taint[flat] |= stored[lanes][:, None]
             undef = (np.broadcast_to(taint, lanes.shape) & (UNINIT | UNDEF)) != 0
             if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
                 bad = (taint & UNINIT) != 0

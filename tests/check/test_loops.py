@@ -167,6 +167,8 @@ def test_live_in_at_a_loop_head() -> None:
 LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skipped", "loop_permuted_rows_late_oob",
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
+              "loop_tcgen05_pipeline_early_reuse_race", "loop_mbarrier_reinit_ok",
+              "loop_mbarrier_reinit_skipped_wait_race",
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
@@ -234,6 +236,66 @@ def test_pipelined_tcgen05_loop_is_summarised_with_the_tensor_core_state() -> No
     (s,) = r.stats["loops_summarised"]
     assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 60
     assert "tcgen05.mma" in r.findings[0].message and "cp.async.bulk" in r.findings[0].message
+
+
+def test_loop_summary_starts_from_one_period_of_history() -> None:
+    """A period P was proved from boundary 3P + 1 at the earliest (registers even over 2P boundaries, then a
+    full state compared P later); `_deltas_early` guesses each register's change from the boundary P back (it
+    repeats, or moves linearly) for P >= 3. gemm_fp16 on sm_100a (cp.async ring of 3 stages, tcgen05.commit to two
+    alternating mbarriers: period 12): from iteration 25, 37 before. The proof itself is unchanged: the pipelined
+    loops of period 4 are still summarised, and the racy tcgen05 twin is still found."""
+    c = get("gemm_fp16")
+    c = dataclasses.replace(c, instances={**c.instances, "verify": {"M": 256, "N": 256, "K": 4096}})
+    comp = compile_contract(c, "sm_100a")
+    prog = load_program(ptx_parser.parse(comp.ptx, "gemm_fp16.ptx"), comp.entry)
+    launch = launch_for(c, comp, c.make_inputs("verify", "normal", 0, lazy=True), "verify")
+    r = check_kernel(prog, launch, grid="symbolic")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 12 and s["from_iteration"] < 3 * 12 + 1, s
+    for stem in ("loop_tcgen05_pipeline_ok", "loop_bulk_pipeline_ok"):
+        r = check_file(REGRESSION / f"{stem}.ptx")
+        (s,) = r.stats["loops_summarised"]
+        assert r.verdict == "race_free" and s["period"] == 4, (stem, s)
+    r = check_file(REGRESSION / "loop_tcgen05_pipeline_early_reuse_race.ptx")
+    assert r.verdict == "race" and "tcgen05.mma" in r.findings[0].message and "cp.async.bulk" in r.findings[0].message
+    assert not r.stats.get("loops_summarised")
+
+
+def test_early_period_guess_follows_repeating_and_linear_registers() -> None:
+    """`_deltas_early`: a register that repeats after P iterations (a stage index, a parity) changes by 0, one
+    that moves the same amount every iteration by P times it; one that does neither gives no guess."""
+    prog = load_program(ptx_parser.parse(".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n"
+                                         ".reg .b32 %r<4>;\nret;\n}\n"), "k")
+    alive = np.ones(2, bool)
+
+    class _B:
+        pass
+
+    b = _B()
+    b.alive, b.prog = alive, prog
+    summ = loopsmod.LoopSummariser.__new__(loopsmod.LoopSummariser)
+    summ.state = dataclasses.make_dataclass("S", ["tracker"])(dataclasses.make_dataclass("T", ["reg_taint"])({}))
+    stage = [0, 1, 2, 0, 1, 2, 0]  # period 3
+    ptr = [100 + 8 * i for i in range(7)]
+    hist = [loopsmod._Boundary(i, {"%r1": np.array([stage[i]] * 2, np.uint32),
+                                   "%r2": np.array([ptr[i]] * 2, np.uint32)}, None, ()) for i in range(7)]
+    got = summ._deltas_early(b, hist, 3)
+    assert set(got) == {"%r2"} and got["%r2"].tolist() == [24, 24]
+    assert summ._deltas_early(b, hist, 2) is None  # the stage index neither repeats nor moves linearly over 2
+
+
+def test_loop_reinitialising_its_mbarrier_is_summarised() -> None:
+    """An mbarrier object initialised and invalidated in every iteration (sage_attention on sm_100a retires two
+    per KV iteration): the address's init count and what was released into retired objects (never acquired
+    again, 9.7.13.15.10) grew every iteration, and the loop ran in full. Generations are compared relative to
+    the latest init and retired objects' releases are left out; the racy twin (no wait in iteration 50) is
+    still found, the summary stopping before it."""
+    r = check_file(REGRESSION / "loop_mbarrier_reinit_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50, s
+    r = check_file(REGRESSION / "loop_mbarrier_reinit_skipped_wait_race.ptx")
+    assert r.verdict == "race" and "buf" in r.findings[0].message
+    assert r.stats["loops_summarised"][0]["from_iteration"] + r.stats["loops_summarised"][0]["iterations_skipped"] <= 50
 
 
 def test_tcgen05_ld_destinations_are_not_live_before_the_load() -> None:

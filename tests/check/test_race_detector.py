@@ -41,6 +41,8 @@ ORACLE_TOO_LARGE = {
     "loop_tcgen05_pipeline_ok": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit in memory",
     "loop_tcgen05_pipeline_late_reuse_race": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit "
                                              "in memory",
+    "loop_tcgen05_pipeline_early_reuse_race": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not "
+                                              "fit in memory",
 }
 
 
