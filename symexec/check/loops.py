@@ -256,15 +256,14 @@ class LoopSummariser:
             va, vm = a.regs.get(r), m.regs.get(r)
             if va is None or vm is None:
                 return None
-            t = tr.reg_taint.get(r)
-            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+            w = _followed_width(b, tr, r, alive)
+            if w is None:
                 continue  # data: its bits are not followed
-            w = b.prog.reg(r).width
             if w == 1:
                 if not (np.array_equal(va, vm) and np.array_equal(vm, vz)):
                     return None
                 continue
-            mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+            mask = _width_mask(w)
             d1 = (vm.astype(np.uint64) - va.astype(np.uint64)) & mask
             d2 = (vz.astype(np.uint64) - vm.astype(np.uint64)) & mask
             d1, d2 = np.broadcast_to(d1, alive.shape), np.broadcast_to(d2, alive.shape)
@@ -289,15 +288,14 @@ class LoopSummariser:
             vm, vy, vx = m.regs.get(r), y.regs.get(r), x.regs.get(r)
             if vm is None or vy is None or vx is None:
                 return None
-            t = tr.reg_taint.get(r)
-            if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+            w = _followed_width(b, tr, r, alive)
+            if w is None:
                 continue  # data: its bits are not followed
-            w = b.prog.reg(r).width
             if w == 1:
                 if not np.array_equal(vm, vz):
                     return None
                 continue
-            mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+            mask = _width_mask(w)
 
             def diff(u, v):
                 return np.broadcast_to((v.astype(np.uint64) - u.astype(np.uint64)) & mask, alive.shape)
@@ -422,7 +420,7 @@ class LoopSummariser:
                     return f"loop-carried register {r} is not its start value plus a fixed amount per period"
                 grew = np.asarray(st.off if st.off is not None else np.zeros((), np.uint64), np.uint64)
                 w = b.prog.reg(r).width
-                mask = np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+                mask = _width_mask(w)
                 d = np.broadcast_to((grew - proof.deltas[r]) & mask, alive.shape)
                 if (d[alive] != 0).any():
                     return f"loop-carried register {r} does not advance by the same amount every period"
@@ -639,6 +637,18 @@ class LoopSummariser:
                           "count of conflicting byte pairs covers those)"
                           if s.with_finding else "their global accesses covered symbolically"))
         return out
+
+
+def _followed_width(b, tracker, r: str, alive: np.ndarray) -> int | None:
+    """Register r's width where its bits are followed, None where it holds data on some live lane."""
+    t = tracker.reg_taint.get(r)
+    if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+        return None
+    return b.prog.reg(r).width
+
+
+def _width_mask(w: int) -> np.uint64:
+    return np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
 
 
 def _step(st, start: Sv, w: int, alive: np.ndarray) -> tuple | None:

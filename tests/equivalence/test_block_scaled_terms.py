@@ -3,8 +3,9 @@
 0xFF scale codes, padding bits of the 8-bit containers, every byte of the scale words), is the
 emulator's result bit for bit (semantics/ptx/mma.py `mma_block_scale`), for every kind, element type,
 .scale_vec, scale type and selector the handler models; the terms are built once per form by a check-mode
-run with the equivalence shadow and evaluated on other inputs. Selectors read from data stay `unsupported`. The plain .kind::f8f6f4 form reads an e2m1 from the central bits
-of its container (it read the low bits before, 2026-12-05)."""
+run with the equivalence shadow and evaluated on other inputs. Selectors read from data stay `unsupported`.
+The plain .kind::f8f6f4 form reads an e2m1 from the central bits of its container (it read the low bits
+before, 2026-12-05)."""
 
 from __future__ import annotations
 
@@ -27,31 +28,10 @@ from symexec import Launch, load_program, run_kernel
 from symexec.check.run import run_checked
 from symexec.check.termshadow import GlobalInfo, equivalence_run
 from symexec.machine import ExecError
+from tests.emulator.block_scale_kernel import kernel  # lane t: 14 words at in[14 t], d to out[4 t]
 from volta.equiv_cli import spec_kernel
 
 WORDS = 14  # per lane: a0..a3, b0, b1, c0..c3, scale-a-data, scale-b-data, two words of 16-bit selectors
-
-
-def kernel(form: str, sel_a: str, sel_b: str, scaled: bool = True) -> str:
-    """Lane t loads its 14 words from in[14 t] and stores d0..d3 to out[4 t]."""
-    lines = [".version 8.8", ".target sm_120a", ".address_size 64",
-             ".visible .entry k(.param .u64 pin, .param .u64 pout) {",
-             " .reg .b32 %a<4>; .reg .b32 %b<2>; .reg .f32 %c<4>; .reg .f32 %d<4>; .reg .b32 %sa, %sb, %t;",
-             " .reg .b16 %h<4>; .reg .b64 %rd<6>;",
-             " ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; cvta.to.global.u64 %rd1, %rd1;",
-             " cvta.to.global.u64 %rd2, %rd2; mov.u32 %t, %tid.x;",
-             f" mul.wide.u32 %rd3, %t, {4 * WORDS}; add.s64 %rd3, %rd1, %rd3; mul.wide.u32 %rd4, %t, 16;"
-             " add.s64 %rd4, %rd2, %rd4;"]
-    lines += [f" ld.global.b32 %a{r}, [%rd3+{4 * r}];" for r in range(4)]
-    lines += [f" ld.global.b32 %b{r}, [%rd3+{16 + 4 * r}];" for r in range(2)]
-    lines += [f" ld.global.f32 %c{r}, [%rd3+{24 + 4 * r}];" for r in range(4)]
-    lines += [" ld.global.b32 %sa, [%rd3+40]; ld.global.b32 %sb, [%rd3+44];"]
-    lines += [f" ld.global.b16 %h{r}, [%rd3+{48 + 2 * r}];" for r in range(4)]
-    tail = f", %sa, {sel_a}, %sb, {sel_b}" if scaled else ""
-    lines.append(f" {form} {{%d0,%d1,%d2,%d3}}, {{%a0,%a1,%a2,%a3}}, {{%b0,%b1}}, {{%c0,%c1,%c2,%c3}}{tail};")
-    lines += [f" st.global.f32 [%rd4+{4 * r}], %d{r};" for r in range(4)]
-    lines += [" ret;", "}"]
-    return "\n".join(lines)
 
 
 def form(kind: str, a: str, b: str, vec: str = "", stype: str = "ue8m0") -> str:
