@@ -8,7 +8,11 @@ change from the original: the atomic-vs-plain pass tests a byte's atomics agains
 plain accesses from the latest plain write before its first atomic on (that write and the reads
 since, every plain access after it), without a cap: an earlier plain access is ordered before that
 write or raced with it (a pair the nearest-write pass reports); the original took the first 64
-plain accesses of the byte.
+plain accesses of the byte. Likewise an atomic is not tested against an earlier plain access ordered
+before a later plain write that comes before the atomic (if that write happens before the atomic,
+so does the access; if not, the byte's race is found through the write): the streaming detector
+drops such accesses (RaceDetector._not_before), so the one pair a byte reports is chosen among the
+same candidates.
 
 Data races in a recorded execution (PTX 8.x memory model, data race = two conflicting accesses,
 at least one a write, not ordered by happens-before and not morally strong).
@@ -396,6 +400,17 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]
                 aa_l.append(ar[np.clip(j, 0, ar.size - 1)][ps])
                 pp_l.append(pl[ps])
         aa, pp = np.concatenate(aa_l), np.concatenate(pp_l)
+        # (changed, see the module docstring) an atomic after a plain access that is ordered before a
+        # later plain write of the byte (made before the atomic, in another event) is not tested against it
+        writes = pl[c["kind"][pl] == WRITE]
+        if writes.size:
+            ok = np.ones(aa.size, bool)
+            for j in np.nonzero(c["time"][aa] > c["time"][pp])[0]:
+                p_, q_ = pp[j], aa[j]
+                ws = writes[(c["time"][writes] > c["time"][p_]) & (c["time"][writes] < c["time"][q_])
+                            & (c["ev"][writes] != c["ev"][p_])]
+                ok[j] = not any(_hb(clocks, c, threads, edges, buf, p_, w_) for w_ in ws)
+            aa, pp = aa[ok], pp[ok]
         first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
         second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
         keep = (c["ev"][first] != c["ev"][second]) & (c["hbrow"][first] != c["hbrow"][second])
@@ -418,6 +433,13 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]
             out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
                                 int(c["lane"][ib]), reason))
     return out
+
+
+def _hb(clocks: Clocks, c, threads: int, edges: list[SyncEdge], buf, a: int, b: int) -> bool:
+    """Is entry a (earlier) ordered before entry b: in one CTA by the clocks, across CTAs through an edge."""
+    if c["row"][a] // threads == c["row"][b] // threads:
+        return bool(_ordered(clocks, c, np.array([a]), np.array([b]), buf.space is MemSpace.TMEM)[0])
+    return bool(edges) and _cross_ordered(clocks, threads, edges, _site(c, a), _site(c, b))
 
 
 def _site(c, i) -> tuple[int, int, int, int]:
