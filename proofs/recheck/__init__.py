@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gfp import P, Degenerate, FieldPoint, degree
-from .reals import NormalValues, TermValues, Unevaluable, close, equality_hints
+from .reals import Excluded, NormalValues, TermValues, Unevaluable, close, equality_hints
 from .smt import SmtError, cvc5_result
 
 __all__ = ["FORMAT", "VERSION", "BadCertificate", "Failure", "RecheckReport", "recheck"]
@@ -142,13 +142,12 @@ def _recheck(manifest: dict, data: dict, points: int, seed: int) -> RecheckRepor
     nodes = data["terms.json"]["nodes"]
     rng = random.Random(seed)
     hints = equality_hints(tables["atoms"], nodes)  # labels drawn at the columns they are compared with
-    real_points = [TermValues(nodes, random.Random(rng.getrandbits(64)), hints) for _ in range(points)]
-    real_forms = [NormalValues(tables, tv) for tv in real_points]
+    pts = _InputPoints(nodes, tables, hints, rng, points)
     kinds = {n[0]: (n[1], n[3]) for n in nodes}
     deg_memo: dict = {}
     shared = [FieldPoint(tables, random.Random(rng.getrandbits(64)))]
     for ob in data["obligations.json"]["obligations"]:
-        _buffer(ob, rep, tables, real_points, real_forms, kinds, rng, deg_memo, shared)
+        _buffer(ob, rep, tables, pts, kinds, rng, deg_memo, shared)
     if rep.degree_sum:
         rep.error_bound_log2 = math.log2(rep.degree_sum) - math.log2(P)
     answers: dict[str, str] = {}  # file -> cvc5's answer (a script shared by many lemmas is solved once)
@@ -228,7 +227,7 @@ def _exhaustive_fact(lem: dict) -> str | None:
     return None
 
 
-def _buffer(ob: dict, rep: RecheckReport, tables: dict, real_points: list, real_forms: list, kinds: dict,
+def _buffer(ob: dict, rep: RecheckReport, tables: dict, pts: "_InputPoints", kinds: dict,
             rng: random.Random, deg_memo: dict, shared: list) -> None:
     name = ob["buffer"]
     written = ob["written"]
@@ -253,14 +252,45 @@ def _buffer(ob: dict, rep: RecheckReport, tables: dict, real_points: list, real_
                 "the recorded bits differ" + (f" (0x{cbits[i]:x} vs 0x{rbits[i]:x})" if cbits and cbits[i] is not None
                                               and rbits[i] is not None else "")
         else:
-            why = _normal(ob, i, c, r, tables, real_points, real_forms, kinds, rng, rep, deg_memo, shared)
+            why = _normal(ob, i, c, r, tables, pts, kinds, rng, rep, deg_memo, shared)
         if why is None:
             rep.checked[m] = rep.checked.get(m, 0) + 1
         else:
             rep.failures.append(Failure(what, why))
 
 
-def _normal(ob: dict, i: int, c: int, r: int, tables: dict, real_points: list, real_forms: list, kinds: dict,
+class _InputPoints:
+    """The random real inputs of (B), drawn once and shared by the obligations. Each obligation is evaluated
+    at `need` points; a point where it reads a value the verdict's assumptions exclude (a NaN element or
+    scale code drawn inside a word of random bits: reals.Excluded) is skipped, and more points are drawn, up
+    to MOST_POINTS."""
+
+    def __init__(self, nodes: list, tables: dict, hints: dict, rng: random.Random, need: int) -> None:
+        self.nodes, self.tables, self.hints, self.rng, self.need = nodes, tables, hints, rng, need
+        self.terms: list[TermValues] = []
+        self.forms: list[NormalValues] = []
+        for _ in range(need):
+            self._draw()
+
+    def _draw(self) -> None:
+        tv = TermValues(self.nodes, random.Random(self.rng.getrandbits(64)), self.hints)
+        self.terms.append(tv)
+        self.forms.append(NormalValues(self.tables, tv))
+
+    def at(self, k: int) -> tuple[TermValues, NormalValues] | None:
+        """Point k (drawn when needed), None past MOST_POINTS."""
+        if k >= max(MOST_POINTS, self.need):
+            return None
+        while k >= len(self.terms):
+            self._draw()
+        return self.terms[k], self.forms[k]
+
+
+#: At most this many real input points per obligation (the rest excluded by the verdict's assumptions).
+MOST_POINTS = 24
+
+
+def _normal(ob: dict, i: int, c: int, r: int, tables: dict, pts: _InputPoints, kinds: dict,
             rng: random.Random, rep: RecheckReport, deg_memo: dict, shared: list) -> str | None:
     nf = ob["normal"].get(str(i))
     if nf is None:
@@ -288,18 +318,33 @@ def _normal(ob: dict, i: int, c: int, r: int, tables: dict, real_points: list, r
         return "the two normal forms are different rational functions (they differ at a random point of GF(p))"
     rep.degree_sum += degree(tables, nf["candidate"], deg_memo) + degree(tables, nf["reference"], deg_memo)
     # (B) each normal form is its term's function, at random real inputs
-    for k, (tv, nv) in enumerate(zip(real_points, real_forms)):
+    done, k, excluded = 0, 0, None
+    while done < pts.need:
+        point = pts.at(k)
+        if point is None:
+            return (f"{k} random input points evaluated {done}: the others read values the verdict's assumptions "
+                    f"exclude ({excluded})")
+        tv, nv = point
+        got_all = []
         for side in ("candidate", "reference"):
             try:
                 want = tv.get(int(nf[f"{side}_term"]))
                 got = nv.nf(nf[side])
+            except Excluded as e:
+                excluded = e
+                break
             except Unevaluable as e:
                 return f"the {side}'s term and normal form could not be re-evaluated: {e}"
             except (ZeroDivisionError, ValueError, OverflowError) as e:
                 return f"the {side}'s normal form has no value at input point {k}: {e}"
-            if isinstance(want, bool) or not close(want, got):
-                return (f"the {side}'s normal form is not its term's value at input point {k} "
-                        f"(term {_short(want)}, normal form {_short(got)})")
+            got_all.append((side, want, got))
+        else:
+            for side, want, got in got_all:
+                if isinstance(want, bool) or not close(want, got):
+                    return (f"the {side}'s normal form is not its term's value at input point {k} "
+                            f"(term {_short(want)}, normal form {_short(got)})")
+            done += 1
+        k += 1
     return None
 
 

@@ -14,10 +14,13 @@ not the term's function (a changed coefficient, a swapped term, a wrong lemma us
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from functools import lru_cache
 
 import mpmath
 
-__all__ = ["Unevaluable", "FORMATS", "TermValues", "NormalValues", "close", "equality_hints"]
+__all__ = ["Unevaluable", "Excluded", "FORMATS", "MX_FORMATS", "TermValues", "NormalValues", "close", "equality_hints",
+           "is_float"]
 
 PREC = 256
 TOL = mpmath.mpf(2) ** -120
@@ -26,8 +29,66 @@ TOL = mpmath.mpf(2) ** -120
 FORMATS = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23), "f64": (11, 52)}
 
 
+@dataclass(frozen=True)
+class MxFormat:
+    """A narrow float format of PTX 5.2.3 (OCP microscaling): bias 2^(e-1) - 1, subnormals at exponent 0.
+    `ieee`: the all-ones exponent is infinity (fraction 0) or NaN, as IEEE 754 (e5m2); otherwise it holds
+    numbers, and `nan` is the one magnitude code that is NaN (e4m3: 0x7f, ue4m3: 0x7f; fp6/fp4: none)."""
+
+    ebits: int
+    mbits: int
+    signed: bool = True
+    ieee: bool = False
+    nan: int | None = None
+
+    @property
+    def width(self) -> int:
+        return int(self.signed) + self.ebits + self.mbits
+
+
+#: The 8/6/4-bit element formats and the ue4m3 scale format (PTX 5.2.3 "Alternate floating point data
+#: formats"): e4m3 has no infinity and NaN only at 0x7f/0xff; e5m2 keeps IEEE's; e2m3, e3m2, e2m1 have
+#: neither; ue4m3 is unsigned (7 bits), NaN at 0x7f. ue8m0 is a power of two, read by SCALE directly.
+MX_FORMATS = {"e4m3": MxFormat(4, 3, nan=0x7F), "e5m2": MxFormat(5, 2, ieee=True), "e2m3": MxFormat(2, 3),
+              "e3m2": MxFormat(3, 2), "e2m1": MxFormat(2, 1), "ue4m3": MxFormat(4, 3, signed=False, nan=0x7F)}
+
+
+def is_float(sort: str) -> bool:
+    return sort in FORMATS or sort in MX_FORMATS
+
+
+@lru_cache(maxsize=None)
+def _mx_values(fmt: str) -> tuple[tuple, dict]:
+    """Every code of an MX format with its value (None: NaN), and the code of each value (the + code for 0)."""
+    f = MX_FORMATS[fmt]
+    bias = (1 << (f.ebits - 1)) - 1
+    values, codes = [], {}
+    with mpmath.workprec(PREC):
+        for code in range(1 << f.width):
+            mag = code & ((1 << (f.ebits + f.mbits)) - 1)
+            sign = -1 if f.signed and code >> (f.ebits + f.mbits) else 1
+            ex, frac = mag >> f.mbits, mag & ((1 << f.mbits) - 1)
+            if f.ieee and ex == (1 << f.ebits) - 1:
+                v = None if frac else sign * mpmath.inf
+            elif f.nan is not None and mag == f.nan:
+                v = None
+            elif ex == 0:
+                v = sign * mpmath.ldexp(frac, 1 - bias - f.mbits)
+            else:
+                v = sign * mpmath.ldexp((1 << f.mbits) | frac, ex - bias - f.mbits)
+            values.append(v)
+            if v is not None and v not in codes:  # +0 before -0
+                codes[v] = code
+    return tuple(values), codes
+
+
 class Unevaluable(Exception):
     """A node or atom this evaluator has no meaning for (named in the message)."""
+
+
+class Excluded(Unevaluable):
+    """A value the verdict's assumptions exclude at this point (a NaN encoding, a scale code that is not a
+    number): the point says nothing about the obligation, another is drawn."""
 
 
 def _width(sort: str) -> int:
@@ -38,11 +99,18 @@ def _width(sort: str) -> int:
     if sort in FORMATS:
         e, m = FORMATS[sort]
         return 1 + e + m
+    if sort in MX_FORMATS:
+        return MX_FORMATS[sort].width
     raise Unevaluable(f"sort {sort}")
 
 
 def decode(bits: int, fmt: str):
-    """An IEEE 754 encoding's value (mpf; +-inf); NaN is unevaluable."""
+    """An IEEE 754 (or PTX 5.2.3 narrow) encoding's value (mpf; +-inf); NaN is unevaluable."""
+    if fmt in MX_FORMATS:
+        v = _mx_values(fmt)[0][bits & ((1 << MX_FORMATS[fmt].width) - 1)]
+        if v is None:
+            raise Excluded(f"a NaN {fmt} encoding")
+        return v
     if fmt not in FORMATS:
         raise Unevaluable(f"float format {fmt}")
     e, m = FORMATS[fmt]
@@ -52,7 +120,7 @@ def decode(bits: int, fmt: str):
     bias = (1 << (e - 1)) - 1
     if ex == (1 << e) - 1:
         if frac:
-            raise Unevaluable("a NaN encoding")
+            raise Excluded("a NaN encoding")
         return sign * mpmath.inf
     if ex == 0:
         return sign * mpmath.ldexp(frac, 1 - bias - m)
@@ -61,6 +129,11 @@ def decode(bits: int, fmt: str):
 
 def encode(x, fmt: str) -> int:
     """The encoding of x in fmt when x is exactly representable there (else unevaluable)."""
+    if fmt in MX_FORMATS:
+        code = _mx_values(fmt)[1].get(x)
+        if code is None:
+            raise Unevaluable(f"{x} is not representable in {fmt}")
+        return code
     e, m = FORMATS[fmt]
     bias = (1 << (e - 1)) - 1
     sign = 0
@@ -119,8 +192,9 @@ class TermValues:
         likely), so that the indicators, and products of two of them, are 1 at some point and the normal
         form's handling of them ([x == a] [x == b] = 0 for a != b) is evaluated, not only the all-zero case."""
         self.hints = hints or {}
+        self.scale_bytes = _scale_bytes(nodes)
         self.val: dict[int, object] = {}
-        self.why: dict[int, str] = {}  # node -> why it could not be evaluated
+        self.why: dict[int, Unevaluable] = {}  # node -> why it could not be evaluated
         self.sort: dict[int, str] = {}
         with mpmath.workprec(PREC):
             for i, op, sort, aux, kids in nodes:
@@ -135,12 +209,16 @@ class TermValues:
                         self.val[i] = rng.choice(hint) % (1 << _width(sort))
                         continue
                     self.val[i] = self._node(op, sort, aux, kids, rng)
+                    for lo, stype in self.scale_bytes.get(i, ()):  # a block scale byte: a number of its format
+                        code = rng.randrange(0x7F if stype == "ue4m3" else 0xFF)
+                        self.val[i] = self.val[i] & ~(0xFF << lo) | code << lo
                 except (Unevaluable, ZeroDivisionError, ValueError, KeyError, TypeError) as e:
-                    self.why[i] = f"#{i} {op}: {e}"
+                    self.why[i] = (Excluded if isinstance(e, Excluded) else Unevaluable)(f"#{i} {op}: {e}")
 
     def get(self, i: int):
         if i in self.why:
-            raise Unevaluable(self.why[i])
+            e = self.why[i]
+            raise type(e)(str(e))
         if i not in self.val:
             raise Unevaluable(f"term #{i} is not in terms.json")
         return self.val[i]
@@ -155,10 +233,13 @@ class TermValues:
         return encode(v, s)
 
     def _node(self, op: str, sort: str, aux, kids: list, rng: random.Random):
-        fl = sort in FORMATS
+        fl = is_float(sort)
         if op == "CONST":
             return bool(aux & 1) if sort == "pred" else decode(aux, sort) if fl else int(aux)
         if op == "INPUT":
+            if sort in MX_FORMATS:  # any number of the format: every code but NaN (and infinities)
+                finite = [v for v in _mx_values(sort)[0] if v is not None and not mpmath.isinf(v)]
+                return rng.choice(finite)
             if fl:
                 e, m = FORMATS[sort]
                 v = mpmath.ldexp(rng.randrange(1 << m, 1 << (m + 1)), rng.randrange(-3, 2) - m)
@@ -178,20 +259,23 @@ class TermValues:
             if mods.get("sat"):
                 r = min(max(r, mpmath.mpf(0)), mpmath.mpf(1))
             return r
-        if op == "SCALE":  # x * 2^(s - 127), s a ue8m0 code (PTX 9.7.14.3, 5.2.3: 0xFF is NaN); ue4m3: not here
-            if list(mods.get("elems", []))[1:] != ["ue8m0"]:
-                raise Unevaluable(f"scale type {mods.get('elems')}")
+        if op == "SCALE":  # x * scale(s), s a scale byte (PTX 9.7.14.3; formats 5.2.3)
+            stype = list(mods.get("elems", []))[1:]
             s = self.bits(kids[1]) & 0xFF
-            if s == 0xFF:
-                raise Unevaluable("a NaN ue8m0 scale factor")
-            return mpmath.ldexp(self._operand(kids[0], self.sort[kids[0]]), s - 127)
+            if stype == ["ue8m0"]:  # 2^(s - 127); 0xFF is NaN
+                if s == 0xFF:
+                    raise Excluded("a NaN ue8m0 scale factor")
+                return mpmath.ldexp(self._operand(kids[0], self.sort[kids[0]]), s - 127)
+            if stype == ["ue4m3"]:
+                return self._operand(kids[0], self.sort[kids[0]]) * _ue4m3(mpmath.mpf(s))
+            raise Unevaluable(f"scale type {mods.get('elems')}")
         if op == "CVT":
             return self._cvt(x[0], kids[0], sort, mods)
         if op == "FLOAT":
             ks = self.sort[kids[0]]
             if ks == sort:
                 return x[0]
-            if ks in FORMATS:
+            if is_float(ks):
                 raise Unevaluable(f"{ks} bits read as {sort}")
             return decode(self.bits(kids[0]) & ((1 << _width(sort)) - 1), sort)
         if op == "ITE":
@@ -251,7 +335,7 @@ class TermValues:
 
     def _cmp(self, x: list, kids: list, mods: dict) -> bool:
         c = mods["cmp"]
-        if self.sort[kids[0]] in FORMATS:
+        if is_float(self.sort[kids[0]]):
             if c in ("num",):
                 return True
             if c in ("nan",):
@@ -316,7 +400,7 @@ class TermValues:
 def equality_hints(atoms: dict, nodes: list) -> dict[int, list[int]]:
     """Integer input leaves compared for equality with constants by the normal forms' indicators (a
     `cmp` atom `eq` with one operand a term and the other a value): leaf -> the sorted constants."""
-    inputs = {n[0] for n in nodes if n[1] == "INPUT" and n[2] not in FORMATS and n[2] != "pred"}
+    inputs = {n[0] for n in nodes if n[1] == "INPUT" and not is_float(n[2]) and n[2] != "pred"}
     out: dict[int, set[int]] = {}
     for a in atoms.values():
         if a.get("kind") != "IND" or a.get("cond") != "cmp" or a.get("cmp") != "eq":
@@ -334,6 +418,34 @@ def close(a, b) -> bool:
         return a == b
     with mpmath.workprec(PREC):
         return abs(a - b) <= TOL * max(mpmath.mpf(1), abs(a), abs(b))
+
+
+def _scale_bytes(nodes: list) -> dict[int, list[tuple[int, str]]]:
+    """Integer input leaves holding block scale factors (a SCALE node's scale operand, an 8-bit EXTRACT of the
+    leaf, PTX 9.7.14.3): leaf -> (bit offset, scale type). Such bytes are drawn among the numbers of their format
+    (the verdict assumes scale factors read from data are numbers: ue4m3 bit 7 clear and not 0x7f, ue8m0 not
+    0xff), as a random word would have a ue4m3 NaN or padding bit set in half of its bytes."""
+    by_id = {n[0]: n for n in nodes}
+    out: dict[int, list[tuple[int, str]]] = {}
+    for _, op, _, aux, kids in nodes:
+        stype = list(aux.get("elems", []))[1:] if op == "SCALE" and isinstance(aux, dict) else []
+        if stype not in (["ue4m3"], ["ue8m0"]):
+            continue
+        node, lo = by_id.get(kids[1]), 0
+        while node is not None and node[1] == "EXTRACT" and isinstance(node[3], dict):
+            lo += int(node[3].get("lo", 0))
+            node = by_id.get(node[4][0])
+        if node is not None and node[1] == "INPUT" and node[2][0] == "b" and lo % 8 == 0 \
+                and lo + 8 <= _width(node[2]) and (lo, stype[0]) not in out.get(node[0], []):
+            out.setdefault(node[0], []).append((lo, stype[0]))
+    return out
+
+
+def _ue4m3(code):
+    """The value of a ue4m3 scale byte given as a number (PTX 5.2.3: 7 bits, bit 7 clear; 0x7f is NaN)."""
+    if code != int(code) or not 0 <= code < 0x80:
+        raise Excluded(f"a ue4m3 scale byte {code} (not a 7-bit code)")
+    return decode(int(code), "ue4m3")
 
 
 _APPS = {"sqrt": mpmath.sqrt, "log2": lambda x: mpmath.log(x, 2), "sin": mpmath.sin, "cos": mpmath.cos,
@@ -464,7 +576,9 @@ class NormalValues:
             fn, args = a["fn"], [self.key(str(k)) for k in a["args"]]
             if fn in _APPS:
                 return _APPS[fn](*args)
-            if fn.startswith("float.") and fn[6:] in FORMATS:
+            if fn == "ue4m3":  # a block scale factor's value (PTX 5.2.3; proofs/normal.py leaves it uninterpreted)
+                return _ue4m3(args[0])
+            if fn.startswith("float.") and is_float(fn[6:]):
                 return decode(int(args[0]) & ((1 << _width(fn[6:])) - 1), fn[6:])
             raise Unevaluable(f"uninterpreted function {fn}")
         raise Unevaluable(f"atom kind {kind}")

@@ -229,3 +229,17 @@ def test_ue4m3_normal_forms(tmp_path: Path) -> None:
     assert ok.proofs[0].methods.get("equal real-arithmetic normal forms", 0) > 0 and UE4M3_ASSUMPTION in ok.assumptions
     bad = prove(spec_kernel(paths["wrong"], "candidate")[0], reference, TermStore()).result
     assert bad.outcome is Outcome.INCONCLUSIVE and bad.suspects[0].why == "different real-arithmetic normal forms"
+    # its certificate re-checks: e2m1 elements read from random words, each scaled by ue4m3(s) of a scale byte
+    # drawn among the format's numbers (proofs/recheck/reals.py), the normal forms' ue4m3 applications by value.
+    # (Written from the proof directly: the CLI's differential run draws random words, whose scale bytes the
+    # machine refuses.)
+    from proofs.certificate import write_certificate
+    from proofs.recheck import recheck
+
+    rep = prove(spec_kernel(paths["split"], "candidate")[0], reference, TermStore(), keep_forms=True)
+    assert rep.result.outcome is Outcome.VERIFIED
+    manifest = write_certificate(rep, tmp_path / "cert", kernels={"candidate": "split", "reference": "ref"},
+                                 assumptions=list(rep.result.assumptions))
+    again = recheck(tmp_path / "cert")
+    assert again.ok, [str(f) for f in again.failures[:3]]
+    assert again.checked.get("normal_form", 0) == manifest["counts"]["normal_form"] > 0

@@ -30,10 +30,12 @@ PAIRS = ROOT / "examples" / "pairs"
 #: lemma, re-checked by cvc5), atomic split-K (an unordered sum), online softmax (exp2, max, let-atoms), packed
 #: signs: a sign selection (its IEEE fact is negation's) and support lemmas (a 32-bit word's bit read as a table
 #: over its byte; truth tables evaluated at the recheck's random points), a select chain ([y == a] [y == b] = 0), an
-#: infinity under a data-dependent condition (the application ite([lab > 0], x, -inf))
+#: infinity under a data-dependent condition (the application ite([lab > 0], x, -inf)), block-scaled mma with e4m3
+#: inputs and ue8m0 scales split over K (fp8 inputs, SCALE nodes, exp2 of scale bytes)
 CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
              ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref"),
-             ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref"), ("keep_inf_offset", "keep_inf_ref")]
+             ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref"),
+             ("keep_inf_offset", "keep_inf_ref"), ("bsmma_split_k", "bsmma_ref")]
 
 #: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
 _FRESH = """
@@ -387,8 +389,8 @@ def test_recheck_sources_import_nothing_of_the_prover() -> None:
     """The independence is structural: proofs/recheck imports only the standard library, mpmath and cvc5."""
     import ast
 
-    allowed = {"__future__", "hashlib", "json", "math", "random", "dataclasses", "pathlib", "fractions", "mpmath",
-               "cvc5", "typing"}
+    allowed = {"__future__", "hashlib", "json", "math", "random", "dataclasses", "pathlib", "fractions", "functools",
+               "mpmath", "cvc5", "typing"}
     for f in (ROOT / "proofs" / "recheck").glob("*.py"):
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Import):
@@ -428,3 +430,53 @@ def test_sixteen_bit_ieee_facts_checked_on_every_encoding() -> None:
             assert _exhaustive_fact({"fmt": fmt, "template": template}) is None, (fmt, template)
     assert "template" in _exhaustive_fact({"fmt": "f16", "template": "sign-select"})
     assert "format" in _exhaustive_fact({"fmt": "f32", "template": "neg"})
+
+
+def test_recheck_evaluates_block_scale_factors(certs: dict[str, Path], tmp_path: Path) -> None:
+    """The split-K block-scaled certificate's normal forms read each scale byte inside an exp2 atom (x * 2^(s - 127)):
+    one exp2 atom given another scale byte (the same change on both sides, so the two normal forms stay one
+    rational function) no longer is its terms' value, which the real-arithmetic evaluation of SCALE nodes sees."""
+    d = _copy(certs["bsmma_split_k"], tmp_path / "c")
+
+    def other_byte(data: dict) -> None:
+        exp2 = [a for a in data["atoms"].values() if a["kind"] == "EXP2"]
+        assert len(exp2) >= 2
+        poly = data["polys"][str(exp2[0]["poly"])]
+        others = {m[0][0] for a in exp2[1:] for m in data["polys"][str(a["poly"])]} - {m[0][0] for m in poly}
+        poly[-1][0][0] = min(others)
+
+    _edit(d, "normal.json", other_byte)
+    code, out = _recheck(d)
+    assert code == 1 and not out["ok"]
+    assert out["failures"] and all("not its term's value" in f["why"] for f in out["failures"]), out["failures"][:2]
+
+
+@pytest.mark.parametrize("fmt", ["e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "ue4m3"])
+def test_recheck_narrow_formats_agree_with_the_emulator(fmt: str) -> None:
+    """recheck's own decoder of the PTX 5.2.3 narrow formats (written from the manual, not imported) against the
+    emulator's (semantics.formats) on every code, encode inverse to decode on every number but -0, and the
+    formats' NaN codes, infinities and largest finite values (OCP MX: 448, 57344, 7.5, 28, 6)."""
+    import mpmath
+
+    from proofs.recheck.reals import MX_FORMATS, Excluded, decode, encode
+    from semantics.formats import bits_to_fraction, get_format
+
+    f = MX_FORMATS[fmt]
+    emu = get_format("e4m3" if fmt == "ue4m3" else fmt)
+    finite, nans, infs = [], [], []
+    for code in range(1 << f.width):
+        try:
+            x = decode(code, fmt)
+        except Excluded:
+            nans.append(code)
+            continue
+        if mpmath.isinf(x):
+            infs.append(code)
+            continue
+        finite.append(x)
+        assert float(x) == float(bits_to_fraction(code, emu)), (fmt, hex(code))
+        if not (x == 0 and code):
+            assert encode(x, fmt) == code
+    assert nans == {"e4m3": [0x7F, 0xFF], "e5m2": [0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF], "ue4m3": [0x7F]}.get(fmt, [])
+    assert infs == ([0x7C, 0xFC] if fmt == "e5m2" else [])
+    assert max(finite) == {"e4m3": 448, "e5m2": 57344, "e2m3": 7.5, "e3m2": 28, "e2m1": 6, "ue4m3": 448}[fmt]
