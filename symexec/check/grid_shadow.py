@@ -215,7 +215,10 @@ class Shadow(InstructionObserver):
         """A tcgen05 allocator instruction (alloc, dealloc, relinquish_alloc_permit, 9.7.16.7): one guarded or
         with an operand on %ctaid may make the allocator's addresses differ between CTAs."""
         ops = [o.base if isinstance(o, A.Address) else o for o in ins.operands]
-        if guard is not None or any(isinstance(o, A.Sym) and self.state(o) is not None for o in ops):
+        # reached under a back edge or entry guard on %ctaid or the sizes (`taken`, `entered`) or in a loop followed
+        # as a function of t: other CTAs may run it another number of times, so their allocators part (for good)
+        under = bool(self.loop is not None or any(self.taken.values()) or self.entered)
+        if under or guard is not None or any(isinstance(o, A.Sym) and self.state(o) is not None for o in ops):
             self._alloc_varies = True
             self._alloc_bytes.clear()
 

@@ -971,6 +971,24 @@ def test_rotated_latch_on_ctaid_shares_the_run_of_the_longest_cta(case: str) -> 
         assert any(s.cta[0] < 248 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
 
 
+def test_tensor_memory_address_allocated_in_a_loop_on_ctaid_stays_unknown(tmp_path) -> None:
+    """The allocation, read-back and free in a loop whose trip count depends on %ctaid ((c >> 6) + 1 iterations):
+    CTAs run the allocator another number of times, so the shadow no longer takes the allocator's addresses as
+    every CTA's (grid_shadow `_alloc_op`, for good): the store indexed by the address read back falls back to
+    enumeration, whose verdict stands."""
+    text = (CAUSAL / "tcgen05_alloc_address_read_back_grid_ok.ptx").read_text()
+    text = text.replace("\ttcgen05.alloc.cta_group::1", "\tshr.u32 %r30, %r2, 6;\n\tmov.u32 %r31, 0;\nLOOP:\n"
+                        "\ttcgen05.alloc.cta_group::1")
+    text = text.replace("\ttcgen05.relinquish_alloc_permit", "\tadd.u32 %r31, %r31, 1;\n\tsetp.le.u32 %p3, %r31, %r30;\n"
+                        "\t@%p3 bra LOOP;\n\ttcgen05.relinquish_alloc_permit")
+    assert "@%p3 bra LOOP;" in text and "LOOP:\n\ttcgen05.alloc" in text
+    p = tmp_path / "alloc_in_loop.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free", r.verdict
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
 @pytest.mark.parametrize("case", ["tcgen05_alloc_address_read_back_grid_ok", "tcgen05_alloc_address_overwritten_grid_race"])
 def test_tensor_memory_address_read_back_from_shared_memory(case: str) -> None:
     """A load of the bytes tcgen05.alloc stored its address to is independent of %ctaid (grid_shadow `_alloc_load`):
