@@ -91,10 +91,11 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
     names = lambda cs: ", ".join(str(tuple(int(x) for x in c)) for c in cs)  # noqa: E731
     if not on or not off:
         tgt = None
-    head, goes = (pc + 1, off) if pc in prog.falls_back and pc not in prog.back_branches else \
-        (prog.back_branches.get(pc), on) if pc not in prog.falls_back else (None, on)
-    if tgt is not None and head is not None:  # a latch that falls through into its head goes on when not taken
-        stays = off if goes is on else on
+    if pc in prog.falls_back:  # a latch that falls through into its head: goes on when not taken
+        head, goes, stays = (None if pc in prog.back_branches else pc + 1), off, on
+    else:
+        head, goes, stays = prog.back_branches.get(pc), on, off
+    if tgt is not None and head is not None:
         return (f"the loop at {prog.code[head].span} runs a number of iterations that depends on %ctaid (its back "
                 f"edge, bra at {ins.span}): CTA {names(stays)} leaves it while CTA {names(goes)} "
                 f"goes on; the symbolic grid covers that by running CTA {names(goes[:1])} alone")
