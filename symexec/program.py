@@ -82,6 +82,10 @@ class Program:
     # conditional branches whose fall-through is a back edge (pc + 1 dominates pc: the loop's latch
     # falls into its header, as LLVM lays out some loops); the machine tells its policy of them too
     falls_back: set[int] = field(default_factory=set)
+    # `bra` instructions that jump back to a loop header which dominates them (pc -> the header): the loop's
+    # back edges taken by jumping; a backward jump to a block that does not dominate it (a latch block laid out
+    # before its loop's header, as LLVM lays out rotated loops) is a forward edge of the control flow
+    back_branches: dict[int, int] = field(default_factory=dict)
     loop_headers: set[int] = field(default_factory=set)  # targets of back edges (they dominate the source)
     # control-flow predecessors of each instruction (EXIT excluded), for loop bodies (`loop_body`)
     preds: dict[int, tuple[int, ...]] = field(default_factory=dict)
@@ -458,6 +462,8 @@ def _back_edges(prog: Program, g: "nx.DiGraph") -> None:
     for u, v in g.edges():
         if v != EXIT and u in idom and v <= u and dominates(v, u):
             prog.loop_headers.add(v)
+            if prog.code[u].opcode == "bra":
+                prog.back_branches[u] = v
     for pc, ins in enumerate(prog.code):
         if ins.opcode == "bra" and ins.guard is not None and pc + 1 < len(prog.code) and pc in idom \
                 and dominates(pc + 1, pc):

@@ -1238,13 +1238,14 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
             ins = prog.code[d.pc]
             if ins.opcode not in CONTROL:
                 continue  # a memory access's guard: part of its access class, exact at every t and size
-            back = ins.opcode == "bra" and prog.labels.get(getattr(ins.operands[0], "name", "")) == head
+            back = sh._head_of(d.pc) == head  # a back edge of this loop (grid_shadow `_latch`)
             if not back and not _has_leaf(d.expr, ("s", "g")):
                 continue  # decides as at the checked sizes: the loop's concrete periods say when it changes
-            v = d.value[d.lanes]
+            # a back edge as "goes on" (a latch that falls through into the head goes on when not taken)
+            x, v = (sh._goes(d.pc, d.expr), sh._goes(d.pc, d.value[d.lanes])) if back else (d.expr, d.value[d.lanes])
             if _has_leaf(d.expr, ("p", "q", "c")) or (v.any() and not v.all()):
                 return {}, f"{ins.name} at {ins.span} in the loop at {prog.code[head].span} decides per thread"
-            (backs if back else others).append((d.expr, bool(v.all()), f"{ins.name} at {ins.span}"))
+            (backs if back else others).append((x, bool(v.all()), f"{ins.name} at {ins.span}"))
         if head in sh.trips:
             if not all(v for _, v, _ in backs):
                 return {}, f"the loop at {prog.code[head].span} leaves within its first period"

@@ -91,10 +91,14 @@ def divergence(prog, pc: int, ctas: list[tuple], goes: list[bool]) -> str:
     names = lambda cs: ", ".join(str(tuple(int(x) for x in c)) for c in cs)  # noqa: E731
     if not on or not off:
         tgt = None
-    if tgt is not None and tgt <= pc and tgt in prog.loop_headers:
-        return (f"the loop at {prog.code[tgt].span} runs a number of iterations that depends on %ctaid (its back "
-                f"edge, bra at {ins.span}): CTA {names(off)} leaves it while CTA {names(on)} "
-                f"goes on; the symbolic grid covers that by running CTA {names(on[:1])} alone")
+    if pc in prog.falls_back:  # a latch that falls through into its head: goes on when not taken
+        head, goes, stays = (None if pc in prog.back_branches else pc + 1), off, on
+    else:
+        head, goes, stays = prog.back_branches.get(pc), on, off
+    if tgt is not None and head is not None:
+        return (f"the loop at {prog.code[head].span} runs a number of iterations that depends on %ctaid (its back "
+                f"edge, bra at {ins.span}): CTA {names(stays)} leaves it while CTA {names(goes)} "
+                f"goes on; the symbolic grid covers that by running CTA {names(goes[:1])} alone")
     if tgt is not None and tgt > pc:
         heads = sorted(h for h in prog.loop_headers if pc < h < tgt)
         if heads:

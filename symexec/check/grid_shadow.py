@@ -24,6 +24,7 @@ from semantics.constexpr import evaluate as evaluate_constexpr
 from semantics.ptx.core import tinfo
 from semantics.ptx.memory import space_of
 
+from ..events import MemoryAccess, MemSpace
 from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
@@ -192,8 +193,60 @@ class Shadow(InstructionObserver):
         # wgmma D/A registers written since the fence / of pending operations (grid_wgmma.py), per batch
         self._wgmma_regs = wgmma_registers(prog)
         self._wgmma: WgmmaWrites | None = None
+        # shared bytes (flat, the batch's) whose last write was a tcgen05.alloc storing its tensor-memory address
+        # (9.7.16.7.1): the emulator's allocator gives every CTA the same address when every alloc, dealloc and
+        # relinquish runs unguarded on %ctaid with operands independent of it (else `_alloc_varies`); a load of
+        # such bytes alone is independent of %ctaid (the tensor-memory base Triton reads back from shared memory)
+        self._alloc_bytes: set[int] = set()
+        self._alloc_varies = False
 
     # ---------------------------------------------------------------- observer hooks
+    def on_access(self, ev: MemoryAccess) -> None:
+        if not ev.write or ev.buffer.space is not MemSpace.SHARED:
+            return
+        flat = np.asarray(ev.flat).ravel().tolist()
+        if ev.ins is not None and ev.ins.opcode == "tcgen05" and ".alloc" in ev.ins.modifiers \
+                and not self._alloc_varies:
+            self._alloc_bytes.update(flat)
+        elif self._alloc_bytes:
+            self._alloc_bytes.difference_update(flat)
+
+    def _alloc_op(self, ins: A.Instruction, guard) -> None:
+        """A tcgen05 allocator instruction (alloc, dealloc, relinquish_alloc_permit, 9.7.16.7): one guarded or
+        with an operand on %ctaid may make the allocator's addresses differ between CTAs."""
+        ops = [o.base if isinstance(o, A.Address) else o for o in ins.operands]
+        # reached under a back edge or entry guard on %ctaid or the sizes (`taken`, `entered`) or in a loop followed
+        # as a function of t: other CTAs may run it another number of times, so their allocators part (for good)
+        under = bool(self.loop is not None or any(self.taken.values()) or self.entered)
+        if under or guard is not None or any(isinstance(o, A.Sym) and self.state(o) is not None for o in ops):
+            self._alloc_varies = True
+            self._alloc_bytes.clear()
+
+    def _alloc_load(self, g, ins: A.Instruction) -> bool:
+        """A scalar ld.shared, unguarded, at an address independent of %ctaid, of bytes a tcgen05.alloc wrote
+        last on every lane (`_alloc_bytes`)."""
+        if not self._alloc_bytes or ins.guard is not None or len(ins.operands) != 2 \
+                or not isinstance(ins.operands[0], A.Sym) or not isinstance(ins.operands[1], A.Address):
+            return False
+        a = ins.operands[1]
+        if a.base is not None and self.state(a.base) is not None:
+            return False
+        b = self.batch
+        lanes = np.nonzero(g.mask)[0]
+        if lanes.size == 0:
+            return False
+        try:
+            space, addrs = b.ctx.address(a)
+            if not space.startswith(".shared"):
+                return False
+            nbytes = tinfo(ins.types[-1]).width // 8
+            addrs = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (b.n,))[lanes]
+            _, _, off = b.memory._flat(".shared", lanes, addrs, nbytes, ins, False)
+        except Exception:  # noqa: BLE001 - not decided here: the load stays unknown
+            return False
+        flat = (np.asarray(off, np.int64)[:, None] + np.arange(nbytes)).ravel().tolist()
+        return all(x in self._alloc_bytes for x in flat)
+
     def on_batch(self, batch: Batch) -> None:
         self.batch = batch
         self.glob = batch.memory.glob
@@ -329,6 +382,8 @@ class Shadow(InstructionObserver):
                 if ins.guard.negated:
                     guard = ("not", 0, guard)
         prog = self.prog
+        if op == "tcgen05" and any(m in ins.modifiers for m in (".alloc", ".dealloc", ".relinquish_alloc_permit")):
+            self._alloc_op(ins, guard)
         if op == "bra" and guard is not None and prog.reconverge.get(pc) is not None and prog.region_pure.get(pc) \
                 and not prog.region_exits.get(pc):
             # a choice between register-only paths that may differ between CTAs: the instructions up to
@@ -359,7 +414,7 @@ class Shadow(InstructionObserver):
             return [], None
         if self.ctaid_trips and op == "bra" and guard is not None and guard is not TOP and region is None \
                 and leaves(guard, ("c",)) and not leaves(guard, ("t", "s", "g")) and self._back_edge(ins) is not None:
-            self._ctaid_trip(g.mask, ins, guard, self._taken(ins, g.mask))
+            self._ctaid_trip(g.mask, ins, self._goes(pc, guard), self._goes(pc, self._taken(ins, g.mask)))
             return [], None
         if op in ("bra", "exit", "ret", "trap", "bar", "barrier") and guard is not None and guard is not TOP \
                 and self.size_params and leaves(guard, ("s", "g")) and not leaves(guard, ("c", "t")):
@@ -408,6 +463,8 @@ class Shadow(InstructionObserver):
             if len(dests) != 1 or lw > 64:
                 return dests, TOP
             return dests, Sv(adapt(("s", bits, a.base.name), lw, tinfo(ins.types[-1]).kind == "s"))
+        if op == "ld" and space_of(ins).startswith(".shared") and self._alloc_load(g, ins):
+            return dests, None  # the tensor-memory address a tcgen05.alloc stored: the same in every CTA
         if op in ("ld", "ldu"):
             sp = space_of(ins)
             addr_ind = self.state(ins.operands[1].base) is None if isinstance(ins.operands[1], A.Address) \
@@ -601,13 +658,14 @@ class Shadow(InstructionObserver):
             return True
         self.loop.decisions.append(Decision(self.pc, guard, mask.copy(), value))
         head = self._back_edge(ins)
+        goes = self._goes(self.pc, value)
         if head is not None and leaves(guard, ("s", "g")):
-            self._trip(head, value[mask])
-        elif head is not None and self.ctaid_trips and leaves(guard, ("c",)) and not value[mask].all():
+            self._trip(head, goes[mask])
+        elif head is not None and self.ctaid_trips and leaves(guard, ("c",)) and not goes[mask].all():
             # the loop is left (or threads part) inside the period followed, which then ran as t = 0: the code
             # after the loop must see its registers unknown now, not when the period is abandoned
             self._ctaid_exits.append(self.loop.decisions[-1])
-            self._ctaid_trip(mask, ins, substitute(guard, "t", self.loop.ident, 0), value)
+            self._ctaid_trip(mask, ins, substitute(self._goes(self.pc, guard), "t", self.loop.ident, 0), goes)
         return True
 
     # ---------------------------------------------------------------- back edges on %ctaid (grid_loops.py)
@@ -618,7 +676,7 @@ class Shadow(InstructionObserver):
             return None
         b = self.batch
         live = (mask & b.valid).reshape(b.n_ctas, -1)
-        goes = (self._taken(ins, mask).reshape(b.n_ctas, -1) & live).any(axis=1)
+        goes = (self._goes(self.pc, self._taken(ins, mask)).reshape(b.n_ctas, -1) & live).any(axis=1)
         on = np.nonzero(goes)[0]
         return tuple(int(x) for x in b.ctas[int(on[0])]) if on.size else None
 
@@ -635,8 +693,7 @@ class Shadow(InstructionObserver):
         if leaves(guard, ("p",)):  # a CTA's threads might leave at different iterations, with other warp masks
             self.fail(f"the back edge {ins.name} at {ins.span} depends on %ctaid and on the thread")
             return
-        t = self.prog.code[pc].operands[0]
-        head = self.prog.labels[t.name]
+        head = self._head_of(pc)
         lanes = mask & self.batch.valid
         value = np.broadcast_to(taken, mask.shape)[lanes]
         if value.all():
@@ -705,18 +762,35 @@ class Shadow(InstructionObserver):
                 self.regs[name] = TOP
 
     # ---------------------------------------------------------------- branches on the sizes
+    def _latch(self, pc: int) -> tuple[int, bool] | None:
+        """The loop head the `bra` at `pc` closes a back edge to, with the direction that goes on: (head, True)
+        for a jump back to a header that dominates it (Program.back_branches), (pc + 1, False) for a
+        conditional branch that leaves the loop and falls through into its header (Program.falls_back: a
+        latch block laid out before its header, as LLVM lays out rotated loops; not taken goes on). None for
+        any other branch: a backward jump to a block that is no header (to such a latch block) is a forward
+        edge of the control flow, a decision like any other."""
+        prog = self.prog
+        back = prog.back_branches.get(pc)
+        if pc in prog.falls_back:
+            return None if back is not None else (pc + 1, False)  # both ways go on: no exit here
+        return None if back is None else (back, True)
+
     def _head_of(self, pc: int) -> int | None:
-        """The loop head the `bra` at `pc` jumps back to (None: not a backward branch)."""
-        ins = self.prog.code[pc]
-        t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
-        target = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
-        return target if target is not None and target <= pc else None
+        """The loop head the `bra` at `pc` closes a back edge to (`_latch`; None: no back edge)."""
+        latch = self._latch(pc)
+        return None if latch is None else latch[0]
 
     def _back_edge(self, ins: A.Instruction) -> int | None:
-        """The loop head a `bra` jumps back to (None: not a backward branch)."""
-        t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
-        target = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
-        return target if target is not None and target <= self.pc else None
+        """The loop head the current instruction (a `bra`) closes a back edge to (None: no back edge)."""
+        return self._head_of(self.pc) if ins.opcode == "bra" else None
+
+    def _goes(self, pc: int, x):
+        """A back edge's guard (a boolean expression) or per-lane outcome (an array) of "the branch at `pc`
+        is taken" as "the loop goes on" (`_latch`: negated where the loop goes on by falling through)."""
+        latch = self._latch(pc)
+        if latch is None or latch[1]:
+            return x
+        return ~np.asarray(x, bool) if isinstance(x, np.ndarray) else ("not", 0, x)
 
     def _size_decision(self, g, ins: A.Instruction, guard) -> None:
         """A guard of the sizes only. On a loop's back edge: the loop runs a number of iterations that
@@ -727,7 +801,7 @@ class Shadow(InstructionObserver):
         value = ~pred[lanes] if ins.guard.negated else pred[lanes]
         head = self._back_edge(ins)
         if head is not None:
-            self._trip(head, value, guard)
+            self._trip(head, self._goes(self.pc, value), self._goes(self.pc, guard))
             return
         canon, cols = _canonical([guard], self.ph, lanes)
         rows = np.unique(np.column_stack(cols + [value.astype(np.uint64)]), axis=0)
@@ -881,6 +955,7 @@ class Shadow(InstructionObserver):
         left = any(d is x for d in trips for x in self._ctaid_exits)
         for d in trips:
             ins = self.prog.code[d.pc]
+            goes, value = self._goes(d.pc, d.expr), self._goes(d.pc, d.value)  # "the loop goes on" (`_latch`)
             if any(d is x for x in self._ctaid_exits):  # left inside the period: handled there (_loop_guard)
                 if not accesses:
                     self.fail(f"the loop at {ins.span} is left inside a period the loop summariser skips")
@@ -888,29 +963,28 @@ class Shadow(InstructionObserver):
                 continue
             if accesses and left:  # taken before the loop was left in this period: no condition of what
                 # follows the loop (a stale one would drop accesses); it still tells the CTAs' patterns apart
-                if not d.value[d.lanes & self.batch.valid].all():
+                if not value[d.lanes & self.batch.valid].all():
                     self.fail(f"threads of one CTA leave the loop at {ins.span} at different iterations")
                     return
-                self.trip_conds.append((None, substitute(d.expr, "t", proof.ident, 0)))
+                self.trip_conds.append((None, substitute(goes, "t", proof.ident, 0)))
                 continue
             if accesses:  # the period ran as the iteration t = 0, as any other iteration
-                self._ctaid_trip(d.lanes, ins, substitute(d.expr, "t", proof.ident, 0), d.value, d.pc)
+                self._ctaid_trip(d.lanes, ins, substitute(goes, "t", proof.ident, 0), value, d.pc)
                 continue
-            if not d.value[d.lanes & self.batch.valid].all():
+            if not value[d.lanes & self.batch.valid].all():
                 self.fail(f"the loop at {ins.span} leaves within a summarised period (its back edge depends on %ctaid)")
                 return
             # periods 0 .. t_value ran in the executed CTA (the accesses keep t: grid.py bounds them by these
             # guards); the iteration after them is reached through period t_value's back edge
-            self.ctaid_backs.setdefault(proof.ident, []).append(d.expr)
-            self.trip_conds.append((proof.ident, d.expr))
-            self.taken.setdefault(self._head_of(d.pc), []).append(substitute(d.expr, "t", proof.ident, t_value))
+            self.ctaid_backs.setdefault(proof.ident, []).append(goes)
+            self.trip_conds.append((proof.ident, goes))
+            self.taken.setdefault(self._head_of(d.pc), []).append(substitute(goes, "t", proof.ident, t_value))
         if not accesses and self.size_params:  # periods skipped: reaching the next one took their back edges
             for d in proof.decisions:
-                ins = self.prog.code[d.pc]
-                t = ins.operands[0] if ins.opcode == "bra" and ins.operands else None
-                head = self.prog.labels.get(t.name) if isinstance(t, A.Sym) else None
-                if head is not None and head <= d.pc and leaves(d.expr, ("s", "g")):
-                    self.taken.setdefault(head, []).append(substitute(d.expr, "t", proof.ident, t_value))
+                head = self._head_of(d.pc)
+                if head is not None and leaves(d.expr, ("s", "g")):
+                    self.taken.setdefault(head, []).append(substitute(self._goes(d.pc, d.expr), "t", proof.ident,
+                                                                      t_value))
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]
@@ -983,7 +1057,9 @@ class Shadow(InstructionObserver):
             self._shared_operands(ins, ins.operands, guard)
             if op == "wgmma":
                 self._wgmma_op(g, ins, mask)
-            elif op == "tcgen05" and any(self.state(o) not in (None,) for o in ins.operands[1:]):
+            elif op == "tcgen05" and any(self.state(o) is not None for o in ins.operands[1:]
+                                         # tcgen05.st's values (9.7.16.8.4) are data, as a st.shared's are
+                                         if not (".st" in ins.modifiers and isinstance(o, A.Vector))):
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span} (descriptor operands)"
             if ".global" in ins.modifiers or any("global" in p for p in ins.positional):
                 if op not in ("prefetch", "prefetchu", "applypriority", "cvta", "isspacep", "createpolicy"):

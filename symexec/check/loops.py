@@ -478,7 +478,7 @@ class LoopSummariser:
         same decisions, at each point of a period): grid.py `_trip_patterns` lets such CTAs share the executed
         CTA's run. One that leaves at another back edge of a period (P > 1) leaves from another state (another
         stage of a pipeline, say): a pattern of its own."""
-        latches = [pc for pc in range(proof.head, len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
+        latches = [pc for pc in range(len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
         if len(latches) != 1:
             return False
         at_latch = [d for d in lp.decisions if d.pc == latches[0]]
@@ -493,7 +493,8 @@ class LoopSummariser:
             except (KeyError, TypeError, ValueError):  # not evaluated: no sharing
                 return False
             want = d.value[lanes].astype(bool)
-            if any(d is x for x in at_latch):
+            if any(d is x for x in at_latch):  # as "goes on" (a latch that falls through into the head: not taken)
+                got, want = sh._goes(d.pc, got), sh._goes(d.pc, want)
                 if not want.all():  # period 0 took each of its back edges on every lane
                     return False
                 if not got.any():  # left here on every lane: what the period would do after it is not run

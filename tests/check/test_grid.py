@@ -922,12 +922,13 @@ def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_pa
     assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
 
 
-def test_rotated_loop_whose_exit_is_a_forward_branch_on_ctaid_falls_back(tmp_path) -> None:
+def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
-    jump, its exit test (j >= n, on %ctaid) is a forward branch to the loop's end and the back edge is
-    unconditional. The entry guard is a reach condition, but the exit is no back edge on %ctaid: it stays an
-    obligation that every CTA decides it as the executed one did, which shorter CTAs fail, so the grid is
-    enumerated (not built: a forward exit as a trip of the loop)."""
+    jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
+    before the header, which it falls through into (Program.falls_back). That branch is the loop's back edge
+    with the polarity reversed, not taken goes on (grid_shadow `_latch`): the entry guard and the exit are trips
+    of the loop and the grid is proved symbolically (it was enumerated while every backward `bra` counted as
+    the back edge; the racy twins below are still caught)."""
     text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text()
     text = text.replace("\tmov.u32 %r6, 0;                 // j\nLOOP:",
                         "\tmov.u32 %r6, 0;                 // j\n\tbra.uni LOOP;\nLATCH:\n\tadd.u32 %r6, %r6, 1;\n"
@@ -939,7 +940,67 @@ def test_rotated_loop_whose_exit_is_a_forward_branch_on_ctaid_falls_back(tmp_pat
     p.write_text(text)
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race_free", r.verdict
+    assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
+    # the racy twin (iteration j writes block 4c + 4j: CTA c's j = 1 is CTA c + 1's j = 0), rotated the same way
+    race = text.replace("\tadd.u32 %r11, %r5, %r6;         // block 4c + j of out",
+                        "\tshl.b32 %r16, %r6, 2;\n\tadd.u32 %r11, %r5, %r16;").replace('"shape": [32768]',
+                                                                                        '"shape": [33024]')
+    assert "shl.b32 %r16, %r6, 2;" in race
+    p.write_text(race)
+    r = check_file(p)
+    assert r.verdict.split(":")[0] == "race", r.verdict
+    assert all(128 <= s.cta[0] for s in r.findings[0].sites), r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_rotated_latch_share_run_ok", "grid_ctaid_rotated_latch_share_run_race",
+                                  "grid_ctaid_rotated_latch_last_period_differs_race"])
+def test_rotated_latch_on_ctaid_shares_the_run_of_the_longest_cta(case: str) -> None:
+    """The early-leavers cases with the loop's exit in a latch block before the header (falling through into it):
+    the reversed back edge is a trip of the loop (grid_shadow `_latch`), the longest CTA runs alone and the CTAs
+    that leave earlier share its run (loops.py `_leaves_after` finds the latch before the header); the race after
+    the loop is still found, and where the last period differs in another branch the shorter CTAs' race too."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", (r.verdict, r.stats["grid_method"])
+        assert r.stats["early_leavers"] > 200, r.stats
+    else:
+        assert r.verdict == "race", r.verdict
+    if case.endswith("share_run_race"):
+        assert r.stats["grid_method"] == "symbolic (finding in a representative CTA)", r.stats["grid_method"]
+    if case.endswith("differs_race"):
+        assert any(s.cta[0] < 248 for f in r.findings for s in f.sites), [f.sites for f in r.findings]
+
+
+def test_tensor_memory_address_allocated_in_a_loop_on_ctaid_stays_unknown(tmp_path) -> None:
+    """The allocation, read-back and free in a loop whose trip count depends on %ctaid ((c >> 6) + 1 iterations):
+    CTAs run the allocator another number of times, so the shadow no longer takes the allocator's addresses as
+    every CTA's (grid_shadow `_alloc_op`, for good): the store indexed by the address read back falls back to
+    enumeration, whose verdict stands."""
+    text = (CAUSAL / "tcgen05_alloc_address_read_back_grid_ok.ptx").read_text()
+    text = text.replace("\ttcgen05.alloc.cta_group::1", "\tshr.u32 %r30, %r2, 6;\n\tmov.u32 %r31, 0;\nLOOP:\n"
+                        "\ttcgen05.alloc.cta_group::1")
+    text = text.replace("\ttcgen05.relinquish_alloc_permit", "\tadd.u32 %r31, %r31, 1;\n\tsetp.le.u32 %p3, %r31, %r30;\n"
+                        "\t@%p3 bra LOOP;\n\ttcgen05.relinquish_alloc_permit")
+    assert "@%p3 bra LOOP;" in text and "LOOP:\n\ttcgen05.alloc" in text
+    p = tmp_path / "alloc_in_loop.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.verdict == "race_free", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
+
+
+@pytest.mark.parametrize("case", ["tcgen05_alloc_address_read_back_grid_ok", "tcgen05_alloc_address_overwritten_grid_race"])
+def test_tensor_memory_address_read_back_from_shared_memory(case: str) -> None:
+    """A load of the bytes tcgen05.alloc stored its address to is independent of %ctaid (grid_shadow `_alloc_load`):
+    the store it indexes is proved symbolically. Bytes a st.shared wrote after it (on %ctaid in the twin) are
+    not: the grid is enumerated and the race between CTAs 0 and 1 found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", (r.verdict, r.stats["grid_method"])
+    else:
+        assert r.verdict == "race", r.verdict
+        assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (1, 0, 0)}, r.findings[0].sites
 
 
 def test_two_entry_guards_to_one_end_keep_the_first_guards_block(tmp_path) -> None:
