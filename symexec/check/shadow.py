@@ -136,7 +136,8 @@ def _splitmix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, and the golden ratio mix adds) as
+#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, the golden ratio) and mix's step
+#: (multiplier STEP, shift 32) as
 #: arrays of one shape, per shape of a lane vector: a numpy scalar operand costs its ufunc call
 #: ~0.1 us of scalar conversion, which is a quarter of a call on a few hundred lanes (2.7 -> 2.1 us
 #: per splitmix on 256 lanes). The same bits either way.
@@ -149,26 +150,24 @@ def _constants(shape: tuple) -> tuple | None:
     if got is None:
         if len(shape) != 1 or shape[0] > _SHAPED_MAX or len(_SHAPED) >= 64:
             return None
-        got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64) for v in (30, _M1, 27, _M2, 31, _GOLDEN))
+        got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64)
+                                      for v in (30, _M1, 27, _M2, 31, _GOLDEN, _STEP_INT, 32))
         for a in got:
             a.flags.writeable = False
     return got
 
 
-def _splitmix_owned(x: np.ndarray, golden: bool = False) -> np.ndarray:
-    """splitmix64's finaliser, in place on an array the caller owns (golden: plus the golden ratio,
-    mix's step)."""
+def _splitmix_owned(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on an array the caller owns."""
     if x.ndim == 0:
         v = _splitmix_int(int(x))
-        return np.asarray(np.uint64((v + _GOLDEN_INT) & _U64 if golden else v))
-    s30, m1, s27, m2, s31, g = _constants(x.shape) or (_S30, _M1, _S27, _M2, _S31, _GOLDEN)
+        return np.asarray(np.uint64(v))
+    s30, m1, s27, m2, s31 = (_constants(x.shape) or _SCALARS)[:5]
     x ^= x >> s30
     x *= m1
     x ^= x >> s27
     x *= m2
     x ^= x >> s31
-    if golden:
-        x += g
     return x
 
 
@@ -191,27 +190,81 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
 
 
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
-    """splitmix(h ^ part) + golden, part by part from h = key. Leading scalar parts are mixed as
-    Python ints; from the first array part on, in place on one array."""
+    """The number of (key, part, part, ...): parts are combined one by one into a 64-bit state,
+    s = step(s) ^ part from s = key, and the state is finished with splitmix64's finaliser.
+
+    step(x) = y ^ (y >> 32), y = x * STEP (an odd constant), is a bijection of 64-bit words (an odd
+    multiplier is invertible mod 2^64 and an xorshift is invertible), so for one prefix distinct last
+    parts give distinct states, and the finaliser is a bijection too: two part tuples of one length
+    get one number only where step(s) ^ p = step(s') ^ p' for different prefix states s, s', i.e.
+    where p ^ p' hits step(s) ^ step(s'), which the multiply (carries upwards) and the xorshift (high
+    bits downwards) make a pseudo-random 64-bit word even for prefixes that differ in a few low bits
+    (lane numbers, write indices): ~2^-64 per pair, as for the splitmix chain this replaces
+    (s = splitmix(s ^ part) + golden per part), at 4 numpy calls per array part instead of 11. Numbers
+    are only ever compared for equality (races.same_instruction_code, Tracker._leaves), never
+    printed, so reports do not depend on which combine it is.
+
+    Leading scalar parts are combined as Python ints; from the first array part on, in place on one
+    array. The int and array forms compute the same bits (a constant's number must not depend on
+    whether its bits came as an immediate or as a register's lanes)."""
     return _mix_from(key & _U64, parts)
 
 
+_STEP_INT = 0xD6E8FEB86659FD93
+_STEP, _S32 = np.uint64(_STEP_INT), np.uint64(32)
+_SCALARS = (_S30, _M1, _S27, _M2, _S31, _GOLDEN, _STEP, _S32)  # _constants' values as numpy scalars
+
+
+def _step_int(x: int) -> int:
+    y = (x * _STEP_INT) & _U64
+    return y ^ (y >> 32)
+
+
 def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
-    """mix's loop from state h (an int or an array; never changed in place): mix(key, a, b, c)
-    is _mix_from(state after a and b, (c,)), so a prefix common to several numbers is mixed once."""
-    for p in parts:
-        if isinstance(h, int):
-            if isinstance(p, (int, np.integer)) or np.ndim(p) == 0:
-                h = (_splitmix_int(h ^ int(p)) + _GOLDEN_INT) & _U64
-                continue
-            h = np.bitwise_xor(np.uint64(h), np.asarray(p, dtype=np.uint64))
-        else:
-            h = np.bitwise_xor(h, np.asarray(p, dtype=np.uint64))
-        if h.ndim == 0:  # a 0-d part broadcast with a 0-d h: stay scalar
-            h = (_splitmix_int(int(h)) + _GOLDEN_INT) & _U64
-            continue
-        h = _splitmix_owned(h, golden=True)
-    return np.asarray(np.uint64(h)) if isinstance(h, int) else h
+    """mix's combine from state h (an int or an array; never changed in place): mix(key, a, b) is
+    _mix_from(key, (a, b)); _mix_from(number, (k,)) numbers k under a number computed before."""
+    i, n = 0, len(parts)
+    if type(h) is not int and np.ndim(h) == 0:
+        h = int(h) & _U64
+    if type(h) is int:
+        while i < n:  # leading scalars as Python ints
+            p = parts[i]
+            if type(p) is np.ndarray and p.ndim:
+                break
+            if not isinstance(p, (int, np.integer)) and np.ndim(p):
+                break
+            h = _step_int(h) ^ (int(p) & _U64)
+            i += 1
+        if i == n:
+            return np.asarray(np.uint64(_splitmix_int(h)))
+        p = parts[i]
+        if type(p) is not np.ndarray or p.dtype != np.uint64:
+            p = np.asarray(p, dtype=np.uint64)
+        s = np.bitwise_xor(p, _step_int(h), dtype=np.uint64)  # a new array: ours
+        i += 1
+    elif i == n:
+        s = np.array(h, dtype=np.uint64)
+    else:
+        s = np.asarray(h, dtype=np.uint64)
+    c = _SHAPED.get(s.shape) or _constants(s.shape) or _SCALARS
+    for p in parts[i:]:
+        if type(p) is not np.ndarray or p.dtype != np.uint64:
+            p = np.asarray(p, dtype=np.uint64)
+        y = np.multiply(s, c[6])  # a new array: ours
+        y ^= y >> c[7]
+        if p.shape == y.shape or p.ndim == 0:
+            y ^= p
+            s = y
+        else:  # a part of a larger shape: broadcast
+            s = np.bitwise_xor(y, p)
+            c = _SCALARS
+    # splitmix64's finaliser, in place
+    s ^= s >> c[0]
+    s *= c[1]
+    s ^= s >> c[2]
+    s *= c[3]
+    s ^= s >> c[4]
+    return s
 
 
 def const_number(value) -> np.ndarray:
