@@ -184,9 +184,20 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
     global _POWERS
     if _POWERS.size < nb:
         _POWERS = splitmix(np.arange(1, 2 * nb + 1, dtype=np.uint64)) | np.uint64(1)
-    with np.errstate(over="ignore"):
-        poly = (H.astype(np.uint64) * _POWERS[:nb]).sum(axis=1, dtype=np.uint64)
+    # sum of H[:, i] * POWERS[i] mod 2^64 as one integer matrix-vector product (numpy's integer matmul
+    # wraps like the ufuncs; the sum along a short last axis runs its inner loop once per row: 8.5 vs
+    # 1.8 us on 256 x 4)
+    poly = H.astype(np.uint64, copy=False) @ _POWERS[:nb]
     return mix(key, poly, np.uint64(nb))
+
+
+def _bytes_number(th: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """The number of a value read from bytes of several values (or parts of one): of its bytes'
+    numbers `th` and position codes `tp` (k, nb), mix(BYTES, row_number(BYTES, th), row_number(BYTES, tp)),
+    both row numbers from one call (row_number is row by row)."""
+    k = th.shape[0]
+    both = row_number(BYTES_KEY, np.concatenate((th, tp.astype(np.uint64)), axis=0))
+    return mix(BYTES_KEY, both[:k], both[k:])
 
 
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
@@ -721,7 +732,7 @@ class Tracker:
         if some(part):
             nb = got.nb
             th, tp = got.bh[part, j * nb:(j + 1) * nb], got.bp[part, j * nb:(j + 1) * nb]
-            h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th), row_number(BYTES_KEY, tp.astype(np.uint64)))
+            h[part] = _bytes_number(th, tp)
         return self._numbered(h, taint, value), taint
 
     def _element(self, bh, bp, bt, value, width):
@@ -740,7 +751,7 @@ class Tracker:
         ht = th[:, 0].copy()
         part = ~whole  # bytes of several values, or parts of one: numbered by all of them
         if part.any():
-            ht[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th[part]), row_number(BYTES_KEY, tp[part].astype(np.uint64)))
+            ht[part] = _bytes_number(th[part], tp[part])
         if lanes is None:
             h = ht
         else:
@@ -898,16 +909,15 @@ class Tracker:
             exact = row_number(key_of("value"), H)
             return exact, exact
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
-            hs, ps = [], []
+            # byte j of an operand of nb bytes: its number, position code j | log2(nb) << 4
+            H = np.empty((lanes.size, nbytes), np.uint64)
+            P = np.empty((lanes.size, nbytes), np.uint8)
+            col = 0
             for i, w in enumerate(widths):
-                h = self.hash_in(i)
                 nb = max(1, w // 8)
-                code = int(np.log2(nb)) << 4
-                for i in range(nb):
-                    hs.append(h[lanes])
-                    ps.append(np.full(lanes.size, i | code, np.uint8))
-            H = np.stack(hs, axis=1)
-            P = np.stack(ps, axis=1)
+                H[:, col:col + nb] = self.hash_in(i)[lanes][:, None]
+                P[:, col:col + nb] = _expected_positions(nb)
+                col += nb
         else:
             h = mix(key_of("store"), *[self.hash_in(i)[lanes] for i in range(len(self.in_hash))]) \
                 if self.in_hash else np.zeros(lanes.size, np.uint64)
