@@ -84,3 +84,26 @@ def test_structured_tuples_get_distinct_numbers() -> None:
             seen.append(mix(key_of("add.f32"), np.uint64(0), a ^ np.uint64(sign), a))
     allv = np.concatenate(seen)
     assert np.unique(allv).size == allv.size
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 70), st.integers(0, 2**32 - 1), st.booleans())
+def test_row_number_matmul_equals_row_sums(m: int, nb: int, seed: int, small: bool) -> None:
+    """row_number's polynomial (one integer matmul) against the sum along the row it replaced, and
+    _bytes_number (both row numbers from one call) against two row_number calls."""
+    from symexec.check import shadow
+
+    rng = np.random.default_rng(seed)
+    H = rng.integers(0, 256 if small else 2**64, (m, nb), dtype=np.uint64, endpoint=False)
+    got = shadow.row_number(5, H)
+    if nb <= 2:
+        want = mix(5, *[H[:, i] for i in range(nb)])
+    else:
+        with np.errstate(over="ignore"):
+            poly = (H * shadow._POWERS[:nb]).sum(axis=1, dtype=np.uint64)
+        want = mix(5, poly, np.uint64(nb))
+    assert np.array_equal(got, want)
+    P = rng.integers(0, 256, (m, nb), dtype=np.uint8)
+    assert np.array_equal(shadow._bytes_number(H, P),
+                          mix(shadow.BYTES_KEY, shadow.row_number(shadow.BYTES_KEY, H),
+                              shadow.row_number(shadow.BYTES_KEY, P.astype(np.uint64))))
