@@ -231,6 +231,19 @@ def _step_int(x: int) -> int:
     return y ^ (y >> 32)
 
 
+def _step(h: np.ndarray) -> np.ndarray:
+    """step(h) of mix's combine, as a new array (h is not changed)."""
+    c = _SHAPED.get(h.shape) or _constants(h.shape) or _SCALARS
+    y = np.multiply(h, c[6])
+    y ^= y >> c[7]
+    return y
+
+
+def _finish(s: np.ndarray) -> np.ndarray:
+    """mix's last step, splitmix64's finaliser, in place on an array the caller owns."""
+    return _splitmix_owned(s)
+
+
 def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
     """mix's combine from state h (an int or an array; never changed in place): mix(key, a, b) is
     _mix_from(key, (a, b)); _mix_from(number, (k,)) numbers k under a number computed before."""
@@ -370,7 +383,7 @@ class Tracker:
         self.permute: np.ndarray | None = None
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
         self.collective: str | None = None
-        self.warp_key: np.ndarray | None = None
+        self.warp_key: np.ndarray | None = None  # step(its collective's lane numbers): _collective
         self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
         self.address_mode = False
         if ins is not None:
@@ -418,7 +431,10 @@ class Tracker:
         """(n,) number of input i."""
         h = self.in_hash[i]
         if h is None:
-            h = self.in_hash[i] = np.broadcast_to(const_number(self.in_bits[i]), (self.n,))
+            bits = self.in_bits[i]
+            if type(bits) is np.ndarray and bits.shape == self._shape and np.count_nonzero(bits != bits[0]) == 0:
+                bits = bits[0]  # one value on every lane (a uniform register): numbered once, the same number
+            h = self.in_hash[i] = np.broadcast_to(const_number(bits), (self.n,))
         return h
 
     def real_in(self, i: int) -> np.ndarray:
@@ -714,8 +730,9 @@ class Tracker:
             warp = row_number(key_of("warp"), per_lane.reshape(-1, 32))
             uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
             lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
-            self.warp_key = mix(key_of("collective"), np.repeat(warp, 32), lane)
-        h = _mix_from(self.warp_key, (np.uint64(k),))
+            # kept stepped: result k's number _mix_from(w, (k,)) is finish(step(w) ^ k)
+            self.warp_key = _step(mix(key_of("collective"), np.repeat(warp, 32), lane))
+        h = _finish(self.warp_key ^ np.uint64(k))
         return self._numbered(h, taint, value), taint
 
     def _element_of(self, got: "_LoadElements", j: int, value):

@@ -61,9 +61,12 @@ def test_scalars_and_lanes_get_one_number(key: int, words: list, lanes: int) -> 
 def test_array_state_continues_as_int_state() -> None:
     """_mix_from(number, (k,)) (a collective's numbers, Tracker._collective) is the same function on
     an array state as on an int one."""
+    from symexec.check.shadow import _finish, _step
+
     w = mix(key_of("warp"), np.arange(64, dtype=np.uint64))
     got = _mix_from(w, (np.uint64(3),))
     assert np.array_equal(got, [int(_mix_from(int(x), (3,))) for x in w])
+    assert np.array_equal(got, _finish(_step(w) ^ np.uint64(3)))  # Tracker._collective's form
 
 
 def test_structured_tuples_get_distinct_numbers() -> None:
