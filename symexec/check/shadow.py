@@ -611,23 +611,24 @@ class Tracker:
         op = ins.opcode
         floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
         n_in = len(self.in_real)
-        with np.errstate(over="ignore"):
-            if op == "add" and n_in == 2:
-                r = self.real_in(0) + self.real_in(1)
-            elif op == "sub" and n_in == 2:
-                r = self.real_in(0) - self.real_in(1)
-            elif op in ("fma", "mad") and floaty and n_in == 3:
-                x, y = self.real_in(0), self.real_in(1)
-                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
-            elif op == "mul" and floaty and n_in == 2:
-                x, y = self.real_in(0), self.real_in(1)
-                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
-            elif op == "neg" and n_in == 1:
-                r = np.uint64(0) - self.real_in(0)
-            elif op in ("mov", "cvt") and n_in == 1 and floaty:
-                r = self.real_in(0)
-            else:
-                return h
+        # (the operands are (n,) arrays, real_in: numpy's integer array arithmetic wraps mod 2^64 without
+        # the overflow warning of its scalars, so no np.errstate is needed around it)
+        if op == "add" and n_in == 2:
+            r = self.real_in(0) + self.real_in(1)
+        elif op == "sub" and n_in == 2:
+            r = self.real_in(0) - self.real_in(1)
+        elif op in ("fma", "mad") and floaty and n_in == 3:
+            x, y = self.real_in(0), self.real_in(1)
+            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
+        elif op == "mul" and floaty and n_in == 2:
+            x, y = self.real_in(0), self.real_in(1)
+            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
+        elif op == "neg" and n_in == 1:
+            r = np.uint64(0) - self.real_in(0)
+        elif op in ("mov", "cvt") and n_in == 1 and floaty:
+            r = self.real_in(0)
+        else:
+            return h
         if np.shape(r) == self._shape and every(t):
             return r  # the common case: every lane depends on data, so none keeps its bits' number
         return np.where(self._lanes(t) != 0, r, h)
