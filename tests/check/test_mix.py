@@ -110,3 +110,20 @@ def test_row_number_matmul_equals_row_sums(m: int, nb: int, seed: int, small: bo
     assert np.array_equal(shadow._bytes_number(H, P),
                           mix(shadow.BYTES_KEY, shadow.row_number(shadow.BYTES_KEY, H),
                               shadow.row_number(shadow.BYTES_KEY, P.astype(np.uint64))))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_word, st.integers(1, 600), st.booleans(), st.booleans())
+def test_spread_is_broadcast_to(v: int, n: int, readonly: bool, owned: bool) -> None:
+    """shadow._spread (a zero-stride view from ndarray's constructor) as np.broadcast_to: the same
+    values, shape and dtype, read-only, a view of x (a later change of a writable x shows through)."""
+    from symexec.check.shadow import _spread
+
+    x = np.asarray(np.uint64(v))
+    x.flags.writeable = not readonly
+    got, want = _spread(x, (n,), owned), np.broadcast_to(x, (n,))
+    assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    assert not got.flags.writeable
+    if x.flags.writeable:
+        x[...] = np.uint64(v ^ 1)
+        assert np.array_equal(got, np.full(n, v ^ 1, np.uint64))
