@@ -104,7 +104,10 @@ class _PageTable:
         pages = np.asarray(pages, dtype=np.int64)
         slots = np.broadcast_to(np.asarray(slots, np.int32), pages.shape)
         hi = pages >> CHUNK_SHIFT
-        for c in np.unique(hi).tolist():
+        if not hi.size:
+            return
+        lo, top = int(hi.min()), int(hi.max())
+        for c in ([lo] if lo == top else np.unique(hi).tolist()):
             ch = self.chunks.get(c)
             if ch is None:
                 ch = self.chunks[c] = np.full(1 << CHUNK_SHIFT, -1, np.int32)
@@ -147,7 +150,7 @@ class PageLayout:
         if direct is not None and pages.size and pages.min() >= 0:  # (a negative index: the chunked table's way)
             base = direct[pages]
             if base.size and base.min() < 0:
-                self._make(pages, base >> PAGE_SHIFT)
+                self._make(pages, base >> PAGE_SHIFT, want_slots=False)
                 base = direct[pages]
             base |= flat & _MASK
             if type(idx) is np.ndarray:
@@ -161,11 +164,16 @@ class PageLayout:
             self._last = (idx, out)
         return out
 
-    def _make(self, pages: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        new = pages[slots < 0]
+    def _make(self, pages: np.ndarray, slots: np.ndarray, want_slots: bool = True) -> np.ndarray | None:
+        """Make the pages among `pages` whose slot is -1; their slots (None unless `want_slots`)."""
+        new = pages[slots < 0].reshape(-1)
         if new.size > 1:
-            new = new[np.r_[True, new[1:] != new[:-1]]]  # an access's pages come in runs: drop repeats first
-            new = np.unique(new)
+            keep = np.empty(new.size, bool)  # an access's pages come in runs: drop repeats first
+            keep[0] = True
+            np.not_equal(new[1:], new[:-1], out=keep[1:])
+            new = new[keep]
+            if new.size > 1 and not (new[1:] > new[:-1]).all():  # (ascending runs: already np.unique's)
+                new = np.unique(new)
         need = self.used + new.size
         if need > self.pages.size:
             grown = np.empty(max(need, 2 * self.pages.size, 16), np.int64)
@@ -176,7 +184,7 @@ class PageLayout:
         if self._direct is not None:
             self._direct[new] = np.arange(self.used, need, dtype=np.int64) << PAGE_SHIFT
         self.used = need
-        return self.table[pages]
+        return self.table[pages] if want_slots else None
 
 
 class PagedArray:

@@ -51,6 +51,15 @@ import numpy as np
 from ..events import Stream, SyncKind
 
 
+def distinct(a: np.ndarray) -> np.ndarray:
+    """np.unique(a) (its distinct values, ascending, 1-D) without the sort when every element is
+    one value, the common case here (one CTA's rows, threads sharing one base after a barrier):
+    one count_nonzero (~1 us) instead of np.unique (~5 us) on a few hundred rows."""
+    if a.size and np.count_nonzero(a != a.reshape(-1)[0]) == 0:
+        return a.reshape(-1)[:1].copy()
+    return np.unique(a)
+
+
 class Kind(IntEnum):
     """The clock tables of a thread (see the module docstring)."""
 
@@ -211,7 +220,7 @@ class Clocks:
 
     def _clock(self, kind: Kind, rows: np.ndarray) -> np.ndarray:
         """The join of thread rows' (one CTA) clocks of `kind`, own entries included."""
-        snap = self.table[np.unique(self.base[kind, rows])].max(axis=0)
+        snap = self.table[distinct(self.base[kind, rows])].max(axis=0)
         if kind in _OWNED:
             self._set_owns(snap, kind, rows)
         return snap
@@ -221,7 +230,7 @@ class Clocks:
         """Threads `rows` publish their clocks into `key` (per CTA) and advance their epochs. A
         relaxed release (mbarrier .relaxed) publishes only the tcgen05-fenced part (B)."""
         ctas = rows // self.T
-        for c in np.unique(ctas):
+        for c in distinct(ctas):
             sel = rows[ctas == c]
             snaps = {"T": self._clock(Kind.B, sel)}
             if not relaxed:
@@ -248,7 +257,7 @@ class Clocks:
         acquire joins only the tcgen05 part (into K_PENDING); `direct`: an observation of the
         issuing thread's own operations (tcgen05.wait::ld/st), whose tcgen05 part is usable at once."""
         ctas = rows // self.T
-        for c in np.unique(ctas):
+        for c in distinct(ctas):
             snaps = self.pending.get((int(c), key))
             if snaps is None:
                 continue
@@ -285,7 +294,7 @@ class Clocks:
     def _join(self, kind: Kind, rows: np.ndarray, snap: np.ndarray) -> None:
         full = self._full(snap)
         ids = self.base[kind, rows]
-        for b in np.unique(ids):
+        for b in distinct(ids):
             cur = self._table[int(b)]
             if (full <= cur).all():
                 continue  # nothing new
@@ -380,7 +389,7 @@ class Clocks:
         pool = self._free.get((cta, unit))
         if not pool:
             return None
-        seen = self.table[np.unique(self.base[Kind.C, rows])].min(axis=0)
+        seen = self.table[distinct(self.base[Kind.C, rows])].min(axis=0)
         for i, a in enumerate(pool):
             if seen[a.col] >= a.epoch:
                 return pool.pop(i)

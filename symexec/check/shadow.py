@@ -136,7 +136,8 @@ def _splitmix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, and the golden ratio mix adds) as
+#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, the golden ratio) and mix's step
+#: (multiplier STEP, shift 32) as
 #: arrays of one shape, per shape of a lane vector: a numpy scalar operand costs its ufunc call
 #: ~0.1 us of scalar conversion, which is a quarter of a call on a few hundred lanes (2.7 -> 2.1 us
 #: per splitmix on 256 lanes). The same bits either way.
@@ -149,26 +150,24 @@ def _constants(shape: tuple) -> tuple | None:
     if got is None:
         if len(shape) != 1 or shape[0] > _SHAPED_MAX or len(_SHAPED) >= 64:
             return None
-        got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64) for v in (30, _M1, 27, _M2, 31, _GOLDEN))
+        got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64)
+                                      for v in (30, _M1, 27, _M2, 31, _GOLDEN, _STEP_INT, 32))
         for a in got:
             a.flags.writeable = False
     return got
 
 
-def _splitmix_owned(x: np.ndarray, golden: bool = False) -> np.ndarray:
-    """splitmix64's finaliser, in place on an array the caller owns (golden: plus the golden ratio,
-    mix's step)."""
+def _splitmix_owned(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on an array the caller owns."""
     if x.ndim == 0:
         v = _splitmix_int(int(x))
-        return np.asarray(np.uint64((v + _GOLDEN_INT) & _U64 if golden else v))
-    s30, m1, s27, m2, s31, g = _constants(x.shape) or (_S30, _M1, _S27, _M2, _S31, _GOLDEN)
+        return np.asarray(np.uint64(v))
+    s30, m1, s27, m2, s31 = (_constants(x.shape) or _SCALARS)[:5]
     x ^= x >> s30
     x *= m1
     x ^= x >> s27
     x *= m2
     x ^= x >> s31
-    if golden:
-        x += g
     return x
 
 
@@ -185,33 +184,121 @@ def row_number(key: int, H: np.ndarray) -> np.ndarray:
     global _POWERS
     if _POWERS.size < nb:
         _POWERS = splitmix(np.arange(1, 2 * nb + 1, dtype=np.uint64)) | np.uint64(1)
-    with np.errstate(over="ignore"):
-        poly = (H.astype(np.uint64) * _POWERS[:nb]).sum(axis=1, dtype=np.uint64)
+    # sum of H[:, i] * POWERS[i] mod 2^64 as one integer matrix-vector product (numpy's integer matmul
+    # wraps like the ufuncs; the sum along a short last axis runs its inner loop once per row: 8.5 vs
+    # 1.8 us on 256 x 4)
+    poly = H.astype(np.uint64, copy=False) @ _POWERS[:nb]
     return mix(key, poly, np.uint64(nb))
 
 
+def _bytes_number(th: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """The number of a value read from bytes of several values (or parts of one): of its bytes'
+    numbers `th` and position codes `tp` (k, nb), mix(BYTES, row_number(BYTES, th), row_number(BYTES, tp)),
+    both row numbers from one call (row_number is row by row)."""
+    k = th.shape[0]
+    both = row_number(BYTES_KEY, np.concatenate((th, tp.astype(np.uint64)), axis=0))
+    return mix(BYTES_KEY, both[:k], both[k:])
+
+
 def mix(key: int, *parts: np.ndarray) -> np.ndarray:
-    """splitmix(h ^ part) + golden, part by part from h = key. Leading scalar parts are mixed as
-    Python ints; from the first array part on, in place on one array."""
+    """The number of (key, part, part, ...): parts are combined one by one into a 64-bit state,
+    s = step(s) ^ part from s = key, and the state is finished with splitmix64's finaliser.
+
+    step(x) = y ^ (y >> 32), y = x * STEP (an odd constant), is a bijection of 64-bit words (an odd
+    multiplier is invertible mod 2^64 and an xorshift is invertible), so for one prefix distinct last
+    parts give distinct states, and the finaliser is a bijection too: two part tuples of one length
+    get one number only where step(s) ^ p = step(s') ^ p' for different prefix states s, s', i.e.
+    where p ^ p' hits step(s) ^ step(s'), which the multiply (carries upwards) and the xorshift (high
+    bits downwards) make a pseudo-random 64-bit word even for prefixes that differ in a few low bits
+    (lane numbers, write indices): ~2^-64 per pair, as for the splitmix chain this replaces
+    (s = splitmix(s ^ part) + golden per part), at 4 numpy calls per array part instead of 11. Numbers
+    are only ever compared for equality (races.same_instruction_code, Tracker._leaves), never
+    printed, so reports do not depend on which combine it is.
+
+    Leading scalar parts are combined as Python ints; from the first array part on, in place on one
+    array. The int and array forms compute the same bits (a constant's number must not depend on
+    whether its bits came as an immediate or as a register's lanes)."""
     return _mix_from(key & _U64, parts)
 
 
+_STEP_INT = 0xD6E8FEB86659FD93
+_STEP, _S32 = np.uint64(_STEP_INT), np.uint64(32)
+_SCALARS = (_S30, _M1, _S27, _M2, _S31, _GOLDEN, _STEP, _S32)  # _constants' values as numpy scalars
+
+
+def _step_int(x: int) -> int:
+    y = (x * _STEP_INT) & _U64
+    return y ^ (y >> 32)
+
+
+def _step(h: np.ndarray) -> np.ndarray:
+    """step(h) of mix's combine, as a new array (h is not changed)."""
+    c = _SHAPED.get(h.shape) or _constants(h.shape) or _SCALARS
+    y = np.multiply(h, c[6])
+    y ^= y >> c[7]
+    return y
+
+
+def _finish(s: np.ndarray) -> np.ndarray:
+    """mix's last step, splitmix64's finaliser, in place on an array the caller owns."""
+    return _splitmix_owned(s)
+
+
 def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
-    """mix's loop from state h (an int or an array; never changed in place): mix(key, a, b, c)
-    is _mix_from(state after a and b, (c,)), so a prefix common to several numbers is mixed once."""
-    for p in parts:
-        if isinstance(h, int):
-            if isinstance(p, (int, np.integer)) or np.ndim(p) == 0:
-                h = (_splitmix_int(h ^ int(p)) + _GOLDEN_INT) & _U64
-                continue
-            h = np.bitwise_xor(np.uint64(h), np.asarray(p, dtype=np.uint64))
-        else:
-            h = np.bitwise_xor(h, np.asarray(p, dtype=np.uint64))
-        if h.ndim == 0:  # a 0-d part broadcast with a 0-d h: stay scalar
-            h = (_splitmix_int(int(h)) + _GOLDEN_INT) & _U64
-            continue
-        h = _splitmix_owned(h, golden=True)
-    return np.asarray(np.uint64(h)) if isinstance(h, int) else h
+    """mix's combine from state h (an int or an array; never changed in place): mix(key, a, b) is
+    _mix_from(key, (a, b)); _mix_from(number, (k,)) numbers k under a number computed before."""
+    i, n = 0, len(parts)
+    if type(h) is not int and np.ndim(h) == 0:
+        h = int(h) & _U64
+    if type(h) is int:
+        while i < n:  # leading scalars as Python ints
+            p = parts[i]
+            if type(p) is np.ndarray and p.ndim:
+                break
+            if not isinstance(p, (int, np.integer)) and np.ndim(p):
+                break
+            h = _step_int(h) ^ (int(p) & _U64)
+            i += 1
+        if i == n:
+            return np.asarray(np.uint64(_splitmix_int(h)))
+        p = parts[i]
+        if type(p) is not np.ndarray or p.dtype != np.uint64:
+            p = np.asarray(p, dtype=np.uint64)
+        s = np.bitwise_xor(p, _step_int(h), dtype=np.uint64)  # a new array: ours
+        i += 1
+    elif i == n:
+        s = np.array(h, dtype=np.uint64)
+    else:
+        s = np.asarray(h, dtype=np.uint64)
+    c = _SHAPED.get(s.shape) or _constants(s.shape) or _SCALARS
+    for p in parts[i:]:
+        if type(p) is not np.ndarray or p.dtype != np.uint64:
+            p = np.asarray(p, dtype=np.uint64)
+        y = np.multiply(s, c[6])  # a new array: ours
+        y ^= y >> c[7]
+        if p.shape == y.shape or p.ndim == 0:
+            y ^= p
+            s = y
+        else:  # a part of a larger shape: broadcast
+            s = np.bitwise_xor(y, p)
+            c = _SCALARS
+    # splitmix64's finaliser, in place
+    s ^= s >> c[0]
+    s *= c[1]
+    s ^= s >> c[2]
+    s *= c[3]
+    s ^= s >> c[4]
+    return s
+
+
+def _spread(x, shape: tuple, owned: bool = False) -> np.ndarray:
+    """np.broadcast_to(x, shape), a read-only view of x. A 0-d array x of a 1-D shape that is read-only,
+    or that the caller owns (`owned`: made read-only here), as a zero-stride view made by ndarray's
+    constructor (~0.6 us; broadcast_to's Python-level path ~2.3 us)."""
+    if type(x) is np.ndarray and x.ndim == 0 and len(shape) == 1 and (owned or not x.flags.writeable):
+        x.flags.writeable = False  # (a view of a read-only array is read-only, as broadcast_to's)
+        return np.ndarray(shape, x.dtype, x, 0, (0,))
+    return np.broadcast_to(x, shape)
 
 
 def const_number(value) -> np.ndarray:
@@ -306,7 +393,7 @@ class Tracker:
         self.permute: np.ndarray | None = None
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
         self.collective: str | None = None
-        self.warp_key: np.ndarray | None = None
+        self.warp_key: np.ndarray | None = None  # step(its collective's lane numbers): _collective
         self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
         self.address_mode = False
         if ins is not None:
@@ -348,13 +435,16 @@ class Tracker:
         """x as an (n,) array: itself when it is one (np.broadcast_to's cost is per call)."""
         if type(x) is np.ndarray and x.shape == self._shape:
             return x
-        return np.broadcast_to(x, self._shape)
+        return _spread(x, self._shape)
 
     def hash_in(self, i: int) -> np.ndarray:
         """(n,) number of input i."""
         h = self.in_hash[i]
         if h is None:
-            h = self.in_hash[i] = np.broadcast_to(const_number(self.in_bits[i]), (self.n,))
+            bits = self.in_bits[i]
+            if type(bits) is np.ndarray and bits.shape == self._shape and np.count_nonzero(bits != bits[0]) == 0:
+                bits = bits[0]  # one value on every lane (a uniform register): numbered once, the same number
+            h = self.in_hash[i] = _spread(const_number(bits), self._shape, owned=True)
         return h
 
     def real_in(self, i: int) -> np.ndarray:
@@ -531,23 +621,24 @@ class Tracker:
         op = ins.opcode
         floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
         n_in = len(self.in_real)
-        with np.errstate(over="ignore"):
-            if op == "add" and n_in == 2:
-                r = self.real_in(0) + self.real_in(1)
-            elif op == "sub" and n_in == 2:
-                r = self.real_in(0) - self.real_in(1)
-            elif op in ("fma", "mad") and floaty and n_in == 3:
-                x, y = self.real_in(0), self.real_in(1)
-                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
-            elif op == "mul" and floaty and n_in == 2:
-                x, y = self.real_in(0), self.real_in(1)
-                r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
-            elif op == "neg" and n_in == 1:
-                r = np.uint64(0) - self.real_in(0)
-            elif op in ("mov", "cvt") and n_in == 1 and floaty:
-                r = self.real_in(0)
-            else:
-                return h
+        # (the operands are (n,) arrays, real_in: numpy's integer array arithmetic wraps mod 2^64 without
+        # the overflow warning of its scalars, so no np.errstate is needed around it)
+        if op == "add" and n_in == 2:
+            r = self.real_in(0) + self.real_in(1)
+        elif op == "sub" and n_in == 2:
+            r = self.real_in(0) - self.real_in(1)
+        elif op in ("fma", "mad") and floaty and n_in == 3:
+            x, y = self.real_in(0), self.real_in(1)
+            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
+        elif op == "mul" and floaty and n_in == 2:
+            x, y = self.real_in(0), self.real_in(1)
+            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
+        elif op == "neg" and n_in == 1:
+            r = np.uint64(0) - self.real_in(0)
+        elif op in ("mov", "cvt") and n_in == 1 and floaty:
+            r = self.real_in(0)
+        else:
+            return h
         if np.shape(r) == self._shape and every(t):
             return r  # the common case: every lane depends on data, so none keeps its bits' number
         return np.where(self._lanes(t) != 0, r, h)
@@ -650,8 +741,9 @@ class Tracker:
             warp = row_number(key_of("warp"), per_lane.reshape(-1, 32))
             uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
             lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
-            self.warp_key = mix(key_of("collective"), np.repeat(warp, 32), lane)
-        h = _mix_from(self.warp_key, (np.uint64(k),))
+            # kept stepped: result k's number _mix_from(w, (k,)) is finish(step(w) ^ k)
+            self.warp_key = _step(mix(key_of("collective"), np.repeat(warp, 32), lane))
+        h = _finish(self.warp_key ^ np.uint64(k))
         return self._numbered(h, taint, value), taint
 
     def _element_of(self, got: "_LoadElements", j: int, value):
@@ -668,7 +760,7 @@ class Tracker:
         if some(part):
             nb = got.nb
             th, tp = got.bh[part, j * nb:(j + 1) * nb], got.bp[part, j * nb:(j + 1) * nb]
-            h[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th), row_number(BYTES_KEY, tp.astype(np.uint64)))
+            h[part] = _bytes_number(th, tp)
         return self._numbered(h, taint, value), taint
 
     def _element(self, bh, bp, bt, value, width):
@@ -687,7 +779,7 @@ class Tracker:
         ht = th[:, 0].copy()
         part = ~whole  # bytes of several values, or parts of one: numbered by all of them
         if part.any():
-            ht[part] = mix(BYTES_KEY, row_number(BYTES_KEY, th[part]), row_number(BYTES_KEY, tp[part].astype(np.uint64)))
+            ht[part] = _bytes_number(th[part], tp[part])
         if lanes is None:
             h = ht
         else:
@@ -845,16 +937,15 @@ class Tracker:
             exact = row_number(key_of("value"), H)
             return exact, exact
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
-            hs, ps = [], []
+            # byte j of an operand of nb bytes: its number, position code j | log2(nb) << 4
+            H = np.empty((lanes.size, nbytes), np.uint64)
+            P = np.empty((lanes.size, nbytes), np.uint8)
+            col = 0
             for i, w in enumerate(widths):
-                h = self.hash_in(i)
                 nb = max(1, w // 8)
-                code = int(np.log2(nb)) << 4
-                for i in range(nb):
-                    hs.append(h[lanes])
-                    ps.append(np.full(lanes.size, i | code, np.uint8))
-            H = np.stack(hs, axis=1)
-            P = np.stack(ps, axis=1)
+                H[:, col:col + nb] = self.hash_in(i)[lanes][:, None]
+                P[:, col:col + nb] = _expected_positions(nb)
+                col += nb
         else:
             h = mix(key_of("store"), *[self.hash_in(i)[lanes] for i in range(len(self.in_hash))]) \
                 if self.in_hash else np.zeros(lanes.size, np.uint64)

@@ -19,7 +19,7 @@ from ptx_parser import ast as A
 
 from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, CopyLayout, Fence, FenceKind,
                       MemoryAccess, MemSpace, Observer, Proxy, Reconverged, Release, Stream, SyncKind)
-from .hb import STAMPED, Clocks, Kind, Stamp
+from .hb import STAMPED, Clocks, Kind, Stamp, distinct
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
 from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix, some,
                      row_number)
@@ -145,7 +145,7 @@ class CheckState(Observer):
             # barrier instances complete in order and every waiter acquires at completion: what the
             # CTA released into earlier instances of this barrier is never acquired again
             bar_id, instance = ev.point.ident
-            for cta in np.unique(rows // self.lanes_per_cta).tolist():
+            for cta in distinct(rows // self.lanes_per_cta).tolist():
                 self.clocks.forget_barriers(cta, bar_id, instance)
 
     def on_fence(self, ev: Fence) -> None:

@@ -32,7 +32,10 @@ class SyncRecord:
 
 
 def _runs(rows: np.ndarray) -> np.ndarray:
-    v = np.unique(np.asarray(rows, dtype=np.int64))
+    v = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if v.size and v[-1] - v[0] == v.size - 1 and np.count_nonzero(np.diff(v) != 1) == 0:
+        return np.array([[v[0], v[-1]]], np.int64)  # one run of consecutive rows, ascending: np.unique's too
+    v = np.unique(v)
     if v.size == 0:
         return np.zeros((0, 2), np.int64)
     cuts = np.nonzero(np.diff(v) != 1)[0] + 1
