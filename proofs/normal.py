@@ -1323,6 +1323,8 @@ class Normalizer:
         from semantics.termeval import small_subgraph, table_of
 
         T = self.T
+        if self._wide_equality(i):
+            return None
         nodes = small_subgraph(T, i)
         if nodes is None:
             return None
@@ -1345,13 +1347,34 @@ class Normalizer:
         self._tables[i] = key
         return key
 
+    def _wide_equality(self, i: int) -> bool:
+        """Is term i a comparison `+-x + c == d` (or !=) of an integer input leaf x wider than TABLE_BITS
+        with constants (_linear_eq: modulo 2^w)? Such a term is true at one value of x and false at
+        the others, whatever its other leaves: it depends on x, so it has no table (more than TABLE_BITS
+        input bits) and no support lemma of at most TABLE_BITS bits (the lemma's claim that it is a
+        function of other leaves would be false). table() answers None for it without making its
+        subgraph, its shape and the support guess (cross_entropy_zloss: one per column of a label
+        compared with the column index, each of another shape)."""
+        T = self.T
+        if int(T.op[i]) != Op.CMP or mods(int(T.aux[i])).cmp not in ("eq", "ne"):
+            return False
+        a, b = (self._without_zero(k) for k in T.kids(i))
+        if SORTS[int(T.sort[a])].kind is Kind.FLOAT:
+            return False
+        got = self._linear_eq(a, b)
+        if got is None:
+            return False
+        x = got[0]
+        s = SORTS[int(T.sort[x])]
+        return int(T.op[x]) == Op.INPUT and s.kind is not Kind.FLOAT and s.width > TABLE_BITS
+
     def _support(self, i: int, nodes: list[int], leaves: np.ndarray) -> tuple | None:
         """The table key of a bit-level term that reads more than TABLE_BITS input bits but depends on
         leaves of at most TABLE_BITS bits (a sign bit decoded from a packed 32-bit word), through a
         proved support lemma (proofs.lemmas.Support), proved once per shape of term; else None."""
-        from .lemmas import SUPPORT_LEAVES, Lemma, prove_support
+        from .lemmas import Lemma, prove_support, support_possible
 
-        if leaves.size > SUPPORT_LEAVES:
+        if not support_possible(self.T, leaves):  # prove_support's own refusal, before the shape is made
             return None
         shape = ("support", self._shape(nodes, leaves))
         if shape not in self._support_shapes:
