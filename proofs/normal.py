@@ -1427,7 +1427,7 @@ class Normalizer:
         proved support lemma (proofs.lemmas.Support), proved once per shape of term; else None."""
         from .lemmas import Lemma, prove_support, support_possible
 
-        if not support_possible(self.T, leaves):  # prove_support's own refusal, before the shape is made
+        if not support_possible(self.T, leaves, TABLE_BITS):  # prove_support's own refusal, before the shape
             return None
         shape = ("support", self._shape(nodes, leaves))
         if shape not in self._support_shapes:

@@ -92,3 +92,38 @@ def test_label_column_comparison_skips_the_support_guess(monkeypatch) -> None:
     # the normal forms are the canonical equalities y == c + 2 (_bits_cmp), as before
     forms = N.of(np.array(terms))
     assert forms == [("atom", ("cmp", "eq", False, int(y[0]), ("value", c + 2))) for c in range(0, 4096, 8)]
+
+
+def test_terms_of_wide_leaves_only_skip_the_support_guess(monkeypatch) -> None:
+    """sm_89's packed label masks: bit q of a b16 mask of `c_k == y` predicates (y a 32-bit label), read
+    back. Every leaf is wider than TABLE_BITS, so no non-empty set of leaves of at most TABLE_BITS bits
+    exists for a support lemma (lemmas.support_possible): no guess is made, and the guess would have read
+    nothing that fits."""
+    s32, s16 = bits_sort(32), bits_sort(16)
+    T = TermStore()
+    y = T.input("labels", np.arange(1), s32)
+    k = lambda s, v: T.const(s, np.uint64(v))  # noqa: E731
+    terms = []
+    for base in range(0, 512, 16):
+        mask = k(s16, 0)
+        for q in range(16):
+            p = _cmp(T, k(s32, base + q), y, "eq")
+            bit = T.make(Op.SHL, s16, NONE, [T.make(Op.ITE, s16, NONE, [p, k(s16, 1), k(s16, 0)]), k(s32, q)])
+            mask = T.make(Op.OR, s16, NONE, [mask, bit])
+        wide = T.make(Op.CVT, s32, mods_id(Mods(elems=("u32", "u16"))), [mask])
+        for q in (0, 5, 15):
+            one = T.make(Op.AND, s32, NONE, [T.make(Op.SHR, s32, NONE, [wide, k(s32, q)]), k(s32, 1)])
+            terms.append(int(_cmp(T, one, k(s32, 0), "ne")[0]))
+    guesses = []
+    real = lemmas._support_guess
+    monkeypatch.setattr(lemmas, "_support_guess", lambda *a, **kw: guesses.append(real(*a, **kw)) or guesses[-1])
+    N = Normalizer(T)
+    assert all(N.table(i) is None for i in terms)
+    assert not guesses
+    for i in terms[:6]:  # what the guess would have said: nothing read, or more than TABLE_BITS bits
+        nodes = small_subgraph(T, i)
+        leaves = tuple(int(v) for v in np.array(nodes)[T.op[nodes] == Op.INPUT])
+        read = real(T, i, nodes, leaves)
+        assert read is not None and (not read or sum(int(T.sort_of(r).width) for r in read) > TABLE_BITS)
+    # the packed reading still gives each predicate (the normal form is the one it was)
+    assert all(N.of(np.array([i]))[0][0] != "atom" for i in terms)
