@@ -484,16 +484,17 @@ class Normalizer:
         finally:
             self._work = None
 
-    def _equal_atoms_expanded(self, x: Rat, y: Rat) -> bool:
+    def _equal_atoms_expanded(self, x: NF, y: NF) -> bool:
         """A sufficient condition for equal(x, y), cheaper than expanding x and y: with each atom
         that is not in both forms replaced by the key of its expansion (_expand_atom: equal keys, equal
-        functions), x's and
-        y's numerators and denominators are the same polynomials (monomials kept as the products they
-        are, their factors sorted; coefficients of equal renamed monomials added). Both forms of
+        functions), x's and y's numerators and denominators are the same polynomials (monomials kept as
+        the products they are, their factors sorted; coefficients of equal renamed monomials added). Both forms of
         cross_entropy_zloss's gradient element hold one log2 of a differently nested sum (its
         let-atoms): the expansion multiplied every monomial out again (merging exp2 atoms) per element.
         False when they are not, or when an atom's expansion goes past a budget or has no real
         meaning: the caller then expands x and y as before."""
+        if isinstance(x, Inf) or isinstance(y, Inf):  # one side's expansion decides (expand keeps +-inf)
+            return False
         if x.den is None and y.den is None:
             pairs = [(x.num, y.num)]
         elif x.den is not None and y.den is not None:

@@ -103,3 +103,17 @@ def test_equal_sums_by_two_trees_need_no_full_expansion(monkeypatch) -> None:
     monkeypatch.setattr(N, "expand", lambda f: calls.append(f is a or f is b) or real(f))
     assert N.equal(a, b)
     assert calls and not any(calls)  # atoms expanded, never the two forms whole
+
+
+def test_an_infinity_against_a_form_with_let_atoms_is_compared_as_before() -> None:
+    """equal(+inf, x) with x holding let-atoms: the shortcut declines (no numerator to rename), the full
+    expansion answers (not equal)."""
+    from proofs.normal import POS_INF
+
+    T = TermStore()
+    x = T.input("x", np.arange(N_ELEMS), F32).tolist()
+    z, c, d = T.input("w", np.arange(3), F32).tolist()
+    N = Normalizer(T)
+    (a,) = N.of(np.array([_element(T, _tree(T, x, [5, 11, 3], z), z, c, d)]))
+    assert N._has_let(a)
+    assert not N.equal(POS_INF, a) and not N.equal(a, POS_INF)
