@@ -532,6 +532,16 @@ def _support_guess(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ..
     return tuple(read)
 
 
+def support_possible(T: TermStore, leaves, max_bits: int) -> bool:
+    """Whether prove_support(..., leaves, max_bits) may find a support at all: 1 to SUPPORT_LEAVES integer
+    or bit leaves (a float leaf's bits are no table index), one of them at most max_bits wide (the leaves
+    read are a non-empty subset of `leaves` of at most max_bits bits in all). When not, it returns None
+    whatever the term, before its guess."""
+    return 0 < len(leaves) <= SUPPORT_LEAVES and \
+        not any(SORTS[int(T.sort[leaf])].kind is Kind.FLOAT for leaf in leaves) and \
+        min(SORTS[int(T.sort[leaf])].width for leaf in leaves) <= max_bits
+
+
 def prove_support(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ...], max_bits: int) -> Support | None:
     """A support lemma for bit-level term k (its subgraph `nodes`, its input leaves `leaves` in
     ascending id order, all of them integer/bit inputs) whose value depends on leaves of at most
@@ -541,9 +551,7 @@ def prove_support(T: TermStore, k: int, nodes: list[int], leaves: tuple[int, ...
     is the term's function: the guess and the enumeration are trusted for nothing)."""
     import z3
 
-    if not leaves or len(leaves) > SUPPORT_LEAVES:
-        return None
-    if any(SORTS[int(T.sort[leaf])].kind is Kind.FLOAT for leaf in leaves):
+    if not support_possible(T, leaves, max_bits):
         return None
     read = _support_guess(T, k, nodes, leaves)
     if read is None or not read or sum(SORTS[int(T.sort[leaf])].width for leaf in read) > max_bits:

@@ -209,6 +209,7 @@ class Normalizer:
         self.conds: dict[tuple, int] = {}
         self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
+        self._expanded_keys: dict[int, int] = {}  # atom -> key of its expansion (_expanded_key)
         self._expanded_size = 0  # monomials held by _expanded (emptied past EXPANDED_CACHE_LIMIT)
         self._budget = EXPAND_BUDGET
         self._work: int | None = None  # products left to this comparison's expansion (None: not expanding)
@@ -472,12 +473,63 @@ class Normalizer:
         self._budget = EXPAND_BUDGET
         self._work = EXPAND_WORK_BUDGET
         try:
+            if self._equal_atoms_expanded(x, y):
+                return True
+            self._budget = EXPAND_BUDGET  # the whole expansion, with the budgets it had before
+            self._work = EXPAND_WORK_BUDGET
             return self._equal(self.expand(x), self.expand(y))
         except TooBig:
             self.too_big += 1
             raise
         finally:
             self._work = None
+
+    def _equal_atoms_expanded(self, x: NF, y: NF) -> bool:
+        """A sufficient condition for equal(x, y), cheaper than expanding x and y: with each atom
+        that is not in both forms replaced by the key of its expansion (_expand_atom: equal keys, equal
+        functions), x's and y's numerators and denominators are the same polynomials (monomials kept as
+        the products they are, their factors sorted; coefficients of equal renamed monomials added). Both forms of
+        cross_entropy_zloss's gradient element hold one log2 of a differently nested sum (its
+        let-atoms): the expansion multiplied every monomial out again (merging exp2 atoms) per element.
+        False when they are not, or when an atom's expansion goes past a budget or has no real
+        meaning: the caller then expands x and y as before."""
+        if isinstance(x, Inf) or isinstance(y, Inf):  # one side's expansion decides (expand keeps +-inf)
+            return False
+        if x.den is None and y.den is None:
+            pairs = [(x.num, y.num)]
+        elif x.den is not None and y.den is not None:
+            pairs = [(x.num, y.num), (self.polys[x.den], self.polys[y.den])]
+        else:
+            return False
+        if any(len(a) != len(b) for a, b in pairs):
+            return False
+        # an atom of both forms stands for itself (id >= 0), any other for its expansion (-1 - key): the
+        # same function either way, so equal renamed polynomials are equal functions
+        atoms = [{m[i] for p in side for m in p for i in range(0, len(m), 2)} for side in zip(*pairs)]
+        common = atoms[0] & atoms[1]
+        try:
+            return all(self._renamed(a, common) == self._renamed(b, common) for a, b in pairs)
+        except (TooBig, NoRealMeaning):
+            return False
+
+    def _renamed(self, p: Poly, common: set[int]) -> dict:
+        out: dict = {}
+        for m, c in p.items():
+            mono = tuple(sorted((m[i] if m[i] in common else -1 - self._expanded_key(m[i]), m[i + 1])
+                                for i in range(0, len(m), 2)))
+            v = out.get(mono, 0) + c
+            if v:
+                out[mono] = v
+            else:
+                out.pop(mono, None)
+        return out
+
+    def _expanded_key(self, a: int) -> int:
+        """The key of atom a's expansion (of the atom itself when it holds no let-atom), kept."""
+        got = self._expanded_keys.get(a)
+        if got is None:
+            got = self._expanded_keys[a] = self.key(self._expand_atom(a) if self._atom_has_let(a) else Rat({(a, 1): 1}))
+        return got
 
     def _equal(self, x: NF, y: NF) -> bool:
         if isinstance(x, Inf) or isinstance(y, Inf):
@@ -990,6 +1042,8 @@ class Normalizer:
             neg = {mm: -v for mm, v in p.items()}
             return {"gt": ("gt", p), "lt": ("gt", neg), "ge": ("not", ("gt", neg)), "le": ("not", ("gt", p)),
                     "eq": ("eq", p), "ne": ("not", ("eq", p))}[cmp]
+        if self._wide_equality(i):  # no table (table()), and no bit of +-x + c is a predicate's (_bit_of
+            return ("atom", self._bits_cmp(i))  # stops at add, sub, neg and leaves): _packed_cmp's None
         table = self.table(i)
         if table is not None:
             return ("atom", table)
@@ -1323,6 +1377,8 @@ class Normalizer:
         from semantics.termeval import small_subgraph, table_of
 
         T = self.T
+        if self._wide_equality(i):
+            return None
         nodes = small_subgraph(T, i)
         if nodes is None:
             return None
@@ -1345,13 +1401,34 @@ class Normalizer:
         self._tables[i] = key
         return key
 
+    def _wide_equality(self, i: int) -> bool:
+        """Is term i a comparison `+-x + c == d` (or !=) of an integer input leaf x wider than TABLE_BITS
+        with constants (_linear_eq: modulo 2^w)? Such a term is true at one value of x and false at
+        the others, whatever its other leaves: it depends on x, so it has no table (more than TABLE_BITS
+        input bits) and no support lemma of at most TABLE_BITS bits (the lemma's claim that it is a
+        function of other leaves would be false). table() answers None for it without making its
+        subgraph, its shape and the support guess (cross_entropy_zloss: one per column of a label
+        compared with the column index, each of another shape)."""
+        T = self.T
+        if int(T.op[i]) != Op.CMP or mods(int(T.aux[i])).cmp not in ("eq", "ne"):
+            return False
+        a, b = (self._without_zero(k) for k in T.kids(i))
+        if SORTS[int(T.sort[a])].kind is Kind.FLOAT:
+            return False
+        got = self._linear_eq(a, b)
+        if got is None:
+            return False
+        x = got[0]
+        s = SORTS[int(T.sort[x])]
+        return int(T.op[x]) == Op.INPUT and s.kind is not Kind.FLOAT and s.width > TABLE_BITS
+
     def _support(self, i: int, nodes: list[int], leaves: np.ndarray) -> tuple | None:
         """The table key of a bit-level term that reads more than TABLE_BITS input bits but depends on
         leaves of at most TABLE_BITS bits (a sign bit decoded from a packed 32-bit word), through a
         proved support lemma (proofs.lemmas.Support), proved once per shape of term; else None."""
-        from .lemmas import SUPPORT_LEAVES, Lemma, prove_support
+        from .lemmas import Lemma, prove_support, support_possible
 
-        if leaves.size > SUPPORT_LEAVES:
+        if not support_possible(self.T, leaves, TABLE_BITS):  # prove_support's own refusal, before the shape
             return None
         shape = ("support", self._shape(nodes, leaves))
         if shape not in self._support_shapes:

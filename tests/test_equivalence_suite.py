@@ -36,8 +36,10 @@ NOT_YET_PROVED: dict[str, str] = {}  # none now (2026-12-05: cross_entropy_zloss
 #: (moved into CI, 2026-12-05, load 2-3) 61 s CPU / 1.1 GiB.
 _ALL = "set VOLTA_EQUIV_ALL=1 to run it"
 OVER_BUDGET: dict[str, str] = {
-    "cross_entropy_zloss": f"verified, sm_89 and sm_120 vs sm_80, in 230 s CPU / 3.2 GiB (2026-12-05; was inconclusive "
-                           f"before sm_89's packed label-comparison masks were read bit by bit); {_ALL}",
+    "cross_entropy_zloss": f"verified, sm_89 and sm_120 vs sm_80, in 143 s CPU / 2.9 GiB (2026-12-05, branch i11h: no "
+                           f"support guesses for label comparisons, renamed-atom comparison, no gc passes in the "
+                           f"comparison; main 3333a2b 230-242 s / 3.0-3.2 GiB, bench/results/equiv-ce-budget-2026-12-05s31); "
+                           f"{_ALL}",
     "forgetting_attention": f"verified in 132 s CPU / 2.2 GiB (2026-12-05, branch i11g; main 945151d: 374 s / 3.3 GiB in "
                             f"the same session): sm_89 vs sm_80 33 s (runs only), sm_120 vs sm_80's grouping 214 -> ~22 s, "
                             f"its 288 normal-form comparisons ~96 -> ~45 s (bench/results/equiv-suite-2026-12-05b); {_ALL}",
