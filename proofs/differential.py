@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from semantics.errors import OutsideFormat
 from symexec import Launch
 from symexec.events import MemSpace, MemoryAccess, Observer
 from symexec.machine import Machine
@@ -105,6 +106,9 @@ class DifferentialResult:
     witness: Witness | None
     writers: dict[str, int] = field(default_factory=dict)  # label -> pc << 32 | row of the element's store
     draws_tried: int = 0
+    #: draws skipped because a kernel read an operand outside its format (semantics.errors.OutsideFormat):
+    #: (the draw's label, the reason)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def differential(cand: KernelUnderTest, ref: KernelUnderTest, draws: Iterable[Draw],
@@ -114,12 +118,17 @@ def differential(cand: KernelUnderTest, ref: KernelUnderTest, draws: Iterable[Dr
     outputs = sorted(n for n, g in cand.buffers.items()
                      if not g.symbolic and n in ref.buffers and n in cand.launch.buffers and n in ref.launch.buffers)
     tried = 0
+    skipped: list[tuple[str, str]] = []
     for draw in draws:
         if tried >= max_draws:
             break
+        try:
+            c = run_concrete(cand, draw, outputs)
+            r = run_concrete(ref, draw, outputs)
+        except OutsideFormat as e:  # inputs the proof's format assumption excludes: another draw
+            skipped.append((draw.label, str(e)))
+            continue
         tried += 1
-        c = run_concrete(cand, draw, outputs)
-        r = run_concrete(ref, draw, outputs)
         for name in outputs:
             cv, rv = c.values[name], r.values[name]
             if cv.size != rv.size:
@@ -136,5 +145,5 @@ def differential(cand: KernelUnderTest, ref: KernelUnderTest, draws: Iterable[Dr
                         why="the emulated outputs differ (concrete differential test, before any term was built)",
                         draws_tried=tried)
             return DifferentialResult(w, {"candidate": int(c.writer[name][e]), "reference": int(r.writer[name][e])},
-                                      tried)
-    return DifferentialResult(None, {}, tried)
+                                      tried, skipped)
+    return DifferentialResult(None, {}, tried, skipped)

@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from semantics.errors import OutsideFormat
 from semantics.formats import decode
 from semantics.termeval import evaluate
 from semantics.terms import CONCRETE, SORTS, Kind, TermStore, sort_widths
@@ -167,7 +168,10 @@ def search(T: TermStore, cand: tuple[KernelUnderTest, Side], ref: tuple[KernelUn
                     continue
                 bad_idx = elems[np.nonzero(bad)[0][:1]]
             e = int(bad_idx[0])
-            w = replay(ck, rk, draw, buffer, e, tolerance(buffer))
+            try:
+                w = replay(ck, rk, draw, buffer, e, tolerance(buffer))
+            except OutsideFormat:  # the draw holds an operand the format (and the proof) excludes
+                break
             if w is not None:
                 w.draws_tried = tried
                 w.depends_on = _dependencies(T, cs, rs, buffer, e, leaf)

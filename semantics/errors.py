@@ -40,6 +40,13 @@ class Unsupported(ExecError):
         return f"unsupported: {self.what}" + (f" at {loc}" if loc else "")
 
 
+class OutsideFormat(Unsupported):
+    """An operand value the instruction's format does not define (a ue4m3 scale byte with bit 7 set:
+    "a register ... must be declared with .b8 type having MSB bit padded with zero", PTX 5.2.3). The
+    run stops like any `Unsupported`; the concrete tests that draw their own inputs (proofs.differential,
+    proofs.witness) skip such a draw instead, since the proof assumes the format (its verdict says so)."""
+
+
 class UndefinedBehavior(ExecError):
     """The program did something the PTX manual leaves undefined (e.g. non-uniform bra.uni).
     `lane`: a thread slot of the executing batch that shows it, when one does."""

@@ -7,7 +7,7 @@ Scale factors (PTX 5.2.3, "ue8m0 data format" / "ue4m3 data format"):
 - ue4m3: "a 7-bit unsigned floating-point format with 4 bits for exponent and 3 bits for mantissa
   ... does not support infinity. NaN value is limited to 0x7f ... declared with .b8 type having MSB
   bit padded with zero": the non-negative half of e4m3 (bias 7, subnormals at exponent 0). A byte
-  with bit 7 set is not a ue4m3 value the manual defines: `Unsupported` at the caller
+  with bit 7 set is not a ue4m3 value the manual defines: `OutsideFormat` (an `Unsupported`) at the caller
   (`check_ue4m3`). The bias is not stated there; MODEL: e4m3's bias 7 (largest value 448, "the
   non-negative half of E4M3" in NVIDIA's NVFP4 description and Colfax's block-scaling tutorial).
 
@@ -44,7 +44,7 @@ from enum import Enum
 
 import numpy as np
 
-from .errors import Unsupported
+from .errors import OutsideFormat
 from .formats import E4M3, decode, decode_ue8m0, get_format
 
 SUB_BYTE = {"e2m1": 4, "e2m3": 6, "e3m2": 6}  # element format -> significant bits
@@ -98,11 +98,11 @@ def _scale_byte_values(stype: ScaleType) -> np.ndarray:
 
 
 def decode_scale_checked(bits: np.ndarray, stype: ScaleType, what: str, ins=None) -> np.ndarray:
-    """`decode_scale` of bytes an instruction read; a ue4m3 byte with bit 7 set is `Unsupported`."""
+    """`decode_scale` of bytes an instruction read; a ue4m3 byte with bit 7 set is `OutsideFormat`."""
     if stype is ScaleType.UE4M3:
         bad = check_ue4m3(bits)
         if bad is not None:
-            raise Unsupported(f"{what}: ue4m3 scale byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit format "
+            raise OutsideFormat(f"{what}: ue4m3 scale byte {bad:#04x} has bit 7 set (ue4m3 is a 7-bit format "
                               "\"having MSB bit padded with zero\", PTX 5.2.3)", ins)
     return decode_scale(bits, stype)
 

@@ -289,13 +289,13 @@ def spec_to_launch(spec, where: str, decls=None) -> Launch:
     if found:
         more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
         raise LaunchError(f"{where}: {found[0]}{more}")
-    buffers = {name: _make_buffer(name, b) for name, b in spec.get("buffers", {}).items()}
+    buffers = {name: make_buffer(name, b) for name, b in spec.get("buffers", {}).items()}
     grid, block = spec["grid"], spec["block"]
     return Launch(tuple(grid) if isinstance(grid, list) else grid, tuple(block) if isinstance(block, list) else block,
                   buffers, spec["params"], spec.get("dynamic_shared_bytes", 0), spec.get("kernel"))
 
 
-def _make_buffer(name: str, b: dict) -> np.ndarray:
+def make_buffer(name: str, b: dict) -> np.ndarray:
     """A buffer of a validated spec entry (launch_schema: known fields, types and ranges)."""
     dt = _DTYPES[b.get("dtype", "float32")]
     if "data" in b:

@@ -145,6 +145,10 @@ def _spec_draws(specs: list[dict], infos: dict, count: int = 8) -> list:
                     lo, hi = (int(v) for v in b["draw_range"])
                     ranges[n] = (lo, hi)
     draws = []
+    given = _given_data(specs, sizes)
+    if given is not None:  # the values the launch spec gives: the user's own input comes first
+        draws.append(given)
+        count -= 1
     patterns = ["normal", "positive", "normal", "wide", "normal", "positive", "ones", "normal"]
     for k, pattern in enumerate(patterns[:count]):
         rng = np.random.default_rng(1000 + k)
@@ -170,6 +174,21 @@ def _spec_draws(specs: list[dict], infos: dict, count: int = 8) -> list:
                     bufs[n] = rng.integers(0, 1 << min(s.width, 16), size).astype(dt)
         draws.append(Draw(f"generated inputs: pattern {pattern}, seed {1000 + k}", bufs))
     return draws
+
+
+def _given_data(specs: list[dict], sizes: dict[str, int]):
+    """A draw of the `data` the launch specs give for their input buffers (the first spec that gives a
+    buffer's data wins; converted as the launch converts it: symexec.launch.make_buffer), or None when no
+    input buffer has data. Buffers without data keep each launch's own bytes (Draw.buffers falls back)."""
+    from proofs.witness import Draw
+    from symexec.launch import make_buffer
+
+    bufs = {}
+    for n in sizes:
+        b = next((spec["buffers"][n] for spec in specs if "data" in spec.get("buffers", {}).get(n, {})), None)
+        if b is not None:
+            bufs[n] = np.ascontiguousarray(make_buffer(n, b).reshape(-1))
+    return Draw("the launch's own data", bufs) if bufs else None
 
 
 def _spec_tolerance(specs: list[dict], infos: dict):
@@ -267,6 +286,11 @@ def check_equivalence(q: EquivalenceQuestion, kernel_label: str, certificate: Pa
                                  "seconds": rep.seconds}}
     if differential_stats is not None:
         out.stats["equivalence"]["differential"] = differential_stats
+        skipped = differential_stats.get("skipped", [])
+        if skipped:
+            out.notes.append(f"concrete differential test: {len(skipped)} draw(s) skipped, an operand outside its "
+                             f"format (first: {skipped[0]})" + ("" if differential_stats["draws"] else
+                                                                 "; no draw ran, the proof alone decides"))
     if cand_check.outcome is not Verdict.RACE_FREE:  # the candidate's own safety first
         out.decide(cand_check.outcome, cand_check.reason)
         out.findings = cand_check.findings
@@ -342,6 +366,8 @@ def _differential_first(q: EquivalenceQuestion, kernel_label: str):
     seconds["differential"] = round(time.perf_counter() - t0, 3)
     seconds["differential cpu"] = round(time.process_time() - c0, 3)
     diff_stats = {"draws": d.draws_tried, "differs": d.witness is not None, "seconds": seconds}
+    if d.skipped:  # draws whose operands the formats exclude (semantics.errors.OutsideFormat)
+        diff_stats["skipped"] = [f"{label}: {why}" for label, why in d.skipped]
     if d.witness is None:
         return safety, None, diff_stats
     w = d.witness

@@ -207,10 +207,10 @@ def _spec_file(tmp_path: Path, name: str, src: str, words: np.ndarray) -> Path:
     return p
 
 
-def test_ue4m3_normal_forms(tmp_path: Path) -> None:
-    """NVFP4 (mxf4nvf4 .scale_vec::4X .ue4m3): K split over two mmas chained through C is proved equal by
-    normal forms (each scaled element x * ue4m3(s), ue4m3 uninterpreted); SF_B from another thread of the
-    quad (thread-id-b 2 for 3) is not."""
+def _nvfp4_files(tmp_path: Path) -> tuple[dict[str, Path], np.ndarray]:
+    """Launch-spec files of an NVFP4 (mxf4nvf4 .scale_vec::4X .ue4m3) kernel, `ref`; `split`: its K split over
+    two mmas chained through C; `wrong`: SF_B from another thread of the quad (thread-id-b 2 for 3). Their
+    data: finite operands, scale bytes with bit 7 clear."""
     f = form("mxf4nvf4", "e2m1", "e2m1", ".scale_vec::4X", "ue4m3")
     words = _typical(4)
     words[:, 10:12] &= 0x7F7F7F7F
@@ -222,7 +222,14 @@ def test_ue4m3_normal_forms(tmp_path: Path) -> None:
                                                                      " .reg .f32 %e<4>;")
     assert split_src != ref
     wrong = ref.replace("%sb, {0, 3}", "%sb, {0, 2}")
-    paths = {n: _spec_file(tmp_path, n, s, words) for n, s in (("ref", ref), ("split", split_src), ("wrong", wrong))}
+    return {n: _spec_file(tmp_path, n, s, words) for n, s in (("ref", ref), ("split", split_src), ("wrong", wrong))}, words
+
+
+def test_ue4m3_normal_forms(tmp_path: Path) -> None:
+    """NVFP4 (mxf4nvf4 .scale_vec::4X .ue4m3): K split over two mmas chained through C is proved equal by
+    normal forms (each scaled element x * ue4m3(s), ue4m3 uninterpreted); SF_B from another thread of the
+    quad (thread-id-b 2 for 3) is not."""
+    paths, _ = _nvfp4_files(tmp_path)
     reference, _, _ = spec_kernel(paths["ref"], "reference")
     ok = prove(spec_kernel(paths["split"], "candidate")[0], reference, TermStore()).result
     assert ok.outcome is Outcome.VERIFIED, ok.verdict
@@ -231,8 +238,7 @@ def test_ue4m3_normal_forms(tmp_path: Path) -> None:
     assert bad.outcome is Outcome.INCONCLUSIVE and bad.suspects[0].why == "different real-arithmetic normal forms"
     # its certificate re-checks: e2m1 elements read from random words, each scaled by ue4m3(s) of a scale byte
     # drawn among the format's numbers (proofs/recheck/reals.py), the normal forms' ue4m3 applications by value.
-    # (Written from the proof directly: the CLI's differential run draws random words, whose scale bytes the
-    # machine refuses.)
+    # (Written from the proof directly; test_nvfp4_cli_... below goes through the CLI.)
     from proofs.certificate import write_certificate
     from proofs.recheck import recheck
 
@@ -243,3 +249,46 @@ def test_ue4m3_normal_forms(tmp_path: Path) -> None:
     again = recheck(tmp_path / "cert")
     assert again.ok, [str(f) for f in again.failures[:3]]
     assert again.checked.get("normal_form", 0) == manifest["counts"]["normal_form"] > 0
+
+
+def test_nvfp4_cli_runs_the_launch_data_and_skips_draws_outside_the_format(tmp_path: Path) -> None:
+    """`volta check CAND --reference REF` on NVFP4 kernels whose launch specs give the data: the concrete
+    tests run the spec's own data first (random words put bit 7 in half the ue4m3 scale bytes, which the
+    emulator refuses: semantics.errors.OutsideFormat) and skip a draw holding such a byte instead of
+    answering `unsupported`; the split-K kernel is verified (with a certificate that re-checks), the wrong
+    scale selector is not_equivalent on the launch's own data, and the witness search skips a bad draw."""
+    from proofs.differential import differential
+    from proofs.recheck import recheck
+    from proofs.witness import Draw, search, suspects_by_buffer
+    from volta.equiv_cli import question, run_equivalence
+
+    paths, words = _nvfp4_files(tmp_path)
+    q = question(paths["split"], reference=paths["ref"])
+    draws = q.draws()
+    assert draws[0].label == "the launch's own data" and len(draws) == 8
+    assert np.array_equal(draws[0].buffers["in"], words.astype(np.uint32).reshape(-1))
+    bad = words.copy()
+    bad[:, 10:12] |= 0x80808080  # every scale byte with bit 7 set
+    good = Draw("good", {"in": words.astype(np.uint32).reshape(-1)})
+    d = differential(q.candidate, q.reference, [Draw("bad", {"in": bad.astype(np.uint32).reshape(-1)}), good],
+                     q.tolerance, max_draws=1)
+    assert d.witness is None and d.draws_tried == 1
+    assert [label for label, _ in d.skipped] == ["bad"] and "has bit 7 set" in d.skipped[0][1]
+
+    ok = run_equivalence(paths["split"], reference=paths["ref"], timeout=300, certificate=tmp_path / "cert")
+    assert ok.verdict == "verified", (ok.verdict, ok.notes[:3])
+    assert ok.stats["equivalence"]["differential"]["draws"] == 1 and UE4M3_ASSUMPTION in ok.assumptions
+    again = recheck(tmp_path / "cert")
+    assert again.ok and again.checked.get("normal_form", 0) > 0, [str(f) for f in again.failures[:3]]
+
+    wrong = run_equivalence(paths["wrong"], reference=paths["ref"], timeout=300)
+    assert wrong.verdict == "not_equivalent", (wrong.verdict, wrong.notes[:3])
+    assert wrong.findings[0].details["witness"]["draw"] == "the launch's own data"
+
+    # the witness search: the proof's suspects, a bad draw first (skipped), then the good one
+    qw = question(paths["wrong"], reference=paths["ref"])
+    rep = prove(qw.candidate, qw.reference, TermStore())
+    suspects = suspects_by_buffer(rep.result.suspects, rep.result.obligations)
+    w = search(rep.store, (qw.candidate, rep.sides["candidate"]), (qw.reference, rep.sides["reference"]), suspects,
+               [Draw("bad", {"in": bad.astype(np.uint32).reshape(-1)}), good], qw.tolerance)
+    assert w is not None and w.draw == "good" and w.replayed and w.draws_tried == 2
