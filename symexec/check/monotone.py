@@ -15,6 +15,10 @@ lemmas that hold for all integers:
   R >= 0 and a + 1 <= b  ->  a * R + R <= b * R
   R >= 0 and a >= 1      ->  a * R >= R
   every factor >= 0      ->  the product >= 0
+Sums of products are first expanded and grouped by the factor most of their products share
+(`_Abstraction.linear`): a pipelined tile's `N * row + 448 * N + 128 * N * t` becomes one monomial
+`N * s` with a fresh s = row + 448 + 128 t, so the lemmas above compare it with `K * N` through the
+linear fact `s + 1 <= K` (the tile's mask), which nothing could when each product stood alone.
 Every model of the original formula is a model of the abstraction (each fresh variable set to its
 product), so "unsat" for the abstraction is "unsat" for the original; "sat" or "unknown" proves
 nothing and the caller goes on (grid.py's `_check`). The abstraction is linear integer arithmetic
