@@ -194,7 +194,7 @@ class _Class:
             # (bv2int.py) leaves the table out and keeps these, whose products it can bound
             member = z3.And([rows_formula(cols, rows)]
                             + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
-                            + _affine_rows(rows, cols) + iters)
+                            + _affine_rows(rows, cols) + _row_lemmas(rows, cols) + iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -327,6 +327,73 @@ def _affine_rows(rows: np.ndarray, cols: list) -> list:
         return z3.ZeroExt(wk - w, kc) if wk > w else z3.Extract(wk - 1, 0, kc) if wk < w else kc
 
     out.append(z3.Or([z3.And([cols[k] == at(k) * a[k] + d[k] for k in range(m) if k != key]) for d in sorted(offs)]))
+    return out
+
+
+#: Largest power-of-two modulus whose residues `_row_lemmas` reads from a column.
+RESIDUE_MODULUS = 256
+#: Most distinct offsets of a pairwise relation `_row_lemmas` states.
+PAIR_OFFSETS = 4
+
+
+def _residue_lemma(v, col: list[int]):
+    """`v mod m` in one run [r0, r1] of residues, for the largest power of two m <= RESIDUE_MODULUS
+    (and below the column's width) for which every value of `col` lies in one run that is not all
+    of [0, m): Triton's 16-byte vector offsets (`col mod 8 == 0`), the first eight rows of every 16
+    that carry a K-mask (`row mod 16 < 8`). None when no modulus gives one."""
+    best = None
+    m = 2
+    while m <= RESIDUE_MODULUS and m < 2 ** v.size():
+        res = sorted({x % m for x in col})
+        if len(res) < m and res[-1] - res[0] + 1 == len(res):  # one run, not everything
+            best = (m, res[0], res[-1])
+        m *= 2
+    if best is None:
+        return None
+    m, lo, hi = best
+    r = z3.URem(v, m)
+    return r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi))
+
+
+def _pair_lemma(x, y, cx: list[int], cy: list[int]):
+    """`y = a * x + d` for one slope a (read from x's extremes) and at most PAIR_OFFSETS offsets d
+    that every row satisfies (a guard's row a fixed distance from the address's row: Triton masks
+    eight K-rows by the first one's test), as 64-bit terms of the zero-extended columns. None when
+    the rows are not so related."""
+    lo, hi = min(cx), max(cx)
+    if lo == hi or min(cy) == max(cy):
+        return None
+    i0, i1 = cx.index(lo), cx.index(hi)
+    if (cy[i1] - cy[i0]) % (hi - lo):
+        return None
+    a = (cy[i1] - cy[i0]) // (hi - lo)
+    offs = sorted({b - a * u for u, b in zip(cx, cy)})
+    if len(offs) > PAIR_OFFSETS:
+        return None
+    x64 = z3.ZeroExt(64 - x.size(), x) if x.size() < 64 else x
+    y64 = z3.ZeroExt(64 - y.size(), y) if y.size() < 64 else y
+    return z3.Or([y64 == x64 * a + d for d in offs])
+
+
+def _row_lemmas(rows: np.ndarray, cols: list) -> list:
+    """Facts every recorded row satisfies, one or two columns at a time (`_residue_lemma`,
+    `_pair_lemma`): implied by the table of rows, so adding them beside it changes no model of the
+    bit-vector query, and the integer form (bv2int.py, which leaves a large table out) keeps them.
+    A bounds proof of a pipelined tile load needs both: `row < K` read from the guard's row and the
+    16-byte vector's column a multiple of 8 halves (the B tile of gemm_fp16)."""
+    r = [[int(x) for x in rows[:, k]] for k in range(rows.shape[1])]
+    out = []
+    for k, v in enumerate(cols):
+        if min(r[k]) != max(r[k]):
+            got = _residue_lemma(v, r[k])
+            if got is not None:
+                out.append(got)
+    for i in range(len(cols)):
+        for j in range(len(cols)):
+            if i != j:
+                got = _pair_lemma(cols[i], cols[j], r[i], r[j])
+                if got is not None:
+                    out.append(got)
     return out
 
 

@@ -15,6 +15,10 @@ lemmas that hold for all integers:
   R >= 0 and a + 1 <= b  ->  a * R + R <= b * R
   R >= 0 and a >= 1      ->  a * R >= R
   every factor >= 0      ->  the product >= 0
+Sums of products are first expanded and grouped by the factor most of their products share
+(`_Abstraction.linear`): a pipelined tile's `N * row + 448 * N + 128 * N * t` becomes one monomial
+`N * s` with a fresh s = row + 448 + 128 t, so the lemmas above compare it with `K * N` through the
+linear fact `s + 1 <= K` (the tile's mask), which nothing could when each product stood alone.
 Every model of the original formula is a model of the abstraction (each fresh variable set to its
 product), so "unsat" for the abstraction is "unsat" for the original; "sat" or "unknown" proves
 nothing and the caller goes on (grid.py's `_check`). The abstraction is linear integer arithmetic
@@ -23,6 +27,7 @@ with implications, which Z3 decides quickly.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -44,7 +49,8 @@ class _Abstraction:
         self.monomials: dict[tuple[int, ...], _Monomial] = {}
         self.memo: dict[int, z3.ExprRef] = {}
         self.quotients: dict[tuple[int, int], z3.ArithRef] = {}
-        self.side: list = []  # the quotients' definitions
+        self.side: list = []  # the quotients' and grouped sums' definitions
+        self.sums: dict[tuple, z3.ArithRef] = {}  # a linear cofactor (`linear`) -> its fresh integer
 
     def monomial(self, factors: list) -> z3.ArithRef:
         if len(factors) == 1:
@@ -66,6 +72,11 @@ class _Abstraction:
     def _term(self, e):
         if z3.is_quantifier(e) or not z3.is_app(e) or e.num_args() == 0:
             return e
+        k = e.decl().kind()
+        if k in _POLY_OPS:
+            p = self.poly(e)
+            if p is not None:
+                return self.linear(p)
         if z3.is_mul(e):
             coef, factors = 1, []
             stack = list(e.children())
@@ -87,6 +98,88 @@ class _Abstraction:
         if k in (z3.Z3_OP_IDIV, z3.Z3_OP_MOD) and z3.is_int_value(e.arg(1)) and e.arg(1).as_long() > 0:
             return self.division(self.term(e.arg(0)), e.arg(1).as_long(), k == z3.Z3_OP_MOD)
         return e.decl()(*[self.term(x) for x in e.children()])
+
+    # ---- polynomials: a sum of products as coefficients of monomials over abstracted atoms
+    def poly(self, e) -> dict | None:
+        """e (+, -, *, constants) as {key: (coefficient, atoms)}, the atoms the abstracted terms of its
+        other sub-terms (variables, quotients, if-then-else); None past POLY_TERMS monomials."""
+        k = e.decl().kind() if z3.is_app(e) else None
+        if z3.is_int_value(e):
+            return {(): (e.as_long(), ())}
+        if k not in _POLY_OPS:
+            a = self.term(e)
+            if z3.is_int_value(a):
+                return {(): (a.as_long(), ())}
+            return {(a.get_id(),): (1, (a,))}
+        parts = [self.poly(x) for x in e.children()]
+        if any(x is None for x in parts):
+            return None
+        if k == z3.Z3_OP_UMINUS:
+            return _scale(parts[0], -1)
+        if k == z3.Z3_OP_ADD:
+            out: dict = {}
+            for x in parts:
+                _accumulate(out, x)
+            return out
+        if k == z3.Z3_OP_SUB:
+            out = dict(parts[0])
+            for x in parts[1:]:
+                _accumulate(out, _scale(x, -1))
+            return out
+        out = parts[0]  # Z3_OP_MUL
+        for x in parts[1:]:
+            prod: dict = {}
+            for c1, a1 in out.values():
+                for c2, a2 in x.values():
+                    atoms = tuple(sorted(a1 + a2, key=lambda f: f.get_id()))
+                    _accumulate(prod, {tuple(f.get_id() for f in atoms): (c1 * c2, atoms)})
+            out = prod
+            if len(out) > POLY_TERMS:
+                return None
+        return out
+
+    def linear(self, p: dict):
+        """The abstraction of the polynomial p: its products grouped by the atom R most of them share,
+        `R * (L)` with L linear taken as one monomial of R and a fresh integer equal to L (the side
+        definitions), so that `N * row + N * 448 + 128 * N * t` is `N * s` with s = row + 448 + 128 t:
+        the monotonicity lemmas then compare it with `K * N` through `s + 1 <= K`, a linear fact."""
+        p = {k: v for k, v in p.items() if v[0] != 0}
+        nonlin = [v[1] for v in p.values() if len(v[1]) >= 2]
+        if not nonlin:
+            return z3.Sum([z3.IntVal(0)] + [c * (a[0] if a else 1) for c, a in p.values()])
+        count: dict[int, int] = {}
+        for atoms in nonlin:
+            for f in {f.get_id(): f for f in atoms}.values():
+                count[f.get_id()] = count.get(f.get_id(), 0) + 1
+        rid = max(sorted(count), key=lambda i: count[i])
+        r = next(f for atoms in nonlin for f in atoms if f.get_id() == rid)
+        inside: dict = {}
+        rest: dict = {}
+        for key, (c, atoms) in p.items():
+            ids = [f.get_id() for f in atoms]
+            if rid in ids:
+                i = ids.index(rid)
+                co = atoms[:i] + atoms[i + 1:]
+                _accumulate(inside, {tuple(f.get_id() for f in co): (c, co)})
+            else:
+                rest[key] = (c, atoms)
+        if any(len(a) >= 2 for _, a in inside.values()):  # not linear in the cofactor: one monomial each
+            return z3.Sum([z3.IntVal(0)] + [c * self.monomial(list(a)) if a else z3.IntVal(c)
+                                            for c, a in p.values()])
+        g = 0
+        for c, _ in inside.values():
+            g = math.gcd(g, c)
+        body = {k: (c // g, a) for k, (c, a) in inside.items()}
+        if len(body) == 1 and next(iter(body.values()))[0] == 1 and next(iter(body.values()))[1]:
+            s = next(iter(body.values()))[1][0]
+        else:
+            key = tuple(sorted((k, c) for k, (c, _) in body.items()))
+            s = self.sums.get(key)
+            if s is None:
+                s = self.sums[key] = z3.Int(f"sum!{len(self.sums)}")
+                self.side.append(s == z3.Sum([z3.IntVal(0)] + [c * (a[0] if a else 1) for c, a in body.values()]))
+        out = g * self.monomial([r, s])
+        return out + self.linear(rest) if rest else out
 
     def division(self, x, c: int, mod: bool):
         """x div c or x mod c (c > 0, SMT-LIB's floor forms) as a fresh quotient q with
@@ -126,6 +219,21 @@ class _Abstraction:
                         out.append(z3.Implies(z3.And(nonneg + [x <= y]), px <= py))
                         out.append(z3.Implies(z3.And(nonneg + [x + 1 <= y]), px + r <= py))
         return out
+
+
+#: Arithmetic operations `_Abstraction.poly` expands; most monomials of one expansion.
+_POLY_OPS = (z3.Z3_OP_ADD, z3.Z3_OP_SUB, z3.Z3_OP_UMINUS, z3.Z3_OP_MUL)
+POLY_TERMS = 64
+
+
+def _scale(p: dict, c: int) -> dict:
+    return {k: (v[0] * c, v[1]) for k, v in p.items()}
+
+
+def _accumulate(into: dict, p: dict) -> None:
+    for k, (c, a) in p.items():
+        was = into.get(k)
+        into[k] = (was[0] + c, a) if was is not None else (c, a)
 
 
 def refute(assertions, rlimit: int, timeout_ms: int) -> bool:

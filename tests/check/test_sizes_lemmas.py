@@ -54,3 +54,33 @@ def test_a_satisfiable_formula_is_never_refuted(m: int, n: int, row: int, col: i
     f = [M == m, N == n, R == row, C == col, R >= 0, C >= 0, R * N + C >= M * N + slack, R * C * N >= 0]
     if m * n + slack <= row * n + col:
         assert not refute(f, RLIMIT, MS)
+
+
+def _tile(K, N, R, T, C):
+    """The element offset of a pipelined tile's row (gemm_fp16's B tile in its K loop): N * row plus
+    448 N plus t periods of 128 rows, the last as Triton writes it (N * 64 + N * 64)."""
+    return N * R + 448 * N + T * (N * 64 + N * 64) + C
+
+
+def test_a_sum_of_products_with_a_common_factor_is_grouped_and_refuted() -> None:
+    K, N, R, T, C = z3.Ints("K N R T C")
+    f = [N >= 0, R >= 0, T >= 0, C >= 0, R + 448 + 128 * T + 1 <= K, C + 8 <= N, _tile(K, N, R, T, C) + 8 > K * N]
+    assert refute(f, RLIMIT, MS)
+    assert not refute(f[:-3] + [R + 448 + 128 * T <= K] + f[-2:], RLIMIT, MS)  # row K allowed: one row past
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-3, 3), st.integers(1, 300), st.integers(0, 2999), st.integers(0, 20), st.integers(0, 299),
+       st.integers(-3, 3))
+def test_a_satisfiable_grouped_formula_is_never_refuted(delta: int, n: int, row: int, t: int, col: int,
+                                                         slack: int) -> None:
+    """Soundness of the grouping: at a point that satisfies the formula (K near the tile's row, so
+    that some points do) the abstraction stays satisfiable."""
+    k = row + 448 + 128 * t + delta
+    K, N, R, T, C = z3.Ints("K N R T C")
+    f = [K == k, N == n, R == row, T == t, C == col, N >= 0, R + 448 + 128 * T <= K + slack,
+         _tile(K, N, R, T, C) + 8 > K * N + slack]
+    s = z3.Solver()
+    s.add(f)
+    if s.check() == z3.sat:
+        assert not refute(f, RLIMIT, MS)
