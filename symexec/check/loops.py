@@ -123,6 +123,19 @@ class _Attempt:
     canon: tuple
     async_ops: int
     early: bool = False  # D guessed by `_deltas_early`
+    held: dict[str, object] = field(default_factory=dict)  # the shadow's state of the other live registers at the start
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A live register whose value at the loop head is a function of t (`expr`, the shadow's, after the period)
+    that must keep its value at t = 0 (`value`, per lane; `lanes`: the live ones) over the summarised periods:
+    scanned with the loop's decisions (`_first_change`)."""
+
+    pc: int
+    expr: tuple
+    lanes: np.ndarray
+    value: np.ndarray
 
 
 @dataclass
@@ -315,7 +328,8 @@ class LoopSummariser:
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
-                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early)
+                               {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
+                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas})
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -346,15 +360,16 @@ class LoopSummariser:
         # proof, which covers the skipped periods' global accesses, does not run once a representative CTA has
         # a finding (grid.py check_symbolic); `_reads_checked` covers them here instead
         found = bool(b.reports or self.state.uninit_outputs or self.state.detector.races())
+        held: list[_Held] = []
         if why is None:
-            why = self._closure(b, proof)
+            why = self._closure(b, proof, held)
         if why is None and Canon(b, self.state, self._live_in(b.prog, proof.head),
                                  self._wgmma_needed(b.prog, proof.head)).key != proof.canon:
             why = "the state at the head does not repeat after one period"
         if why is not None:
             self._abandon(why)
             return
-        periods = self._first_change(lp.decisions)
+        periods = self._first_change([*lp.decisions, *held])
         if periods is None:
             self._abandon(f"no decision of the loop changes within {SCAN_LIMIT} periods")
             return
@@ -395,9 +410,10 @@ class LoopSummariser:
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
-    def _closure(self, b, proof: _Attempt) -> str | None:
+    def _closure(self, b, proof: _Attempt, held: list[_Held]) -> str | None:
         """Every live register is its start value plus (t+1)*D (D its change per period), or repeats
-        and does not depend on t."""
+        and does not depend on t, or repeats and is a function of t and the thread only that `held` gets
+        (`_held`: the periods summarised end before its value first changes)."""
         sh = self.shadow
         tr = self.state.tracker
         alive = b.alive
@@ -426,7 +442,10 @@ class LoopSummariser:
                     return f"loop-carried register {r} does not advance by the same amount every period"
                 continue
             if st is not None and st is not TOP and leaves(st.expr if isinstance(st, Sv) else st, ("t",)):
-                return f"register {r} is live at the loop head and depends on the iteration"
+                why = self._held(b, proof, r, st, held)
+                if why is not None:
+                    return f"register {r} is live at the loop head and depends on the iteration ({why})"
+                continue
             t = tr.reg_taint.get(r)
             if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
                 continue
@@ -439,8 +458,46 @@ class LoopSummariser:
             sh.resolve_steps(proof.ident, steps)
         return None
 
+    def _held(self, b, proof: _Attempt, r: str, st, held: list[_Held]) -> str | None:
+        """Register `r`, live at the loop head, is a function `e` of t after the period (the shadow's `st`); None
+        when it is taken as a decision (appended to `held`), else why not.
+
+        Every period summarised (t = 0 .. periods - 1) ran as period 0 did, so with `r` at its start value v
+        (the run's, the same in every CTA: `proof.held`); the value it carries into period t + 1 is e(t), and
+        after the skipped periods the run goes on with e(0), its concrete value. Both hold when e(t) = e(0) = v
+        on every live lane for t < periods: `_first_change` ends the summary before the first t at which e
+        differs from e(0), exactly as for a decision (the register acts as one: where it would change, the
+        loop is run on). Only for e a function of t and the thread (no %ctaid, size or step leaf) and a start
+        state that is the same in every CTA, so that the executed lanes' values are every CTA's."""
+        e = st.expr if isinstance(st, Sv) else st
+        if leaves(e, ("c", "s", "g", "d")):
+            return "and on %ctaid or the sizes"
+        start = proof.held.get(r)
+        if start is TOP or (start is not None and leaves(start.expr if isinstance(start, Sv) else start,
+                                                         ("c", "s", "g", "d", "t"))):
+            return "and its start value differs between CTAs"
+        w = b.prog.reg(r).width if b.prog.reg(r) is not None else None
+        if w is None or w > 64:
+            return "and is wider than 64 bits"
+        alive = b.alive
+        t = self.state.tracker.reg_taint.get(r)
+        if t is not None and (np.broadcast_to(t, alive.shape)[alive] != 0).any():
+            return "and on data"
+        before, now = proof.base.get(r), b.regs.get(r)
+        if before is None or now is None or not np.array_equal(np.broadcast_to(before, alive.shape)[alive],
+                                                                np.broadcast_to(now, alive.shape)[alive]):
+            return "and does not repeat"
+        value = np.broadcast_to(evaluate(e, self.shadow.lane_env(0)), alive.shape)
+        mask = np.uint64(_width_mask(w))
+        run = np.broadcast_to(np.asarray(now).astype(np.uint64) & mask, alive.shape)
+        if (value[alive].astype(np.uint64) & mask != run[alive]).any():  # the shadow disagrees with the run
+            return "internal: the shadow's value disagrees with the run"
+        held.append(_Held(proof.head, e, alive.copy(), np.asarray(value).copy()))
+        return None
+
     def _first_change(self, decisions) -> int | None:
-        """The smallest t >= 1 at which a decision differs from t = 0 on some lane (exact evaluation)."""
+        """The smallest t >= 1 at which a decision (or a live register held, `_Held`) differs from t = 0 on
+        some lane (exact evaluation)."""
         if not decisions:
             return None
         sh = self.shadow

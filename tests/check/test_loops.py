@@ -172,7 +172,8 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
-              "loop_wgmma_pipelined_reread_late_overwrite_race"]
+              "loop_wgmma_pipelined_reread_late_overwrite_race", "loop_live_bound_predicate_ok",
+              "loop_live_bound_predicate_late_race"]
 
 
 def _both(fn):
@@ -410,6 +411,32 @@ def test_inner_loop_is_summarised_in_every_outer_iteration() -> None:
     r = check_file(REGRESSION / "loop_nested_staging_last_barrier_skipped.ptx")
     skipped = [s["iterations_skipped"] for s in r.stats["loops_summarised"]]
     assert r.verdict == "race" and len(skipped) == 6 and skipped[-1] < min(skipped[:-1]), skipped
+
+def test_live_predicate_on_the_iteration_is_held_over_the_summarised_periods(tmp_path: Path) -> None:
+    """%p1 ("the next row lies outside the window [lo, lo + 128)") is computed in the latch and read at the top of
+    the next iteration: live at the loop head and a function of t. It used to stop every summary ("live at the
+    loop head and depends on the iteration"); now the periods skipped end before its value first changes
+    (loops.py `_held`), as for a decision."""
+    r = check_file(REGRESSION / "loop_live_bound_predicate_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["iterations_skipped"] >= 50, s
+    # the window holds iterations 40 .. 43: the summary ends before 40, they run, and the race in them is found
+    r = check_file(REGRESSION / "loop_live_bound_predicate_late_race.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race" and s["from_iteration"] + s["iterations_skipped"] <= 40, s
+    assert "two CTAs write the same bytes" in r.findings[0].message
+    # the same predicate with the CTA's offset in the next row: it differs between CTAs, the executed ones'
+    # values over t say nothing of the others', so the loop is not summarised
+    src = (REGRESSION / "loop_live_bound_predicate_ok.ptx").read_text()
+    latch = "\tshl.b32 %r9, %r4, 5;            // the next row's first word: i*32 + tid\n"
+    assert latch in src
+    varied = tmp_path / "varied.ptx"
+    varied.write_text(src.replace(latch, latch + "\tadd.u32 %r9, %r9, %r3;\n"))
+    r = check_file(varied, grid="symbolic")  # (auto enumerates 4 CTAs when no loop is summarised)
+    assert r.verdict == "race_free" and not r.stats.get("loops_summarised")
+    assert any("%p1 is live at the loop head and depends on the iteration (and on %ctaid" in n for n in r.notes), \
+        r.notes
+
 
 def test_prmt_with_an_unused_source_lets_the_loop_be_summarised() -> None:
     # the loop's prmt names a register that is never written, from which it picks no byte: the
