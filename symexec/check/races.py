@@ -79,6 +79,7 @@ class Event:
     path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
     undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
     seq: int = -1  # its number in the order the detector was given the accesses (RaceDetector.add)
+    consecutive: bool = False  # every row of `flat` is consecutive ascending bytes (MemoryAccess.consecutive)
 
     @property
     def hb(self) -> np.ndarray:
@@ -781,6 +782,8 @@ class RaceDetector:
             refined = False
             for e, r in zip(events, ids):
                 flat = st.padded(e.flat)
+                if e.consecutive and flat is e.flat:  # known: entries and _fits need not compare its bytes
+                    _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, np.ones(flat.shape[0], bool)
                 got = st.entries(flat)
                 while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
                     self._refine(st, flat, got)

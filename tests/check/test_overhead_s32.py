@@ -77,3 +77,29 @@ def test_starts_after_then_are_np_r(a: list, dtype) -> None:
         assert got.dtype == x.dtype and np.array_equal(got, want)
     b = x > 0
     assert np.array_equal(_then(b, False), np.r_[b, False]) and _then(b, False).dtype == np.bool_
+
+
+def test_consecutive_accesses_have_consecutive_rows(monkeypatch) -> None:
+    """Memory.read / write say their rows are consecutive bytes (MemoryAccess.consecutive), and the
+    detector then takes _contiguous's answer as all-true: every such event's rows must be so; the
+    reports stay those of the tested form (tests/regression cases, their expected verdicts)."""
+    from pathlib import Path
+
+    from symexec.check.races import RaceDetector
+    from volta.check_cli import check_file
+
+    seen: list[int] = []
+    add = RaceDetector.add
+
+    def checked_add(self, e) -> None:
+        if e.consecutive:
+            nb = e.flat.shape[1]
+            assert np.array_equal(e.flat, e.flat[:, :1] + np.arange(nb))
+            seen.append(nb)
+        add(self, e)
+
+    monkeypatch.setattr(RaceDetector, "add", checked_add)
+    root = Path(__file__).resolve().parents[1] / "regression"
+    for name in ("block2d_transpose_missing_barrier", "block2d_transpose_with_barrier", "addr64_global_index"):
+        check_file(root / f"{name}.ptx")
+    assert seen and max(seen) >= 1
