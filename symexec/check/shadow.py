@@ -60,7 +60,10 @@ def some(a) -> bool:
 
 
 def every(a) -> bool:
-    """Is every element of `a` nonzero (as `a.all()`, at count_nonzero's cost)?"""
+    """Is every element of `a` nonzero (as `a.all()`, at count_nonzero's cost)? (An array's own
+    `size` attribute: np.size is a Python-level call, 0.5 us of a 1.2 us test.)"""
+    if type(a) is np.ndarray:
+        return np.count_nonzero(a) == a.size
     return np.count_nonzero(a) == np.size(a)
 
 

@@ -103,3 +103,16 @@ def test_consecutive_accesses_have_consecutive_rows(monkeypatch) -> None:
     for name in ("block2d_transpose_missing_barrier", "block2d_transpose_with_barrier", "addr64_global_index"):
         check_file(root / f"{name}.ptx")
     assert seen and max(seen) >= 1
+
+
+def test_page_layout_makes_its_direct_table_at_first_locate() -> None:
+    """A layout never indexed costs no page table; its first locate makes it and finds the same
+    positions as a layout whose table was made up front would (pages in order of first touch)."""
+    from symexec.paged import PAGE, PagedArray, constant
+
+    a = PagedArray(64 * PAGE, np.int32, constant(-1, np.int32))
+    assert a._layout._direct is None
+    a[np.array([5 * PAGE + 3, 2 * PAGE])] = np.array([7, 9], np.int32)
+    assert a._layout._direct is not None
+    assert a[np.array([5 * PAGE + 3, 2 * PAGE, 40 * PAGE])].tolist() == [7, 9, -1]
+    assert a.made_pages().tolist() == [2, 5, 40]
