@@ -80,6 +80,9 @@ class MemoryAccess:
     atomic: bool = False  # part of a read-modify-write (atom, red)
     proxy: Proxy = Proxy.GENERIC
     op: "AsyncOp | None" = None  # performed on behalf of this asynchronous operation
+    # every row of `flat` is consecutive ascending bytes (Memory.read / write make them so): the race
+    # detector need not test it (races._contiguous)
+    consecutive: bool = False
 
 
 # ---------------------------------------------------------------------- synchronisation

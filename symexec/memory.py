@@ -123,7 +123,8 @@ class Memory:
         atomic = getattr(src, "async_atomic", False)  # an asynchronous reduction's element updates
         ev = MemoryAccess(write, buffer, size, lanes, flat, ins, src.pc if src is not None else -1,
                           Scope.GPU if atomic else strength(ins), order(ins), atomic or is_atomic(ins),
-                          getattr(src, "proxy", Proxy.GENERIC), getattr(src, "async_op", None))
+                          getattr(src, "proxy", Proxy.GENERIC), getattr(src, "async_op", None),
+                          consecutive=True)  # (every caller's flat is offsets[:, None] + arange(nbytes))
         for o in self.observers:
             o.on_access(ev)
 

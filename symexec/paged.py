@@ -132,7 +132,10 @@ class PageLayout:
         self.npages = -(-int(size) // PAGE)
         self.table = _PageTable(self.npages)
         # page -> slot << PAGE_SHIFT (-1: not made), beside `table` for arrays of few pages
-        self._direct = np.full(self.npages, -1, np.int64) if self.npages <= DIRECT_PAGES else None
+        # (made at the first locate, before any page is: a layout never indexed, such as the race
+        # detector's state of a buffer whose reads are all kept aside, costs no table)
+        self._direct: np.ndarray | None = None
+        self._direct_pages = self.npages <= DIRECT_PAGES
         self.pages = np.empty(0, np.int64)  # page number of each slot
         self.used = 0
         self._last: tuple[object, np.ndarray] | None = None
@@ -147,6 +150,8 @@ class PageLayout:
         flat = np.asarray(idx, dtype=np.int64)
         pages = flat >> PAGE_SHIFT
         direct = self._direct
+        if direct is None and self._direct_pages:
+            direct = self._direct = np.full(self.npages, -1, np.int64)
         if direct is not None and pages.size and pages.min() >= 0:  # (a negative index: the chunked table's way)
             base = direct[pages]
             if base.size and base.min() < 0:

@@ -79,6 +79,7 @@ class Event:
     path: tuple[int, ...] = ()  # explored choices that led to the access (Group.path)
     undef: np.ndarray | None = None  # per lane of a write: the value is not defined (same_value.py)
     seq: int = -1  # its number in the order the detector was given the accesses (RaceDetector.add)
+    consecutive: bool = False  # every row of `flat` is consecutive ascending bytes (MemoryAccess.consecutive)
 
     @property
     def hb(self) -> np.ndarray:
@@ -416,7 +417,10 @@ class _BufferState:
             k, n = c.shape
             return (c * CELL).reshape(-1), np.repeat(np.arange(k), n)
         k, nb = flat.shape
-        lo, hi = _row_min(flat) // GPAGE, _row_max(flat) // GPAGE
+        if every(_contiguous(flat)):  # rows of consecutive ascending bytes: the first is the least, the last the most
+            lo, hi = flat[:, 0] // GPAGE, flat[:, -1] // GPAGE
+        else:
+            lo, hi = _row_min(flat) // GPAGE, _row_max(flat) // GPAGE
         g = self.gran[lo].astype(np.int64)
         if not every(g) or not every(self.gran[hi]) or self._middle_untouched(lo, hi):
             # pages touched the first time take the rows' granules
@@ -491,6 +495,31 @@ def _fits(flat: np.ndarray, g: int) -> np.ndarray:
         return flat[:, 0] % g == 0
     first = flat[:, ::g]
     return rows_all((first % g) == 0) & rows_all((flat.reshape(k, -1, g) == first[:, :, None] + _STEP[:g]).reshape(k, nb))
+
+
+def _starts(a: np.ndarray) -> np.ndarray:
+    """np.r_[True, a[1:] != a[:-1]] of a non-empty 1-D array: where each run of equal elements starts
+    (np.r_'s Python-level concatenation costs ~5 us a call more; the same array)."""
+    out = np.empty(a.size, bool)
+    out[0] = True
+    np.not_equal(a[1:], a[:-1], out=out[1:])
+    return out
+
+
+def _after(x, a: np.ndarray) -> np.ndarray:
+    """np.r_[x, a] for a 1-D array a (of a dtype that holds x): x, then a."""
+    out = np.empty(a.size + 1, a.dtype)
+    out[0] = x
+    out[1:] = a
+    return out
+
+
+def _then(a: np.ndarray, x) -> np.ndarray:
+    """np.r_[a, x] for a 1-D array a (of a dtype that holds x): a, then x."""
+    out = np.empty(a.size + 1, a.dtype)
+    out[:-1] = a
+    out[-1] = x
+    return out
 
 
 _CONTIGUOUS: list = [None, None]  # (flat, its rows' contiguity) of the last array asked: entries asks per granule
@@ -753,6 +782,8 @@ class RaceDetector:
             refined = False
             for e, r in zip(events, ids):
                 flat = st.padded(e.flat)
+                if e.consecutive and flat is e.flat:  # known: entries and _fits need not compare its bytes
+                    _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, np.ones(flat.shape[0], bool)
                 got = st.entries(flat)
                 while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
                     self._refine(st, flat, got)
@@ -823,12 +854,12 @@ class RaceDetector:
     def _pairs(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
         """Test the window's accesses (sorted by byte, time, lane) against the latest earlier write of
         their byte and each read against the next write; keep each byte's latest write and reads since."""
-        ub = byte[np.r_[True, byte[1:] != byte[:-1]]]  # `byte` is sorted
+        ub = byte[_starts(byte)]  # `byte` is sorted
         W = st.lastw[ub]
         # the bytes' kept accesses, oldest first: the latest write, then (for bytes written now) the reads since
         pb, pr, pm = [ub[W >= 0]], [W[W >= 0]], [np.ones(int((W >= 0).sum()), np.int64)]
         wb = byte[kind != READ]
-        wb = wb[np.r_[True, wb[1:] != wb[:-1]]] if wb.size else wb
+        wb = wb[_starts(wb)] if wb.size else wb
         if wb.size:
             heads = st.rhead[wb]
             if (heads >= 0).any():
@@ -842,32 +873,34 @@ class RaceDetector:
         allb = np.concatenate([kb, byte])
         allr = np.concatenate(pr + [rec])
         mult = np.concatenate(pm + [np.ones(byte.size, np.int64)])
-        isnew = np.r_[np.zeros(nk, bool), np.ones(byte.size, bool)]
+        isnew = np.zeros(nk + byte.size, bool)
+        isnew[nk:] = True
         o = np.argsort(allb, kind="stable")
         allb, allr, isnew, mult = allb[o], allr[o], isnew[o], mult[o]
         allk = self.R["kind"][allr]
         n = allb.size
         pos = np.arange(n)
-        start = np.r_[0, np.nonzero(allb[1:] != allb[:-1])[0] + 1]
-        lens = np.diff(np.r_[start, n])
+        start = np.nonzero(_starts(allb))[0]
+        ends = _then(start[1:], n)
+        lens = ends - start
         group_start = np.repeat(start, lens)
-        group_end = np.repeat(np.r_[start[1:], n], lens)
+        group_end = np.repeat(ends, lens)
         is_w = allk != READ
         lw = np.where(is_w, pos, -1)
         lw_incl = np.maximum.accumulate(lw)
-        prev_w = np.r_[-1, lw_incl[:-1]]
+        prev_w = _after(-1, lw_incl[:-1])
         prev_w = np.where(prev_w >= group_start, prev_w, -1)
         sel1 = (prev_w >= 0) & isnew
         self._test(st, allb, allr, prev_w[sel1], pos[sel1], 0, None)
         if wb.size:
             nw = np.where(is_w, pos, n)
-            next_w = np.r_[np.minimum.accumulate(nw[::-1])[::-1][1:], n]
+            next_w = _then(np.minimum.accumulate(nw[::-1])[::-1][1:], n)
             sel2 = (~is_w) & (next_w < group_end)
             a2, b2 = pos[sel2], next_w[sel2]
             keep2 = isnew[b2]  # (a kept read, a kept write) pairs were tested when they happened
             self._test(st, allb, allr, a2[keep2], b2[keep2], 1, mult[a2[keep2]])
         # the state: each byte's last write, and the reads after it (a kept write stays as it is)
-        last = np.r_[start[1:], n] - 1
+        last = ends - 1
         lastw_pos = np.maximum.accumulate(np.where(is_w & isnew, pos, -1))[last]
         has_w = lastw_pos >= start
         gb = allb[start]
@@ -969,9 +1002,9 @@ class RaceDetector:
         to that one's count."""
         R = self.R
         k = byte.size
-        first = np.r_[True, byte[1:] != byte[:-1]]
+        first = _starts(byte)
         heads = st.rhead[byte]
-        prev_rec = np.r_[-1, rec[:-1]]
+        prev_rec = _after(-1, rec[:-1])
         head_rec = self._node_rec[np.maximum(heads, 0)] if self._nodes else np.zeros(k, np.int64)
         prev_rec = np.where(first, np.where(heads >= 0, head_rec, -1), prev_rec)
         eq = prev_rec >= 0
@@ -997,7 +1030,7 @@ class RaceDetector:
         gstart = np.maximum.accumulate(np.where(first, np.arange(k), 0))
         owner = np.where(lastf >= gstart, ids[np.maximum(lastf, 0)], heads)
         # a fresh node's predecessor: the byte's previous node (fresh one before it, or the head)
-        before = np.r_[-1, owner[:-1]]
+        before = _after(-1, owner[:-1])
         prev = np.where(first, heads, before)
         fi = np.nonzero(fresh)[0]
         self._node_rec[self._nodes:need] = rec[fi]
@@ -1006,7 +1039,7 @@ class RaceDetector:
         self._nodes = need
         if eq.any():
             np.add.at(self._node_mult, owner[eq], 1)
-        lastpos = np.r_[~first[1:], False]
+        lastpos = _then(~first[1:], False)
         st.rhead[byte[~lastpos]] = owner[~lastpos]
 
     # ------------------------------------------------------------------ atomics and plain accesses

@@ -511,7 +511,7 @@ class CheckState(Observer):
         """The race detector's record of access `ev` (kept in `log` when asked)."""
         e = Event(self.time, ev.pc, k, int(ev.scope), ev.buffer, lanes, flat, rows, bases, epochs,
                   hashes, real, int(ev.order), hbrows=hb, tbases=tbases, owns=owns, proxy=proxy, op=ev.op,
-                  size=ev.size, path=self.path, undef=undef)
+                  size=ev.size, path=self.path, undef=undef, consecutive=ev.consecutive)
         if self.log is not None:
             self.log.append(e)
         return e
