@@ -217,6 +217,9 @@ class Normalizer:
         self.cache_resets = 0  # times _expanded was emptied (statistics)
         self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
+        self._big: set[int] = set()  # terms whose subgraphs have more than small_subgraph's limit of nodes
+        # _merge_exp2: ((exp2 atom, exponent), ...) -> exp2 of the sum, as exp2_atom gives it
+        self._exp2_products: dict[tuple, tuple[int | None, Coef]] = {}
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
         self._shape_ids: dict[int, int] = {}
         self._shape_keys: dict[tuple, int] = {}
@@ -282,10 +285,19 @@ class Normalizer:
                 d[a] = 1
         exps = [a for a, e in d.items() if a in self._exp2 and e]
         if len(exps) > 1 or any(d[a] != 1 for a in exps):
-            total: Poly = {}
+            # exp2(p1)^e1 ... exp2(pk)^ek = exp2(e1 p1 + ... + ek pk): a function of the atoms and exponents
+            # alone (an atom's polynomial never changes), kept per product (FlashAttention-style rescaling
+            # multiplies each of a row's D accumulators by the same exp2(m_old - m_new): one sum for all)
+            key = tuple(sorted((a, d[a]) for a in exps))
+            got = self._exp2_products.get(key)
+            if got is None:
+                total: Poly = {}
+                for a in exps:
+                    _add_into(total, self.polys[self.atoms[a][1][0]], d[a])
+                got = self._exp2_products[key] = self.exp2_atom(total)
             for a in exps:
-                _add_into(total, self.polys[self.atoms[a][1][0]], d.pop(a))
-            a, c = self.exp2_atom(total)
+                del d[a]
+            a, c = got
             coef = c
             if a is not None:
                 d[a] = d.get(a, 0) + 1
@@ -1379,7 +1391,7 @@ class Normalizer:
         T = self.T
         if self._wide_equality(i):
             return None
-        nodes = small_subgraph(T, i)
+        nodes = small_subgraph(T, i, big=self._big)
         if nodes is None:
             return None
         ops = T.op[nodes]
