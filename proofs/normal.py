@@ -171,13 +171,20 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
         return b, 1
     if not b:
         return a, 1
-    if special is not None and len(a) == 2 and len(b) == 2 and a[0] not in special and b[0] not in special:
-        if a[0] < b[0]:
-            return (a[0], a[1], b[0], b[1]), 1
-        if b[0] < a[0]:
-            return (b[0], b[1], a[0], a[1]), 1
-        e = a[1] + b[1]
-        return ((a[0], e) if e else ()), 1
+    if special is not None and len(a) == 2 and len(b) == 2:
+        sa, sb = a[0] in special, b[0] in special
+        if not sa and not sb:
+            if a[0] < b[0]:
+                return (a[0], a[1], b[0], b[1]), 1
+            if b[0] < a[0]:
+                return (b[0], b[1], a[0], a[1]), 1
+            e = a[1] + b[1]
+            return ((a[0], e) if e else ()), 1
+        # one special atom to the first power times another, plain atom (p_j v_jd, exp2 x leaf): exp2_merge
+        # would find no second exp2 atom to merge, no power of an indicator and no second indicator
+        # (its disjoint-equality test needs two): the two atoms side by side, as it returns them
+        if not (sa and sb) and (a[1] if sa else b[1]) == 1:
+            return ((a[0], a[1], b[0], b[1]) if a[0] < b[0] else (b[0], b[1], a[0], a[1])), 1
     d: dict[int, int] = {}
     for i in range(0, len(a), 2):
         d[a[i]] = a[i + 1]

@@ -75,3 +75,30 @@ def test_rescaled_products() -> None:
     one, two, want, other = N.of(np.array([_bin(T, Op.FMUL, ex(a, b), ex(b, c)), _bin(T, Op.FMUL, ex(b, c), ex(a, b)),
                                            ex(a, c), _bin(T, Op.FMUL, ex(a, b), ex(c, b))], np.int64))
     assert N.equal(one, want) and N.equal(two, want) and not N.equal(other, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_single_atom_products_as_merge_gives_them(data) -> None:
+    """_mono_mul of two one-atom monomials (plain atoms, exp2 atoms, indicators with and without an
+    equality value, any small exponents) answers what _merge_exp2 answers for their product."""
+    from proofs.normal import AtomKind, _mono_mul
+
+    T = TermStore()
+    x = [int(v) for v in T.input("x", np.arange(3), F32)]
+    N = Normalizer(T)
+    e1, e2 = N.of(np.array([int(T.make(Op.FEX2, F32, NONE, [np.array([x[i]])])[0]) for i in (0, 1)], np.int64))
+    plain = sorted(a for f in N.of(np.array(x, np.int64)) for m in f.num for a in m[::2])
+    exp2 = [next(iter(f.num))[0] for f in (e1, e2)]
+    # indicators: [t7 == 3], [t7 == 4] (equality values of one term: their product is 0) and [x0 > 0]
+    ind = [N.atom(AtomKind.IND, (("term", ("cmp", "eq", True, 7, ("value", v))),)) for v in (3, 4)]
+    ind.append(N.atom(AtomKind.IND, (("gt", N.poly_id(e1.num)),)))
+    assert len(N._eq_value) == 2 and set(ind) <= N._special
+    atoms = plain + exp2 + ind
+    a = (data.draw(st.sampled_from(atoms)), data.draw(st.sampled_from([-2, -1, 1, 2])))
+    b = (data.draw(st.sampled_from(atoms)), data.draw(st.sampled_from([-2, -1, 1, 2])))
+    d: dict[int, int] = {a[0]: a[1]}
+    d[b[0]] = d.get(b[0], 0) + b[1]
+    want = N._merge_exp2(d) if any(k in N._special for k in d) else \
+        (tuple(v for k in sorted(d) if d[k] for v in (k, d[k])), 1)
+    assert _mono_mul(a, b, N._merge_exp2, N._special) == want
