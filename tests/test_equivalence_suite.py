@@ -46,7 +46,10 @@ OVER_BUDGET: dict[str, str] = {
                             f"its 288 normal-form comparisons ~96 -> ~45 s (bench/results/equiv-suite-2026-12-05b); {_ALL}",
     "sinkhorn_attention": f"verified in 128 s CPU / 1.6 GiB (2026-12-05, branch i11g; main 945151d: 152 s / 2.2 GiB "
                           f"beside it); {_ALL}",
-    "sage_attention": f"not finished at 407 s CPU / 1.0 GiB (600 s wall, 2026-12-05, main 76ff67b); {_ALL}",
+    "sage_attention": f"verified (2026-12-05, branch i11j, bench/results/equiv-over-budget-2026-12-05s32, in-process "
+                      f"CPU): sm_89 vs sm_80 43 s (identical terms: the runs, prmt-heavy), sm_120 vs sm_80 124 s / 1.1 GiB "
+                      f"(runs ~45 s, normal forms of 1.2 M nodes); merge31: the sm_120 pair not finished at 149 s CPU (each "
+                      f"int8 mma operand's table() walked 4097 nodes to its block's scale); {_ALL}",
     "flash_attention": f"verified in 292 s CPU / 2.4 GiB (2026-12-05, main 76ff67b); {_ALL}",
 }
 #: Triton builds the checker finds racy (tests/test_check_suite.py, TRITON_FINDINGS: a value stored
