@@ -171,13 +171,20 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
         return b, 1
     if not b:
         return a, 1
-    if special is not None and len(a) == 2 and len(b) == 2 and a[0] not in special and b[0] not in special:
-        if a[0] < b[0]:
-            return (a[0], a[1], b[0], b[1]), 1
-        if b[0] < a[0]:
-            return (b[0], b[1], a[0], a[1]), 1
-        e = a[1] + b[1]
-        return ((a[0], e) if e else ()), 1
+    if special is not None and len(a) == 2 and len(b) == 2:
+        sa, sb = a[0] in special, b[0] in special
+        if not sa and not sb:
+            if a[0] < b[0]:
+                return (a[0], a[1], b[0], b[1]), 1
+            if b[0] < a[0]:
+                return (b[0], b[1], a[0], a[1]), 1
+            e = a[1] + b[1]
+            return ((a[0], e) if e else ()), 1
+        # one special atom to the first power times another, plain atom (p_j v_jd, exp2 x leaf): exp2_merge
+        # would find no second exp2 atom to merge, no power of an indicator and no second indicator
+        # (its disjoint-equality test needs two): the two atoms side by side, as it returns them
+        if not (sa and sb) and (a[1] if sa else b[1]) == 1:
+            return ((a[0], a[1], b[0], b[1]) if a[0] < b[0] else (b[0], b[1], a[0], a[1])), 1
     d: dict[int, int] = {}
     for i in range(0, len(a), 2):
         d[a[i]] = a[i + 1]
@@ -217,6 +224,9 @@ class Normalizer:
         self.cache_resets = 0  # times _expanded was emptied (statistics)
         self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
+        self._big: set[int] = set()  # terms whose subgraphs have more than small_subgraph's limit of nodes
+        # _merge_exp2: ((exp2 atom, exponent), ...) -> exp2 of the sum, as exp2_atom gives it
+        self._exp2_products: dict[tuple, tuple[int | None, Coef]] = {}
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
         self._shape_ids: dict[int, int] = {}
         self._shape_keys: dict[tuple, int] = {}
@@ -282,10 +292,19 @@ class Normalizer:
                 d[a] = 1
         exps = [a for a, e in d.items() if a in self._exp2 and e]
         if len(exps) > 1 or any(d[a] != 1 for a in exps):
-            total: Poly = {}
+            # exp2(p1)^e1 ... exp2(pk)^ek = exp2(e1 p1 + ... + ek pk): a function of the atoms and exponents
+            # alone (an atom's polynomial never changes), kept per product (FlashAttention-style rescaling
+            # multiplies each of a row's D accumulators by the same exp2(m_old - m_new): one sum for all)
+            key = tuple(sorted((a, d[a]) for a in exps))
+            got = self._exp2_products.get(key)
+            if got is None:
+                total: Poly = {}
+                for a in exps:
+                    _add_into(total, self.polys[self.atoms[a][1][0]], d[a])
+                got = self._exp2_products[key] = self.exp2_atom(total)
             for a in exps:
-                _add_into(total, self.polys[self.atoms[a][1][0]], d.pop(a))
-            a, c = self.exp2_atom(total)
+                del d[a]
+            a, c = got
             coef = c
             if a is not None:
                 d[a] = d.get(a, 0) + 1
@@ -1379,7 +1398,7 @@ class Normalizer:
         T = self.T
         if self._wide_equality(i):
             return None
-        nodes = small_subgraph(T, i)
+        nodes = small_subgraph(T, i, big=self._big)
         if nodes is None:
             return None
         ops = T.op[nodes]

@@ -341,19 +341,59 @@ class _Rows:
         return np.stack([self.d[int(i)] for i in np.atleast_1d(ids)])
 
 
-def small_subgraph(T: TermStore, root: int, limit: int = 4096) -> list[int] | None:
+def small_subgraph(T: TermStore, root: int, limit: int = 4096, big: set[int] | None = None) -> list[int] | None:
     """Sorted ids of root's subgraph when it has at most `limit` nodes (None otherwise): a Python
-    walk, cheaper than subgraph() for the small terms of bit tricks."""
-    seen = {int(root)}
-    todo = [int(root)]
-    while todo:
-        i = todo.pop()
-        for k in T.kids(i):
-            if k not in seen:
-                seen.add(k)
-                todo.append(k)
-                if len(seen) > limit:
-                    return None
+    walk, cheaper than subgraph() for the small terms of bit tricks.
+
+    `big`, when given, is a set of ids whose subgraphs are known to have more than `limit` nodes; the walk
+    uses and extends it (the store's nodes never change, so a node's subgraph is fixed once it exists).
+    A walk that reaches a node of `big` stops: every node on its path from the root has that node's
+    subgraph in its own, so it is big too. A walk that finds more than `limit` nodes goes on to
+    2 * limit: a node on the path entered when n nodes were seen has every node found after it in
+    its subgraph, so it is big when 2 * limit - n + 1 > limit (the int8 codes of a quantised block share
+    its scale, a reduction of thousands of nodes: one walk marks the scale, the other codes stop there)."""
+    root = int(root)
+    if big is None:
+        seen = {root}
+        todo = [root]
+        while todo:
+            i = todo.pop()
+            for k in T.kids(i):
+                if k not in seen:
+                    seen.add(k)
+                    todo.append(k)
+                    if len(seen) > limit:
+                        return None
+        return sorted(seen)
+    if root in big:
+        return None
+    seen = {root}
+    path = [root]  # the depth-first path from the root, with each node's iterator over its kids
+    its = [iter(T.kids(root))]
+    entry = [1]  # len(seen) when each path node was found (itself included)
+    cap = 2 * limit
+    while path:
+        for k in its[-1]:
+            if k in seen:
+                continue
+            if k in big:  # every path node reaches k
+                big.update(path)
+                return None
+            seen.add(k)
+            if len(seen) > cap:
+                big.update(p for p, e in zip(path, entry) if len(seen) - e + 1 > limit)
+                return None
+            path.append(k)
+            its.append(iter(T.kids(k)))
+            entry.append(len(seen))
+            break
+        else:
+            path.pop()
+            its.pop()
+            entry.pop()
+    if len(seen) > limit:  # more than limit nodes, fewer than cap: the root is big (nothing else known)
+        big.add(root)
+        return None
     return sorted(seen)
 
 

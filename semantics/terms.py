@@ -470,7 +470,7 @@ class TermStore:
 
     def kids(self, i: int) -> tuple[int, ...]:
         o, k = int(self._off.a[i]), int(self._nk.a[i])
-        return tuple(int(v) for v in self._kids.a[o:o + k])
+        return tuple(self._kids.a[o:o + k].tolist())  # Python ints (tolist: no per-element int())
 
     def node(self, i: int) -> Node:
         i = int(i)
