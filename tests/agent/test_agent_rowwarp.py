@@ -225,8 +225,9 @@ def test_the_rule_loop_plans_and_keeps_one_row_per_warp(tmp_path, rowsum_ptx: st
 def test_volta_check_contract_on_the_rewritten_file(tmp_path, contract: str, sizes: str) -> None:
     """`volta check --contract` takes the launch from the file's header; the replicated softmax is
     race_free at its launch; under --sizes symbolic the row-wise bounds query (row * N + col against
-    M * N elements) is not decided yet, so the check falls back to the launch and says so (the earlier
-    "every size" verdict was vacuous: symexec/check/sizes.py's divisibility fact)."""
+    M * N elements, the row offset an int32 `mul.lo.s32`) is proved for every size of the domain, whose
+    "every tensor has at most 2^31 - 1 elements" keeps that product from wrapping (symexec/check/grid.py's
+    row lemmas and monotone.py's grouped products; it fell back to the launch before them)."""
     from click.testing import CliRunner
 
     from volta.cli import main
@@ -238,7 +239,8 @@ def test_volta_check_contract_on_the_rewritten_file(tmp_path, contract: str, siz
     assert f"{contract}_kernel: race_free" in r.output and "block (32, 1, 1)" in r.output
     assert "launch shape from the candidate's header" in r.output
     if sizes == "symbolic":
-        assert "proven for ALL sizes" not in r.output
+        assert "proven for ALL sizes (M in [1, 2147483647], N in [16, 2147483632], a multiple of 16)" in r.output
+        assert "every tensor has 1 to 2^31 - 1 elements" in r.output
 
 
 def test_blackwell_builds() -> None:
