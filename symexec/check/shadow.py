@@ -42,7 +42,6 @@ DEP = np.uint8(DATA | SCHED)  # depends on something other than the launch's fix
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 # Which instructions commute their first two operands, which are warp-collective (a lane's result
 # is a function of the whole warp's operands and of the memory they name: numbered from all of
@@ -128,7 +127,7 @@ def splitmix(x: np.ndarray) -> np.ndarray:
 
 
 _U64 = 0xFFFFFFFFFFFFFFFF
-_M1_INT, _M2_INT, _GOLDEN_INT = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB, 0x9E3779B97F4A7C15
+_M1_INT, _M2_INT = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 
 
 def _splitmix_int(x: int) -> int:
@@ -139,7 +138,7 @@ def _splitmix_int(x: int) -> int:
     return x ^ (x >> 31)
 
 
-#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2, the golden ratio) and mix's step
+#: splitmix64's constants (shifts 30, 27, 31, multipliers M1, M2) and mix's step
 #: (multiplier STEP, shift 32) as
 #: arrays of one shape, per shape of a lane vector: a numpy scalar operand costs its ufunc call
 #: ~0.1 us of scalar conversion, which is a quarter of a call on a few hundred lanes (2.7 -> 2.1 us
@@ -155,18 +154,26 @@ def _constants(shape: tuple) -> tuple | None:
         if len(shape) != 1 or shape[0] > _SHAPED_MAX or len(_SHAPED) >= 64:
             return None
         got = _SHAPED[shape] = tuple(np.full(shape, v, np.uint64)
-                                      for v in (30, _M1, 27, _M2, 31, _GOLDEN, _STEP_INT, 32))
+                                      for v in (30, _M1, 27, _M2, 31, _STEP_INT, 32))
         for a in got:
             a.flags.writeable = False
     return got
 
 
-def _splitmix_owned(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, in place on an array the caller owns."""
+def _splitmix_owned(x: np.ndarray, c: tuple | None = None, tmp: np.ndarray | None = None) -> np.ndarray:
+    """splitmix64's finaliser, in place on an array the caller owns; `c`: _constants' tuple for its
+    shape (or _SCALARS), `tmp`: a scratch array of its shape for the shifts (fewer allocations)."""
     if x.ndim == 0:
         v = _splitmix_int(int(x))
         return np.asarray(np.uint64(v))
-    s30, m1, s27, m2, s31 = (_constants(x.shape) or _SCALARS)[:5]
+    s30, m1, s27, m2, s31 = (c or _constants(x.shape) or _SCALARS)[:5]
+    if tmp is not None and tmp.shape == x.shape:
+        x ^= np.right_shift(x, s30, out=tmp)
+        x *= m1
+        x ^= np.right_shift(x, s27, out=tmp)
+        x *= m2
+        x ^= np.right_shift(x, s31, out=tmp)
+        return x
     x ^= x >> s30
     x *= m1
     x ^= x >> s27
@@ -227,7 +234,7 @@ def mix(key: int, *parts: np.ndarray) -> np.ndarray:
 
 _STEP_INT = 0xD6E8FEB86659FD93
 _STEP, _S32 = np.uint64(_STEP_INT), np.uint64(32)
-_SCALARS = (_S30, _M1, _S27, _M2, _S31, _GOLDEN, _STEP, _S32)  # _constants' values as numpy scalars
+_SCALARS = (_S30, _M1, _S27, _M2, _S31, _STEP, _S32)  # _constants' values as numpy scalars
 
 
 def _step_int(x: int) -> int:
@@ -238,8 +245,8 @@ def _step_int(x: int) -> int:
 def _step(h: np.ndarray) -> np.ndarray:
     """step(h) of mix's combine, as a new array (h is not changed)."""
     c = _SHAPED.get(h.shape) or _constants(h.shape) or _SCALARS
-    y = np.multiply(h, c[6])
-    y ^= y >> c[7]
+    y = np.multiply(h, c[5])
+    y ^= y >> c[6]
     return y
 
 
@@ -285,33 +292,20 @@ def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
         if type(p) is not np.ndarray or p.dtype != np.uint64:
             p = np.asarray(p, dtype=np.uint64)
         if owned:
-            y = np.multiply(s, c[6], out=s)
+            y = np.multiply(s, c[5], out=s)
         else:
-            y, owned = np.multiply(s, c[6]), True  # a new array: ours
+            y, owned = np.multiply(s, c[5]), True  # a new array: ours
         if tmp is not None:
-            y ^= np.right_shift(y, c[7], out=tmp)
+            y ^= np.right_shift(y, c[6], out=tmp)
         else:
-            y ^= y >> c[7]
+            y ^= y >> c[6]
         if p.shape == y.shape or p.ndim == 0:
             y ^= p
             s = y
         else:  # a part of a larger shape: broadcast
             s = np.bitwise_xor(y, p)
             c, tmp = _SCALARS, None
-    # splitmix64's finaliser, in place
-    if tmp is not None and s.shape == tmp.shape:
-        s ^= np.right_shift(s, c[0], out=tmp)
-        s *= c[1]
-        s ^= np.right_shift(s, c[2], out=tmp)
-        s *= c[3]
-        s ^= np.right_shift(s, c[4], out=tmp)
-        return s
-    s ^= s >> c[0]
-    s *= c[1]
-    s ^= s >> c[2]
-    s *= c[3]
-    s ^= s >> c[4]
-    return s
+    return _splitmix_owned(s, c, tmp)
 
 
 def _spread(x, shape: tuple, owned: bool = False) -> np.ndarray:
