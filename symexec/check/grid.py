@@ -1013,16 +1013,26 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
         # each column in its range (a superset of the rows, guard dropped) first: in bounds there, in
-        # bounds; too many rows to list: that must hold
+        # bounds; too many rows to list: that must hold. A guarded (masked) access is tried exactly first:
+        # its superset drops the mask that keeps it in bounds, so it is almost never unsat (gemm_fp16 under
+        # --sizes symbolic: 0 of 123, 72 of 164 s CPU), and is asked only when the exact query is undecided.
         relaxed = cl.all_rows().shape[0] > MAX_ROWS
-        for superset in (True, False) if not relaxed else (True,):
+        order = (True,) if relaxed else (False, True) if cl.a.guard is not None else (True, False)
+        exact = None  # (answer, solver) of the exact query: the one a witness is read from
+        for superset in order:
             mem, off, guard, nrows, _ = cl.side("b", c, buf.base, relaxed=superset, leaves=sp.leaves)
             s = _solver()
             s.add(grid + [mem, guard, z3.UGT(z3.ZeroExt(1, off) + cl.a.size, sp.buffer_bytes(buf))])
             stats["z3_queries"] += 1
-            res = _check(s, quick=superset and not relaxed)  # the exact query follows the superset's
+            res = _check(s, quick=superset and not relaxed)
             if res == z3.unsat:
                 break
+            if not superset:
+                exact = (res, s)
+                if res == z3.sat:
+                    break  # the superset of a satisfiable query is satisfiable too
+        if res != z3.unsat and exact is not None:
+            res, s = exact
         if res != z3.unsat and relaxed:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
