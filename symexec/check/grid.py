@@ -1393,6 +1393,27 @@ def _pairs(classes: dict, allocs):
                 yield allocs[bi].base, w, a
 
 
+def _threads_apart(rows: np.ndarray, widths: dict[int, int], tags: tuple[str, str], lanes: tuple) -> list:
+    """For an access class paired with itself in one CTA (`rows`: its table of lane rows, columns q0 ..,
+    thread, o; `widths`: the q constants its address reads; tags: its two sides' names in `_Class.side`):
+    when no two rows of different threads agree on every constant the address reads and on the byte
+    offset o, two different threads' rows differ in one of them. Implied by the table that each side's
+    membership already asserts (no model of the bit-vector query is lost); the integer form (bv2int.py)
+    leaves that table out and needs this fact to keep `N * r1 + c1` apart from `N * r2 + c2` (a tile
+    store: rows apart by N once the row constants differ, a vector apart once the columns do).
+    [] when some key is shared by two threads, or the address reads no constant."""
+    rows = rows.astype(np.uint64, copy=False)
+    ncol = rows.shape[1] - 2
+    key = sorted(i for i in widths if i < ncol) + [ncol + 1]
+    masks = [np.uint64((1 << widths[i]) - 1) for i in key[:-1]]  # the table's constants modulo 2^width, as z3 reads them
+    keys = np.stack([rows[:, i] & m for i, m in zip(key, masks)] + [rows[:, ncol + 1], rows[:, ncol]], axis=1)
+    owners = np.unique(keys, axis=0)  # (key, thread), each once
+    if len(key) == 1 or np.unique(owners[:, :-1], axis=0).shape[0] != owners.shape[0]:
+        return []
+    sides = [[z3.BitVec(f"{t}_q{i}", widths[i]) for i in key[:-1]] + [z3.BitVec(f"{t}_o", 64)] for t in tags]
+    return [z3.Implies(lanes[0] != lanes[1], z3.Or([x != y for x, y in zip(*sides)]))]
+
+
 def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: dict, sizes: SizeDomain | None = None,
                trips: dict | None = None):
     """Two different threads of one CTA c (any c) touching overlapping global bytes, W a write.
@@ -1415,7 +1436,8 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
         m1, o1, gd1, _, l1 = w.side("w", c, base, leaves=sp.leaves)
         m2, o2, gd2, _, l2 = a.side("a", c, base, leaves=sp.leaves)
         s = _solver()
-        s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
+        s.add(g + [m1, m2, gd1, gd2, l1 != l2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)]
+              + (_threads_apart(w.all_rows(), _n_q(w.a.addr), ("w", "a"), (l1, l2)) if w is a else []))
         at_checked = [e.t == sizes.concrete[k] for k, e in sp.env.items()] if sizes is not None else []
         if not (w.loops or a.loops):  # a summarised loop's accesses were not all run, even in these
             for r in reps:  # executed already (at the checked launch's sizes)

@@ -147,3 +147,76 @@ def test_row_lemmas_state_the_tile_s_relations() -> None:
         s.add(lemmas, z3.Not(claim))
         assert s.check() == z3.unsat, claim
         s.pop()
+
+
+#: `TILE`'s store, but its column mask lets one vector past the row's end (`col < N + 8`) and each thread
+#: stores its own id: for N in [16, 128] the grid has one column of CTAs, so the vector at column N of row r
+#: is row r + 1's first, stored by another thread of the same CTA (an intra-CTA race on global memory);
+#: at N = 128 (the checked launch) no column reaches N. The output has one spare row, so nothing is out of
+#: bounds: the race is the only fault.
+TILE_STORE_PAST_ROW = (TILE.replace("setp.lt.s32 %p2, %r9, %r1;", "add.s32 %r16, %r1, 8;\n    setp.lt.s32 %p2, %r9, %r16;")
+                       .replace("    @%p3 ld.global.v4.b32 {%r16, %r17, %r18, %r19}, [%rd4];\n", "")
+                       .replace("{%r16, %r17, %r18, %r19}", "{%r3, %r3, %r3, %r3}"))
+
+
+def _narrow_launch(k: int, n: int) -> Launch:
+    return Launch((cdiv(n, 128), cdiv(k, 16), 1), (256, 1, 1),
+                  {"x": ZeroBytes(2 * k * n), "y": ZeroBytes(2 * (k + 1) * n)}, ["x", "y", n, k])
+
+
+def _narrow_domain(k: int, n: int) -> SizeDomain:
+    return SizeDomain([SizeVar("K", 16, 2**20, 16), SizeVar("N", 16, 128, 16)], {"K": k, "N": n},
+                      {"n": lambda e: e["N"], "kk": lambda e: e["K"]},
+                      lambda e: (cdiv(e["N"], 128), cdiv(e["K"], 16), 1),
+                      {"x": lambda e: e["K"] * e["N"] * 2, "y": lambda e: (e["K"] + 1) * e["N"] * 2},
+                      lambda p: _narrow_launch(p["K"], p["N"]))
+
+
+def _intra_note(r) -> str:
+    return next(a for a in r.assumptions if "proven for ALL sizes" in a)
+
+
+def test_a_tile_store_s_threads_are_apart_for_every_size() -> None:
+    """Two threads of one CTA store `TILE`'s vectors at `row * N + col` with different (row, col) (the
+    table's threads own distinct constants, grid.py `_threads_apart`): the integer form proves them apart
+    for every N, so intra-CTA races on global memory are covered for all sizes, not only on the executed
+    CTAs (before: Z3 answered unknown on the nonlinear `N * (r1 - r2)`)."""
+    r = _check(TILE, 48, 272)
+    assert r.verdict == "race_free", (r.verdict, r.notes)
+    note = _intra_note(r)
+    assert "no two threads of one CTA touch overlapping global bytes in any CTA" in note, note
+    assert "checked on the executed CTAs only" not in note, note
+
+
+def test_a_tile_store_past_its_row_races_inside_a_cta_at_another_size() -> None:
+    r = check_kernel(load_program(ptx_parser.parse(TILE_STORE_PAST_ROW, "k.ptx"), "k"), _narrow_launch(48, 128),
+                     sizes=_narrow_domain(48, 128))
+    assert r.verdict == "race", (r.verdict, r.notes, r.assumptions)
+    n = r.stats["witness_sizes"]["N"]
+    assert n < 128, r.stats["witness_sizes"]
+    sites = r.findings[0].sites
+    assert sites[0].cta == sites[1].cta and sites[0].thread != sites[1].thread, sites
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2**33), st.integers(0, 40), st.integers(0, 7), st.integers(0, 3)),
+                min_size=1, max_size=30))
+def test_threads_apart_holds_for_every_pair_of_rows(rows: list[tuple[int, int, int, int]]) -> None:
+    """Soundness: when `_threads_apart` gives its fact, it is true at every pair of recorded rows (columns
+    q0 (read modulo 2^32), q1, thread, o), whatever the rows; it gives it only when the rows allow it."""
+    from symexec.check.grid import _threads_apart
+
+    table = np.array(rows, dtype=np.uint64)
+    lanes = (z3.BitVec("w_t", 32), z3.BitVec("a_t", 32))
+    got = _threads_apart(table, {0: 32, 1: 32}, ("w", "a"), lanes)
+    keyed = {}
+    for q0, q1, t, o in rows:
+        keyed.setdefault((q0 % 2**32, q1, o), set()).add(t)
+    assert bool(got) == all(len(ts) == 1 for ts in keyed.values())
+    names = [[z3.BitVec(f"{s}_q0", 32), z3.BitVec(f"{s}_q1", 32), lanes[j], z3.BitVec(f"{s}_o", 64)]
+             for j, s in enumerate(("w", "a"))]
+    for r1 in rows:
+        for r2 in rows:
+            at = [(v, z3.BitVecVal(x, v.size())) for v, x in zip(names[0] + names[1], r1 + r2)]
+            for fact in got:
+                assert z3.is_true(z3.simplify(z3.substitute(fact, *at))), (r1, r2, fact)
