@@ -378,14 +378,15 @@ def _down(T: TermStore, d: _Down, M: np.ndarray, S: np.ndarray, ok: np.ndarray, 
     good = key[Y] == d.key[:, None]
     if d.aux_i.size:
         good[d.aux_i] &= aux[Y[d.aux_i]] == d.aux_v[:, None]
-    if d.in_i.size:
-        good[d.in_i] &= (aux[Y[d.in_i]] >> _INPUT_BITS) == d.in_buf[:, None]
+    if d.in_i.size:  # the INPUT rows' aux gathered once: buffer test, substitution set and check
+        a_in = aux[Y[d.in_i]]
+        good[d.in_i] &= (a_in >> _INPUT_BITS) == d.in_buf[:, None]
+        if d.sset_i.size:
+            S[d.sset_g, cols] = a_in[np.searchsorted(d.in_i, d.sset_i)]
+        if d.schk_i.size:
+            good[d.schk_i] &= a_in[np.searchsorted(d.in_i, d.schk_i)] == S[d.schk_g, cols]
     if d.opq_i.size:
         good[d.opq_i] &= Y[d.opq_i] == d.ids[d.opq_i, None]
-    if d.sset_i.size:
-        S[d.sset_g, cols] = aux[Y[d.sset_i]]
-    if d.schk_i.size:
-        good[d.schk_i] &= aux[Y[d.schk_i]] == S[d.schk_g, cols]
     ok &= good.all(axis=0)
     if not ok.all():  # failed members follow the representative itself from here
         Y = np.where(ok, Y, d.ids[:, None].astype(np.int32))

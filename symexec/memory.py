@@ -18,7 +18,7 @@ from ptx_parser import ast as A
 from .errors import MemoryFault
 from .events import Buffer, MemoryAccess, MemSpace, Proxy
 from .opcodes import Scope, is_atomic, order, strength
-from .paged import PagedArray, byte_fill
+from .paged import PagedArray, byte_fill, gather_rows, scatter_rows_at
 
 GLOBAL_BASE = 0x7F00_0000_0000
 SHARED_BASE = 0x1000_0000_0000
@@ -93,6 +93,21 @@ class GlobalMemory:
         return idx, off
 
 
+#: (opcode, modifiers) -> (strength, order, atomic) of an instruction's accesses (opcodes.strength, order,
+#: is_atomic: functions of those two fields only)
+_SEMANTICS: dict[tuple[str, frozenset], tuple[Scope, object, bool]] = {}
+
+
+def _semantics(ins: A.Instruction | None) -> tuple[Scope, object, bool]:
+    if ins is None:
+        return strength(None), order(None), is_atomic(None)
+    key = (ins.opcode, ins.modifiers)
+    got = _SEMANTICS.get(key)
+    if got is None:
+        got = _SEMANTICS[key] = (strength(ins), order(ins), is_atomic(ins))
+    return got
+
+
 class Memory:
     """All spaces of one batch of CTAs. `cta_of_lane[l]` is the batch slot of lane l's CTA.
 
@@ -117,14 +132,16 @@ class Memory:
         self._buffers = {MemSpace.SHARED: Buffer(MemSpace.SHARED, batch_id),
                          MemSpace.LOCAL: Buffer(MemSpace.LOCAL, batch_id), MemSpace.PARAM: Buffer(MemSpace.PARAM)}
 
-    def _tell(self, write: bool, buffer: Buffer, size: int, lanes: np.ndarray, flat: np.ndarray) -> None:
+    def _tell(self, write: bool, buffer: Buffer, size: int, lanes: np.ndarray, first: np.ndarray, nbytes: int) -> None:
+        """Tell the observers of an access of rows of `nbytes` bytes at offsets `first`."""
         src = self.source
         ins = src.ins if src is not None else None
         atomic = getattr(src, "async_atomic", False)  # an asynchronous reduction's element updates
-        ev = MemoryAccess(write, buffer, size, lanes, flat, ins, src.pc if src is not None else -1,
-                          Scope.GPU if atomic else strength(ins), order(ins), atomic or is_atomic(ins),
-                          getattr(src, "proxy", Proxy.GENERIC), getattr(src, "async_op", None),
-                          consecutive=True)  # (every caller's flat is offsets[:, None] + arange(nbytes))
+        scope, order_, is_atomic_ = _semantics(ins)
+        ev = MemoryAccess(write, buffer, size, lanes, first[:, None] + np.arange(nbytes), ins,
+                          src.pc if src is not None else -1, Scope.GPU if atomic else scope, order_,
+                          atomic or is_atomic_, getattr(src, "proxy", Proxy.GENERIC), getattr(src, "async_op", None),
+                          consecutive=True)  # (every row is consecutive bytes)
         for o in self.observers:
             o.on_access(ev)
 
@@ -205,15 +222,14 @@ class Memory:
             for i in np.unique(idx):
                 sel = idx == i
                 data = self.glob.allocations[int(i)].store
-                flat = o[sel, None] + np.arange(nbytes)
-                out[sel] = data[flat]
+                first = o[sel]
+                out[sel] = data.rows(first, nbytes)
                 if self.observers:
-                    self._tell(False, Buffer(MemSpace.GLOBAL, int(i)), data.size, lanes[sel], flat)
+                    self._tell(False, Buffer(MemSpace.GLOBAL, int(i)), data.size, lanes[sel], first, nbytes)
             return out
-        flat = off[:, None] + np.arange(nbytes)
         if self.observers:
-            self._tell(False, key, buf.size, lanes, flat)
-        return buf[flat]
+            self._tell(False, key, buf.size, lanes, off, nbytes)
+        return _rows(buf, off, nbytes)
 
     def write(self, space: str, lanes: np.ndarray, addrs: np.ndarray, data: np.ndarray,
               ins: A.Instruction | None = None) -> None:
@@ -231,15 +247,28 @@ class Memory:
                 alloc = self.glob.allocations[int(i)]
                 if alloc.readonly:
                     self._fault("store to read-only memory", ins, lanes, addrs, sel, space)
-                flat = o[sel, None] + np.arange(nbytes)
+                first = o[sel]
                 if self.observers:
-                    self._tell(True, Buffer(MemSpace.GLOBAL, int(i)), alloc.size, lanes[sel], flat)
-                alloc.store[flat] = data[sel]
+                    self._tell(True, Buffer(MemSpace.GLOBAL, int(i)), alloc.size, lanes[sel], first, nbytes)
+                alloc.store.set_rows(first, data[sel])
             return
-        flat = off[:, None] + np.arange(nbytes)
         if self.observers:
-            self._tell(True, key, buf.size, lanes, flat)
-        buf[flat] = data
+            self._tell(True, key, buf.size, lanes, off, nbytes)
+        _set_rows(buf, off, data)
+
+
+def _rows(buf: np.ndarray | PagedArray, first: np.ndarray, nbytes: int) -> np.ndarray:
+    """(k, nbytes): the bytes of rows at byte offsets `first` of a buffer (words where aligned: paged)."""
+    if isinstance(buf, PagedArray):
+        return buf.rows(first, nbytes)
+    return gather_rows(buf, first, nbytes)
+
+
+def _set_rows(buf: np.ndarray | PagedArray, first: np.ndarray, data: np.ndarray) -> None:
+    if isinstance(buf, PagedArray):
+        buf.set_rows(first, data)
+    else:
+        scatter_rows_at(buf, first, data)
 
 
 _WORD = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # bytes -> the unsigned word of that width
