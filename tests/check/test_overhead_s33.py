@@ -97,3 +97,29 @@ def test_padded_row_crossing_windows_is_not_consecutive() -> None:
     assert got.tolist() == [[18, 19, 32, 33], [0, 1, 2, 3]] and not consecutive
     got, consecutive = st_.padded(np.array([[20, 21, 22, 23], [40, 41, 42, 43]], np.int64), True)
     assert got.tolist() == [[32, 33, 34, 35], [64, 65, 66, 67]] and consecutive
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 40), st.integers(0, 60), st.integers(0, 2**32 - 1), st.booleans())
+def test_table_at_is_2d_indexing(nrows: int, ncols: int, m: int, seed: int, negative: bool) -> None:
+    """races._table_at(table, rows, cols): table[rows, cols] (values, dtype; a row past the end raises
+    IndexError either way; negative indices wrap per axis)."""
+    import pytest
+
+    from symexec.check.races import _table_at
+
+    rng = np.random.default_rng(seed)
+    table = rng.integers(-5, 100, (nrows + 3, ncols)).astype(np.int32)[:nrows]  # a row slice, as Clocks.table
+    lo = -nrows if negative else 0
+    rows = rng.integers(lo, nrows, m).astype(np.int32)
+    cols = rng.integers(-ncols if negative else 0, ncols, m).astype(np.int64)
+    want = table[rows, cols]
+    got = _table_at(table, rows, cols)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    if m:
+        bad = rows.copy()
+        bad[-1] = nrows
+        with pytest.raises(IndexError):
+            table[bad, cols]
+        with pytest.raises(IndexError):
+            _table_at(table, bad, cols)
