@@ -308,6 +308,35 @@ def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
     return _splitmix_owned(s, c, tmp)
 
 
+def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarray | None, rkey: int,
+                    x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mix(key, k, min(a, b), max(a, b)[, c]), mix(rkey, min(x, y), max(x, y))) of (n,) arrays, both in one
+    pass over (2, n) arrays: a commutative product's number and its real-arithmetic number
+    (Tracker._result, Tracker._real), with half the ufunc calls (numpy's cost per call is most of a
+    call on a few hundred lanes). The same bits as the two mix calls (tests/check/test_mix.py): mix
+    is elementwise, and each row starts from its own state after the leading scalars (the first
+    array part p gives p ^ step(h), as in _mix_from)."""
+    n = a.shape[0]
+    lo = np.empty((2, n), np.uint64)
+    hi = np.empty((2, n), np.uint64)
+    lo[0], lo[1] = a, x
+    hi[0], hi[1] = b, y
+    s = np.minimum(lo, hi)
+    np.maximum(lo, hi, out=hi)
+    first = np.array([[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
+    s ^= first
+    s *= _STEP
+    s ^= s >> _S32
+    s ^= hi
+    if c is not None:  # the number's third part (fma's addend); the real number has two
+        s0 = s[0]
+        s0 *= _STEP
+        s0 ^= s0 >> _S32
+        s0 ^= c
+    _splitmix_owned(s, _SCALARS)
+    return s[0], s[1]
+
+
 def _spread(x, shape: tuple, owned: bool = False) -> np.ndarray:
     """np.broadcast_to(x, shape), a read-only view of x. A 0-d array x of a 1-D shape that is read-only,
     or that the caller owns (`owned`: made read-only here), as a zero-stride view made by ndarray's
@@ -354,6 +383,7 @@ CONST_KEY = key_of("const")
 INPUT_KEY = key_of("input")
 UNINIT_KEY = key_of("uninit")
 BYTES_KEY = key_of("bytes")
+RMUL_KEY = key_of("rmul")
 
 
 class MemShadow:
@@ -434,6 +464,8 @@ class Tracker:
         self.collective: str | None = None
         self.warp_key: np.ndarray | None = None  # step(its collective's lane numbers): _collective
         self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
+        # (the number _result gave, the real-arithmetic product of inputs 0 and 1 computed with it): _real
+        self.product: tuple[np.ndarray, np.ndarray] | None = None
         self.address_mode = False
         if ins is not None:
             lanes = facts(ins.opcode).lanes
@@ -446,7 +478,7 @@ class Tracker:
 
     _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
                         "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor", "load_elements",
-                        "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "address_mode")
+                        "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "product", "address_mode")
 
     def save(self) -> tuple:
         """The per-instruction state (restore() puts it back after a nested instruction)."""
@@ -667,11 +699,9 @@ class Tracker:
         elif op == "sub" and n_in == 2:
             r = self.real_in(0) - self.real_in(1)
         elif op in ("fma", "mad") and floaty and n_in == 3:
-            x, y = self.real_in(0), self.real_in(1)
-            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y)) + self.real_in(2)
+            r = self._product(h) + self.real_in(2)
         elif op == "mul" and floaty and n_in == 2:
-            x, y = self.real_in(0), self.real_in(1)
-            r = mix(key_of("rmul"), np.minimum(x, y), np.maximum(x, y))
+            r = self._product(h)
         elif op == "neg" and n_in == 1:
             r = np.uint64(0) - self.real_in(0)
         elif op in ("mov", "cvt") and n_in == 1 and floaty:
@@ -681,6 +711,26 @@ class Tracker:
         if np.shape(r) == self._shape and every(t):
             return r  # the common case: every lane depends on data, so none keeps its bits' number
         return np.where(self._lanes(t) != 0, r, h)
+
+    def _real_product(self) -> bool:
+        """Is the instruction a floating-point product whose real number _real makes from inputs 0 and 1
+        (fma / mad with 3 inputs, mul with 2)?"""
+        ins = self.ins
+        if ins is None or ins.opcode not in ("fma", "mad", "mul"):
+            return False
+        n_in = len(self.in_real)
+        if n_in != (2 if ins.opcode == "mul" else 3) or len(self.in_hash) != n_in:
+            return False
+        return any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
+
+    def _product(self, h: np.ndarray) -> np.ndarray:
+        """mix(RMUL, min(x, y), max(x, y)) of inputs 0 and 1's real numbers: the one _result computed
+        with number h, or computed now."""
+        got = self.product
+        if got is not None and got[0] is h:
+            return got[1]
+        x, y = self.real_in(0), self.real_in(1)
+        return mix(RMUL_KEY, np.minimum(x, y), np.maximum(x, y))
 
     def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray) -> np.ndarray:
         """`h` on tainted lanes, the bits' number on the others."""
@@ -739,13 +789,22 @@ class Tracker:
             return np.asarray(self.hash_in(0), np.uint64), taint  # the same bits: the same number
         parts = [self.hash_in(i) for i in range(len(self.in_hash))]
         f = facts(ins.opcode) if ins is not None else None
-        if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
-            parts = list(np.sort(np.stack(parts), axis=0))
-        elif f is not None and f.commutative and len(parts) >= 2:
-            a, b = parts[0], parts[1]
-            parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
         key = key_of(ins.name if ins is not None else "?")
-        h = self._numbered(mix(key, np.uint64(k), *parts), taint, value)
+        product = None
+        if self._real_product():
+            # a floating-point product (fma / mad / mul): its number and the real number _real makes of it,
+            # together (product_numbers: the same bits as the two mixes)
+            m, product = product_numbers(key, k, parts[0], parts[1], parts[2] if len(parts) == 3 else None,
+                                         RMUL_KEY, self.real_in(0), self.real_in(1))
+        else:
+            if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
+                parts = list(np.sort(np.stack(parts), axis=0))
+            elif f is not None and f.commutative and len(parts) >= 2:
+                a, b = parts[0], parts[1]
+                parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
+            m = mix(key, np.uint64(k), *parts)
+        h = self._numbered(m, taint, value)
+        self.product = None if product is None else (h, product)
         if self.terms is not None and len(self.in_value) == len(self.in_hash):
             sel = np.nonzero(taint)[0]
             self.terms.op(OpRecord(self.pc, k, width, h[sel], tuple(self.hash_in(i)[sel] for i in range(len(self.in_hash))),

@@ -127,3 +127,27 @@ def test_spread_is_broadcast_to(v: int, n: int, readonly: bool, owned: bool) -> 
     if x.flags.writeable:
         x[...] = np.uint64(v ^ 1)
         assert np.array_equal(got, np.full(n, v ^ 1, np.uint64))
+
+
+_lanes = st.lists(_word, min_size=6, max_size=6).map(lambda v: np.array(v, np.uint64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_word, _word, _word, _lanes, _lanes, _lanes, _lanes, _lanes, st.booleans(), st.booleans())
+def test_product_numbers_equal_two_mixes(key: int, k: int, rkey: int, a, b, c, x, y, three: bool,
+                                         spread: bool) -> None:
+    """product_numbers (a product's number and its real-arithmetic number in one (2, n) pass) gives
+    the bits of the two mix calls it replaces in Tracker._result / Tracker._real, for lane vectors and
+    for a constant spread over the lanes (zero-stride, read-only); the inputs are not changed."""
+    from symexec.check.shadow import _spread, product_numbers
+    if spread:  # a constant operand, as hash_in gives it
+        b = _spread(const_number(np.uint64(k ^ 1)), (6,), owned=True)
+        y = b
+    c3 = c if three else None
+    before = [v.copy() for v in (a, b, c, x, y)]
+    h, r = product_numbers(key, k, a, b, c3, rkey, x, y)
+    parts = [np.minimum(a, b), np.maximum(a, b)] + ([c] if three else [])
+    assert np.array_equal(h, mix(key, np.uint64(k), *parts))
+    assert np.array_equal(r, mix(rkey, np.minimum(x, y), np.maximum(x, y)))
+    assert np.array_equal(h, _reference(key, [k] + parts))
+    assert all(np.array_equal(v, w) for v, w in zip((a, b, c, x, y), before))
