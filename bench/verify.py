@@ -20,8 +20,8 @@ The verify instances (default) are small; the bench instances are the full-size 
 GPU benchmarks time (e.g. 8192^3 GEMMs) and are opt-in: --instance bench|both.
 
 Part 2 (grid scaling, first --arch only): the verify instance with the grid scaled to 1, 4, 16,
-256 and 1024 CTAs (a problem dimension that drives the grid is scaled), Volta only; `--scaling`
-with no names skips it.
+256 and 1024 CTAs (a problem dimension that drives the grid is scaled), Volta only; `--no-scaling`
+(or `--scaling` with no names) skips it. `--scaling` takes every name after it: put it last.
 
 SentryWard is installed apart (python -m venv /tmp/sw && /tmp/sw/bin/pip install sentryward);
 without it Part 1 reports Volta alone and says so. Its input (undocumented; see
@@ -499,7 +499,10 @@ def main() -> int:
     ap.add_argument("--resume", action="store_true",
                     help="keep the records already in --json and measure only the kernels missing there")
     ap.add_argument("--markdown", help="write the tables here too")
-    ap.add_argument("--scaling", nargs="*", default=["relu", "softmax", "layernorm", "gemm_fp16", "flash_attention"])
+    ap.add_argument("--scaling", nargs="*", default=["relu", "softmax", "layernorm", "gemm_fp16", "flash_attention"],
+                    help="Part 2's contracts (default: relu softmax layernorm gemm_fp16 flash_attention); it takes "
+                         "every name after it, so put it after the kernels' names; with no names: skip Part 2")
+    ap.add_argument("--no-scaling", dest="scaling", action="store_const", const=[], help="skip Part 2")
     ap.add_argument("--render", metavar="JSON", help="print the tables of saved records; measure nothing")
     ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
