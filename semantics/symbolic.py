@@ -48,6 +48,10 @@ def _mask(width: int) -> np.uint64:
     return np.uint64((1 << width) - 1) if width < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+#: Builder.extract of at most this many terms takes the scalar path (numpy's per-call overhead dominates)
+_FEW = 16
+
+
 class Builder:
     """Vectorised term construction for one instruction over n lanes (with simplification of bit
     slicing: an extract of a concatenation is the part, a float read of a float is itself)."""
@@ -149,6 +153,10 @@ class Builder:
         ids = np.asarray(ids, np.int64)
         if ids.size == 0:
             return ids.copy()
+        if ids.size <= _FEW:  # a few terms: each one's _extract1 (what the arrays below compute for it), in
+            # the order they call it (distinct ids ascending): the same nodes, made in the same order
+            got = {i: self._extract1(i, lo, width) for i in sorted(set(ids.tolist()))}
+            return np.array([got[i] for i in ids.reshape(-1).tolist()], np.int64)
         out = np.full(ids.size, -1, np.int64)
         widths = sort_widths()[T.sort[ids]]
         op = T.op[ids]
@@ -162,6 +170,12 @@ class Builder:
             part = widths[cat] // np.maximum(nk, 1)
             k0 = T.kid(c, 0)
             ok = (part == width) & (lo % width == 0) & (sort_widths()[T.sort[k0]] == part) & (nk * part == widths[cat])
+            if ok.any():  # every part that wide, not only the first (8 | 4 | 12 bits: bits 0-7 are not the 12-bit part)
+                okk = np.nonzero(ok)[0]
+                for jj in range(1, int(nk[okk].max())):
+                    has = okk[nk[okk] > jj]
+                    w = sort_widths()[T.sort[T._kids.a[T._off.a[c[has]] + jj]]]
+                    ok[has[w != part[has]]] = False
             if ok.any():
                 sel = np.nonzero(cat)[0][ok]
                 j = nk[ok] - 1 - lo // width
@@ -213,11 +227,11 @@ class Builder:
                     (vals[0] ^ vals[1]) if op == Op.XOR else ~vals[0]
                 r = int(T.const(bits_sort(width), np.uint64(v & ((1 << width) - 1)))[0])
             else:
-                r = int(T.make(Op(op), bits_sort(width), NO_MODS, [np.array([k]) for k in kids])[0])
+                r = T.make1(op, bits_sort(width), NO_MODS, kids)
         elif op == Op.CVT and self._cvt_int(i) and lo + width <= T.sort_of(T.kids(i)[0]).width:
             r = self._extract1(T.kids(i)[0], lo, width)  # a widening keeps the low bits
         else:
-            r = int(T.make(Op.EXTRACT, bits_sort(width), mods_id(Mods(lo=lo, width=width)), [np.array([i])])[0])
+            r = T.make1(int(Op.EXTRACT), bits_sort(width), mods_id(Mods(lo=lo, width=width)), (i,))
         memo[key] = r
         return r
 
@@ -355,7 +369,7 @@ class Builder:
                 w = T.sort_of(p).width
                 v = (v << w) | (int(T.aux[p]) & ((1 << w) - 1))
             return int(T.const(bits_sort(width), np.uint64(v))[0])
-        return int(T.make(Op.CONCAT, bits_sort(width), NO_MODS, [np.array([p]) for p in merged])[0])
+        return T.make1(int(Op.CONCAT), bits_sort(width), NO_MODS, merged)
 
     def _slice(self, p: int) -> tuple[int, int, int] | None:
         """(term, lo, width) when p is a slice of a term (the whole term counts as one)."""
