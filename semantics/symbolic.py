@@ -25,7 +25,7 @@ from semantics.errors import Unsupported
 from semantics.ptx.core import rounding, tinfo
 from semantics.ptx.mma import (_BYTE_IDS, _ELEM, _SUB_BYTE, _THREAD_IDS_A, _THREAD_IDS_B, _fragment_index, _parse_mma,
                                _parse_scaled, a_layout, b_layout, c_layout, scale_lanes)
-from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
+from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods, mods_id,
                              sort_of_type, sort_widths)
 
 __all__ = ["Arg", "Builder", "build", "ldmatrix_sources", "SYMBOLIC_OPCODES"]
@@ -194,8 +194,8 @@ class Builder:
         got = memo.get(key)
         if got is not None:
             return got
-        s = T.sort_of(i)
-        op = int(T.op[i])
+        s = SORTS[int(T._sort.a[i])]
+        op = int(T._op.a[i])  # the columns themselves (T.op, T.sort_of make a view per call)
         if lo == 0 and width == s.width:
             r = i
         elif op == Op.CONST:
@@ -213,8 +213,8 @@ class Builder:
                     parts.append(self._extract1(k, a - pos, b - a))
             r = parts[0] if len(parts) == 1 else self._concat1(tuple(parts))
         elif op == Op.EXTRACT:
-            m = T.node(i).mods
-            r = self._extract1(T.kids(i)[0], m.lo + lo, width)
+            m = mods(int(T._aux.a[i]))
+            r = self._extract1(int(T._kids.a[T._off.a[i]]), m.lo + lo, width)
         elif op in (Op.SHR, Op.SHL, Op.AND, Op.OR) and self._shifted(i, lo, width) is not None:
             r = self._shifted(i, lo, width)
         elif op in (Op.OR, Op.XOR, Op.IADD) and self._one_side(i, lo, width) is not None:
@@ -327,6 +327,8 @@ class Builder:
         T = self.T
         m = max(np.size(p) for p in parts)
         P = np.stack([np.broadcast_to(np.asarray(p, np.int64), (m,)) for p in parts], axis=1)
+        if m <= _FEW:
+            return self._concat_few(P)
         ops = T.op[P]
         plain = ~((ops == Op.CONCAT) | (ops == Op.EXTRACT)).any(axis=1) & ~(ops == Op.CONST).all(axis=1)
         out = np.full(m, -1, np.int64)
@@ -343,6 +345,30 @@ class Builder:
             out[rest] = res[inv.reshape(-1)]
         return out
 
+    def _concat_few(self, P: np.ndarray) -> np.ndarray:
+        """concat of a few rows (P: (m, k)) in Python ints: the nodes the array path makes, in its order
+        (the plain rows' CONCATs per width ascending, in one make each; then _concat1 of the other
+        distinct rows in ascending order, as np.unique(axis=0) gives them)."""
+        T = self.T
+        opa = T._op.a
+        rows = [tuple(r) for r in P.tolist()]
+        got: dict[tuple, int] = {}
+        plain: dict[int, list[tuple]] = {}
+        rest: set[tuple] = set()
+        for r in rows:
+            ops = [int(opa[p]) for p in r]
+            if any(o == Op.CONCAT or o == Op.EXTRACT for o in ops) or all(o == Op.CONST for o in ops):
+                rest.add(r)
+            else:
+                plain.setdefault(sum(SORTS[int(T._sort.a[p])].width for p in r), []).append(r)
+        for w in sorted(plain):
+            rs = plain[w]
+            for r, i in zip(rs, T.make(Op.CONCAT, bits_sort(w), NO_MODS, np.array(rs, np.int64)).tolist()):
+                got[r] = i
+        for r in sorted(rest):
+            got[r] = self._concat1(r)
+        return np.array([got[r] for r in rows], np.int64)
+
     def _concat1(self, parts: tuple[int, ...]) -> int:
         T = self.T
         flat: list[int] = []
@@ -352,14 +378,17 @@ class Builder:
             else:
                 flat.append(p)
         merged: list[int] = []
+        mq = None
         for p in flat:  # adjacent slices of one term merge: [x[31:16], x[15:0]] -> x
+            mp = self._slice(p)
             if merged:
                 q = merged[-1]
-                mq, mp = self._slice(q), self._slice(p)
                 if mq is not None and mp is not None and mq[0] == mp[0] and mq[1] == mp[1] + mp[2]:
-                    merged[-1] = self._extract1(mq[0], mp[1], mq[2] + mp[2])
+                    merged[-1] = q = self._extract1(mq[0], mp[1], mq[2] + mp[2])
+                    mq = self._slice(q)
                     continue
             merged.append(p)
+            mq = mp
         if len(merged) == 1:
             return merged[0]
         width = sum(T.sort_of(p).width for p in merged)
@@ -374,12 +403,13 @@ class Builder:
     def _slice(self, p: int) -> tuple[int, int, int] | None:
         """(term, lo, width) when p is a slice of a term (the whole term counts as one)."""
         T = self.T
-        if int(T.op[p]) == Op.EXTRACT:
-            m = T.node(p).mods
-            return T.kids(p)[0], m.lo, m.width
-        if int(T.op[p]) == Op.CONST:
+        op = int(T._op.a[p])  # the column itself (T.op makes a view per call)
+        if op == Op.EXTRACT:
+            m = mods(int(T._aux.a[p]))
+            return int(T._kids.a[T._off.a[p]]), m.lo, m.width
+        if op == Op.CONST:
             return None
-        return p, 0, T.sort_of(p).width
+        return p, 0, SORTS[int(T._sort.a[p])].width
 
     # ------------------------------------------------------------------ nodes
     def node(self, op: Op, sort: int, m: Mods | int, kids: list[np.ndarray], lanes: np.ndarray) -> np.ndarray:

@@ -107,3 +107,46 @@ def test_make_of_one_row_returns_an_int64_array() -> None:
     assert a.dtype == np.int64 and a.shape == (1,) and a[0] == b[0]
     c = T.const(S32, np.uint64(0xFFFFFFFFFFFFFFFF))
     assert int(T.aux[c[0]]) == -1 and int(T.const(S32, -1)[0]) == int(c[0])
+
+
+def _slicing_run(data_ops: list[tuple], few: int, monkeypatch) -> tuple[TermStore, list[list[int]]]:
+    """Builder.extract / concat calls (prmt's byte slices and their concatenations) on a few lanes."""
+    import semantics.symbolic as symbolic
+
+    monkeypatch.setattr(symbolic, "_FEW", few)
+    T = TermStore()
+    B = symbolic.Builder(T, 8)
+    pool = [int(x) for x in T.input("a", np.arange(4), S32)] + [int(x) for x in T.input("h", np.arange(2), S16)]
+    pool += [int(T.const(S32, 0x12345678)[0])]
+    outs = []
+    for kind, picks, lo in data_ops:
+        ids = np.array([pool[p % len(pool)] for p in picks], np.int64)
+        if kind == "extract":
+            w = SORTS_W(T, ids)
+            got = B.extract(ids, lo % w, min(8, w - lo % w)) if w >= 8 else ids
+        else:
+            k = 2 + lo % 3
+            parts = [np.array([pool[(p + j) % len(pool)] for p in picks], np.int64) for j in range(k)]
+            got = B.concat(parts)
+        got = [int(x) for x in got]
+        pool += [g for g in got if T.sort_of(g).width <= 64]
+        outs.append(got)
+    return T, outs
+
+
+def SORTS_W(T: TermStore, ids: np.ndarray) -> int:
+    return min(T.sort_of(int(i)).width for i in ids)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["extract", "concat"]), st.lists(st.integers(0, 60), min_size=1, max_size=12),
+                          st.integers(0, 31)), min_size=1, max_size=25))
+def test_few_lane_slicing_builds_the_array_paths_store(ops: list[tuple]) -> None:
+    """Builder.extract and concat of at most _FEW lanes (Python ints) make the array path's nodes in its
+    order: the same ids and the same store."""
+    with pytest.MonkeyPatch.context() as mp:
+        A, oa = _slicing_run(ops, 0, mp)
+    with pytest.MonkeyPatch.context() as mp:
+        B, ob = _slicing_run(ops, 16, mp)
+    assert oa == ob
+    assert _state(A) == _state(B)
