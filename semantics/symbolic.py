@@ -25,8 +25,8 @@ from semantics.errors import Unsupported
 from semantics.ptx.core import rounding, tinfo
 from semantics.ptx.mma import (_BYTE_IDS, _ELEM, _SUB_BYTE, _THREAD_IDS_A, _THREAD_IDS_B, _fragment_index, _parse_mma,
                                _parse_scaled, a_layout, b_layout, c_layout, scale_lanes)
-from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods, mods_id,
-                             sort_of_type, sort_widths)
+from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods,
+                             mods_id, sort_of_type, sort_widths)
 
 __all__ = ["Arg", "Builder", "build", "ldmatrix_sources", "SYMBOLIC_OPCODES"]
 
