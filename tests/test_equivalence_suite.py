@@ -41,7 +41,8 @@ NOT_YET_PROVED: dict[str, str] = {}  # none now (2026-12-05: cross_entropy_zloss
 #: under /usr/bin/time -v, niced, load 8-15 from other processes; CPU = user + sys, peak = max RSS): sage_attention
 #: 94.0 s CPU / 1228 MiB (base ed41f18: 133.6 s / 1282 MiB), cross_entropy_zloss 113.5 s / 3114 MiB (base 117.9 s /
 #: 3049 MiB), forgetting_attention 96.8 s / 2328 MiB (base 113.9 s / 2229 MiB), sinkhorn_attention 60.3 s / 1545 MiB
-#: (base 98.8 s / 1530 MiB). What made the runs faster:
+#: (base 98.8 s / 1530 MiB); a second round side by side at load 3-7: sage 129.8 -> 87.8 s, cross_entropy_zloss
+#: 111.0 -> 110.9 s / 3.0 GiB, forgetting 92.2 s, sinkhorn 54.1 s. What made the runs faster:
 #: TermStore.make1 (one row in Python ints: prmt's byte slices and their concatenations, ~180 k rows in sage) and
 #: the few-lane paths of Builder.extract / concat; the comparison: _mono_mul's one-special-atom products.
 _ALL = "set VOLTA_EQUIV_ALL=1 to run it"
