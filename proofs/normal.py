@@ -190,6 +190,20 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
         d[a[i]] = a[i + 1]
     for i in range(0, len(b), 2):
         d[b[i]] = d.get(b[i], 0) + b[i + 1]
+    if special is not None:
+        # at most one special atom, to the first power (q_code * k_code * scale * exp2(m): one exp2 atom among
+        # plain ones): exp2_merge merges no two exp2 atoms, lowers no indicator power and finds no second
+        # indicator for its disjoint-equality rule; it returns the sorted atoms (tests/equivalence/
+        # test_normal_exp2_products.py: test_products_with_one_special_atom_as_merge_gives_them)
+        sp = [x for x in d if x in special]
+        if not sp or (len(sp) == 1 and d[sp[0]] == 1):
+            out: list[int] = []
+            for x in sorted(d):
+                e = d[x]
+                if e:
+                    out.append(x)
+                    out.append(e)
+            return tuple(out), 1
     return exp2_merge(d)
 
 

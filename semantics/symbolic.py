@@ -25,8 +25,8 @@ from semantics.errors import Unsupported
 from semantics.ptx.core import rounding, tinfo
 from semantics.ptx.mma import (_BYTE_IDS, _ELEM, _SUB_BYTE, _THREAD_IDS_A, _THREAD_IDS_B, _fragment_index, _parse_mma,
                                _parse_scaled, a_layout, b_layout, c_layout, scale_lanes)
-from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
-                             sort_of_type, sort_widths)
+from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods,
+                             mods_id, sort_of_type, sort_widths)
 
 __all__ = ["Arg", "Builder", "build", "ldmatrix_sources", "SYMBOLIC_OPCODES"]
 
@@ -46,6 +46,10 @@ class Arg:
 
 def _mask(width: int) -> np.uint64:
     return np.uint64((1 << width) - 1) if width < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+#: Builder.extract of at most this many terms takes the scalar path (numpy's per-call overhead dominates)
+_FEW = 16
 
 
 class Builder:
@@ -149,6 +153,10 @@ class Builder:
         ids = np.asarray(ids, np.int64)
         if ids.size == 0:
             return ids.copy()
+        if ids.size <= _FEW:  # a few terms: each one's _extract1 (what the arrays below compute for it), in
+            # the order they call it (distinct ids ascending): the same nodes, made in the same order
+            got = {i: self._extract1(i, lo, width) for i in sorted(set(ids.tolist()))}
+            return np.array([got[i] for i in ids.reshape(-1).tolist()], np.int64)
         out = np.full(ids.size, -1, np.int64)
         widths = sort_widths()[T.sort[ids]]
         op = T.op[ids]
@@ -162,6 +170,12 @@ class Builder:
             part = widths[cat] // np.maximum(nk, 1)
             k0 = T.kid(c, 0)
             ok = (part == width) & (lo % width == 0) & (sort_widths()[T.sort[k0]] == part) & (nk * part == widths[cat])
+            if ok.any():  # every part that wide, not only the first (8 | 4 | 12 bits: bits 0-7 are not the 12-bit part)
+                okk = np.nonzero(ok)[0]
+                for jj in range(1, int(nk[okk].max())):
+                    has = okk[nk[okk] > jj]
+                    w = sort_widths()[T.sort[T._kids.a[T._off.a[c[has]] + jj]]]
+                    ok[has[w != part[has]]] = False
             if ok.any():
                 sel = np.nonzero(cat)[0][ok]
                 j = nk[ok] - 1 - lo // width
@@ -180,8 +194,8 @@ class Builder:
         got = memo.get(key)
         if got is not None:
             return got
-        s = T.sort_of(i)
-        op = int(T.op[i])
+        s = SORTS[int(T._sort.a[i])]
+        op = int(T._op.a[i])  # the columns themselves (T.op, T.sort_of make a view per call)
         if lo == 0 and width == s.width:
             r = i
         elif op == Op.CONST:
@@ -199,8 +213,8 @@ class Builder:
                     parts.append(self._extract1(k, a - pos, b - a))
             r = parts[0] if len(parts) == 1 else self._concat1(tuple(parts))
         elif op == Op.EXTRACT:
-            m = T.node(i).mods
-            r = self._extract1(T.kids(i)[0], m.lo + lo, width)
+            m = mods(int(T._aux.a[i]))
+            r = self._extract1(int(T._kids.a[T._off.a[i]]), m.lo + lo, width)
         elif op in (Op.SHR, Op.SHL, Op.AND, Op.OR) and self._shifted(i, lo, width) is not None:
             r = self._shifted(i, lo, width)
         elif op in (Op.OR, Op.XOR, Op.IADD) and self._one_side(i, lo, width) is not None:
@@ -213,11 +227,11 @@ class Builder:
                     (vals[0] ^ vals[1]) if op == Op.XOR else ~vals[0]
                 r = int(T.const(bits_sort(width), np.uint64(v & ((1 << width) - 1)))[0])
             else:
-                r = int(T.make(Op(op), bits_sort(width), NO_MODS, [np.array([k]) for k in kids])[0])
+                r = T.make1(op, bits_sort(width), NO_MODS, kids)
         elif op == Op.CVT and self._cvt_int(i) and lo + width <= T.sort_of(T.kids(i)[0]).width:
             r = self._extract1(T.kids(i)[0], lo, width)  # a widening keeps the low bits
         else:
-            r = int(T.make(Op.EXTRACT, bits_sort(width), mods_id(Mods(lo=lo, width=width)), [np.array([i])])[0])
+            r = T.make1(int(Op.EXTRACT), bits_sort(width), mods_id(Mods(lo=lo, width=width)), (i,))
         memo[key] = r
         return r
 
@@ -313,6 +327,8 @@ class Builder:
         T = self.T
         m = max(np.size(p) for p in parts)
         P = np.stack([np.broadcast_to(np.asarray(p, np.int64), (m,)) for p in parts], axis=1)
+        if m <= _FEW:
+            return self._concat_few(P)
         ops = T.op[P]
         plain = ~((ops == Op.CONCAT) | (ops == Op.EXTRACT)).any(axis=1) & ~(ops == Op.CONST).all(axis=1)
         out = np.full(m, -1, np.int64)
@@ -329,6 +345,30 @@ class Builder:
             out[rest] = res[inv.reshape(-1)]
         return out
 
+    def _concat_few(self, P: np.ndarray) -> np.ndarray:
+        """concat of a few rows (P: (m, k)) in Python ints: the nodes the array path makes, in its order
+        (the plain rows' CONCATs per width ascending, in one make each; then _concat1 of the other
+        distinct rows in ascending order, as np.unique(axis=0) gives them)."""
+        T = self.T
+        opa = T._op.a
+        rows = [tuple(r) for r in P.tolist()]
+        got: dict[tuple, int] = {}
+        plain: dict[int, list[tuple]] = {}
+        rest: set[tuple] = set()
+        for r in rows:
+            ops = [int(opa[p]) for p in r]
+            if any(o == Op.CONCAT or o == Op.EXTRACT for o in ops) or all(o == Op.CONST for o in ops):
+                rest.add(r)
+            else:
+                plain.setdefault(sum(SORTS[int(T._sort.a[p])].width for p in r), []).append(r)
+        for w in sorted(plain):
+            rs = plain[w]
+            for r, i in zip(rs, T.make(Op.CONCAT, bits_sort(w), NO_MODS, np.array(rs, np.int64)).tolist()):
+                got[r] = i
+        for r in sorted(rest):
+            got[r] = self._concat1(r)
+        return np.array([got[r] for r in rows], np.int64)
+
     def _concat1(self, parts: tuple[int, ...]) -> int:
         T = self.T
         flat: list[int] = []
@@ -338,14 +378,17 @@ class Builder:
             else:
                 flat.append(p)
         merged: list[int] = []
+        mq = None
         for p in flat:  # adjacent slices of one term merge: [x[31:16], x[15:0]] -> x
+            mp = self._slice(p)
             if merged:
                 q = merged[-1]
-                mq, mp = self._slice(q), self._slice(p)
                 if mq is not None and mp is not None and mq[0] == mp[0] and mq[1] == mp[1] + mp[2]:
-                    merged[-1] = self._extract1(mq[0], mp[1], mq[2] + mp[2])
+                    merged[-1] = q = self._extract1(mq[0], mp[1], mq[2] + mp[2])
+                    mq = self._slice(q)
                     continue
             merged.append(p)
+            mq = mp
         if len(merged) == 1:
             return merged[0]
         width = sum(T.sort_of(p).width for p in merged)
@@ -355,17 +398,18 @@ class Builder:
                 w = T.sort_of(p).width
                 v = (v << w) | (int(T.aux[p]) & ((1 << w) - 1))
             return int(T.const(bits_sort(width), np.uint64(v))[0])
-        return int(T.make(Op.CONCAT, bits_sort(width), NO_MODS, [np.array([p]) for p in merged])[0])
+        return T.make1(int(Op.CONCAT), bits_sort(width), NO_MODS, merged)
 
     def _slice(self, p: int) -> tuple[int, int, int] | None:
         """(term, lo, width) when p is a slice of a term (the whole term counts as one)."""
         T = self.T
-        if int(T.op[p]) == Op.EXTRACT:
-            m = T.node(p).mods
-            return T.kids(p)[0], m.lo, m.width
-        if int(T.op[p]) == Op.CONST:
+        op = int(T._op.a[p])  # the column itself (T.op makes a view per call)
+        if op == Op.EXTRACT:
+            m = mods(int(T._aux.a[p]))
+            return int(T._kids.a[T._off.a[p]]), m.lo, m.width
+        if op == Op.CONST:
             return None
-        return p, 0, T.sort_of(p).width
+        return p, 0, SORTS[int(T._sort.a[p])].width
 
     # ------------------------------------------------------------------ nodes
     def node(self, op: Op, sort: int, m: Mods | int, kids: list[np.ndarray], lanes: np.ndarray) -> np.ndarray:

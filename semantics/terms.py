@@ -235,6 +235,20 @@ def _mix(h: np.ndarray, v: np.ndarray) -> np.ndarray:
     return x
 
 
+_M64 = (1 << 64) - 1
+_M1I, _M2I, _GOLDI = int(_M1), int(_M2), int(_GOLD)
+
+
+def _mix1(h: int, v: int) -> int:
+    """_mix of one value, in Python ints (the same bits: v is taken modulo 2^64 like its uint64 view)."""
+    x = ((h ^ (v & _M64)) + _GOLDI) & _M64
+    x ^= x >> 30
+    x = (x * _M1I) & _M64
+    x ^= x >> 27
+    x = (x * _M2I) & _M64
+    return x ^ (x >> 31)
+
+
 def _rows(op: Op, sort, aux, kids) -> tuple[np.ndarray, np.ndarray]:
     """The rows (sort, aux, kids...) of `make`'s arguments, commutative operands sorted, and their
     structural hashes."""
@@ -285,6 +299,17 @@ class _Column:
     def __init__(self, dtype, capacity: int = 1024) -> None:
         self.a = np.zeros(capacity, dtype=dtype)
         self.n = 0
+
+    def append(self, value: int) -> int:
+        """extend([value]) for one scalar (no array made)."""
+        start = self.n
+        if start == self.a.size:
+            grown = np.zeros(2 * self.a.size, dtype=self.a.dtype)
+            grown[:start] = self.a
+            self.a = grown
+        self.a[start] = value
+        self.n = start + 1
+        return start
 
     def extend(self, values: np.ndarray) -> int:
         start = self.n
@@ -353,6 +378,33 @@ class _HashIndex:
             go = ~(empty | match)
             todo, slot = todo[go], (slot[go] + 1) & int(mask)
         return out
+
+    def lookup1(self, h: int) -> tuple[int, int]:
+        """lookup_stops of one hash (a Python int): (id or -1, the empty slot its probe stopped at or -1)."""
+        table, hashes = self.table, self.hashes.a
+        mask = table.size - 1
+        slot = h & mask
+        while True:
+            i = int(table[slot])
+            if i == self._EMPTY:
+                return -1, slot
+            if int(hashes[i]) == h:
+                return i, -1
+            slot = (slot + 1) & mask
+
+    def insert1(self, i: int, h: int, stop: int) -> None:
+        """insert of one node (its hash recorded, not present); `stop` as lookup1 gave it."""
+        if self._FILL * (self.count + 1) > self.table.size:
+            self._grow(self.count + 1)
+            stop = -1
+        table = self.table
+        if stop < 0:
+            mask = table.size - 1
+            stop = h & mask
+            while int(table[stop]) != self._EMPTY:
+                stop = (stop + 1) & mask
+        table[stop] = i
+        self.count += 1
 
     def record(self, h: np.ndarray) -> None:
         """Store the hashes of the nodes just appended to the store, in id order."""
@@ -484,6 +536,14 @@ class TermStore:
              ) -> np.ndarray:
         """Ids of nodes (op, sort, aux, kids row), one per row; kids is (m, k) or a list of k (m,)
         arrays (broadcast together with sort and aux)."""
+        if np.size(sort) == 1 and np.size(aux) == 1:  # one row: the scalar path (make1)
+            if isinstance(kids, list):
+                one = self._make_one(op, sort, aux, kids) if all(np.size(k) == 1 for k in kids) else None
+            else:
+                K = np.asarray(kids)
+                one = self._make_one(op, sort, aux, list(K[0])) if K.ndim == 2 and K.shape[0] == 1 else None
+            if one is not None:
+                return np.array([one], np.int64)
         rows, h = _rows(op, sort, aux, kids)
         m = rows.shape[0]
         if m == 0:
@@ -496,6 +556,67 @@ class TermStore:
             uniq, inv = np.unique(rows, axis=0, return_inverse=True)
             return self._intern(int(op), uniq, None)[inv.reshape(-1)]
         return self._intern(int(op), rows.take(first, axis=0), uh)[inv]  # (take: row fancy indexing is ~4x slower)
+
+    @staticmethod
+    def _scalar(x) -> int | None:
+        """A size-1 argument of make as the int64 its row holds (None: a Python int out of int64's range,
+        left to the array path)."""
+        if hasattr(x, "item"):
+            v = x.item() if np.ndim(x) == 0 else x.reshape(-1)[0].item()
+            if isinstance(v, bool):
+                return int(v)
+            if not isinstance(v, int):
+                return None  # a float array: the array path converts it as it does
+            return v - (1 << 64) if v >= (1 << 63) else v  # an unsigned view: the same 64 bits
+        v = int(x)
+        return v if -(1 << 63) <= v < (1 << 63) else None
+
+    def _make_one(self, op: Op, sort, aux, kids: list) -> int | None:
+        vals = [self._scalar(sort), self._scalar(aux)] + [self._scalar(k) for k in kids]
+        if any(v is None for v in vals):
+            return None
+        return self.make1(int(op), vals[0], vals[1], vals[2:])
+
+    def make1(self, op: int, sort: int, aux: int, kids: list[int] | tuple[int, ...]) -> int:
+        """make(op, sort, aux, kids) of one row, in Python ints (no arrays for the row): the same id, hash and
+        columns as the array path (tests/equivalence/test_terms_make1.py). aux in int64's range."""
+        k = len(kids)
+        if k >= 2 and op in _COMMUTATIVE_INT and kids[0] > kids[1]:
+            kids = [kids[1], kids[0], *kids[2:]]
+        h = _mix1(_mix1(op * 0x100000001B3 + 7, sort), aux)
+        for c in kids:
+            h = _mix1(h, c)
+        index = self._index
+        found, stop = index.lookup1(h)
+        if found >= 0:  # verify: a hash collision must never merge two different terms
+            o = int(self._off.a[found])
+            if int(self._op.a[found]) == op and int(self._sort.a[found]) == sort and int(self._aux.a[found]) == aux \
+                    and int(self._nk.a[found]) == k and self._kids.a[o:o + k].tolist() == list(kids):
+                return found
+            return self._spill_row(op, np.array([sort, aux, *kids], np.int64), np.uint64(h))
+        i = self._op.n
+        if i + 1 > _MAX_NODES:  # child ids are stored as int32
+            raise MemoryError(f"term store: more than {_MAX_NODES} nodes")
+        self._op.append(op)
+        self._sort.append(sort)
+        self._aux.append(aux)
+        self._nk.append(k)
+        koff = self._kids.n
+        for c in kids:
+            self._kids.append(c)
+        self._off.append(koff)
+        # _shapes_of's hash of this row
+        sh = self._shape.a
+        g = _mix1(_mix1(op * 0x9E3779B1 + 11, sort), aux >> 40 if op == Op.INPUT else aux)
+        ks = [int(sh[c]) for c in kids]
+        if k >= 2 and op in _COMMUTATIVE_INT and ks[0] > ks[1]:
+            ks[0], ks[1] = ks[1], ks[0]
+        for v in ks:
+            g = _mix1(g, v)
+        self._shape.append(g)
+        index.hashes.append(h)
+        index.insert1(i, h, stop)
+        return i
 
     def find(self, op: Op, sort: int | np.ndarray, aux: int | np.ndarray, kids: list[np.ndarray] | np.ndarray
              ) -> np.ndarray:

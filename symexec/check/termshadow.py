@@ -728,9 +728,10 @@ class TermShadow(Observer):
             else:
                 while e < nb and terms[e] == t and int(pos[e]) == int(pos[e - 1]) + 1:
                     e += 1
-                parts.append(int(B.extract(np.array([t]), 8 * int(pos[j]), 8 * (e - j))[0]))
+                parts.append(B._extract1(t, 8 * int(pos[j]), 8 * (e - j)))  # extract of one term
             j = e
-        return int(B.concat([np.array([p]) for p in reversed(parts)])[0]) if len(parts) > 1 else parts[0]
+        # concat of one row of two or more parts is _concat1 of it (the same node)
+        return B._concat1(tuple(reversed(parts))) if len(parts) > 1 else parts[0]
 
     def _load_results(self, ins: A.Instruction) -> list[np.ndarray]:
         if self.loaded is None:

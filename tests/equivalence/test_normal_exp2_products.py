@@ -102,3 +102,35 @@ def test_single_atom_products_as_merge_gives_them(data) -> None:
     want = N._merge_exp2(d) if any(k in N._special for k in d) else \
         (tuple(v for k in sorted(d) if d[k] for v in (k, d[k])), 1)
     assert _mono_mul(a, b, N._merge_exp2, N._special) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_products_with_one_special_atom_as_merge_gives_them(data) -> None:
+    """_mono_mul of monomials of several atoms (plain atoms, exp2 atoms, indicators with and without an
+    equality value, exponents -2..2; the same atom on both sides too) answers what _merge_exp2 answers for
+    their product whenever any special atom is in it, and the sorted atoms otherwise."""
+    from proofs.normal import AtomKind, _mono_mul
+
+    T = TermStore()
+    x = [int(v) for v in T.input("x", np.arange(4), F32)]
+    N = Normalizer(T)
+    e1, e2 = N.of(np.array([int(T.make(Op.FEX2, F32, NONE, [np.array([x[i]])])[0]) for i in (0, 1)], np.int64))
+    plain = sorted({a for f in N.of(np.array(x, np.int64)) for m in f.num for a in m[::2]})
+    exp2 = [next(iter(f.num))[0] for f in (e1, e2)]
+    ind = [N.atom(AtomKind.IND, (("term", ("cmp", "eq", True, 7, ("value", v))),)) for v in (3, 4)]
+    ind.append(N.atom(AtomKind.IND, (("gt", N.poly_id(e1.num)),)))
+    atoms = plain + exp2 + ind
+
+    def mono():
+        chosen = sorted(set(data.draw(st.lists(st.sampled_from(atoms), min_size=1, max_size=4))))
+        return tuple(v for a in chosen for v in (a, data.draw(st.sampled_from([-2, -1, 1, 1, 1, 2]))))
+
+    a, b = mono(), mono()
+    d: dict[int, int] = {}
+    for m in (a, b):
+        for i in range(0, len(m), 2):
+            d[m[i]] = d.get(m[i], 0) + m[i + 1]
+    want = N._merge_exp2(dict(d)) if any(k in N._special for k in d) else \
+        (tuple(v for k in sorted(d) if d[k] for v in (k, d[k])), 1)
+    assert _mono_mul(a, b, N._merge_exp2, N._special) == want

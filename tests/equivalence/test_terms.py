@@ -5,6 +5,7 @@ agrees with the value-level functions the instruction handlers use."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,44 @@ def test_make_interns_a_batch_as_one_row_at_a_time(pairs: list[tuple[int, int]])
         assert (got == got[i]).tolist() == (one == one[i]).tolist()
         assert sorted(A.kids(int(got[i]))) == sorted(int(v) for v in xa[list(pairs[i])])
     assert A.kid(got, 0).dtype == np.int64
+
+
+
+def _slices_agree(widths: list[int], lo: int, width: int, n: int) -> None:
+    T = TermStore()
+    total = sum(widths)
+    leaves = [T.input(f"p{j}", np.arange(n), bits_sort(w)) for j, w in enumerate(widths)]
+    cat = T.make(Op.CONCAT, bits_sort(total), NO_MODS, leaves)  # widths[0] high
+    many = Builder(T, n).extract(np.concatenate([cat] * 2), lo, width)  # 2n > _FEW when n > 8
+    few = np.concatenate([Builder(T, 1).extract(cat[i:i + 1], lo, width) for i in range(n)] * 2)
+    assert (many == few).all()
+    rng = np.random.default_rng(n)
+    vals = {f"p{j}": rng.integers(0, 1 << w, n, dtype=np.uint64) for j, w in enumerate(widths)}
+
+    def leaf(buf, elems, sort):
+        return vals[buf][elems]
+
+    word = [0] * n
+    for j, w in enumerate(widths):
+        word = [(x << w) | int(v) for x, v in zip(word, vals[f"p{j}"])]
+    assert all(T.sort_of(int(i)).width == width for i in many)
+    assert [int(g) for g in evaluate(T, many[:n], leaf)] == [(x >> lo) & ((1 << width) - 1) for x in word]
+
+
+@pytest.mark.parametrize("widths,lo,width", [([8, 4, 12], 0, 8), ([16, 8, 24, 16], 0, 16), ([16, 8, 24, 16], 48, 16),
+                                             ([16, 16, 16], 16, 16), ([8, 8, 8, 8], 24, 8)])
+def test_extract_of_unequal_parts(widths: list[int], lo: int, width: int) -> None:
+    """Builder.extract of more than _FEW terms (arrays) and of a few (each term's _extract1) give the same
+    slices, each of the width asked for and evaluating to its bits: concatenations of unequal parts
+    included (8 | 4 | 12 bits: its bits 0-7 are not its 12-bit part, though its first part is 8 bits wide
+    and 3 x 8 = 24; the array path took the 12-bit part until 2026-12-05)."""
+    _slices_agree(widths, lo, width, 20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([4, 8, 12, 16]), min_size=2, max_size=4), st.integers(0, 3), st.integers(1, 40),
+       st.data())
+def test_extract_of_many_and_of_few_terms_agree(widths: list[int], lo_k: int, n: int, data) -> None:
+    total = sum(widths)
+    width = data.draw(st.sampled_from([w for w in (4, 8, 12, 16) if w <= total]))
+    _slices_agree(widths, (lo_k * width) % (total - width + 1), width, n)
