@@ -46,11 +46,19 @@ def _prod(xs) -> Any:
     return out
 
 
+def _not_symbolic() -> tuple[type[Exception], ...]:
+    """What a contract function raises when it needs concrete ints (z3: a symbolic comparison taken as a bool,
+    in `min` say; an int method such as bit_length called on a symbolic size)."""
+    import z3
+
+    return (TypeError, ValueError, ArithmeticError, AttributeError, z3.Z3Exception)
+
+
 def _symbolic(f: Callable[[Env], Any], env: Env) -> bool:
     try:
         f(env)
         return True
-    except (TypeError, ValueError, ArithmeticError):
+    except _not_symbolic():
         return False
 
 
@@ -85,6 +93,24 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
             notes.append(f"symbolic sizes: the {what} is not a function the prover can take symbolically: every size "
                          "is held at the checked launch's")
             break
+    if not fixed:
+        # a dim that neither the grid nor an integer argument nor a descriptor carries is invisible to the
+        # PTX at run time: the kernel was compiled for its value (an attention head's D, a constexpr), so
+        # "every size" ranges over it only at that value (a q of BH x N x 1 halves read by a D = 128 build is
+        # out of bounds, but no launch of that PTX has it)
+        seen: set[str] = set()
+        runtime = [grid_f] + [_fn(a.value) for a in c.args if isinstance(a, Scalar) and a.dtype != "fp32"]
+        runtime += [_fn(x) for a in c.args if isinstance(a, TensorDesc) for x in a.shape]
+        for f in runtime:
+            try:
+                _dims_read(f(probe), seen)
+            except _not_symbolic():  # it may read any dim
+                seen.update(r.dims)
+        for k in r.dims:
+            if k not in seen:
+                fixed[k] = r.dims[k]
+                notes.append(f"symbolic sizes: {k} is held at the checked launch's {r.dims[k]}: no grid dimension, "
+                             "integer argument or descriptor carries it, so the PTX was compiled for that value")
     params: dict[str, Callable[[Env], Any]] = {}
     descs = {a.name: a for a in c.args if isinstance(a, TensorDesc)}
     scalars = {a.name: a for a in c.args if isinstance(a, Scalar)}
@@ -139,6 +165,24 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
                    "arguments keep the specialisation the PTX was compiled for (a multiple of 16 stays one, 1 "
                    "stays 1: tt.divisibility); buffers 256-byte aligned"] + notes
     return SizeDomain(variables, dict(r.dims), params, grid, buffer_bytes, launch_at, facts, assumptions)
+
+
+def _dims_read(value, out: set[str]) -> None:
+    """Add to `out` the dims (probe_NAME constants) a value of the probe sizes depends on."""
+    import z3
+
+    todo = [v.t if isinstance(v, SymInt) else v for v in (value if isinstance(value, (tuple, list)) else (value,))]
+    todo = [t for t in todo if isinstance(t, z3.ExprRef)]
+    done: set[int] = set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in done:
+            continue
+        done.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e.decl().name().removeprefix("probe_"))
+        else:
+            todo.extend(e.children())
 
 
 def _multiple(c: Contract, r, dim: str) -> int:

@@ -213,3 +213,33 @@ def test_rowwise_contracts_for_every_size(tmp_path, name: str) -> None:
     assert sizes["domain"] == ROWWISE[name]
     assert sizes["domain_point"] == get(name).instances["verify"]
     assert any(f"proven for ALL sizes ({ROWWISE[name]})" in a for a in rep["assumptions"])
+
+
+def test_a_dim_the_ptx_cannot_see_is_held_at_its_compiled_value() -> None:
+    """sage_attention's head dimension D is a constexpr: no grid dimension, integer argument or descriptor
+    carries it, so its verify build (D = 128) is only ever launched with D = 128. The domain holds D there
+    and says why; BH (the grid) and N (an argument) still range. Before, D ranged too, and `--sizes symbolic`
+    reported q read out of bounds at D = 1, a launch no caller of that PTX can make. A contract whose grid
+    needs concrete ints (mamba2_chunk_scan's `bit_length`, gemm_tma_persistent's `min`) holds every dim
+    instead of crashing."""
+    from harness.compile import compile_contract
+    from harness.sizes import size_domain
+    from harness.suite import get
+
+    def domain(name: str, arch: str = "sm_80"):
+        c = get(name)
+        compiled = compile_contract(c, arch, "verify")
+        params = [p.name for p in ptx_parser.parse(compiled.ptx, f"{name}.ptx").kernels[0].params]
+        return size_domain(c, compiled, "verify", params)
+
+    d = domain("sage_attention")
+    ranges = {v.name: (v.lo, v.hi) for v in d.vars}
+    assert ranges["D"] == (128, 128), ranges
+    assert ranges["BH"][1] > ranges["BH"][0] and ranges["N"][1] > ranges["N"][0], ranges
+    assert any("D is held at the checked launch's 128" in a for a in d.assumptions), d.assumptions
+    relu = domain("relu")
+    assert [(v.name, v.lo < v.hi) for v in relu.vars] == [("N", True)]
+    for name, arch in (("mamba2_chunk_scan", "sm_80"), ("gemm_tma_persistent", "sm_90a")):
+        held = domain(name, arch)
+        assert all(v.lo == v.hi for v in held.vars), (name, held.vars)
+        assert any("not a function the prover can take symbolically" in a for a in held.assumptions), name
