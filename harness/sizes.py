@@ -76,7 +76,8 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
     notes: list[str] = []
 
     def env_of(env: Env) -> dict:
-        return {**env, **{k: SymInt(v) for k, v in fixed.items()}}
+        # held dims as plain ints: a function that needs concrete ints (mamba2's `bit_length`) then runs
+        return {**env, **fixed}
 
     # what must be taken symbolically: the grid, scalar values, tensor shapes
     grid_f = _fn(c.grid) if header is None else (lambda env: header.evaluate(env)[0])
