@@ -100,7 +100,7 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
         # "every size" ranges over it only at that value (a q of BH x N x 1 halves read by a D = 128 build is
         # out of bounds, but no launch of that PTX has it)
         seen: set[str] = set()
-        runtime = [grid_f] + [_fn(a.value) for a in c.args if isinstance(a, Scalar) and a.dtype != "fp32"]
+        runtime = [f for what, f in funcs if not what.startswith("shape of ")]  # the grid and integer scalars
         runtime += [_fn(x) for a in c.args if isinstance(a, TensorDesc) for x in a.shape]
         for f in runtime:
             try:
