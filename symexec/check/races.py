@@ -737,7 +737,10 @@ class RaceDetector:
         ks = [e.lanes.size for e in events]
         total = sum(ks)
 
-        def per_event(values: list, dtype) -> np.ndarray:
+        def per_event(values: list, dtype) -> np.ndarray | np.generic:
+            v0 = values[0]
+            if all(v == v0 for v in values):  # one value in the window (most columns): appended as a scalar
+                return dtype(v0)
             return np.repeat(np.array(values, dtype), ks)
 
         def per_lane(arrays: list) -> np.ndarray:
@@ -746,20 +749,23 @@ class RaceDetector:
         def per_lane_or(values: list, default, dtype) -> np.ndarray:
             """Per-lane arrays of the events, `default` for an event that has none."""
             if all(v is None for v in values):
-                return np.full(total, default, dtype)
+                return dtype(default)  # (a scalar: Records.append fills the column's new rows with it)
             return per_lane([np.full(k, default, dtype) if v is None else np.broadcast_to(v, (k,))
                              for v, k in zip(values, ks)])
 
         hb = per_lane([e.hb for e in events])
         _, col, thread, slot = self.clocks.decode(hb)
-        cown = np.full((total, SLOTS), -1, np.int32)
-        pown = np.full((total, SLOTS), -1, np.int32)
         # a thread's own entry is its epoch (C only); accesses whose threads have streams, or of an
         # asynchronous operation's agent, say their own entries (owns) or have none
         plain = [e.owns is None and e.hbrows is None for e in events]
+        epochs = per_lane([e.epochs for e in events])
         if all(plain):
-            cown[:, 0] = per_lane([e.epochs for e in events])
+            # -1 throughout but C's own entry, the epoch: written into the appended rows (below), not
+            # built as (total, SLOTS) arrays and copied
+            cown = pown = np.int32(-1)
         else:
+            cown = np.full((total, SLOTS), -1, np.int32)
+            pown = np.full((total, SLOTS), -1, np.int32)
             off = 0
             for e, k in zip(events, ks):
                 if e.owns is not None:
@@ -768,6 +774,7 @@ class RaceDetector:
                 elif e.hbrows is None:
                     cown[off:off + k, 0] = e.epochs
                 off += k
+        n0 = self.R.n
         ids = self.R.append(
             total, time=per_event([e.time for e in events], np.int64),
             ev=per_event([e.seq for e in events], np.int64),
@@ -776,7 +783,7 @@ class RaceDetector:
             row=per_lane([e.rows for e in events]), hbrow=hb,
             base=per_lane([e.bases[0] for e in events]), pbase=per_lane([e.bases[1] for e in events]),
             tbase=per_lane_or([e.tbases for e in events], 0, np.int32),
-            epoch=per_lane([e.epochs for e in events]), proxy=per_event([e.proxy for e in events], np.int8),
+            epoch=epochs, proxy=per_event([e.proxy for e in events], np.int8),
             col=col, thread=thread, slot=slot,
             hash=per_lane_or([e.hashes for e in events], 0, np.uint64),
             real=per_lane_or([e.real for e in events], 0, np.uint64),
@@ -784,6 +791,8 @@ class RaceDetector:
             op=per_event([self._op_id(e) for e in events], np.int32), sem=per_event([e.sem for e in events], np.int8),
             cown=cown, pown=pown, undef=per_lane_or([e.undef for e in events], False, np.bool_),
             path=per_event([self._path_id(e.path) for e in events], np.int32))
+        if all(plain):
+            self.R["cown"][n0:n0 + total, 0] = epochs
         cut = np.cumsum(ks)
         return [ids[a:b] for a, b in zip((0, *cut[:-1].tolist()), cut.tolist())]
 

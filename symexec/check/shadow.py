@@ -308,6 +308,11 @@ def _mix_from(h: int | np.ndarray, parts) -> np.ndarray:
     return _splitmix_owned(s, c, tmp)
 
 
+#: product_numbers' (2, 1) leading states per (key, k, rkey): a kernel has a few product instructions, each
+#: numbered on every pass (~1.5 us to build from Python ints per call; the same words). Cleared when full.
+_PRODUCT_FIRST: dict[tuple, np.ndarray] = {}
+
+
 def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarray | None, rkey: int,
                     x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mix(key, k, min(a, b), max(a, b)[, c]), mix(rkey, min(x, y), max(x, y))) of (n,) arrays, both in one
@@ -323,7 +328,13 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
     hi[0], hi[1] = b, y
     s = np.minimum(lo, hi)
     np.maximum(lo, hi, out=hi)
-    first = np.array([[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
+    first = _PRODUCT_FIRST.get((key, k, rkey))
+    if first is None:
+        if len(_PRODUCT_FIRST) >= 1 << 12:
+            _PRODUCT_FIRST.clear()
+        first = _PRODUCT_FIRST[(key, k, rkey)] = np.array(
+            [[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
+        first.flags.writeable = False
     s ^= first
     s *= _STEP
     s ^= s >> _S32

@@ -1,0 +1,23 @@
+# usage (from the branch root): BASE=BASE_TREE PYTHONPATH=. python abf.py KERNEL module:function N
+# in-process A/B of a module-level function: branch's vs base's source, alternating runs
+import sys, time, textwrap, ast, importlib
+sys.path.insert(0,'.')
+import os; exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'kernel.py')).read())
+modname, fn = sys.argv[2].split(':'); n = int(sys.argv[3])
+mod = importlib.import_module(modname)
+src = open('' + os.environ.get('BASE', '/tmp/i10ov6_base') + '/' + modname.replace('.', '/') + '.py').read()
+node = [f for f in ast.parse(src).body if isinstance(f, ast.FunctionDef) and f.name == fn][0]
+ns = dict(vars(mod)); exec(ast.get_source_segment(src, node), ns)
+impl = {'new': getattr(mod, fn), 'old': ns[fn]}
+spent = [0.0]
+def wrap(f):
+    def w(*a, **k):
+        t0 = time.process_time(); r = f(*a, **k); spent[0] += time.process_time() - t0; return r
+    return w
+best = {'new': [1e9, 1e9], 'old': [1e9, 1e9]}
+for i in range(n):
+    for which in ('new', 'old') if i % 2 == 0 else ('old', 'new'):
+        setattr(mod, fn, wrap(impl[which])); spent[0] = 0
+        t0 = time.process_time(); run_checked(new_run(prog, launch), prog, launch); d = time.process_time() - t0
+        best[which] = [min(best[which][0], d), min(best[which][1], spent[0])]
+print(sys.argv[1], fn, {k: (round(v[0]*1e3, 1), round(v[1]*1e3, 2)) for k, v in best.items()}, '(check ms, fn ms; least of', n, ')')
