@@ -230,6 +230,7 @@ class Normalizer:
         #: ite atom (app("ite", [c], then, other): an infinity under a condition) -> (indicator atom c, whether
         #: the ite's condition is [c] (else 1 - [c]), then's and other's constant values or None)
         self._ite_atoms: dict[int, tuple[int, bool, Coef | None, Coef | None]] = {}
+        self._rule_atoms: set[int] = set()  # the atoms of both and the ite atoms' conditions
         self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
         self.assumptions: list[str] = []  # what some lemma relied on
         self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
@@ -281,6 +282,7 @@ class Normalizer:
                 words = self._word_set(payload[0])
                 if words is not None:
                     self._word_sets[got] = words
+                    self._rule_atoms.add(got)
             if kind is AtomKind.APP and payload[0] == "ite" and len(payload) == 4:
                 self._register_ite(got, payload)
         return got
@@ -354,6 +356,7 @@ class Normalizer:
         values = [_constant(x) if isinstance(x, Rat) else None for x in branches]
         self._ite_atoms[a] = (c, positive, values[0], values[1])
         self._special.add(a)
+        self._rule_atoms.update((a, c))
 
     def poly_id(self, p: Poly) -> int:
         got = self._poly_ids.get(_PolyKey(p))
@@ -383,7 +386,7 @@ class Normalizer:
         if self._eq_value and self._disjoint_equalities(d):
             return (), 0
         scale: Coef = 1
-        if self._word_sets:
+        if self._rule_atoms:
             scale = self._indicator_algebra(d)
             if not scale:
                 return (), 0
@@ -429,13 +432,17 @@ class Normalizer:
           `where(cols == y, ., 0)` under `where(valid, ., 0)`. The product of an indicator and a value is a
           select of it (ite(d, X, 0) = X [d]), so where d is 0 the value X is not read: the real reading's
           assumption that no operation makes a NaN (0 * inf) is what makes the indicator's 0 a select's."""
+        rule_atoms = self._rule_atoms
+        hits = [a for a in d if a in rule_atoms]
+        if len(hits) < 2:  # no two indicators of one term, no ite atom and an indicator: nothing to do
+            return 1
         word_sets = self._word_sets
         by_term: dict[int, list[int]] = {}
-        for a, e in d.items():
-            if e > 0 and a in word_sets:
+        for a in hits:
+            if d[a] > 0 and a in word_sets:
                 by_term.setdefault(word_sets[a][0], []).append(a)
-        ites = [a for a in d if a in self._ite_atoms and d[a]] if self._ite_atoms else []
-        if not by_term and not ites:
+        ites = [a for a in hits if a in self._ite_atoms and d[a]]
+        if not ites and all(len(v) < 2 for v in by_term.values()):
             return 1
         held: dict[int, tuple[tuple[int, int], ...]] = {}  # x -> the words of x where the product can be non-0
         for x, atoms in by_term.items():
