@@ -14,7 +14,10 @@ precision check's business, proofs/precision.py). A value's normal form is a rat
   Y + (X - Y) [c], so selects meet multiplications by decoded signs; conditions are normalised
   (P > 0 with P's leading coefficient +-1, P = 0 with it 1, a bit-level predicate of few input
   bits by its truth table, each with the polarity that makes the first assignment false: [not c] =
-  1 - [c]; [c]^2 = [c]); an if-then-else that is a max or a min is one; and uninterpreted
+  1 - [c]; [c]^2 = [c]; comparisons of one bit-vector term with constants multiply as the sets of
+  words where they hold: [y == 6624] [y <s 6000] = 0, [y == 5] [y <s 6000] = [y == 5]); an if-then-else
+  with an infinity is the atom ite([c], a, b), its constant branch under indicators that decide c; an
+  if-then-else that is a max or a min is one; and uninterpreted
   applications (sqrt, log2, tanh, abs, bit-level values, float-to-integer conversions...) of
   normal arguments: equal arguments, equal atoms (congruence), nothing more claimed;
 - `den` a polynomial made monic (leading coefficient 1, by the order of monomials); a constant or
@@ -165,7 +168,7 @@ class _PolyKey:
 
 def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None) -> tuple[Mono, Coef]:
     """Product of two monomials (exponents added; two exp2 atoms merged): (monomial, coefficient).
-    `special`: atoms that need exp2_merge (exp2 atoms, indicators); two single plain atoms are
+    `special`: atoms that need exp2_merge (exp2 atoms, indicators, ite atoms); two single plain atoms are
     merged directly."""
     if not a:
         return b, 1
@@ -216,10 +219,18 @@ class Normalizer:
         self._atom_ids: dict[tuple, int] = {}
         self._exp2: set[int] = set()  # atom ids of exp2 atoms
         self._ind: set[int] = set()  # atom ids of indicators
-        self._special: set[int] = set()  # both (products of them need _merge_exp2)
+        self._special: set[int] = set()  # both, and ite atoms (products of them need _merge_exp2)
         #: indicator atom of a canonical integer equality [x == v] (_bits_cmp's ("cmp", "eq", signed, x,
         #: ("value", v))) -> ((x, signed), v): two of them on one x with different v are never both 1
         self._eq_value: dict[int, tuple[tuple[int, bool], int]] = {}
+        #: indicator atom of a comparison of one bit-vector term x with a constant (an equality, `ne`, or an
+        #: ordered comparison, signed or not) -> (x, the w-bit words where it is 1 as sorted disjoint inclusive
+        #: ranges of unsigned values): _indicator_algebra's facts
+        self._word_sets: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}
+        #: ite atom (app("ite", [c], then, other): an infinity under a condition) -> (indicator atom c, whether
+        #: the ite's condition is [c] (else 1 - [c]), then's and other's constant values or None)
+        self._ite_atoms: dict[int, tuple[int, bool, Coef | None, Coef | None]] = {}
+        self._rule_atoms: set[int] = set()  # the atoms of both and the ite atoms' conditions
         self.lemmas: list = []  # proofs.lemmas.Lemma used (for certificates)
         self.assumptions: list[str] = []  # what some lemma relied on
         self.polys: list[Poly] = []  # interned polynomials (dens, exp2 arguments, keys)
@@ -268,7 +279,84 @@ class Normalizer:
                 eq = _equality_with_value(payload[0])
                 if eq is not None:
                     self._eq_value[got] = eq
+                words = self._word_set(payload[0])
+                if words is not None:
+                    self._word_sets[got] = words
+                    self._rule_atoms.add(got)
+            if kind is AtomKind.APP and payload[0] == "ite" and len(payload) == 4:
+                self._register_ite(got, payload)
         return got
+
+    def _word_set(self, key: tuple) -> tuple[int, tuple[tuple[int, int], ...]] | None:
+        """The condition key of an indicator as (x, ranges): x == v, x != v (_linear_eq's canonical keys) or
+        an ordered comparison of term x with a constant term of its width (_bits_cmp's), signed or unsigned
+        as setp compares (PTX ISA 9.7.3.x); the ranges are the w-bit words of x where it holds, read as
+        unsigned. None for any other condition."""
+        if len(key) != 2 or key[0] != "term" or not isinstance(key[1], tuple) or len(key[1]) != 5:
+            return None
+        tag, cmp, signed, a, b = key[1]
+        T = self.T
+        if tag != "cmp" or not isinstance(a, (int, np.integer)) or not 0 <= int(a) < len(T):
+            return None
+        if not isinstance(b, tuple) and not 0 <= int(b) < len(T):
+            return None
+        w = SORTS[int(T.sort[a])].width
+        if w > 64:
+            return None
+        top = (1 << w) - 1
+        if isinstance(b, tuple):  # ("value", v): _linear_eq's x == v / x != v, v taken modulo 2^w
+            if len(b) != 2 or b[0] != "value" or cmp not in ("eq", "ne"):
+                return None
+            v = int(b[1]) & top
+            if cmp == "eq":
+                return int(a), ((v, v),)
+            return int(a), tuple(r for r in ((0, v - 1), (v + 1, top)) if r[0] <= r[1])
+        x, c = int(a), int(b)
+        if int(T.op[c]) != Op.CONST:
+            if int(T.op[x]) != Op.CONST:
+                return None
+            x, c, cmp = c, x, _SWAPPED_CMP.get(cmp)  # c < x is x > c
+        if int(T.op[x]) == Op.CONST or SORTS[int(T.sort[c])].width != w or SORTS[int(T.sort[x])].kind is Kind.FLOAT:
+            return None
+        cv = int(T.aux[c]) & top
+        unsigned = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
+        if cmp in unsigned:
+            cmp, signed = unsigned[cmp], False
+        if cmp not in ("lt", "le", "gt", "ge"):
+            return None
+        lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, top)
+        if signed and cv > hi:
+            cv -= 1 << w
+        lo, hi = {"lt": (lo, cv - 1), "le": (lo, cv), "gt": (cv + 1, hi), "ge": (cv, hi)}[cmp]
+        if lo > hi:
+            return x, ()
+        if lo >= 0 or hi < 0:  # one run of words (negative values are the words 2^w + v)
+            return x, ((lo & top, hi & top),)
+        return x, ((0, hi), (lo & top, top))
+
+    def _register_ite(self, a: int, payload: tuple) -> None:
+        """An ite atom whose condition is one indicator [c] (or 1 - [c]) and whose branches are constants or
+        +-inf: its condition and constant branches, for _indicator_algebra."""
+        cond = self.key_nf[payload[1]]
+        if not isinstance(cond, Rat) or cond.den is not None:
+            return
+        c = None
+        positive = True
+        if len(cond.num) == 1:
+            (m, k), = cond.num.items()
+            if k == 1 and len(m) == 2 and m[1] == 1:
+                c = m[0]
+        elif len(cond.num) == 2 and cond.num.get(()) == 1:
+            m = next(mm for mm in cond.num if mm != ())
+            if cond.num[m] == -1 and len(m) == 2 and m[1] == 1:
+                c, positive = m[0], False
+        if c is None or c not in self._ind:
+            return
+        branches = [self.key_nf[k] for k in payload[2:]]
+        values = [_constant(x) if isinstance(x, Rat) else None for x in branches]
+        self._ite_atoms[a] = (c, positive, values[0], values[1])
+        self._special.add(a)
+        self._rule_atoms.update((a, c))
 
     def poly_id(self, p: Poly) -> int:
         got = self._poly_ids.get(_PolyKey(p))
@@ -293,14 +381,20 @@ class Normalizer:
     # ------------------------------------------------------------------ polynomial arithmetic
     def _merge_exp2(self, d: dict[int, int]) -> tuple[Mono, Coef]:
         """A product of atoms (atom -> exponent) as (monomial, coefficient): exp2 atoms merged, [c]^k = [c],
-        and [x == a] [x == b] = 0 (coefficient 0) for distinct constants a, b compared with one term x."""
+        and [x == a] [x == b] = 0 (coefficient 0) for distinct constants a, b compared with one term x; the
+        rules of _indicator_algebra on comparisons of one term with constants and ite atoms under them."""
         if self._eq_value and self._disjoint_equalities(d):
             return (), 0
+        scale: Coef = 1
+        if self._rule_atoms:
+            scale = self._indicator_algebra(d)
+            if not scale:
+                return (), 0
         coef: Coef = 1
         exp2 = self._exp2
         if not any(a in exp2 for a in d):  # indicators only: [c]^k = [c]
             ind = self._ind
-            return tuple(x for a in sorted(d) if d[a] for x in (a, 1 if d[a] > 1 and a in ind else d[a])), 1
+            return tuple(x for a in sorted(d) if d[a] for x in (a, 1 if d[a] > 1 and a in ind else d[a])), scale
         for a, e in d.items():  # [c]^k = [c]
             if e > 1 and a in self._ind:
                 d[a] = 1
@@ -323,7 +417,74 @@ class Normalizer:
             if a is not None:
                 d[a] = d.get(a, 0) + 1
         mono = tuple(x for a in sorted(d) if d[a] for x in (a, d[a]))
-        return mono, coef
+        return mono, coef if scale == 1 else coef * scale
+
+    def _indicator_algebra(self, d: dict[int, int]) -> Coef:
+        """Exact rules on the indicators of comparisons of one bit-vector term x with constants (their word
+        sets, _word_set), applied to the product d in place; returns the coefficient it takes (0: the product
+        is 0 at every input):
+        - the indicators of x hold at once only on the intersection of their word sets: empty, the product
+          is 0 ([y == 6624] [y <s 6000] = 0); one word v (an equality [x == v] among them), the others hold
+          wherever [x == v] does and are dropped ([y == 5] [y <s 6000] = [y == 5]);
+        - an ite atom ite([c], t, o) (an infinity under a condition: proofs/normal.py `ite`) times indicators
+          under which c is false (true) everywhere is that product times o (t) where o (t) is a finite
+          constant: [y >s -1] [y <s 6000] ite([y == 6624], -inf, 0) = 0, Triton's masked column picked by
+          `where(cols == y, ., 0)` under `where(valid, ., 0)`. The product of an indicator and a value is a
+          select of it (ite(d, X, 0) = X [d]), so where d is 0 the value X is not read: the real reading's
+          assumption that no operation makes a NaN (0 * inf) is what makes the indicator's 0 a select's."""
+        rule_atoms = self._rule_atoms
+        hits = [a for a in d if a in rule_atoms]
+        if len(hits) < 2:  # no two indicators of one term, no ite atom and an indicator: nothing to do
+            return 1
+        word_sets = self._word_sets
+        by_term: dict[int, list[int]] = {}
+        for a in hits:
+            if d[a] > 0 and a in word_sets:
+                by_term.setdefault(word_sets[a][0], []).append(a)
+        ites = [a for a in hits if a in self._ite_atoms and d[a]]
+        if not ites and all(len(v) < 2 for v in by_term.values()):
+            return 1
+        held: dict[int, tuple[tuple[int, int], ...]] = {}  # x -> the words of x where the product can be non-0
+        for x, atoms in by_term.items():
+            words = word_sets[atoms[0]][1]
+            for a in atoms[1:]:
+                words = _intersect_ranges(words, word_sets[a][1])
+            if not words:
+                return 0
+            held[x] = words
+            if len(atoms) > 1 and len(words) == 1 and words[0][0] == words[0][1]:
+                # [x == v] times conditions that hold at v: [x == v] (the equality kept, whatever else has
+                # the same word set: [y == 0] [y <u 1] is [y == 0], as [y == 0] alone is)
+                keep = next((a for a in atoms if a in self._eq_value and word_sets[a][1] == words), None)
+                if keep is not None:
+                    for a in atoms:
+                        if a != keep:
+                            del d[a]
+        scale: Coef = 1
+        for a in ites:
+            c, positive, then, other = self._ite_atoms[a]
+            if c in d and d[c] > 0:
+                c_value: bool | None = True
+            else:
+                c_value = None
+                got = word_sets.get(c)
+                if got is not None and got[0] in held:
+                    x_words = held[got[0]]
+                    if not _intersect_ranges(x_words, got[1]):
+                        c_value = False
+                    elif _intersect_ranges(x_words, got[1]) == x_words:
+                        c_value = True
+            if c_value is None:
+                continue
+            v = then if c_value == positive else other
+            e = d[a]
+            if v is None or (v == 0 and e < 0):
+                continue
+            del d[a]
+            scale = _tidy(scale * (Fraction(v) ** e if e < 0 else v ** e))
+            if not scale:
+                return 0
+        return scale
 
     def _disjoint_equalities(self, d: dict[int, int]) -> bool:
         """Does the product d hold two indicators [x == a] and [x == b] of one term x (the same bit-vector
@@ -1720,6 +1881,17 @@ def _equality_with_value(key: tuple) -> tuple[tuple[int, bool], int] | None:
             and isinstance(c[4], tuple) and len(c[4]) == 2 and c[4][0] == "value"):
         return (int(c[3]), bool(c[2])), int(c[4][1])
     return None
+
+
+def _intersect_ranges(a: tuple, b: tuple) -> tuple[tuple[int, int], ...]:
+    """The intersection of two sets of words given as sorted disjoint inclusive ranges."""
+    out = []
+    for lo, hi in a:
+        for lo2, hi2 in b:
+            l, h = max(lo, lo2), min(hi, hi2)
+            if l <= h:
+                out.append((l, h))
+    return tuple(sorted(out))
 
 
 def _bit_not(x: int | tuple[int, bool] | None) -> int | tuple[int, bool] | None:

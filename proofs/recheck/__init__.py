@@ -18,7 +18,9 @@ arithmetic. What is checked, per obligation (docs/certificates.md says the same 
 - truth and value tables of normal forms (functions of few input bits) are evaluated at the random
   points of (B) by their leaves' values, like every other atom; an integer input compared for equality
   with constants ([y == c] indicators) is drawn among those constants at most points, so that products
-  of such indicators ([y == a] [y == b] = 0 for a != b, proofs/normal.py) are evaluated where one is 1.
+  of such indicators ([y == a] [y == b] = 0 for a != b, proofs/normal.py) are evaluated where one is 1,
+  or at either side of a bound c it is compared with by an ordered comparison of the terms (c - 1, c, c + 1:
+  a masked column [y == v] dropped under [y <s c], proofs/normal.py _indicator_algebra, is seen there).
 Trusted: that the term DAG is the kernels' meaning (the executor wrote it: recheck does not re-run the
 kernels), that a lemma's script states its claim about its terms, reals.py's IEEE 754 decoder, cvc5,
 mpmath and Python's integers.

@@ -399,7 +399,12 @@ class TermValues:
 
 def equality_hints(atoms: dict, nodes: list) -> dict[int, list[int]]:
     """Integer input leaves compared for equality with constants by the normal forms' indicators (a
-    `cmp` atom `eq` with one operand a term and the other a value): leaf -> the sorted constants."""
+    `cmp` atom `eq` with one operand a term and the other a value): leaf -> the sorted constants; and
+    leaves compared with a constant c by an ordered comparison of the term DAG (a CMP node of the leaf and
+    a CONST): c - 1, c and c + 1, the words on both sides of its bound. The normal form drops a masked
+    column's [y == v] under [y <s c] where v >= c and [y <s c] under [y == v] where v < c (proofs/normal.py
+    _indicator_algebra), which leaves no trace in the forms: drawn at the bounds, a label makes a wrong
+    bound (a column kept or dropped on the wrong side) show in a term's value."""
     inputs = {n[0] for n in nodes if n[1] == "INPUT" and not is_float(n[2]) and n[2] != "pred"}
     out: dict[int, set[int]] = {}
     for a in atoms.values():
@@ -409,6 +414,16 @@ def equality_hints(atoms: dict, nodes: list) -> dict[int, list[int]]:
             term, value = a[s].get("term"), a[t].get("value")
             if term is not None and value is not None and int(term) in inputs:
                 out.setdefault(int(term), set()).add(int(value))
+    consts = {n[0]: int(n[3]) for n in nodes if n[1] == "CONST" and isinstance(n[3], int) and n[2] != "pred"}
+    for n in nodes:
+        if n[1] != "CMP" or len(n[4]) != 2 or not isinstance(n[3], dict):
+            continue
+        if n[3].get("cmp") not in ("lt", "le", "gt", "ge", "lo", "ls", "hi", "hs"):
+            continue
+        for leaf, other in ((n[4][0], n[4][1]), (n[4][1], n[4][0])):
+            if leaf in inputs and other in consts:
+                c = consts[other]
+                out.setdefault(int(leaf), set()).update((c - 1, c, c + 1))  # drawn modulo 2^w
     return {k: sorted(v) for k, v in out.items()}
 
 

@@ -27,7 +27,8 @@ SEEDED = {"wrong index": "relu_wrong_index", "wrong constant": "relu_wrong_const
           "off-by-one mask": "rowsum_off_by_one_mask", "missing rescale": "softmax_missing_rescale",
           "fp16 accumulation": "dot16_fp16_accumulation", "wrong sign-bit trick": "sub_wrong_sign_trick",
           "missing atomic contribution": "gemv_splitk_missing_contribution",
-          "wrong scale index": "bsmma_wrong_scale_byte", "swapped scales": "bsmma_swapped_scales"}
+          "wrong scale index": "bsmma_wrong_scale_byte", "swapped scales": "bsmma_swapped_scales",
+          "wrong mask bound": "mask_pick_wrong_bound"}
 
 
 def _reference(path: Path) -> Path:

@@ -31,11 +31,13 @@ PAIRS = ROOT / "examples" / "pairs"
 #: signs: a sign selection (its IEEE fact is negation's) and support lemmas (a 32-bit word's bit read as a table
 #: over its byte; truth tables evaluated at the recheck's random points), a select chain ([y == a] [y == b] = 0), an
 #: infinity under a data-dependent condition (the application ite([lab > 0], x, -inf)), block-scaled mma with e4m3
-#: inputs and ue8m0 scales split over K (fp8 inputs, SCALE nodes, exp2 of scale bytes)
+#: inputs and ue8m0 scales split over K (fp8 inputs, SCALE nodes, exp2 of scale bytes), a masked column's
+#: ite([lab == 3], -inf, 0) under the label test [lab > -1] [lab < 3] (0: proofs/normal.py _indicator_algebra)
 CERTIFIED = [("rowsum_shfl", "rowsum_ref"), ("sub_sign_trick", "sub_ref"), ("gemv_splitk_atomic", "gemv_ref"),
              ("softmax_online", "softmax_ref"), ("signdot_xor", "signdot_ref"), ("signdot32_word", "signdot32_ref"),
              ("keep_offset", "keep_ref"), ("pick_select_chain", "pick_masked_sum_ref"),
-             ("keep_inf_offset", "keep_inf_ref"), ("bsmma_split_k", "bsmma_ref")]
+             ("keep_inf_offset", "keep_inf_ref"), ("bsmma_split_k", "bsmma_ref"),
+             ("mask_pick_select_chain", "mask_pick_ref")]
 
 #: run in a fresh interpreter: `volta recheck DIR --json`, then which modules it had imported
 _FRESH = """
@@ -179,6 +181,36 @@ def test_recheck_draws_labels_at_the_compared_columns(certs: dict[str, Path], tm
     _edit(d, "normal.json", move)
     code, out = _recheck(d)
     assert code == 1 and any("not its term's value" in f["why"] for f in out["failures"])
+
+
+def test_recheck_sees_a_wrong_label_bound(tmp_path: Path, monkeypatch) -> None:
+    """A wrong use of the masked-column rule leaves no trace in a certificate (the dropped product is absent).
+    With [lab <s 4]'s words narrowed by one at the top (a wrong bound: read as lab <= 2), the prover drops mask_pick_wrong_bound's ite([lab == 3], -inf, 0) and calls the seeded bug
+    verified; the recheck draws labels at the bounds of the term DAG's ordered comparisons (3 is one), where
+    the candidate's term is +inf and its normal form 0."""
+    from proofs.normal import Normalizer
+
+    right = Normalizer._word_set
+
+    def narrowed(self, key):
+        got = right(self, key)
+        if got is None or key[1][1] in ("eq", "ne"):
+            return got
+        x, words = got
+        return x, tuple((lo, 2) if (lo, hi) == (0, 3) else (lo, hi) for lo, hi in words)  # lab <s 4 as lab <= 2
+
+    monkeypatch.setattr(Normalizer, "_word_set", narrowed)
+    # labels drawn in 0..2 only, so that the concrete differential test (which runs first) does not decide it
+    for name in ("mask_pick_wrong_bound", "mask_pick_ref"):
+        text = (CASES / f"{name}.ptx").read_text()
+        assert '"draw_range": [-2, 6]' in text
+        (tmp_path / f"{name}.ptx").write_text(text.replace('"draw_range": [-2, 6]', '"draw_range": [0, 3]'))
+    d = tmp_path / "wrong"
+    _certify(tmp_path / "mask_pick_wrong_bound.ptx", tmp_path / "mask_pick_ref.ptx", d)
+    monkeypatch.undo()
+    code, out = _recheck(d)
+    assert code == 1 and not out["ok"]
+    assert any("not its term's value" in f["why"] for f in out["failures"])
 
 
 def _copy(src: Path, dst: Path) -> Path:
