@@ -78,10 +78,8 @@ class _Down:
     rows: np.ndarray  # pool rows of the step's nodes
     ids: np.ndarray  # their node ids (int64)
     key: np.ndarray  # their op | sort << 8 | arity << 16 (TermStore.node_keys)
-    aux_i: np.ndarray  # step rows compared by aux (neither INPUT nor OPAQUE)
-    aux_v: np.ndarray
-    in_i: np.ndarray  # INPUT rows: buffer compared
-    in_buf: np.ndarray
+    aux_shift: np.ndarray  # per step row: the image's aux >> aux_shift must be aux_want (INPUT rows: 40, the
+    aux_want: np.ndarray  # buffer; OPAQUE rows: their own aux, implied by the identity they are checked for)
     opq_i: np.ndarray  # OPAQUE rows: the image is the node itself
     sset_i: np.ndarray  # INPUT rows that set a substitution row (the first leaf of their element)
     sset_g: np.ndarray
@@ -262,8 +260,8 @@ def prepare(T: TermStore, rep: np.ndarray) -> Plan:
     for P in steps:
         rows = row[P]
         o = op[P]
-        plain = np.nonzero((o != Op.INPUT) & (o != Op.OPAQUE))[0]
         ins = np.nonzero(o == Op.INPUT)[0]
+        shift = np.where(o == Op.INPUT, _INPUT_BITS, np.int64(0)).astype(np.int64)
         opq = np.nonzero(o == Op.OPAQUE)[0]
         with_sub = ins[in_sub[P[ins]] >= 0]
         sset_i = with_sub[in_set[P[with_sub]]]
@@ -286,7 +284,7 @@ def prepare(T: TermStore, rep: np.ndarray) -> Plan:
         chk[first] = False
         chk = np.nonzero(chk)[0]
         down.append(_Down(
-            rows, nodes[P], key[P], plain, aux[P[plain]], ins, aux[P[ins]] >> _INPUT_BITS, opq,
+            rows, nodes[P], key[P], shift, aux[P] >> shift, opq,
             sset_i, in_sub[P[sset_i]], schk_i, in_sub[P[schk_i]],
             loc, es[e], pe0, pe1, shape[ec[e[pe0]]], shape[ec[e[pe1]]],
             first, row[cpos[first]], chk, row[cpos[chk]]))
@@ -374,25 +372,25 @@ def _check(T: TermStore, p: Plan, members: np.ndarray, key: np.ndarray, give_up_
 def _down(T: TermStore, d: _Down, M: np.ndarray, S: np.ndarray, ok: np.ndarray, key: np.ndarray, cols: slice) -> None:
     """Step d of pass 1 for the members `cols` (ok: their entries, a view, cleared in place where a test fails)."""
     aux, shape = T.aux, T.shape
-    Y = M[d.rows, cols]
-    good = key[Y] == d.key[:, None]
-    if d.aux_i.size:
-        good[d.aux_i] &= aux[Y[d.aux_i]] == d.aux_v[:, None]
-    if d.in_i.size:  # the INPUT rows' aux gathered once: buffer test, substitution set and check
-        a_in = aux[Y[d.in_i]]
-        good[d.in_i] &= (a_in >> _INPUT_BITS) == d.in_buf[:, None]
-        if d.sset_i.size:
-            S[d.sset_g, cols] = a_in[np.searchsorted(d.in_i, d.sset_i)]
-        if d.schk_i.size:
-            good[d.schk_i] &= a_in[np.searchsorted(d.in_i, d.schk_i)] == S[d.schk_g, cols]
+    # the images as intp once: numpy converts an int32 index array to intp on every gather (key, aux, offsets)
+    Y = M[d.rows, cols].astype(np.intp)
+    good = key.take(Y) == d.key[:, None]
+    A = aux.take(Y)
+    good &= (A >> d.aux_shift[:, None]) == d.aux_want[:, None]
+    if d.sset_i.size:  # INPUT rows' elements: substitution set and check
+        S[d.sset_g, cols] = A[d.sset_i]
+    if d.schk_i.size:
+        good[d.schk_i] &= A[d.schk_i] == S[d.schk_g, cols]
     if d.opq_i.size:
         good[d.opq_i] &= Y[d.opq_i] == d.ids[d.opq_i, None]
     ok &= good.all(axis=0)
-    if not ok.all():  # failed members follow the representative itself from here
-        Y = np.where(ok, Y, d.ids[:, None].astype(np.int32))
     if d.ep.size:
-        O = T._off.a[Y]  # one gather of offsets per node, not per edge (an MMA node has 2k + 1 children)
-        prop = T._kids.a[O[d.ep] + d.es[:, None]]
+        if not ok.all():  # failed members follow the representative itself from here
+            Y = np.where(ok, Y, d.ids[:, None])
+        O = T._off.a.take(Y)  # one gather of offsets per node, not per edge (an MMA node has 2k + 1 children)
+        O = O[d.ep]
+        O += d.es[:, None]
+        prop = T._kids.a.take(O)
         if d.pe0.size:  # pair by shape: the member's operands are sorted by its own ids
             a, b = prop[d.pe0], prop[d.pe1]
             swap = shape[a] != d.ps0[:, None]
