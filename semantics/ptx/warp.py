@@ -153,15 +153,24 @@ def redux(ins: A.Instruction, x: Exec) -> None:
     v = _full(x, x.read(ins.operands[1], t.name)).reshape(-1, 32)
     act = x.mask.reshape(-1, 32)
     out = np.zeros(v.shape[0], dtype=t.dtype)
+    if t.kind == "f":
+        # a left fold over each warp's active lanes in lane order, every warp at once: lane j joins the
+        # accumulator of the warps where it is active and follows their first active lane (fmin/fmax are
+        # elementwise); a warp with one active lane keeps that lane's value as it is
+        fn = FS.fmin if op == ".min" else FS.fmax
+        live = act.any(axis=1)
+        first = np.argmax(act, axis=1)
+        acc = v[np.arange(v.shape[0]), first].astype(t.dtype)
+        for j in range(1, 32):
+            join = act[:, j] & (j > first)
+            if join.any():
+                acc = np.where(join, fn(acc, v[:, j].astype(t.dtype), t.fmt, nan=".NaN" in ins.modifiers,
+                                        abs_=".abs" in ins.modifiers), acc).astype(t.dtype)
+        out[live] = acc[live]
+        x.write(ins.operands[0], np.repeat(out, 32), t.name)
+        return
     for w in np.nonzero(act.any(axis=1))[0]:
         vals = v[w][act[w]]
-        if t.kind == "f":
-            fn = FS.fmin if op == ".min" else FS.fmax
-            acc = vals[:1]
-            for e in vals[1:]:
-                acc = fn(acc, np.asarray([e]), t.fmt, nan=".NaN" in ins.modifiers, abs_=".abs" in ins.modifiers)
-            out[w] = acc[0]
-            continue
         sv = vals.astype(np.int64) if t.signed else vals.astype(np.uint64)
         if t.signed:
             sv = np.where(sv >= 1 << (t.width - 1), sv - (1 << t.width), sv)

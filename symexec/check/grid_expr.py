@@ -32,6 +32,8 @@ def adapt(e: tuple, w: int, signed: bool = False) -> tuple:
             v -= 1 << ew
         return K(v, w)
     if ew > w:
+        if e[0] in ("sext", "zext") and e[2][1] == w:
+            return e[2]  # the low w bits of an extended w-bit value are that value (cvt.u32.u64 of cvt.s64.s32)
         return ("trunc", w, e)
     return ("sext" if signed else "zext", w, e)
 

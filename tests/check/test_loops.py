@@ -29,7 +29,7 @@ from symexec.check import check_kernel
 from symexec.check import loops as loopsmod
 from symexec.check import run as runmod
 from symexec.check.grid import _z3
-from symexec.check.grid_expr import evaluate, simplify, substitute
+from symexec.check.grid_expr import adapt, evaluate, simplify, substitute
 from symexec.check.loops import live_in
 from semantics import bitops
 from volta.check_cli import check_file
@@ -173,7 +173,7 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
               "loop_wgmma_pipelined_reread_late_overwrite_race", "loop_live_bound_predicate_ok",
-              "loop_live_bound_predicate_late_race"]
+              "loop_live_bound_predicate_late_race", "loop_sext_round_trip_ok"]
 
 
 def _both(fn):
@@ -411,6 +411,34 @@ def test_inner_loop_is_summarised_in_every_outer_iteration() -> None:
     r = check_file(REGRESSION / "loop_nested_staging_last_barrier_skipped.ptx")
     skipped = [s["iterations_skipped"] for s in r.stats["loops_summarised"]]
     assert r.verdict == "race" and len(skipped) == 6 and skipped[-1] < min(skipped[:-1]), skipped
+
+def test_register_carried_through_a_64_bit_copy_is_summarised() -> None:
+    """The row index goes to 64 bits (cvt.s64.s32) and back (cvt.u32.u64) every iteration, as sage_attention's
+    sm_100a K/V offset does: trunc32(sext64(x)) is x (grid_expr.py `adapt`), so the register is its start plus 32
+    per period and the loop is summarised (before: "not its start value plus a fixed amount per period", every
+    iteration run). The twin's CTAs overlap in rows the summary skips: still a race (not in LOOP_CASES: with
+    summaries off the grid of 4 CTAs is enumerated and the first witness is another CTA pair)."""
+    r = check_file(REGRESSION / "loop_sext_round_trip_ok.ptx", grid="symbolic")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["iterations_skipped"] >= 50, s
+    assert not any("not its start value plus a fixed amount" in n for n in r.notes), r.notes
+    r = check_file(REGRESSION / "loop_sext_round_trip_late_race.ptx", grid="symbolic")
+    assert r.verdict == "race" and "different CTAs" in r.findings[0].message, r.findings
+
+
+def test_truncating_an_extension_gives_back_the_value() -> None:
+    """adapt: the low w bits of a w-bit value extended (sign or zero) are the value; a narrower or wider
+    truncation stays a truncation."""
+    x = ("c", 32, 0)
+    assert adapt(adapt(x, 64, signed=True), 32) == x
+    assert adapt(adapt(x, 64), 32) == x
+    assert adapt(adapt(x, 64, signed=True), 16) == ("trunc", 16, ("sext", 64, x))
+    for v in (0, 1, 2**31 - 1, 2**31, 2**32 - 1):
+        for signed in (False, True):
+            e = ("trunc", 32, adapt(("c", 32, 0), 64, signed=signed))
+            assert evaluate(e, {("c", 0): np.uint64(v)}) == evaluate(adapt(adapt(("c", 32, 0), 64, signed), 32),
+                                                                      {("c", 0): np.uint64(v)}) == v
+
 
 def test_live_predicate_on_the_iteration_is_held_over_the_summarised_periods(tmp_path: Path) -> None:
     """%p1 ("the next row lies outside the window [lo, lo + 128)") is computed in the latch and read at the top of
