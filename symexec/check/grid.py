@@ -402,26 +402,20 @@ def _residue_lemma(v, col: list[int]) -> list:
     """`v mod m` in one run [r0, r1] of residues, for the largest power of two m <= RESIDUE_MODULUS
     (and below the column's width) for which every value of `col` lies in one run that is not all
     of [0, m): Triton's 16-byte vector offsets (`col mod 8 == 0`), the first eight rows of every 16
-    that carry a K-mask (`row mod 16 < 8`). Beside it, where the run leaves gaps, the span of the
-    residues modulo the largest such m that the column reaches, when they stay in half of [0, m): a
-    mask tested on every other element of the first eight of every 16 (`row mod 2 == 0` is the run,
-    `row mod 16 <= 6` the span). [] when no modulus gives one."""
-    best = span = None
+    that carry a K-mask (`row mod 16 < 8`). [] when no modulus gives one. (A second lemma, the span of
+    the residues modulo a larger m, slowed gemm_fp16's B-tile query past its limits: not stated.)"""
+    best = None
     m = 2
     while m <= RESIDUE_MODULUS and m < 2 ** v.size():
         res = sorted({x % m for x in col})
         if len(res) < m and res[-1] - res[0] + 1 == len(res):  # one run, not everything
             best = (m, res[0], res[-1])
-        elif m <= max(col) and 2 * (res[-1] - res[0] + 1) <= m:
-            span = (m, res[0], res[-1])
         m *= 2
-    out = []
-    for got in (best, span if span is not None and (best is None or span[0] > best[0]) else None):
-        if got is not None:
-            m, lo, hi = got
-            r = z3.URem(v, m)
-            out.append(r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi)))
-    return out
+    if best is None:
+        return []
+    m, lo, hi = best
+    r = z3.URem(v, m)
+    return [r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi))]
 
 
 def _pair_lemma(x, y, cx: list[int], cy: list[int]):
@@ -447,6 +441,8 @@ def _pair_lemma(x, y, cx: list[int], cy: list[int]):
             offs = sorted({b - rise // (hi - lo) * u for u, b in zip(cx, cy)})
             if best is None or len(offs) < len(best[1]):
                 best = (rise // (hi - lo), offs)
+            if len(best[1]) <= PAIR_OFFSETS:
+                break  # the first slope that gives few offsets, the first rows' first (as before the band)
     if best is None:
         return None
     a, offs = best
