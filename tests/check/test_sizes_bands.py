@@ -1,13 +1,13 @@
 """Symbolic sizes over attention-style tile loads whose mask tests another lane constant than the one the
-address adds (grid.py `_pair_lemma`'s band, `_residue_lemma`'s span, `_lane_part_lemmas`, `_at_small_sizes`).
+address adds (grid.py `_pair_lemma`'s band, `_lane_part_lemmas`, `_at_small_sizes`).
 
 `GROUPED` is the shape of sinkhorn_attention's `gj = tl.load(g + bh * M + cols, mask=cols < M)` as Triton
 emits it for sm_80: a CTA per slice bh of an BH x M fp32 matrix; thread t (p = t % 4) loads eight 2-float
 vectors at elements 2p + 8k (one register plus 32 k bytes), and the pair 2j, 2j + 1 is masked by the first
 one's column only, `2p + 16j < M`, which is the same test because M is a multiple of 16 (`tt.divisibility`).
 Its proof needs what no two columns of the lane table say: the element `4 q0 + o` (address) is `4 q1 + {0,
-32}` (guard column q1), and q1 mod 16 <= 6. With 128 threads (1024 rows) bit-blasting answers unknown and
-the integer form, which leaves the table out, had neither fact: the check fell back to the launch.
+32}` (guard column q1), which with `q1 - q0 in {0, 16, 32, 48}` and q0 <= 6 gives q1 mod 16 <= 6. With 128 threads (1024 rows) bit-blasting answers unknown and
+the integer form, which leaves the table out, had not the first: the check fell back to the launch.
 `GROUPED_PAST_ROW` masks by `col < M + 8`: right at M = 64 (the checked launch: no column reaches M), out of
 bounds at M = 16, 32, 48; its witness is found at small sizes (`_at_small_sizes`) where the query over the
 whole domain is unknown. `KV_ROWS` is the K/V tile load: row t / 8 of a D = 64 slice, 8 vectors a row
