@@ -194,7 +194,8 @@ class _Class:
             # (bv2int.py) leaves the table out and keeps these, whose products it can bound
             member = z3.And([rows_formula(cols, rows)]
                             + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
-                            + _affine_rows(rows, cols) + _row_lemmas(rows, cols) + iters)
+                            + _affine_rows(rows, cols) + _row_lemmas(rows, cols)
+                            + _lane_part_lemmas(a.addr, rows, cols) + iters)
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -205,6 +206,67 @@ class _Class:
         if len(self.rows) > 1:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
+
+
+def _lane_coefficients(e: tuple) -> dict[int, int] | None:
+    """The coefficient of each lane constant (q leaf) in `e`, read as a sum of multiples of them plus
+    terms that read none: extensions, truncations and `or` taken as the integers they carry (no
+    wrap-around: a heuristic choice of the combination `_lane_part_lemmas` relates, which is sound at any
+    coefficients), {} when `e` reads no lane constant, None when it reads one other than linearly."""
+    tag = e[0]
+    if tag == "q":
+        return {e[2]: 1}
+    if not _has_leaf(e, ("q",)):
+        return {}
+    args = [x for x in e[2:] if isinstance(x, tuple)]
+    if tag in ("sext", "zext", "trunc"):
+        return _lane_coefficients(args[0])
+    if tag in ("add", "sub", "or"):
+        x, y = (_lane_coefficients(v) for v in args)
+        if x is None or y is None:
+            return None
+        sign = -1 if tag == "sub" else 1
+        return {i: x.get(i, 0) + sign * y.get(i, 0) for i in set(x) | set(y)}
+    if tag in ("mul", "shl"):
+        x, y = args
+        if tag == "shl":
+            if y[0] != "k" or y[2] >= 64:
+                return None
+            y = ("k", 64, 1 << y[2])
+        if x[0] == "k":
+            x, y = y, x
+        if y[0] != "k":
+            return None
+        cx = _lane_coefficients(x)
+        return None if cx is None else {i: v * y[2] for i, v in cx.items()}
+    return None
+
+
+def _lane_part_lemmas(addr: tuple, rows: np.ndarray, cols: list) -> list:
+    """The pair lemmas (`_pair_lemma`) of the address's lane part, `sum_k a_k q_k + o` with the a_k the
+    address's own coefficients of its lane constants (`_lane_coefficients`), against each lane constant:
+    where a guard tests one column and the address adds another (the fp32 element `4 q0 + o` of a
+    vector loaded under `q1 < M`, with `4 q0 + o = 4 q1 + {0, 32}` on every row), no lemma of two columns
+    relates them. The lane part is computed at each row from the row itself, as the 64-bit term built from
+    the zero-extended columns is, so every lemma holds on every row, as `_row_lemmas`' do. [] when the
+    address reads no lane constant linearly (its lane part is o, a column already)."""
+    coef = _lane_coefficients(addr)
+    if not coef or all(v == 0 for v in coef.values()):
+        return []
+    coef = {i: v for i, v in sorted(coef.items()) if v}
+    mod = 2**64
+    ys = [int(x) for x in rows[:, -1]]
+    y = cols[-1]
+    for i, a in coef.items():
+        ys = [(u + a * int(v)) % mod for u, v in zip(ys, rows[:, i])]
+        c = cols[i]
+        y = y + (z3.ZeroExt(64 - c.size(), c) if c.size() < 64 else c) * z3.BitVecVal(a % mod, 64)
+    out = []
+    for k in range(rows.shape[1] - 2):  # the lane constants (the guard's columns), not the thread or o
+        got = _pair_lemma(cols[k], y, [int(x) for x in rows[:, k]], ys)
+        if got is not None:
+            out.append(got)
+    return out
 
 
 CONTROL = ("bra", "exit", "ret", "trap", "bar", "barrier")
@@ -336,11 +398,12 @@ RESIDUE_MODULUS = 256
 PAIR_OFFSETS = 4
 
 
-def _residue_lemma(v, col: list[int]):
+def _residue_lemma(v, col: list[int]) -> list:
     """`v mod m` in one run [r0, r1] of residues, for the largest power of two m <= RESIDUE_MODULUS
     (and below the column's width) for which every value of `col` lies in one run that is not all
     of [0, m): Triton's 16-byte vector offsets (`col mod 8 == 0`), the first eight rows of every 16
-    that carry a K-mask (`row mod 16 < 8`). None when no modulus gives one."""
+    that carry a K-mask (`row mod 16 < 8`). [] when no modulus gives one. (A second lemma, the span of
+    the residues modulo a larger m, slowed gemm_fp16's B-tile query past its limits: not stated.)"""
     best = None
     m = 2
     while m <= RESIDUE_MODULUS and m < 2 ** v.size():
@@ -349,30 +412,51 @@ def _residue_lemma(v, col: list[int]):
             best = (m, res[0], res[-1])
         m *= 2
     if best is None:
-        return None
+        return []
     m, lo, hi = best
     r = z3.URem(v, m)
-    return r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi))
+    return [r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi))]
 
 
 def _pair_lemma(x, y, cx: list[int], cy: list[int]):
-    """`y = a * x + d` for one slope a (read from x's extremes) and at most PAIR_OFFSETS offsets d
-    that every row satisfies (a guard's row a fixed distance from the address's row: Triton masks
-    eight K-rows by the first one's test), as 64-bit terms of the zero-extended columns. None when
-    the rows are not so related."""
+    """`y = a * x + d` for one slope a and at most PAIR_OFFSETS offsets d that every row satisfies (a
+    guard's row a fixed distance from the address's row: Triton masks eight K-rows by the first one's
+    test), as 64-bit terms of the zero-extended columns. With more offsets, the band they span,
+    `a * x + min d <= y <= a * x + max d`, where it says more than the columns' ranges: a row's 16-byte
+    vectors at `row * pitch + 16 v` for 8 or 16 values of v (an attention tile's K or V rows, whose mask
+    tests the row). The slope is read from x's extremes (their first rows, or the least or the greatest y
+    at each: the least and greatest offsets when every x has the same ones), the one with the fewest
+    offsets. None when the rows are not so related."""
     lo, hi = min(cx), max(cx)
     if lo == hi or min(cy) == max(cy):
         return None
+    least: dict[int, int] = {}
+    most: dict[int, int] = {}
+    for u, b in zip(cx, cy):
+        least[u], most[u] = min(b, least.get(u, b)), max(b, most.get(u, b))
     i0, i1 = cx.index(lo), cx.index(hi)
-    if (cy[i1] - cy[i0]) % (hi - lo):
+    best = None
+    for rise in (cy[i1] - cy[i0], least[hi] - least[lo], most[hi] - most[lo]):
+        if rise % (hi - lo) == 0:
+            offs = sorted({b - rise // (hi - lo) * u for u, b in zip(cx, cy)})
+            if best is None or len(offs) < len(best[1]):
+                best = (rise // (hi - lo), offs)
+            if len(best[1]) <= PAIR_OFFSETS:
+                break  # the first slope that gives few offsets, the first rows' first (as before the band)
+    if best is None:
         return None
-    a = (cy[i1] - cy[i0]) // (hi - lo)
-    offs = sorted({b - a * u for u, b in zip(cx, cy)})
-    if len(offs) > PAIR_OFFSETS:
-        return None
+    a, offs = best
     x64 = z3.ZeroExt(64 - x.size(), x) if x.size() < 64 else x
     y64 = z3.ZeroExt(64 - y.size(), y) if y.size() < 64 else y
-    return z3.Or([y64 == x64 * a + d for d in offs])
+    if len(offs) <= PAIR_OFFSETS:
+        return z3.Or([y64 == x64 * a + d for d in offs])
+    dlo, dhi = offs[0], offs[-1]
+    # the band, compared unsigned, is the rows' own inequality only where its ends stay in [0, 2^64) for
+    # every x of the column: then the 64-bit terms are the integers (no wrap-around)
+    ends = (a * lo + dlo, a * hi + dlo, a * lo + dhi, a * hi + dhi)
+    if a == 0 or dhi - dlo >= abs(a) * (hi - lo) or min(ends) < 0 or max(ends) >= 2**64:
+        return None
+    return z3.And(z3.ULE(x64 * a + dlo, y64), z3.ULE(y64, x64 * a + dhi))
 
 
 def _row_lemmas(rows: np.ndarray, cols: list) -> list:
@@ -385,9 +469,7 @@ def _row_lemmas(rows: np.ndarray, cols: list) -> list:
     out = []
     for k, v in enumerate(cols):
         if min(r[k]) != max(r[k]):
-            got = _residue_lemma(v, r[k])
-            if got is not None:
-                out.append(got)
+            out += _residue_lemma(v, r[k])
     for i in range(len(cols)):
         for j in range(len(cols)):
             if i != j:
@@ -928,6 +1010,35 @@ def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, st
     return r2
 
 
+#: The sizes `_at_small_sizes` searches: each at most its least value plus this many of its multiples.
+SMALL_SIZES = 256
+
+
+def _at_small_sizes(s: z3.Solver, sp: _Space, stats: dict) -> tuple:
+    """(sat, a solver holding a model) when the query `s` (whose answer was unknown) has a model with every
+    size at most SMALL_SIZES of its multiples above its least value, else (unknown, `s`). A bug at a small
+    ragged size (the last tile of a short row) is one bit-blasting finds quickly once the products of sizes
+    are small, where over the whole domain it answered unknown. Only a model is read from it, validated by
+    running its CTAs concretely (`_witness`): nothing is proved by it. Bounded by Z3's resource count
+    (SMALL_RLIMIT) more than the query used, not by time, so that a loaded machine gets the same answer."""
+    s.push()  # on the solver of the exact query: what it learnt there is what finds the model at once
+    s.add([sp.env[v.name].t <= v.lo + SMALL_SIZES * v.multiple for v in sp.sizes.vars])
+    s.set("rlimit", SMALL_RLIMIT)  # more resources than the solver has used so far (Z3's limit is relative)
+    s.set("timeout", _ms_left(Z3_QUERY_MS))
+    stats["z3_queries"] += 1
+    res = s.check()
+    s.set("rlimit", 0)
+    if res == z3.sat:
+        stats["small_sizes_witness"] = stats.get("small_sizes_witness", 0) + 1
+        return z3.sat, s
+    s.pop()
+    return z3.unknown, s
+
+
+#: Z3's resource limit of `_at_small_sizes` (about 3 s of CPU).
+SMALL_RLIMIT = 40_000_000
+
+
 def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
     """The smallest first size at which the query's constraints hold, the others held at their
     smallest such values (lexicographically, the first size last): below it, with the others as
@@ -1033,6 +1144,8 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                     break  # the superset of a satisfiable query is satisfiable too
         if res != z3.unsat and exact is not None:
             res, s = exact
+            if res == z3.unknown and sizes is not None:
+                res, s = _at_small_sizes(s, sp, stats)
         if res != z3.unsat and relaxed:
             return None, f"symbolic not applicable: {nrows} distinct lane offsets in one access class"
         if res != z3.unsat:
@@ -1050,11 +1163,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                     if first is not None:
                         var = sizes.vars[0]
                         held = ", ".join(f"{k} = {v}" for k, v in first.items() if k != var.name)
+                        below = (f"stays in bounds for every {var.name} in [{var.lo}, {first[var.name] - 1}] of the "
+                                 "domain and " if first[var.name] > var.lo else "")  # none below the least
                         w.notes.insert(0, f"symbolic sizes: {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
-                                          + (f"with {held} " if held else "") +
-                                          f"stays in bounds for every {var.name} in [{var.lo}, "
-                                          f"{first[var.name] - 1}] of the domain and leaves {buf.name} from "
-                                          f"{var.name} = {first[var.name]}")
+                                          + (f"with {held} " if held else "") + below +
+                                          f"leaves {buf.name} from {var.name} = {first[var.name]}")
                     return w, ""
             return None, (f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
                           "not proven for every CTA" + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
