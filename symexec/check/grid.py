@@ -260,7 +260,7 @@ def _lane_part_lemmas(addr: tuple, rows: np.ndarray, cols: list) -> list:
     for i, a in coef.items():
         ys = [(u + a * int(v)) % mod for u, v in zip(ys, rows[:, i])]
         c = cols[i]
-        y = y + (z3.ZeroExt(64 - c.size(), c) if c.size() < 64 else c) * z3.BitVecVal(a % mod, 64)
+        y = y + _u64(c) * z3.BitVecVal(a % mod, 64)
     out = []
     for k in range(rows.shape[1] - 2):  # the lane constants (the guard's columns), not the thread or o
         got = _pair_lemma(cols[k], y, [int(x) for x in rows[:, k]], ys)
@@ -418,6 +418,11 @@ def _residue_lemma(v, col: list[int]) -> list:
     return [r == lo if lo == hi else z3.And(z3.UGE(r, lo), z3.ULE(r, hi))]
 
 
+def _u64(v):
+    """A column's bit-vector zero-extended to 64 bits (its value as the unsigned integer it holds)."""
+    return z3.ZeroExt(64 - v.size(), v) if v.size() < 64 else v
+
+
 def _pair_lemma(x, y, cx: list[int], cy: list[int]):
     """`y = a * x + d` for one slope a and at most PAIR_OFFSETS offsets d that every row satisfies (a
     guard's row a fixed distance from the address's row: Triton masks eight K-rows by the first one's
@@ -446,8 +451,7 @@ def _pair_lemma(x, y, cx: list[int], cy: list[int]):
     if best is None:
         return None
     a, offs = best
-    x64 = z3.ZeroExt(64 - x.size(), x) if x.size() < 64 else x
-    y64 = z3.ZeroExt(64 - y.size(), y) if y.size() < 64 else y
+    x64, y64 = _u64(x), _u64(y)
     if len(offs) <= PAIR_OFFSETS:
         return z3.Or([y64 == x64 * a + d for d in offs])
     dlo, dhi = offs[0], offs[-1]
@@ -1012,6 +1016,8 @@ def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, st
 
 #: The sizes `_at_small_sizes` searches: each at most its least value plus this many of its multiples.
 SMALL_SIZES = 256
+#: Z3's resource limit of `_at_small_sizes` (about 3 s of CPU).
+SMALL_RLIMIT = 40_000_000
 
 
 def _at_small_sizes(s: z3.Solver, sp: _Space, stats: dict) -> tuple:
@@ -1034,9 +1040,6 @@ def _at_small_sizes(s: z3.Solver, sp: _Space, stats: dict) -> tuple:
     s.pop()
     return z3.unknown, s
 
-
-#: Z3's resource limit of `_at_small_sizes` (about 3 s of CPU).
-SMALL_RLIMIT = 40_000_000
 
 
 def _first_failing(sp: _Space, s: z3.Solver) -> dict[str, int] | None:
