@@ -124,8 +124,7 @@ class Program:
                 continue
             seen.add(n)
             ins = self.code[n]
-            if ins.operands and ins.opcode not in ("st", "red", "bra", "bar", "barrier"):
-                out |= _dest_names(ins.operands[0])
+            out |= written_registers(ins)
             if ins.opcode == "bra":
                 t = ins.operands[0]
                 if isinstance(t, A.Sym) and t.name in self.labels:
@@ -542,6 +541,13 @@ def _operand_names(ops):
             yield from _operand_names((o.operand,))
         elif isinstance(o, A.Address) and o.base is not None:
             yield o.base.name
+
+
+def written_registers(ins: A.Instruction) -> set[str]:
+    """Registers `ins` writes (its first operand, for the opcodes that have a destination)."""
+    if ins.operands and ins.opcode not in ("st", "red", "bra", "bar", "barrier"):
+        return _dest_names(ins.operands[0])
+    return set()
 
 
 def _dest_names(op) -> set[str]:

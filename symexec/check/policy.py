@@ -32,6 +32,7 @@ from ptx_parser import ast as A
 from ..errors import ExecError
 from ..machine import Batch, BranchDecision, Group, Policy, failing_lanes
 from ..opcodes import Scope, register_only, strength
+from ..program import written_registers
 from .shadow import DATA, DEP
 from .state import CheckState
 
@@ -61,6 +62,17 @@ class DataDependencePolicy(Policy):
         self.state.ins = ins
         self.state.note_dependence(f"guard of {ins.name}", self._taint(b, ins.guard.pred), g.mask)
 
+    def on_value_guard(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> None:
+        """`@p mov r, 2048` with p computed from data: on the lanes whose guard is false r keeps its
+        bits, but which value it holds depends on data (an implicit flow; with the launch's input
+        perhaps no lane writes). Those lanes lose their numbers and take the guard's taint; the lanes
+        that write take it through Tracker.control (CheckedExec.begin)."""
+        tr = self.state.tracker
+        bits = tr.guard_taint(ins.guard.pred, g.mask)
+        skipped = g.mask & ~mask
+        if bits and skipped.any():
+            tr.taint_lanes(written_registers(ins), bits, skipped, b.regs)
+
     def on_indirect(self, b: Batch, g: Group, ins: A.Instruction, index: A.Operand) -> None:
         """A data-dependent jump-table index: the path taken depends on the input (noted; the
         targets are not explored both ways)."""
@@ -79,6 +91,10 @@ class DataDependencePolicy(Policy):
             return BranchDecision.FOLLOW
         if prog.region_pure.get(g.pc):
             g.dep |= bits
+            # what the region writes depends on the choice on every lane of the group, also on lanes
+            # that skip the writes (with the launch's input perhaps all of them): those keep their
+            # bits, not their numbers; the lanes that write take the region's taint (Tracker.control)
+            self.state.tracker.taint_lanes(prog.region_writes(g.pc), bits & int(DEP), g.mask, b.regs)
             return BranchDecision.REGISTER_REGION
         # explore both ways while that can still prove the kernel for every input (nothing else
         # depends on data so far); the launch's input decides the rest. Not around a barrier: both

@@ -918,6 +918,42 @@ class Tracker:
             self.reg_hash[name] = mix(key_of("merged"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
             self.reg_real[name] = self.reg_hash[name]
 
+    def guard_taint(self, pred: str, mask: np.ndarray) -> int:
+        """The DEP bits of predicate `pred` on any lane of `mask` (0: the guard is decided alike for
+        every input)."""
+        t = self.reg_taint.get(pred)
+        if t is None:
+            return 0
+        t = self._lanes(t)[mask]
+        return (int(np.bitwise_or.reduce(t)) if t.size else 0) & int(DEP)
+
+    def taint_lanes(self, names, taint: int, lanes: np.ndarray, regs: dict) -> None:
+        """Registers `names` on `lanes` depend on a data-dependent choice that did not write them
+        there (an implicit flow: a false guard, a branch around the write). Whether they keep their
+        value depends on data, so those lanes get fresh numbers and `taint`; the other lanes keep
+        theirs. `regs`: the batch's register bits (the numbers of registers numbered by their bits)."""
+        for name in names:
+            old_h = self.reg_hash.get(name)
+            if old_h is None:
+                bits = regs.get(name)
+                bits = np.zeros(self.n, np.uint64) if bits is None else np.broadcast_to(bits, self._shape)
+                old_h = old_r = const_number(bits) if self.numbered else self._unnumbered
+                old_t = self._zeros
+            else:
+                old_t = self.reg_taint.get(name)
+                old_t = self._zeros if old_t is None else self._lanes(old_t)
+                old_r = self.reg_real.get(name)
+                old_r = old_h if old_r is None else old_r
+            self.reg_parts.pop(name, None)
+            if self.numbered:
+                self.counter += 1
+                fresh = mix(key_of("implicit"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
+                self.reg_hash[name] = np.where(lanes, fresh, old_h)
+                self.reg_real[name] = np.where(lanes, fresh, old_r)
+            else:
+                self.reg_hash[name] = self.reg_real[name] = self._unnumbered
+            self.reg_taint[name] = np.where(lanes, old_t | np.uint8(taint), old_t).astype(np.uint8)
+
     # -------------------------------------------------------------- memory
     def shadow(self, key, size: int, taint: int, init_key: int, salt: int) -> MemShadow:
         s = self.mem.get(key)
