@@ -46,6 +46,7 @@ class DataDependencePolicy(Policy):
     def __init__(self, state: CheckState) -> None:
         self.state = state
         self.loops = None  # a loops.LoopSummariser, in the symbolic grid's run
+        self._region_writes: dict[int, frozenset[str]] = {}  # per register-only region's branch pc
 
     @property
     def watches_back_edges(self) -> bool:
@@ -94,7 +95,10 @@ class DataDependencePolicy(Policy):
             # what the region writes depends on the choice on every lane of the group, also on lanes
             # that skip the writes (with the launch's input perhaps all of them): those keep their
             # bits, not their numbers; the lanes that write take the region's taint (Tracker.control)
-            self.state.tracker.taint_lanes(prog.region_writes(g.pc), bits & int(DEP), g.mask, b.regs)
+            writes = self._region_writes.get(g.pc)
+            if writes is None:
+                writes = self._region_writes[g.pc] = frozenset(prog.region_writes(g.pc))
+            self.state.tracker.taint_lanes(writes, bits & int(DEP), g.mask, b.regs)
             return BranchDecision.REGISTER_REGION
         # explore both ways while that can still prove the kernel for every input (nothing else
         # depends on data so far); the launch's input decides the rest. Not around a barrier: both
