@@ -34,7 +34,7 @@ from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Pr
 from .execctx import GroupExec
 from .launch import Launch, check_launch_bounds, pack_params
 from .memory import FUNCTION_BASE, GlobalMemory, Memory
-from .opcodes import Purity, purity, register_only, touches_memory_or_sync
+from .opcodes import LaneScope, Purity, facts, purity, register_only, touches_memory_or_sync
 from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
@@ -419,7 +419,10 @@ class Machine:
         """Per pc: (machine-level handler or None, data handler or None)."""
         table = []
         self._purity = [purity(ins) for ins in self.prog.code]
-        self._guard_matters = [ins.guard is not None and ins.opcode != "bra" and touches_memory_or_sync(ins.opcode)
+        # which lanes run it matters beyond their own registers: memory, synchronisation, and warp
+        # collectives (a lane of the membermask that does not run shfl.sync/vote/redux... is UB, 9.7.8.6)
+        self._guard_matters = [ins.guard is not None and ins.opcode != "bra"
+                               and (touches_memory_or_sync(ins.opcode) or facts(ins.opcode).lanes is not LaneScope.LANE)
                                for ins in self.prog.code]
         self._value_guards = [ins.guard is not None and ins.opcode != "bra" and register_only(ins.opcode)
                               for ins in self.prog.code]
