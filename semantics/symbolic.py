@@ -392,7 +392,7 @@ class Builder:
         if len(merged) == 1:
             return merged[0]
         width = sum(T.sort_of(p).width for p in merged)
-        if all(int(T.op[p]) == Op.CONST for p in merged):
+        if width <= 64 and all(int(T.op[p]) == Op.CONST for p in merged):  # (a CONST holds 64 bits)
             v = 0
             for p in merged:
                 w = T.sort_of(p).width

@@ -34,7 +34,7 @@ from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Pr
 from .execctx import GroupExec
 from .launch import Launch, check_launch_bounds, pack_params
 from .memory import FUNCTION_BASE, GlobalMemory, Memory
-from .opcodes import Purity, purity, touches_memory_or_sync
+from .opcodes import LaneScope, Purity, facts, purity, register_only, touches_memory_or_sync
 from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
@@ -81,6 +81,10 @@ class Policy:
 
     def on_guard(self, b: "Batch", g: "Group", ins: A.Instruction) -> None:
         """A guarded instruction with memory or synchronisation effects is about to run."""
+
+    def on_value_guard(self, b: "Batch", g: "Group", ins: A.Instruction, mask: np.ndarray) -> None:
+        """A guarded register-only instruction is about to run on lanes `mask` of `g` (its guard
+        chooses which value its destination holds)."""
 
     def on_branch(self, b: "Batch", g: "Group", ins: A.Instruction, dest: int) -> BranchDecision:
         return BranchDecision.FOLLOW
@@ -415,8 +419,13 @@ class Machine:
         """Per pc: (machine-level handler or None, data handler or None)."""
         table = []
         self._purity = [purity(ins) for ins in self.prog.code]
-        self._guard_matters = [ins.guard is not None and ins.opcode != "bra" and touches_memory_or_sync(ins.opcode)
+        # which lanes run it matters beyond their own registers: memory, synchronisation, and warp
+        # collectives (a lane of the membermask that does not run shfl.sync/vote/redux... is UB, 9.7.8.6)
+        self._guard_matters = [ins.guard is not None and ins.opcode != "bra"
+                               and (touches_memory_or_sync(ins.opcode) or facts(ins.opcode).lanes is not LaneScope.LANE)
                                for ins in self.prog.code]
+        self._value_guards = [ins.guard is not None and ins.opcode != "bra" and register_only(ins.opcode)
+                              for ins in self.prog.code]
         for ins in self.prog.code:
             ctl = _CONTROL.get(ins.opcode)
             unit = _units.handler(ins.opcode)
@@ -606,6 +615,8 @@ class Machine:
                 mask = mask & (~pred if ins.guard.negated else pred)
                 if self._guard_matters[g.pc]:
                     policy.on_guard(b, g, ins)
+                elif self._value_guards[g.pc]:
+                    policy.on_value_guard(b, g, ins, mask)
             ctl, fn = dispatch[g.pc]
             window = max(window, purity[g.pc])
             if ctl is not None:

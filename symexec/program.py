@@ -111,10 +111,9 @@ class Program:
             got = self._bodies[(head, latch)] = tuple(sorted(body))
         return got
 
-    def region_writes(self, pc: int) -> set[str]:
-        """Registers that instructions between branch `pc` and its reconvergence point write."""
+    def region_pcs(self, pc: int) -> set[int]:
+        """The instructions between branch `pc` and its reconvergence point, on either path."""
         stop = self.reconverge.get(pc)
-        out: set[str] = set()
         seen = {pc}
         target = self.code[pc].operands[0]
         todo = [pc + 1] + ([self.labels[target.name]] if isinstance(target, A.Sym) and target.name in self.labels else [])
@@ -124,8 +123,6 @@ class Program:
                 continue
             seen.add(n)
             ins = self.code[n]
-            if ins.operands and ins.opcode not in ("st", "red", "bra", "bar", "barrier"):
-                out |= _dest_names(ins.operands[0])
             if ins.opcode == "bra":
                 t = ins.operands[0]
                 if isinstance(t, A.Sym) and t.name in self.labels:
@@ -133,7 +130,36 @@ class Program:
                 if ins.guard is None:
                     continue
             todo.append(n + 1)
-        return out
+        seen.discard(pc)
+        return seen
+
+    def region_writes(self, pc: int) -> set[str]:
+        """Registers that instructions between branch `pc` and its reconvergence point write."""
+        return set().union(*(written_registers(self.code[n]) for n in self.region_pcs(pc)))
+
+    def mentioned(self, ins: A.Instruction) -> tuple[set[str], bool]:
+        """The registers `ins` names (operands, address bases, guard) and whether it also reads a
+        special register (%tid, %laneid, %clock...: a value that differs between lanes or runs)."""
+        regs: set[str] = set()
+        special = False
+        todo = list(ins.operands) + ([A.Sym(ins.guard.pred)] if ins.guard is not None else [])
+        while todo:
+            op = todo.pop()
+            if isinstance(op, A.Sym):
+                if self.reg(op.name) is not None:
+                    regs.add(op.name)
+                elif op.name.startswith("%"):
+                    special = True
+            elif isinstance(op, A.Negated):
+                todo.append(op.operand)
+            elif isinstance(op, A.Vector):
+                todo.extend(op.elements)
+            elif isinstance(op, A.Pair):
+                todo.extend((op.first, op.second))
+            elif isinstance(op, A.Address) and op.base is not None:
+                todo.append(op.base)
+        return regs, special
+
     branch_targets: dict[str, list[str]] = field(default_factory=dict)
 
     def reg(self, name: str) -> RegDecl | None:
@@ -542,6 +568,13 @@ def _operand_names(ops):
             yield from _operand_names((o.operand,))
         elif isinstance(o, A.Address) and o.base is not None:
             yield o.base.name
+
+
+def written_registers(ins: A.Instruction) -> set[str]:
+    """Registers `ins` writes (its first operand, for the opcodes that have a destination)."""
+    if ins.operands and ins.opcode not in ("st", "red", "bra", "bar", "barrier"):
+        return _dest_names(ins.operands[0])
+    return set()
 
 
 def _dest_names(op) -> set[str]:

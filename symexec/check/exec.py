@@ -8,11 +8,14 @@ data are noted as data dependences of the verdict.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ptx_parser import ast as A
 
 from ..execctx import GroupExec
+from ..opcodes import register_only
 from .shadow import DATA
 from .state import CheckState
 
@@ -40,6 +43,16 @@ class CheckedExec(GroupExec):
             tr.explore = dep if g.explore > 0 else np.uint8(0)  # on one of two explored paths
             self.state.path = g.path
         self.state.begin(ins, self.pc)
+        if g is not None and ins.guard is not None and self._value_guard(ins):
+            # `@p mov r, 2048` with p computed from data: the value written depends on data though
+            # the operands do not (an implicit flow); the lanes whose guard is false: policy.on_value_guard
+            tr.control = np.uint8(tr.control | tr.guard_taint(ins.guard.pred, g.mask))
+
+    @staticmethod
+    @functools.cache
+    def _value_guard(ins: A.Instruction) -> bool:
+        """A guarded register-only instruction (its guard chooses a value, not an effect)."""
+        return ins.opcode != "bra" and register_only(ins.opcode)
 
     def _save(self) -> tuple:
         st = self.state

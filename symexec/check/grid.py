@@ -559,7 +559,7 @@ def _solver() -> z3.Solver:
 def _check(s: z3.Solver, quick: bool = False):
     """s.check() (see _check_once), timed: with VOLTA_Z3_LOG set, every query slower than
     Z3_LOG_MS is printed to stderr with its answer, its caller and its size (assertions, AST nodes)."""
-    if not os.environ.get("VOLTA_Z3_LOG"):
+    if not z3_log_on():
         return _check_once(s, quick)
     t0, c0 = time.perf_counter(), time.process_time()
     res = _check_once(s, quick)
@@ -571,6 +571,16 @@ def _check(s: z3.Solver, quick: bool = False):
               f"{f.f_code.co_name}:{f.f_lineno}{' (quick)' if quick else ''}: {len(s.assertions())} assertions, "
               f"{nodes} nodes", file=sys.stderr, flush=True)
     return res
+
+
+#: Values of VOLTA_Z3_LOG that leave the log off (as unset or empty does).
+_OFF_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def z3_log_on() -> bool:
+    """Is VOLTA_Z3_LOG set to something other than an off word (0, false, no, off)?"""
+    v = os.environ.get("VOLTA_Z3_LOG", "").strip().lower()
+    return bool(v) and v not in _OFF_WORDS
 
 
 #: The least CPU time of a query that VOLTA_Z3_LOG prints.

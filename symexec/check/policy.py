@@ -32,7 +32,8 @@ from ptx_parser import ast as A
 from ..errors import ExecError
 from ..machine import Batch, BranchDecision, Group, Policy, failing_lanes
 from ..opcodes import Scope, register_only, strength
-from .shadow import DATA, DEP
+from ..program import written_registers
+from .shadow import DATA, DEP, Choice
 from .state import CheckState
 
 #: Opcodes a spin-wait's body may hold besides register arithmetic: strong polls and back-off hints.
@@ -45,6 +46,7 @@ class DataDependencePolicy(Policy):
     def __init__(self, state: CheckState) -> None:
         self.state = state
         self.loops = None  # a loops.LoopSummariser, in the symbolic grid's run
+        self._choices: dict[int, tuple[frozenset[str], Choice]] = {}  # per pc: see _choice
 
     @property
     def watches_back_edges(self) -> bool:
@@ -60,6 +62,30 @@ class DataDependencePolicy(Policy):
     def on_guard(self, b: Batch, g: Group, ins: A.Instruction) -> None:
         self.state.ins = ins
         self.state.note_dependence(f"guard of {ins.name}", self._taint(b, ins.guard.pred), g.mask)
+
+    def on_value_guard(self, b: Batch, g: Group, ins: A.Instruction, mask: np.ndarray) -> None:
+        """`@p mov r, 2048` with p computed from data: on the lanes whose guard is false r keeps its
+        bits, but which value it holds depends on data (an implicit flow; with the launch's input
+        perhaps no lane writes). Those lanes take the guard's taint (Tracker.taint_lanes); the lanes
+        that write take it through Tracker.control (CheckedExec.begin)."""
+        tr = self.state.tracker
+        bits = tr.guard_taint(ins.guard.pred, g.mask)
+        skipped = g.mask & ~mask
+        if bits and skipped.any():
+            writes, choice = self._choice(b.prog, g.pc, False)
+            tr.taint_lanes(writes, bits, skipped, b.regs, choice)
+
+    def _choice(self, prog, pc: int, region: bool) -> tuple[frozenset[str], Choice]:
+        """What the data-dependent choice at `pc` writes and reads: a guarded register-only
+        instruction, or (region) a branch around a register-only region."""
+        got = self._choices.get(pc)
+        if got is None:
+            pcs = sorted(prog.region_pcs(pc)) if region else [pc]
+            writes = frozenset().union(*(written_registers(prog.code[n]) for n in pcs))
+            seen = [prog.mentioned(prog.code[n]) for n in pcs + ([pc] if region else [])]
+            reads = frozenset().union(*(r for r, _ in seen))
+            got = self._choices[pc] = (writes, Choice(pc, reads, any(s for _, s in seen)))
+        return got
 
     def on_indirect(self, b: Batch, g: Group, ins: A.Instruction, index: A.Operand) -> None:
         """A data-dependent jump-table index: the path taken depends on the input (noted; the
@@ -79,6 +105,11 @@ class DataDependencePolicy(Policy):
             return BranchDecision.FOLLOW
         if prog.region_pure.get(g.pc):
             g.dep |= bits
+            # what the region writes depends on the choice on every lane of the group, also on lanes
+            # that skip the writes (with the launch's input perhaps all of them): those keep their
+            # bits, not their numbers; the lanes that write take the region's taint (Tracker.control)
+            writes, choice = self._choice(prog, g.pc, True)
+            self.state.tracker.taint_lanes(writes, bits & int(DEP), g.mask, b.regs, choice)
             return BranchDecision.REGISTER_REGION
         # explore both ways while that can still prove the kernel for every input (nothing else
         # depends on data so far); the launch's input decides the rest. Not around a barrier: both

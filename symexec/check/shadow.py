@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -417,6 +418,17 @@ class MemShadow:
         self.hash = PagedArray(size, np.uint64, numbered, layout)
         self.pos = PagedArray(size, np.uint8, constant(0xFF, np.uint8), layout)
         self.taint = PagedArray(size, np.uint8, constant(taint, np.uint8), layout)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A data-dependent choice between register values (Tracker.taint_lanes): where it is made, the
+    registers it reads (predicate, the region's or instruction's operands, its destinations) and
+    whether it reads a special register."""
+
+    pc: int
+    reads: frozenset[str]
+    special: bool
 
 
 class Tracker:
@@ -917,6 +929,52 @@ class Tracker:
             self.reg_taint[name] = np.full(self.n, taint, np.uint8)
             self.reg_hash[name] = mix(key_of("merged"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64))
             self.reg_real[name] = self.reg_hash[name]
+
+    def guard_taint(self, pred: str, mask: np.ndarray) -> int:
+        """The DEP bits of predicate `pred` on any lane of `mask` (0: the guard is decided alike for
+        every input)."""
+        t = self.reg_taint.get(pred)
+        if t is None:
+            return 0
+        t = self._lanes(t)[mask]
+        return (int(np.bitwise_or.reduce(t)) if t.size else 0) & int(DEP)
+
+    def taint_lanes(self, names, taint: int, lanes: np.ndarray, regs: dict, choice: "Choice") -> None:
+        """Registers `names` on `lanes` depend on a data-dependent choice that did not write them
+        there (an implicit flow: a false guard, a branch around a register-only region). Their bits
+        stay, but which value they hold depends on data: those lanes take `taint`, and numbers that
+        are a function of everything the choice reads (its predicate, the registers the region names,
+        their own old value): the value is that function of them, the same code on every lane, so
+        equal numbers still mean equal values for every input (a replicated reduction after a
+        special-case branch stays one value), where keeping the old number would claim equality with
+        what the lane held before. `regs`: the batch's register bits."""
+        if self.numbered:
+            parts = [self.number_of(r, regs) for r in sorted(choice.reads)]
+            if choice.special:  # the region reads %tid, %laneid, %clock...: distinct per lane
+                parts.append(np.arange(self.n, dtype=np.uint64))
+            key = mix(key_of("implicit"), np.full(self.n, choice.pc, np.uint64), *parts)
+        for name in names:
+            old_h = self.reg_hash.get(name)
+            old_t = self.reg_taint.get(name) if old_h is not None else None
+            old_t = self._zeros if old_t is None else self._lanes(old_t)
+            self.reg_parts.pop(name, None)
+            if self.numbered:
+                fresh = mix(key_of(f"implicit {name}"), key)
+                self.reg_hash[name] = np.where(lanes, fresh, self.number_of(name, regs))
+                old_r = self.reg_real.get(name) if old_h is not None else None
+                self.reg_real[name] = np.where(lanes, fresh, self.reg_hash[name] if old_r is None else old_r)
+            else:
+                self.reg_hash[name] = self.reg_real[name] = self._unnumbered
+            self.reg_taint[name] = np.where(lanes, old_t | np.uint8(taint), old_t).astype(np.uint8)
+
+    def number_of(self, name: str, regs: dict) -> np.ndarray:
+        """(n,) number of register `name` now (its bits' number when it keeps none)."""
+        h = self.reg_hash.get(name)
+        if h is not None:
+            return self._lanes(h)
+        bits = regs.get(name)
+        return const_number(np.zeros(self.n, np.uint64) if bits is None
+                            else np.broadcast_to(np.asarray(bits).astype(np.uint64), self._shape))
 
     # -------------------------------------------------------------- memory
     def shadow(self, key, size: int, taint: int, init_key: int, salt: int) -> MemShadow:
