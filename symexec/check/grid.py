@@ -53,7 +53,7 @@ from .bv2int import Untranslatable, to_int
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_loops import cta_local_state
-from .grid_numbers import apart
+from .grid_numbers import apart, in_bounds
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
@@ -1117,13 +1117,16 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
-             "validation_runs": 0}
+             "bounds_by_numbers": 0, "validation_runs": 0}
     why = _same_path(sh, launch, sizes, stats)
     if why:
         return None, f"symbolic not applicable: {why}"
     # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
+        if sizes is None and in_bounds(cl, launch.grid, buf.base, buf.size):
+            stats["bounds_by_numbers"] += 1  # every CTA's bytes inside the buffer on intervals (grid_numbers.py)
+            continue
         sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
         # each column in its range (a superset of the rows, guard dropped) first: in bounds there, in
