@@ -28,7 +28,9 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
    comes from the concrete run of the representatives; it holds for every CTA when no shared
    address or guard depends on %ctaid (then every CTA's shared accesses and synchronisation are
    the same), which the report's assumption line states either way.
-Cheaper forms, tried first: bounds with each lane column in its range (a superset of the rows);
+Cheaper forms, tried first: bounds on intervals over the grid, the lane columns and the summarised
+iterations (grid_numbers.in_bounds, no query; concrete sizes only); bounds with each lane column in its
+range (a superset of the rows);
 intra-CTA pairs whose addresses move by one amount from CTA 0 to every CTA (Z3) and whose rows of
 different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, shifted.
 """

@@ -16,9 +16,10 @@ Bounds (`in_bounds`): an access class's addresses lie in an interval computed ov
 summarised loop's iteration in [0, n)), guards dropped: a superset of the accessed bytes. When that
 interval lies inside the buffer, grid.py's bounds query (a CTA and a row whose bytes leave the buffer)
 is unsat and is not asked. Every interval rule (`_span_of`) holds only where its operation cannot wrap
-in its width (PTX integer arithmetic is modulo 2^w, ISA 9.7.1: add/sub/mul.lo/shl keep the low w bits,
-cvt and mul.wide extend, 9.7.9.21); where it could, or for an operation or leaf without a rule, the
-class is left to Z3.
+in its width: grid_expr's operations are PTX's, modulo 2^w (PTX ISA 9.7.1.1-9.7.1.3: add, sub and
+mul.lo keep the low n bits of the result, mul.wide the whole product; 9.7.8.8 shl; 9.7.9.21 cvt's sign
+extension), so an interval of the exact integers is one of the w-bit values only where no result
+leaves [0, 2^w). Where one could, or for an operation or leaf without a rule, the class is left to Z3.
 """
 
 from __future__ import annotations
