@@ -28,7 +28,9 @@ Method (sound; anything outside it falls back to enumeration, with the reason in
    comes from the concrete run of the representatives; it holds for every CTA when no shared
    address or guard depends on %ctaid (then every CTA's shared accesses and synchronisation are
    the same), which the report's assumption line states either way.
-Cheaper forms, tried first: bounds with each lane column in its range (a superset of the rows);
+Cheaper forms, tried first: bounds on intervals over the grid, the lane columns and the summarised
+iterations (grid_numbers.in_bounds, no query; concrete sizes only); bounds with each lane column in its
+range (a superset of the rows);
 intra-CTA pairs whose addresses move by one amount from CTA 0 to every CTA (Z3) and whose rows of
 different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, shifted.
 """
@@ -53,7 +55,7 @@ from .bv2int import Untranslatable, to_int
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_loops import cta_local_state
-from .grid_numbers import apart
+from .grid_numbers import apart, in_bounds
 from .grid_shadow import Access, Shadow, ShadowFailed
 from .run import loop_summaries, new_run, run_checked
 from .sizes import SizeDomain, term
@@ -1127,13 +1129,16 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,
-             "validation_runs": 0}
+             "bounds_by_numbers": 0, "validation_runs": 0}
     why = _same_path(sh, launch, sizes, stats)
     if why:
         return None, f"symbolic not applicable: {why}"
     # ---- bounds: every CTA (of every launch of the domain), every class
     for cl in classes.values():
         buf = allocs[cl.a.buffer]
+        if sizes is None and in_bounds(cl, launch.grid, buf.base, buf.size):
+            stats["bounds_by_numbers"] += 1  # every CTA's bytes inside the buffer on intervals (grid_numbers.py)
+            continue
         sp = _Space(launch, sizes, "b", trips)
         c, grid = sp.cta("b")
         # each column in its range (a superset of the rows, guard dropped) first: in bounds there, in

@@ -57,7 +57,8 @@ def test_disjoint_ctas_proven_symbolically() -> None:
     r = check_kernel(prog, launch, grid="symbolic")
     assert r.verdict == "race_free", r.findings
     assert r.stats["grid_method"] == "symbolic"
-    assert r.stats["z3_queries"] >= 2
+    # not vacuous: the bounds shown on intervals (grid_numbers.in_bounds), the rest of the proof by Z3
+    assert r.stats["bounds_by_numbers"] >= 1 and r.stats["z3_queries"] >= 1, r.stats
     assert any("proven for ALL CTAs" in a and "no intra-CTA race on global memory" in a for a in r.assumptions)
 
 

@@ -79,12 +79,19 @@ def test_terms_are_the_machines_values_large(name: str, arch: str) -> None:
 
 def test_row_reductions_match_numpys():
     """shadow.rows_or / rows_any / rows_all (rows read as words) give numpy's axis-1 reductions
-    exactly, for every row width a load has, strided and Fortran-ordered inputs included."""
-    from symexec.check.shadow import rows_all, rows_any, rows_or
+    exactly, for every row width a load has, strided and Fortran-ordered inputs included, and for the
+    wide rows of bulk and tensor copies (past _LOOP_WORDS words: one numpy reduction), with rows all
+    zero and rows with a single nonzero byte among them."""
+    from symexec.check.shadow import _LOOP_WORDS, rows_all, rows_any, rows_or
     rng = np.random.default_rng(11)
-    for k in (0, 1, 2, 3, 4, 5, 8, 12, 16, 32):
+    for k in (0, 1, 2, 3, 4, 5, 8, 12, 16, 32, 8 * _LOOP_WORDS, 8 * _LOOP_WORDS + 8, 136, 4096):
         for m in (0, 1, 7, 300):
             a = (rng.integers(0, 256, (m, k)) * (rng.random((m, k)) < 0.2)).astype(np.uint8)
+            if m > 2 and k:
+                a[::3] = 0
+                a[1::3] = 0
+                one = np.arange(1, m, 3)
+                a[one, rng.integers(0, k, len(one))] = rng.integers(1, 256, len(one))
             for x in (a, np.asfortranarray(a), np.concatenate([a, a], axis=1)[:, :k]):
                 if k:
                     got = rows_or(x)
