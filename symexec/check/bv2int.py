@@ -10,7 +10,8 @@ bit-vector semantics; PTX integer arithmetic is modulo 2^w too, 9.7.1). Sums, di
 products and left shifts are taken as they are; where the value itself is read (a comparison, a
 division, a right shift, an extension) it is reduced, and the reduction is a `mod 2^w` only when the
 term's range, computed from its operands' ranges and the bounds the assertions put on the
-variables, spans more than one window [k 2^w, (k + 1) 2^w) of the modulus: a wrap-around that
+variables and on compound terms (a leading element count A*M of harness/sizes.py's facts, which
+keeps A*M*K from wrapping; stated as side constraints), spans more than one window [k 2^w, (k + 1) 2^w) of the modulus: a wrap-around that
 cannot happen costs nothing, and one that can is kept. Signed comparisons and extensions read the
 value as two's complement. `and`/`or`/`xor` are taken where known bits make them arithmetic (a mask
 of a few runs of ones; operands whose set bits are disjoint, as Triton's `or` for `+`). Only
@@ -45,7 +46,7 @@ class _Translator:
         self.known = known or {}  # ranges of variables the assertions bound (_known_ranges)
         self.terms = terms or TermBounds()  # ranges of compound terms they bound (_term_bounds)
         self.vars: dict[str, z3.ArithRef] = {}
-        self.side: list = []  # range constraints of the variables
+        self.side: list = []  # range constraints of the variables and of the bounded terms (_narrowed)
         self.memo: dict = {}
         self.ones: dict = {}  # _may_be_one's memo
 
@@ -464,8 +465,7 @@ _SWAP = {z3.Z3_OP_ULT: z3.Z3_OP_UGT, z3.Z3_OP_ULEQ: z3.Z3_OP_UGEQ, z3.Z3_OP_UGT:
 def _constant_bounds(assertions, key) -> dict:
     """Unsigned ranges of the terms that top-level conjuncts bound by constants, by `key(term)` (None:
     not collected): x <u k, x <=u k, x >=u k, x >u k, and a signed pair lo <=s x <=s hi with 0 <= lo,
-    either side the constant. In every
-    model of the assertions the term's value lies in its range."""
+    the constant on either side. In every model of the assertions the term's value lies in its range."""
     lo: dict = {}
     hi: dict = {}
     slo: dict = {}

@@ -145,3 +145,39 @@ def test_the_leading_count_bounds_the_count_s_integer_form() -> None:
     """bv2int takes A*M*K unreduced once A*M is bounded: no `mod` in the integer form of the facts."""
     ints = to_int(_facts_at({})[:])
     assert "%" not in " ".join(x.sexpr() for x in ints) and "mod" not in " ".join(x.sexpr() for x in ints), ints
+
+
+_CMP = {"ule": z3.ULE, "uge": z3.UGE, "ult": z3.ULT, "ugt": z3.UGT, "sle": lambda a, b: a <= b,
+        "sge": lambda a, b: a >= b}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 255), st.integers(0, 255), st.sampled_from(sorted(_CMP)), st.integers(0, 255),
+       st.sampled_from(sorted(_CMP)), st.booleans(), st.integers(0, 3), st.integers(0, 255))
+def test_a_bounded_sub_product_keeps_the_integer_form_exact(lo: int, hi: int, query: str, c: int, outer: str,
+                                                            left: bool, order: int, pin: int) -> None:
+    """bv2int with a bounded compound term (x*y between constants, the constant on either side) against the
+    bit-vector semantics itself, on 8-bit terms whose products wrap often: the integer form is satisfiable
+    exactly where the bit-vector formula is, for the bounded product inside a larger one in any factor order."""
+    x, y, z = z3.BitVecs("x y z", 8)
+    xy = x * y
+    bound = [z3.UGE(xy, min(lo, hi)), z3.ULE(xy, max(lo, hi))] if order % 2 else [xy >= min(lo, hi) % 128,
+                                                                                      xy <= max(lo, hi) % 128]
+    if left:  # the constant on the left, as z3's API builds SymInt comparisons
+        bound = [_flipped(b) for b in bound]
+    product = [x * y * z, z * (y * x), (x * z) * y, x * y * z * 1][order]
+    fs = bound + [_CMP[query](product, c), _CMP[outer](z, pin)]
+    got = []
+    for f in (fs, to_int(fs)):
+        s = z3.Solver()
+        s.add(f)
+        got.append(s.check())
+    assert got[0] == got[1], (fs, got)
+
+
+def _flipped(b):
+    """The comparison b with its sides swapped (k >= x for x <= k)."""
+    x, k = b.children()
+    swap = {z3.Z3_OP_ULEQ: z3.UGE, z3.Z3_OP_UGEQ: z3.ULE, z3.Z3_OP_SLEQ: lambda a, c: a >= c,
+            z3.Z3_OP_SGEQ: lambda a, c: a <= c}
+    return swap[b.decl().kind()](k, x)
