@@ -7,7 +7,9 @@ keeps what the PTX was compiled under, so it proves the kernel a real launch wou
   (harness.contract.Contract.triton_signature): the PTX may rely on it, so it stays a multiple of
   16; one equal to 1 was compiled in as a constant, so it stays 1;
 - pointers are 16-byte aligned (the emulator aligns every buffer to 256 bytes);
-- every tensor has fewer than 2^31 elements (the int32 indexing Triton uses by default).
+- every tensor has fewer than 2^31 elements (the int32 indexing Triton uses by default), stated so
+  that no 64-bit product wraps: each dim and each leading partial count is in [1, 2^31 - 1] too
+  (`count_facts`).
 The grid, every scalar and descriptor shape/stride parameter and every buffer's size are the
 contract's own functions of the dims, evaluated on Z3 terms (`SymInt`), so `cdiv(N, BLOCK)` is the
 grid it is in a real launch. A dim that one of them cannot take symbolically (a function that needs
@@ -142,8 +144,7 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
         shape_f = [_fn(x) for x in t.shape]
         count = (lambda sf: lambda env: _prod(f(env_of(env)) for f in sf))(shape_f)
         buffer_bytes[t.name] = (lambda cnt, es: lambda env: cnt(env) * es)(count, es)
-        facts.append((lambda cnt: lambda env: (SymInt.of(cnt(env)) <= SIZE_MAX))(count))
-        facts.append((lambda cnt: lambda env: (SymInt.of(cnt(env)) >= 1))(count))
+        facts += count_facts(shape_f, env_of)
     if compiled.global_scratch_size > 0:
         per = compiled.global_scratch_size
         buffer_bytes[GLOBAL_SCRATCH] = lambda env: _prod(grid(env)) * per
@@ -162,10 +163,33 @@ def size_domain(c: Contract, compiled: CompiledPTX, instance: str, ptx_params: l
             launch.grid, launch.block, launch.dynamic_shared_bytes = shape.grid, shape.block, shape.dynamic_shared_bytes
         return launch
 
-    assumptions = ["symbolic sizes: every tensor has 1 to 2^31 - 1 elements (Triton's int32 indexing); integer "
+    assumptions = ["symbolic sizes: every tensor has 1 to 2^31 - 1 elements (Triton's int32 indexing; so has each "
+                   "leading part of its shape); integer "
                    "arguments keep the specialisation the PTX was compiled for (a multiple of 16 stays one, 1 "
                    "stays 1: tt.divisibility); buffers 256-byte aligned"] + notes
     return SizeDomain(variables, dict(r.dims), params, grid, buffer_bytes, launch_at, facts, assumptions)
+
+
+def count_facts(shape_f: list[Callable[[Env], Any]], env_of: Callable[[Env], Env] = lambda env: env
+                ) -> list[Callable[[Env], Any]]:
+    """A tensor's element count in [1, SIZE_MAX], as 64-bit facts that hold exactly where the integer
+    ones do: every dim of the shape and every leading partial count (A, A*M, A*M*K for an A x M x K
+    tensor) in [1, SIZE_MAX]. That is what "1 to 2^31 - 1 elements" means for a real launch, whose dims
+    are all >= 1; stated on the count alone, A*M*K <= 2^31 - 1 holds also where the 64-bit product wraps
+    past 2^64 (three sizes < 2^31 multiply to up to 2^93), and then bounds none of its factors. Each
+    partial count < 2^31 times a dim < 2^31 fits 63 bits, so every product here is its integer value,
+    and symexec/check/bv2int.py, bounding A*M, takes A*M*K without a reduction modulo 2^64."""
+    out: list[Callable[[Env], Any]] = []
+
+    def bounded(part: Callable[[Env], Any]) -> None:
+        out.append(lambda env: SymInt.of(part(env)) <= SIZE_MAX)
+        out.append(lambda env: SymInt.of(part(env)) >= 1)
+
+    for i, f in enumerate(shape_f):
+        bounded(lambda env, f=f: f(env_of(env)))
+        if i:  # built as the count is (_prod), so it is the count's own sub-term
+            bounded(lambda env, i=i: _prod(g(env_of(env)) for g in shape_f[:i + 1]))
+    return out
 
 
 def _dims_read(value, out: set[str]) -> None:
@@ -195,4 +219,4 @@ def _multiple(c: Contract, r, dim: str) -> int:
     return 1
 
 
-__all__ = ["size_domain", "WITNESS_INSTANCE", "SIZE_MAX"]
+__all__ = ["size_domain", "count_facts", "WITNESS_INSTANCE", "SIZE_MAX"]

@@ -10,7 +10,8 @@ bit-vector semantics; PTX integer arithmetic is modulo 2^w too, 9.7.1). Sums, di
 products and left shifts are taken as they are; where the value itself is read (a comparison, a
 division, a right shift, an extension) it is reduced, and the reduction is a `mod 2^w` only when the
 term's range, computed from its operands' ranges and the bounds the assertions put on the
-variables, spans more than one window [k 2^w, (k + 1) 2^w) of the modulus: a wrap-around that
+variables and on compound terms (a leading element count A*M of harness/sizes.py's facts, which
+keeps A*M*K from wrapping; stated as side constraints), spans more than one window [k 2^w, (k + 1) 2^w) of the modulus: a wrap-around that
 cannot happen costs nothing, and one that can is kept. Signed comparisons and extensions read the
 value as two's complement. `and`/`or`/`xor` are taken where known bits make them arithmetic (a mask
 of a few runs of ones; operands whose set bits are disjoint, as Triton's `or` for `+`). Only
@@ -41,10 +42,11 @@ class _Translator:
     mask) reduces it first (`unsigned`, `signed`), and the reduction emits no `mod` when r lies in
     one window [k 2^w, (k + 1) 2^w) of the modulus: there the value is v - k 2^w exactly."""
 
-    def __init__(self, known: dict[str, Range] | None = None) -> None:
+    def __init__(self, known: dict[str, Range] | None = None, terms: "TermBounds | None" = None) -> None:
         self.known = known or {}  # ranges of variables the assertions bound (_known_ranges)
+        self.terms = terms or TermBounds()  # ranges of compound terms they bound (_term_bounds)
         self.vars: dict[str, z3.ArithRef] = {}
-        self.side: list = []  # range constraints of the variables
+        self.side: list = []  # range constraints of the variables and of the bounded terms (_narrowed)
         self.memo: dict = {}
         self.ones: dict = {}  # _may_be_one's memo
 
@@ -85,8 +87,46 @@ class _Translator:
         key = e.get_id()
         got = self.memo.get(key)
         if got is None:
-            got = self.memo[key] = self._bv(e)
+            got = self._bv(e)
+            bound = self.terms.by_id.get(key)
+            if bound is not None:
+                got = self._narrowed(got, bound, e.size())
+            self.memo[key] = got
         return got
+
+    def _narrowed(self, got: tuple[z3.ArithRef, Range], bound: Range, w: int) -> tuple[z3.ArithRef, Range]:
+        """A term whose unsigned value a top-level conjunct bounds to `bound` in every model of the
+        assertions (_term_bounds): its value, in the range its operands give cut to the bound. Stated as a
+        side constraint, so every integer model has the value in that range too (equisatisfiable), and
+        products and sums of it are then taken without a reduction where their ranges fit 2^w (the
+        element count A*M*K of sizes < 2^31 each, once the leading count A*M is bounded)."""
+        x, r = got
+        u, ru = self.unsigned(x, r, w)
+        lo, hi = max(ru[0], bound[0]), min(ru[1], bound[1])
+        if (lo, hi) == ru or lo > hi:  # nothing narrower (or no model at all: keep the wider range)
+            return got
+        self.side += [u >= lo, u <= hi]
+        return u, (lo, hi)
+
+    def _product(self, factors: list) -> tuple[z3.ArithRef, Range]:
+        """The product of bit-vector terms (one width), its range from its factors' ranges; a sub-product
+        of them that a conjunct bounds (`TermBounds.products`, the same factors in any order) is taken
+        as that term, narrowed (multiplication modulo 2^w is associative and commutative)."""
+        parts, left = [], [f.get_id() for f in factors]
+        for key, t in self.terms.products:  # the largest first
+            rest = _without(left, key)
+            if rest is not None and len(key) < len(factors):
+                parts.append(self.bv(t))
+                left = rest
+        by_id = {f.get_id(): f for f in factors}
+        parts += [self.bv(by_id[i]) for i in left]
+        if not parts:  # a product of ones
+            return z3.IntVal(1), (1, 1)
+        out, r = parts[0]
+        for t, ry in parts[1:]:
+            ends = [r[0] * ry[0], r[0] * ry[1], r[1] * ry[0], r[1] * ry[1]]
+            out, r = out * t, (min(ends), max(ends))
+        return out, r
 
     def _bv(self, e):
         w = e.size()
@@ -116,12 +156,7 @@ class _Translator:
             x, rx = self.bv(a[0])
             return -x, (-rx[1], -rx[0])
         if k == z3.Z3_OP_BMUL:
-            out, r = self.bv(a[0])
-            for y in a[1:]:
-                t, ry = self.bv(y)
-                ends = [r[0] * ry[0], r[0] * ry[1], r[1] * ry[0], r[1] * ry[1]]
-                out, r = out * t, (min(ends), max(ends))
-            return out, r
+            return self._product(_factors(e) if self.terms.products else a)
         if k == z3.Z3_OP_CONCAT:
             out, r = z3.IntVal(0), (0, 0)
             for y in a:
@@ -384,6 +419,37 @@ def _low_zeros(e) -> int:
     return 0
 
 
+def _factors(e) -> list:
+    """The factors of a product, through nested products, less factors 1: bvmul(bvmul(a, 1, b), c) -> [a, b, c]
+    (contracts build counts from 1, harness/sizes.py's _prod; the one's place does not change the product)."""
+    out = []
+    for x in e.children():
+        if z3.is_app_of(x, z3.Z3_OP_BMUL):
+            out += _factors(x)
+        elif not (z3.is_bv_value(x) and x.as_long() == 1):
+            out.append(x)
+    return out
+
+
+def _without(ids: list[int], key: tuple[int, ...]) -> list[int] | None:
+    """ids less the multiset key (in ids' order), or None where key is not a sub-multiset of ids."""
+    rest = list(ids)
+    for k in key:
+        if k not in rest:
+            return None
+        rest.remove(k)
+    return rest
+
+
+class TermBounds:
+    """Unsigned ranges of compound terms that top-level conjuncts bound by constants (_term_bounds):
+    by term id, and the products among them by their factors (sorted ids, a multiset), the largest first."""
+
+    def __init__(self, by_id: dict[int, Range] | None = None, products: list | None = None) -> None:
+        self.by_id: dict[int, Range] = by_id or {}
+        self.products: list[tuple[tuple[int, ...], z3.ExprRef]] = products or []
+
+
 def _conjuncts(assertions):
     for a in assertions:
         if z3.is_and(a):
@@ -392,22 +458,31 @@ def _conjuncts(assertions):
             yield a
 
 
-def _known_ranges(assertions) -> dict[str, Range]:
-    """Unsigned ranges of variables that top-level conjuncts bound by constants: x <u k, x <=u k, and
-    a signed pair lo <=s x <=s hi with 0 <= lo. In every model of the assertions the variable lies in
-    its range, so the translation may take it as the variable's range (no wrap where none can be)."""
-    lo: dict[str, int] = {}
-    hi: dict[str, int] = {}
-    slo: dict[str, int] = {}
-    shi: dict[str, int] = {}
+_SWAP = {z3.Z3_OP_ULT: z3.Z3_OP_UGT, z3.Z3_OP_ULEQ: z3.Z3_OP_UGEQ, z3.Z3_OP_UGT: z3.Z3_OP_ULT,
+         z3.Z3_OP_UGEQ: z3.Z3_OP_ULEQ, z3.Z3_OP_SLEQ: z3.Z3_OP_SGEQ, z3.Z3_OP_SGEQ: z3.Z3_OP_SLEQ}
+
+
+def _constant_bounds(assertions, key) -> dict:
+    """Unsigned ranges of the terms that top-level conjuncts bound by constants, by `key(term)` (None:
+    not collected): x <u k, x <=u k, x >=u k, x >u k, and a signed pair lo <=s x <=s hi with 0 <= lo,
+    the constant on either side. In every model of the assertions the term's value lies in its range."""
+    lo: dict = {}
+    hi: dict = {}
+    slo: dict = {}
+    shi: dict = {}
     for c in _conjuncts(assertions):
         if not z3.is_app(c) or c.num_args() != 2:
             continue
         k = c.decl().kind()
         x, y = c.children()
-        if not (z3.is_bv(x) and z3.is_bv_value(y) and z3.is_const(x) and not z3.is_bv_value(x)):
+        if z3.is_bv_value(x) and k in _SWAP:  # k >=s x, as z3's Python API builds x <=s k (a constant's
+            x, y, k = y, x, _SWAP[k]          # own __ge__ answers when it is a subclass of x's type)
+        if not (z3.is_bv(x) and z3.is_bv_value(y) and not z3.is_bv_value(x)):
             continue
-        n, v, w = x.decl().name(), y.as_long(), x.size()
+        n = key(x)
+        if n is None:
+            continue
+        v, w = y.as_long(), x.size()
         sv = v - 2**w if v >= 2 ** (w - 1) else v
         if k == z3.Z3_OP_ULT:
             hi[n] = min(hi.get(n, 2**w - 1), v - 1)
@@ -415,6 +490,8 @@ def _known_ranges(assertions) -> dict[str, Range]:
             hi[n] = min(hi.get(n, 2**w - 1), v)
         elif k == z3.Z3_OP_UGEQ:
             lo[n] = max(lo.get(n, 0), v)
+        elif k == z3.Z3_OP_UGT:
+            lo[n] = max(lo.get(n, 0), v + 1)
         elif k == z3.Z3_OP_SLEQ:
             shi[n] = min(shi.get(n, sv), sv)
         elif k == z3.Z3_OP_SGEQ:
@@ -424,6 +501,32 @@ def _known_ranges(assertions) -> dict[str, Range]:
         if l >= 0 and n in shi:
             out[n] = (max(l, out.get(n, (0, shi[n]))[0]), min(shi[n], out.get(n, (0, shi[n]))[1]))
     return out
+
+
+def _known_ranges(assertions) -> dict[str, Range]:
+    """Unsigned ranges of variables that top-level conjuncts bound by constants (_constant_bounds). In
+    every model of the assertions the variable lies in its range, so the translation may take it as the
+    variable's range (no wrap where none can be)."""
+    return _constant_bounds(assertions, lambda x: x.decl().name() if z3.is_const(x) else None)
+
+
+def _term_bounds(assertions) -> TermBounds:
+    """Unsigned ranges of compound terms (a product of sizes, say) that top-level conjuncts bound by
+    constants (_constant_bounds): the domain's leading element counts `A*M <= 2^31 - 1` (harness/sizes.py),
+    which bound A*M*K's sub-product so that A*M*K itself cannot wrap 2^64 (_Translator._narrowed)."""
+    terms: dict[int, z3.ExprRef] = {}
+
+    def key(x):
+        if z3.is_const(x):
+            return None
+        terms[x.get_id()] = x
+        return x.get_id()
+
+    by_id = _constant_bounds(assertions, key)
+    products = [(tuple(sorted(f.get_id() for f in _factors(terms[i]))), terms[i]) for i in by_id
+                if z3.is_app_of(terms[i], z3.Z3_OP_BMUL)]
+    products.sort(key=lambda p: -len(p[0]))
+    return TermBounds(by_id, products)
 
 
 #: A disjunction of more rows than this (each a conjunction of variable = constant) is left out.
@@ -454,14 +557,14 @@ def _variable(e) -> str | None:
     return None
 
 
-def _bounds_by_terms(kept: list, known: dict[str, Range]) -> dict[str, Range]:
+def _bounds_by_terms(kept: list, known: dict[str, Range], terms: TermBounds | None = None) -> dict[str, Range]:
     """`known` narrowed by top-level unsigned comparisons of a variable (or its zero extension) with
     any term: x <u e gives x <= hi(e) - 1, x >=u e gives x >= lo(e), where (lo, hi) is e's unsigned
     range under the ranges known so far (a CTA id below a grid size that is a function of the sizes,
     say). Each such conjunct holds in every model, so the narrowed range does too."""
     out = dict(known)
     for _ in range(BOUND_ROUNDS):
-        t = _Translator(out)
+        t = _Translator(out, terms)
         new = dict(out)
         for c in kept:
             if not z3.is_app(c) or c.num_args() != 2 or c.decl().kind() not in _FLIP:
@@ -505,7 +608,8 @@ def to_int(assertions) -> list:
     that large tables of rows (`_table`) are left out, a weaker formula: unsat still means unsat.
     Callers put a compact summary of such a table beside it (grid.py `_affine_rows`)."""
     kept = [c for c in _conjuncts(list(assertions)) if not _table(c)]
-    t = _Translator(_bounds_by_terms(kept, _known_ranges(kept)))
+    terms = _term_bounds(kept)
+    t = _Translator(_bounds_by_terms(kept, _known_ranges(kept), terms), terms)
     out = [t.boolean(a) for a in kept]
     return t.side + out
 

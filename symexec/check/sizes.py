@@ -9,8 +9,12 @@ CTA of every launch in the domain at once, and `launch_at` builds the concrete l
 of it (a witness is always validated by running it).
 
 Sizes are 64-bit signed bit-vectors (`SymInt`, with Python's integer operators: `cdiv` as
-`-(-a // b)` works as written in a contract); every term built from them is checked not to
-overflow 2^62 by the domain's own constraints (sizes < 2^31, tensors < 2^31 elements).
+`-(-a // b)` works as written in a contract). Their arithmetic is modulo 2^64 and nothing checks
+that a term does not wrap: sizes are < 2^31, so a sum or a product of two is its integer value, but
+three multiply to up to 2^93. What the domain's facts state is what holds: harness/sizes.py bounds
+every tensor's dims and leading partial counts (A, A*M, A*M*K) by 2^31 - 1 (`count_facts`), so its
+element count and byte size are their integer values in every model; a contract function that
+multiplies sizes otherwise may wrap there where a real launch (Python ints) would not.
 """
 
 from __future__ import annotations
