@@ -514,6 +514,12 @@ class Normalizer:
         out: Poly = {}
         special = self._special
         big = len(a) * len(b) > BIG_PRODUCT
+        if len(b) == 1:
+            (mb, cb), = b.items()
+            if len(mb) == 2 and mb[1] == 1 and cb.__class__ is int and cb == 1 and mb[0] in self._ind:
+                if big:
+                    _check_time("multiplying polynomials")
+                return self._times_indicator(a, mb)
         for mb, cb in b.items():
             if big:
                 _check_time("multiplying polynomials")
@@ -526,6 +532,59 @@ class Normalizer:
                     out[m] = v
                 else:
                     out.pop(m, None)
+        return out
+
+    def _times_indicator(self, a: Poly, mb: Mono) -> Poly:
+        """mul_poly(a, {mb: 1}) for mb = ([c], 1), an indicator (a select of a: where(mask, x, 0)). A monomial
+        of a that is sorted, holds neither c nor an atom to the power 0, at most one exp2 atom, to the first
+        power, no indicator to a power above 1, and with c at most one atom of _indicator_algebra's rules
+        (which change no product of fewer than two) is what _mono_mul would make of it: _merge_exp2 merges
+        nothing, lowers nothing and returns the atoms sorted, coefficient 1; so (c, 1) goes in its place and
+        its coefficient stays (times 1). Any other monomial goes through _mono_mul."""
+        c = mb[0]
+        special, exp2, ind, rule = self._special, self._exp2, self._ind, self._rule_atoms
+        c_rule = c in rule
+        out: Poly = {}
+        for ma, ca in a.items():
+            rules = c_rule
+            seen_exp2 = False
+            prev = -1
+            at = len(ma)  # where (c, 1) goes
+            for i in range(0, len(ma), 2):
+                x, e = ma[i], ma[i + 1]
+                if x <= prev or x == c or not e:
+                    break
+                if prev < c < x:
+                    at = i
+                prev = x
+                if x in special:
+                    if x in exp2:
+                        if seen_exp2 or e != 1:
+                            break
+                        seen_exp2 = True
+                    elif e > 1 and x in ind:
+                        break
+                    if x in rule:
+                        if rules:
+                            break
+                        rules = True
+            else:
+                m = ma[:at] + mb + ma[at:]
+                old = out.get(m)
+                v = ca if old is None else old + ca
+                if v:
+                    out[m] = v
+                else:
+                    out.pop(m, None)
+                continue
+            m, k = _mono_mul(ma, mb, self._merge_exp2, special)
+            p = ca if k == 1 else ca * k
+            old = out.get(m)
+            v = p if old is None else old + p
+            if v:
+                out[m] = v
+            else:
+                out.pop(m, None)
         return out
 
     def inv_mono(self, m: Mono) -> tuple[Mono, Coef]:
