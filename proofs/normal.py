@@ -729,7 +729,7 @@ class Normalizer:
             self._work = None
 
     def _equal_canonical(self, x: NF, y: NF) -> bool:
-        """A sufficient condition for equal(x, y) that expands no exp2 atom or indicator: with every atom
+        """A sufficient condition for equal(x, y) that expands no exp2 atom: with every atom
         renamed by _canon, x's and y's numerators and denominators are the same polynomials.
         cross_entropy_zloss's gradient elements each hold their own exp2(z_j - m - log2(S)), S a row sum the
         two kernels reduce differently: log2(S)'s expansion is made once per row, and each element's exp2
@@ -749,9 +749,10 @@ class Normalizer:
 
     def _canon(self, a: int) -> int:
         """A name of atom a such that equal names are equal functions: a itself (>= 0) when it holds no
-        let-atom; else -1 - an interned id of an exp2 atom's or an indicator's polynomial with its atoms
-        renamed by _canon (equal arguments, equal values), or of the key of any other atom's expansion
-        (a let-atom, max, min or application: _expanded_key, equal keys, equal functions). Kept per atom."""
+        let-atom; else -1 - an interned id of an exp2 atom's polynomial with its atoms renamed by _canon
+        (equal exponents, equal values), or of the key of any other atom's expansion (a let-atom, max, min,
+        indicator or application: _expanded_key, equal keys, equal functions; these hold the sums that two
+        kernels reduce differently, log2(S), [S > w], expanded once each). Kept per atom."""
         got = self._canon_names.get(a)
         if got is not None:
             return got
@@ -761,8 +762,6 @@ class Normalizer:
             kind, payload = self.atoms[a]
             if kind is AtomKind.EXP2:
                 struct: tuple = (kind, self._canon_poly(self.polys[payload[0]]))
-            elif kind is AtomKind.IND:  # ("gt" | "eq", poly id): the only conditions with let-atoms
-                struct = (kind, payload[0][0], self._canon_poly(self.polys[payload[0][1]]))
             else:
                 struct = ("expanded", self._expanded_key(a))
             got = -1 - self._canon_id(struct)
