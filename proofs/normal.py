@@ -801,6 +801,7 @@ class Normalizer:
         # same function either way, so equal renamed polynomials are equal functions
         atoms = [{m[i] for p in side for m in p for i in range(0, len(m), 2)} for side in zip(*pairs)]
         common = atoms[0] & atoms[1]
+
         def name(a: int) -> int:
             return a if a in common else -1 - self._expanded_key(a)
 
