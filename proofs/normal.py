@@ -185,7 +185,7 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
             return ((a[0], e) if e else ()), 1
         # one special atom to the first power times another, plain atom (p_j v_jd, exp2 x leaf): exp2_merge
         # would find no second exp2 atom to merge, no power of an indicator and no second indicator
-        # (its disjoint-equality test needs two): the two atoms side by side, as it returns them
+        # (_indicator_algebra reads two atoms or more): the two atoms side by side, as it returns them
         if not (sa and sb) and (a[1] if sa else b[1]) == 1:
             return ((a[0], a[1], b[0], b[1]) if a[0] < b[0] else (b[0], b[1], a[0], a[1])), 1
     d: dict[int, int] = {}
@@ -196,7 +196,7 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
     if special is not None:
         # at most one special atom, to the first power (q_code * k_code * scale * exp2(m): one exp2 atom among
         # plain ones): exp2_merge merges no two exp2 atoms, lowers no indicator power and finds no second
-        # indicator for its disjoint-equality rule; it returns the sorted atoms (tests/equivalence/
+        # indicator for _indicator_algebra; it returns the sorted atoms (tests/equivalence/
         # test_normal_exp2_products.py: test_products_with_one_special_atom_as_merge_gives_them)
         sp = [x for x in d if x in special]
         if not sp or (len(sp) == 1 and d[sp[0]] == 1):
@@ -221,7 +221,7 @@ class Normalizer:
         self._ind: set[int] = set()  # atom ids of indicators
         self._special: set[int] = set()  # both, and ite atoms (products of them need _merge_exp2)
         #: indicator atom of a canonical integer equality [x == v] (_bits_cmp's ("cmp", "eq", signed, x,
-        #: ("value", v))) -> ((x, signed), v): two of them on one x with different v are never both 1
+        #: ("value", v))) -> ((x, signed), v): _indicator_algebra keeps it where a product's words are its one word
         self._eq_value: dict[int, tuple[tuple[int, bool], int]] = {}
         #: indicator atom of a comparison of one bit-vector term x with a constant (an equality, `ne`, or an
         #: ordered comparison, signed or not) -> (x, the w-bit words where it is 1 as sorted disjoint inclusive
@@ -242,6 +242,8 @@ class Normalizer:
         self._lets: dict[int, bool] = {}  # atom -> whether a let-atom occurs in it
         self._expanded: dict[int, NF] = {}  # atom -> its expansion
         self._expanded_keys: dict[int, int] = {}  # atom -> key of its expansion (_expanded_key)
+        self._canon_names: dict[int, int] = {}  # atom -> its name for _equal_canonical (_canon)
+        self._canon_ids: dict[tuple, int] = {}  # renamed structures (_canon) -> ids
         self._expanded_size = 0  # monomials held by _expanded (emptied past EXPANDED_CACHE_LIMIT)
         self._budget = EXPAND_BUDGET
         self._work: int | None = None  # products left to this comparison's expansion (None: not expanding)
@@ -262,6 +264,9 @@ class Normalizer:
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
         self._bit_memo: dict[tuple[int, int], int | tuple[int, bool] | None] = {}  # (term, bit) -> _bit
+        #: (a, b) -> _linear_eq(a, b): a function of the two (immutable, hash-consed) terms, asked by _wide_equality
+        #: and again by _bits_cmp for each comparison, and again for each chunk whose subgraph holds it
+        self._linear_eqs: dict[tuple[int, int], tuple[int, int] | None] = {}
 
     # ------------------------------------------------------------------ tables
     def atom(self, kind: AtomKind, payload: tuple) -> int:
@@ -381,10 +386,9 @@ class Normalizer:
     # ------------------------------------------------------------------ polynomial arithmetic
     def _merge_exp2(self, d: dict[int, int]) -> tuple[Mono, Coef]:
         """A product of atoms (atom -> exponent) as (monomial, coefficient): exp2 atoms merged, [c]^k = [c],
-        and [x == a] [x == b] = 0 (coefficient 0) for distinct constants a, b compared with one term x; the
-        rules of _indicator_algebra on comparisons of one term with constants and ite atoms under them."""
-        if self._eq_value and self._disjoint_equalities(d):
-            return (), 0
+        and the rules of _indicator_algebra on comparisons of one term with constants and ite atoms under them
+        ([x == a] [x == b] = 0, coefficient 0, for distinct constants a, b compared with one term x: their word
+        sets do not meet)."""
         scale: Coef = 1
         if self._rule_atoms:
             scale = self._indicator_algebra(d)
@@ -486,23 +490,6 @@ class Normalizer:
                 return 0
         return scale
 
-    def _disjoint_equalities(self, d: dict[int, int]) -> bool:
-        """Does the product d hold two indicators [x == a] and [x == b] of one term x (the same bit-vector
-        term id, so the same width; the same signedness flag) with a != b? Both values are taken modulo
-        2^w (_linear_eq), so different values are different w-bit words and x equals at most one of them
-        (setp.eq compares the words, PTX ISA 9.7.3.x): the product is 0 at every input."""
-        seen: dict[tuple[int, bool], int] = {}
-        eq_value = self._eq_value
-        for a, e in d.items():
-            got = eq_value.get(a) if e > 0 else None
-            if got is None:
-                continue
-            x, v = got
-            w = seen.setdefault(x, v)
-            if w != v:
-                return True
-        return False
-
     def exp2_atom(self, p: Poly) -> tuple[int | None, Coef]:
         """exp2(p) as (atom or None, coefficient): the integer part of p's constant term pulled out."""
         c = p.get((), 0)
@@ -527,6 +514,12 @@ class Normalizer:
         out: Poly = {}
         special = self._special
         big = len(a) * len(b) > BIG_PRODUCT
+        if len(b) == 1:
+            (mb, cb), = b.items()
+            if len(mb) == 2 and mb[1] == 1 and cb.__class__ is int and cb == 1 and mb[0] in self._ind:
+                if big:
+                    _check_time("multiplying polynomials")
+                return self._times_indicator(a, mb)
         for mb, cb in b.items():
             if big:
                 _check_time("multiplying polynomials")
@@ -539,6 +532,59 @@ class Normalizer:
                     out[m] = v
                 else:
                     out.pop(m, None)
+        return out
+
+    def _times_indicator(self, a: Poly, mb: Mono) -> Poly:
+        """mul_poly(a, {mb: 1}) for mb = ([c], 1), an indicator (a select of a: where(mask, x, 0)). A monomial
+        of a that is sorted, holds neither c nor an atom to the power 0, at most one exp2 atom, to the first
+        power, no indicator to a power above 1, and with c at most one atom of _indicator_algebra's rules
+        (which change no product of fewer than two) is what _mono_mul would make of it: _merge_exp2 merges
+        nothing, lowers nothing and returns the atoms sorted, coefficient 1; so (c, 1) goes in its place and
+        its coefficient stays (times 1). Any other monomial goes through _mono_mul."""
+        c = mb[0]
+        special, exp2, ind, rule = self._special, self._exp2, self._ind, self._rule_atoms
+        c_rule = c in rule
+        out: Poly = {}
+        for ma, ca in a.items():
+            rules = c_rule
+            seen_exp2 = False
+            prev = -1
+            at = len(ma)  # where (c, 1) goes
+            for i in range(0, len(ma), 2):
+                x, e = ma[i], ma[i + 1]
+                if x <= prev or x == c or not e:
+                    break
+                if prev < c < x:
+                    at = i
+                prev = x
+                if x in special:
+                    if x in exp2:
+                        if seen_exp2 or e != 1:
+                            break
+                        seen_exp2 = True
+                    elif e > 1 and x in ind:
+                        break
+                    if x in rule:
+                        if rules:
+                            break
+                        rules = True
+            else:
+                m = ma[:at] + mb + ma[at:]
+                old = out.get(m)
+                v = ca if old is None else old + ca
+                if v:
+                    out[m] = v
+                else:
+                    out.pop(m, None)
+                continue
+            m, k = _mono_mul(ma, mb, self._merge_exp2, special)
+            p = ca if k == 1 else ca * k
+            old = out.get(m)
+            v = p if old is None else old + p
+            if v:
+                out[m] = v
+            else:
+                out.pop(m, None)
         return out
 
     def inv_mono(self, m: Mono) -> tuple[Mono, Coef]:
@@ -667,6 +713,10 @@ class Normalizer:
         self._budget = EXPAND_BUDGET
         self._work = EXPAND_WORK_BUDGET
         try:
+            if self._equal_canonical(x, y):
+                return True
+            self._budget = EXPAND_BUDGET  # the next tries with the budgets they had before this one
+            self._work = EXPAND_WORK_BUDGET
             if self._equal_atoms_expanded(x, y):
                 return True
             self._budget = EXPAND_BUDGET  # the whole expansion, with the budgets it had before
@@ -677,6 +727,56 @@ class Normalizer:
             raise
         finally:
             self._work = None
+
+    def _equal_canonical(self, x: NF, y: NF) -> bool:
+        """A sufficient condition for equal(x, y) that expands no exp2 atom: with every atom
+        renamed by _canon, x's and y's numerators and denominators are the same polynomials.
+        cross_entropy_zloss's gradient elements each hold their own exp2(z_j - m - log2(S)), S a row sum the
+        two kernels reduce differently: log2(S)'s expansion is made once per row, and each element's exp2
+        atom is renamed by its polynomial's atoms, where _equal_atoms_expanded built its expansion (an exp2
+        of an expanded polynomial, interned) per element. False when the renamed forms differ, or an
+        expansion goes past a budget or has no real meaning: the caller then tries _equal_atoms_expanded
+        and the whole expansion as before."""
+        if isinstance(x, Inf) or isinstance(y, Inf) or (x.den is None) != (y.den is None) or len(x.num) != len(y.num):
+            return False
+        try:
+            if _renamed_poly(x.num, self._canon) != _renamed_poly(y.num, self._canon):
+                return False
+            return x.den == y.den or _renamed_poly(self.polys[x.den], self._canon) == \
+                _renamed_poly(self.polys[y.den], self._canon)
+        except (TooBig, NoRealMeaning):
+            return False
+
+    def _canon(self, a: int) -> int:
+        """A name of atom a such that equal names are equal functions: a itself (>= 0) when it holds no
+        let-atom; else -1 - an interned id of an exp2 atom's polynomial with its atoms renamed by _canon
+        (equal exponents, equal values), or of the key of any other atom's expansion (a let-atom, max, min,
+        indicator or application: _expanded_key, equal keys, equal functions; these hold the sums that two
+        kernels reduce differently, log2(S), [S > w], expanded once each). Kept per atom."""
+        got = self._canon_names.get(a)
+        if got is not None:
+            return got
+        if not self._atom_has_let(a):
+            got = a
+        else:
+            kind, payload = self.atoms[a]
+            if kind is AtomKind.EXP2:
+                struct: tuple = (kind, self._canon_poly(self.polys[payload[0]]))
+            else:
+                struct = ("expanded", self._expanded_key(a))
+            got = -1 - self._canon_id(struct)
+        self._canon_names[a] = got
+        return got
+
+    def _canon_id(self, struct: tuple) -> int:
+        got = self._canon_ids.get(struct)
+        if got is None:
+            got = self._canon_ids[struct] = len(self._canon_ids)
+        return got
+
+    def _canon_poly(self, p: Poly) -> int:
+        """An id of polynomial p with its atoms renamed by _canon (equal ids, equal functions)."""
+        return self._canon_id(("poly", frozenset(_renamed_poly(p, self._canon).items())))
 
     def _equal_atoms_expanded(self, x: NF, y: NF) -> bool:
         """A sufficient condition for equal(x, y), cheaper than expanding x and y: with each atom
@@ -701,22 +801,14 @@ class Normalizer:
         # same function either way, so equal renamed polynomials are equal functions
         atoms = [{m[i] for p in side for m in p for i in range(0, len(m), 2)} for side in zip(*pairs)]
         common = atoms[0] & atoms[1]
+
+        def name(a: int) -> int:
+            return a if a in common else -1 - self._expanded_key(a)
+
         try:
-            return all(self._renamed(a, common) == self._renamed(b, common) for a, b in pairs)
+            return all(_renamed_poly(a, name) == _renamed_poly(b, name) for a, b in pairs)
         except (TooBig, NoRealMeaning):
             return False
-
-    def _renamed(self, p: Poly, common: set[int]) -> dict:
-        out: dict = {}
-        for m, c in p.items():
-            mono = tuple(sorted((m[i] if m[i] in common else -1 - self._expanded_key(m[i]), m[i + 1])
-                                for i in range(0, len(m), 2)))
-            v = out.get(mono, 0) + c
-            if v:
-                out[mono] = v
-            else:
-                out.pop(mono, None)
-        return out
 
     def _expanded_key(self, a: int) -> int:
         """The key of atom a's expansion (of the atom itself when it holds no let-atom), kept."""
@@ -941,6 +1033,11 @@ class Normalizer:
             # forms (equal indicators and branches, equal values; a masked lane's `where(col == y, -inf,
             # 0)` is one value however each build spelled `col == y`)
             return self.app("ite", ind, then, other)
+        if other.den is None and not other.num:
+            # a select of a value or 0 (Triton's where(mask, x, 0)): then [cond] directly, the form that
+            # 0 + (then - 0) [cond] comes to (each step copies then's polynomial), as a new one
+            r = self.mul(then, ind)
+            return self._copy(r) if r is then else r
         return self.add(other, self.mul(self.sub(then, other), ind), own_x=False)
 
     def _positive(self, p: Poly, depth: int = 4) -> bool:
@@ -1392,7 +1489,14 @@ class Normalizer:
         """a == b, where one side is +-x + c and the other a constant d (modulo 2^w: integer addition
         wraps, PTX 9.7.1), as x == +-(d - c) mod 2^w: (x, that value); None for any other form. Equality
         is kept by adding a constant to both sides and by negating both (bijections of w-bit words),
-        so `(8i | 3) - y == 3` is `y == 8i` however the kernel spelled the column index."""
+        so `(8i | 3) - y == 3` is `y == 8i` however the kernel spelled the column index. Kept per (a, b)."""
+        key = (a, b)
+        if key in self._linear_eqs:
+            return self._linear_eqs[key]
+        got = self._linear_eqs[key] = self._solve_linear_eq(a, b)
+        return got
+
+    def _solve_linear_eq(self, a: int, b: int) -> tuple[int, int] | None:
         w = SORTS[int(self.T.sort[a])].width
         if w > 64 or SORTS[int(self.T.sort[b])].width != w:
             return None
@@ -1898,6 +2002,20 @@ def _bit_not(x: int | tuple[int, bool] | None) -> int | tuple[int, bool] | None:
     if x is None:
         return None
     return 1 - x if isinstance(x, int) else (x[0], not x[1])
+
+
+def _renamed_poly(p: Poly, name: Callable[[int], int]) -> dict:
+    """p with every atom a renamed name(a): monomials as sorted (name, exponent) pairs (the products they
+    are), the coefficients of monomials that became one added, zero sums dropped."""
+    out: dict = {}
+    for m, c in p.items():
+        mono = tuple(sorted((name(m[i]), m[i + 1]) for i in range(0, len(m), 2)))
+        v = out.get(mono, 0) + c
+        if v:
+            out[mono] = v
+        else:
+            out.pop(mono, None)
+    return out
 
 
 def _add_into(acc: Poly, p: Poly, scale: Coef) -> None:
