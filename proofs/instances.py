@@ -39,8 +39,19 @@ DAGs by tests/equivalence/test_instances_levels.py): a member passes iff all its
 that passes every parent proposes the same image, so the order in which proposals arrive does not change any
 answer. Images live in a pool of rows, one row per node from the step that first proposes its image to its own
 step (pass 2's nodes, the ties and what pass 2 reads: to the end); rows are reused, so a chunk of members is
-sized by the most rows live at once, not by the DAG's size; a wide step and pass 2's lookups
-run in slices of members or blocks of nodes (STEP_BUDGET).
+sized by the most rows live at once, not by the DAG's size; pass 2's lookups run in blocks of nodes (STEP_BUDGET).
+
+Per class (2026-12-06): a row holds a node's images once per *class* of members, the members of a class having
+one image there, under a partition of the chunk's members (`_Parts`; canonical, so one partition has one id).
+The roots' partition has a class per member; a child's images, proposed per class of its parent's partition,
+are grouped by the coarsest known partition they are constant on (a new one where an image repeats), so that
+FlashAttention's score subterms hold one image per query row and its key leaves one for all, and every test
+above runs on (rows x classes) arrays, a step's rows grouped by partition. Comparing two rows of different
+partitions (a second parent's proposal, a substitution, a lookup's children, a tie) takes their meet. A test
+on a class is the test on each of its members (they have that image), and a class that fails fails its members,
+so every member gets the answer of the per-member check (tests/equivalence/instances_members.py, one member at
+a time in plain Python, and test_instances_classes.py's random member sets). FlashAttention vs naive at S = 512:
+35 M class cells instead of 630 M member cells, the check 18.6 -> 2.5 s CPU (bench/results/i11cls-2026-12-06s36).
 """
 
 from __future__ import annotations
@@ -58,16 +69,18 @@ __all__ = ["Plan", "prepare", "instances"]
 _INPUT_BITS = np.int64(40)  # an INPUT leaf's aux: buffer number << 40 | element
 _COMMUTATIVE = np.array(sorted(int(o) for o in COMMUTATIVE), np.int64)
 
-#: Bytes per chunk of members of the image rows live at once (int32 node ids) and the substitutions that are
-#: read again; members are checked in chunks that fit (the check of a member does not depend on the others).
+#: Bytes per chunk of members of the images held (per class, int64) and a step's temporaries; members are checked
+#: in chunks that fit (the check of a member does not depend on the others): the first as if no two members
+#: shared an image, the next ones by what the one before held per member (at most 8 times larger each).
+#: Before classes (one image per member and row, int32):
 #: Small enough for the pool to stay near the cache: FlashAttention vs naive at S = 512 (41269 nodes, 554 steps,
 #: 4856 rows, 16383 members) took 17.7 s CPU in its checks with 256 MiB (chunks of 13819), 15.6 s with 32 MiB
 #: (1727), 16.4 s with 8 MiB (431: more steps' overhead); one run each on the shared machine.
 IMAGE_BUDGET = 32 << 20
-#: Bytes of a step's temporaries (a few int64 per edge and member) at once: a wider step runs in slices of
-#: members, so its arrays stay small (FlashAttention vs naive at S = 512: one group of 16383 members, steps
-#: of thousands of edges; with arrays of hundreds of MiB per step its grouping took 17.9 s CPU instead of the
-#: per-node check's 13.7 s).
+#: Bytes of pass 2's lookup temporaries at once (a block of nodes x classes). Before classes, pass 1's wide steps
+#: ran in slices of members too (FlashAttention vs naive at S = 512: steps of thousands of edges; with arrays of
+#: hundreds of MiB per step its grouping took 17.9 s CPU instead of the per-node check's 13.7 s); with classes a
+#: step's temporaries count in the chunk's bytes (IMAGE_BUDGET).
 STEP_BUDGET = 16 << 20
 
 
