@@ -39,8 +39,19 @@ DAGs by tests/equivalence/test_instances_levels.py): a member passes iff all its
 that passes every parent proposes the same image, so the order in which proposals arrive does not change any
 answer. Images live in a pool of rows, one row per node from the step that first proposes its image to its own
 step (pass 2's nodes, the ties and what pass 2 reads: to the end); rows are reused, so a chunk of members is
-sized by the most rows live at once, not by the DAG's size; a wide step and pass 2's lookups
-run in slices of members or blocks of nodes (STEP_BUDGET).
+sized by the most rows live at once, not by the DAG's size; pass 2's lookups run in blocks of nodes (STEP_BUDGET).
+
+Per class (2026-12-06): a row holds a node's images once per *class* of members, the members of a class having
+one image there, under a partition of the chunk's members (`_Parts`; canonical, so one partition has one id).
+The roots' partition has a class per member; a child's images, proposed per class of its parent's partition,
+are grouped by the coarsest known partition they are constant on (a new one where an image repeats), so that
+FlashAttention's score subterms hold one image per query row and its key leaves one for all, and every test
+above runs on (rows x classes) arrays, a step's rows grouped by partition. Comparing two rows of different
+partitions (a second parent's proposal, a substitution, a lookup's children, a tie) takes their meet. A test
+on a class is the test on each of its members (they have that image), and a class that fails fails its members,
+so every member gets the answer of the per-member check (tests/equivalence/instances_members.py, one member at
+a time in plain Python, and test_instances_classes.py's random member sets). FlashAttention vs naive at S = 512:
+35 M class cells instead of 630 M member cells, the check 18.6 -> 2.5 s CPU (bench/results/i11cls-2026-12-06s36).
 """
 
 from __future__ import annotations
@@ -58,16 +69,18 @@ __all__ = ["Plan", "prepare", "instances"]
 _INPUT_BITS = np.int64(40)  # an INPUT leaf's aux: buffer number << 40 | element
 _COMMUTATIVE = np.array(sorted(int(o) for o in COMMUTATIVE), np.int64)
 
-#: Bytes per chunk of members of the image rows live at once (int32 node ids) and the substitutions that are
-#: read again; members are checked in chunks that fit (the check of a member does not depend on the others).
+#: Bytes per chunk of members of the images held (per class, int64) and a step's temporaries; members are checked
+#: in chunks that fit (the check of a member does not depend on the others): the first as if no two members
+#: shared an image, the next ones by what the one before held per member (at most 8 times larger each).
+#: Before classes (one image per member and row, int32):
 #: Small enough for the pool to stay near the cache: FlashAttention vs naive at S = 512 (41269 nodes, 554 steps,
 #: 4856 rows, 16383 members) took 17.7 s CPU in its checks with 256 MiB (chunks of 13819), 15.6 s with 32 MiB
 #: (1727), 16.4 s with 8 MiB (431: more steps' overhead); one run each on the shared machine.
 IMAGE_BUDGET = 32 << 20
-#: Bytes of a step's temporaries (a few int64 per edge and member) at once: a wider step runs in slices of
-#: members, so its arrays stay small (FlashAttention vs naive at S = 512: one group of 16383 members, steps
-#: of thousands of edges; with arrays of hundreds of MiB per step its grouping took 17.9 s CPU instead of the
-#: per-node check's 13.7 s).
+#: Bytes of pass 2's lookup temporaries at once (a block of nodes x classes). Before classes, pass 1's wide steps
+#: ran in slices of members too (FlashAttention vs naive at S = 512: steps of thousands of edges; with arrays of
+#: hundreds of MiB per step its grouping took 17.9 s CPU instead of the per-node check's 13.7 s); with classes a
+#: step's temporaries count in the chunk's bytes (IMAGE_BUDGET).
 STEP_BUDGET = 16 << 20
 
 
@@ -336,102 +349,343 @@ def instances(T: TermStore, rep: np.ndarray, members: np.ndarray, give_up_below:
         return np.ones(0, bool)
     p = plan if plan is not None else prepare(T, rep)
     key = T.node_keys() if keys is None else keys
-    chunk = max(1, IMAGE_BUDGET // p.cost)
-    return np.concatenate([_check(T, p, members[s:s + chunk], key, give_up_below) for s in range(0, k, chunk)])
+    # the first chunk as if no two members shared an image (the old per-member pool's bound); the next ones by
+    # the bytes the last one held per member (members of one group share alike; a larger chunk shares more)
+    chunk = max(1, IMAGE_BUDGET // (8 * (p.rows + p.subs) + 2 * p.step_cost))
+    out, s = [], 0
+    while s < k:
+        got, peak = _check(T, p, members[s:s + chunk], key, give_up_below)
+        out.append(got)
+        s += got.size
+        if give_up_below == 0.0:  # the sample's early answer is per chunk: its chunks stay the first one's size
+            chunk = max(chunk, min(8 * chunk, IMAGE_BUDGET * got.size // max(peak, 1)))
+    return np.concatenate(out)
 
 
-def _check(T: TermStore, p: Plan, members: np.ndarray, key: np.ndarray, give_up_below: float) -> np.ndarray:
+#: Classes a row of images is first tested on (_Parts.coarsen): members are in order, and a class of the partitions
+#: that arise (one query row's members, one column's) has members among the first few, so a row that fits one
+#: shows it there; a row whose only repeated images lie beyond keeps its finer partition (checked as finely,
+#: never less).
+_PREFIX = 256
+
+
+class _Parts:
+    """Partitions of a chunk's members into classes, a class being members whose images at a node coincide: a
+    node's images are held and tested once per class of its partition, not once per member (FlashAttention at
+    S = 512: the 512 x 32 members of a score subterm's nodes form 512 classes, one per query row; a key leaf's
+    one class). Partitions are canonical (classes numbered in the order of their first member), so one
+    partition has one id whatever node found it. Partition 0 has one class; `ident` one per member."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.cls: list[np.ndarray] = []  # per partition: each member's class
+        self.n: list[int] = []  # per partition: its number of classes
+        self.coarser: list[dict[int, np.ndarray]] = []  # per partition P: Q -> P's classes' classes in Q
+        self._ids: dict[bytes, int] = {}
+        self._cands: list[list[tuple[int, np.ndarray, np.ndarray]] | None] = []
+        self._meets: dict[tuple[int, int], tuple[int, np.ndarray, np.ndarray]] = {}
+        self.add(np.zeros(k, np.intp), 1)
+        self.ident = self.add(np.arange(k, dtype=np.intp), k)[0]
+
+    def add(self, lab: np.ndarray, n: int) -> tuple[int, np.ndarray]:
+        """The partition of members by `lab` (each label in [0, n) used): its id, and each label's class."""
+        if n == 1:
+            relabel, canon = np.zeros(1, np.intp), np.zeros(self.k, np.intp)
+        else:
+            _, first = np.unique(lab, return_index=True)
+            relabel = np.empty(n, np.intp)
+            relabel[np.argsort(first)] = np.arange(n)
+            canon = relabel[lab]
+        P = self._ids.setdefault(canon.tobytes(), len(self.cls))
+        if P == len(self.cls):
+            self.cls.append(canon)
+            self.n.append(n)
+            self.coarser.append({})
+            self._cands.append(None)
+        return P, relabel
+
+    def relate(self, P: int, Q: int, f: np.ndarray) -> None:
+        """Q is coarser than P: class c of P lies in class f[c] of Q."""
+        if P != Q and Q not in self.coarser[P]:
+            self.coarser[P][Q] = f
+            self._cands[P] = None
+
+    def meet(self, P: int, Q: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """The coarsest partition R finer than P and Q, and the classes of P and of Q that R's classes lie in."""
+        if P == Q:
+            a = np.arange(self.n[P])
+            return P, a, a
+        if self.n[Q] == 1:
+            return P, np.arange(self.n[P]), np.zeros(self.n[P], np.intp)
+        if self.n[P] == 1:
+            return Q, np.zeros(self.n[Q], np.intp), np.arange(self.n[Q])
+        got = self._meets.get((P, Q))
+        if got is None:
+            if Q in self.coarser[P]:
+                got = (P, np.arange(self.n[P]), self.coarser[P][Q])
+            elif P in self.coarser[Q]:
+                got = (Q, self.coarser[Q][P], np.arange(self.n[Q]))
+            else:
+                u, inv = np.unique(self.cls[P] * self.n[Q] + self.cls[Q], return_inverse=True)
+                R, relabel = self.add(inv.reshape(-1), u.size)
+                ra, rb = np.empty(u.size, np.intp), np.empty(u.size, np.intp)
+                ra[relabel], rb[relabel] = u // self.n[Q], u % self.n[Q]
+                self.relate(R, P, ra)
+                self.relate(R, Q, rb)
+                got = (R, ra, rb)
+            self._meets[(P, Q)] = got
+        return got
+
+    def _candidates(self, P: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """P's known coarser partitions Q (but the one-class one), fewest classes first, with the gather g that
+        makes a row of images over P's classes constant per class of Q (v[g] == v iff v is constant on Q's
+        classes) and rq, a class of P in each class of Q (v[rq]: the row over Q's classes)."""
+        c = self._cands[P]
+        if c is None:
+            c = []
+            for Q, f in sorted(self.coarser[P].items(), key=lambda t: self.n[t[0]]):
+                if self.n[Q] > 1:
+                    rq = np.empty(self.n[Q], np.intp)
+                    rq[f] = np.arange(self.n[P])
+                    c.append((Q, rq[f], rq))
+            self._cands[P] = c
+        return c
+
+    def coarsen(self, P: int, V: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """Rows V of images over P's classes, as (partition Q, which rows, their images over Q's classes), Q
+        the coarsest known partition a row is constant on (a new one where a row repeats an image and none
+        fits): any Q is exact, a coarser one only checks fewer classes."""
+        nP = self.n[P]
+        left = np.arange(V.shape[0])
+        if nP == 1:
+            return [(P, left, V)]
+        out = []
+        pre = min(nP, _PREFIX)  # tests on the first classes first: most rows that fail, fail there
+        const = (V[:, :pre] == V[:, :1]).all(axis=1)
+        const[const] = (V[const] == V[const, :1]).all(axis=1)
+        if const.any():
+            out.append((0, left[const], V[const][:, :1]))
+            left = left[~const]
+        for Q, g, rq in self._candidates(P):
+            if not left.size:
+                break
+            W = V[left]
+            fit = (W[:, g[:pre]] == W[:, :pre]).all(axis=1)
+            fit[fit] = (W[fit][:, g] == W[fit]).all(axis=1)
+            if fit.any():
+                out.append((Q, left[fit], W[fit][:, rq]))
+                left = left[~fit]
+        if left.size:  # a repeated image among the first classes: a coarser partition, found below
+            W = V[left]
+            s = np.sort(W[:, :pre], axis=1)
+            dup = (s[:, 1:] == s[:, :-1]).any(axis=1)
+            if not dup.all():
+                out.append((P, left[~dup], W[~dup]))
+                left = left[dup]
+            while left.size:  # a row with a repeated image and no known partition: its own, tried on the rest
+                u, f = np.unique(V[left[0]], return_inverse=True)
+                f = f.reshape(-1)
+                Q, relabel = self.add(f[self.cls[P]], u.size)
+                f = relabel[f]
+                self.relate(P, Q, f)
+                rq = np.empty(u.size, np.intp)
+                rq[f] = np.arange(nP)
+                W = V[left]
+                fit = (W[:, rq[f]] == W).all(axis=1)
+                out.append((Q, left[fit], W[fit][:, rq]))
+                left = left[~fit]
+        return out
+
+    def fail(self, ok: np.ndarray, P: int, bad: np.ndarray) -> None:
+        """Clear `ok` for the members of P's classes where `bad`."""
+        if bad.any():
+            ok &= ~bad[self.cls[P]]
+
+
+def _check(T: TermStore, p: Plan, members: np.ndarray, key: np.ndarray, give_up_below: float
+           ) -> tuple[np.ndarray, int]:
+    """Both passes for a chunk of members: their answers, and the most bytes of images and step temporaries held."""
     check_time_limit("checking which output elements are renamings of a proved one")
     k = members.shape[0]
     ok = np.ones(k, bool)
-    M = np.empty((p.rows, k), np.int32)  # the image pool
-    S = np.empty((p.subs, k), np.int64)  # image element (aux) per substitution row
-    M[p.root_rows] = members.T
+    C = _Parts(k)
+    part = np.zeros(p.rows, np.intp)  # per pool row: the partition of its node's images
+    img: list[np.ndarray | None] = [None] * p.rows  # and the image per class
+    held = np.zeros(p.rows + p.subs, np.int64)  # classes held per pool row, then per substitution row
+    spart = np.zeros(p.subs, np.intp)  # per substitution row: its partition, and the image element per class
+    saux: list[np.ndarray | None] = [None] * p.subs
+    for j, r in enumerate(p.root_rows.tolist()):
+        part[r], img[r] = C.ident, members[:, j]
+    held[p.root_rows] = k
+    peak = 0
     dup = np.nonzero(p.root_first != np.arange(p.root_first.size))[0]
     if dup.size:
         ok &= (members[:, dup] == members[:, p.root_first[dup]]).all(axis=1)
-    # ---- pass 1: top down, a step at a time; a wide step in slices of members (each member's tests are its own)
     for d in p.down:
-        width = max(1, STEP_BUDGET // (24 * (d.ep.size + d.rows.size)))
-        for c in range(0, k, width):
-            _down(T, d, M, S, ok[c:c + width], key, slice(c, c + width))
+        temp = _down(T, d, C, part, img, spart, saux, ok, key, held)
+        peak = max(peak, 8 * int(held.sum()) + 48 * temp)
+        if not ok.any():
+            return ok, peak
+    # pass 2's lookups are per class: members that failed pass 1 share their classes with others or cost a
+    # lookup each, and their answers are False whatever pass 2 finds
+    if int(ok.sum()) < give_up_below * k:  # the caller's early answer: these are not shown to be instances
+        return np.zeros(k, bool), peak
+    ok &= _bottom_up(T, p, C, part, img, spart, saux, held)
+    return ok, max(peak, 8 * int(held.sum()))
+
+
+def _stack(rows: list[np.ndarray | None]) -> np.ndarray:
+    return np.stack(rows)  # type: ignore[arg-type]
+
+
+def _down(T: TermStore, d: _Down, C: _Parts, part: np.ndarray, img: list, spart: np.ndarray, saux: list,
+          ok: np.ndarray, key: np.ndarray, held: np.ndarray) -> int:
+    """Step d of pass 1, per class: the step's rows grouped by partition, each group's images (rows x classes)
+    tested at once; `ok` (per member) cleared where a class fails. A failed class's image becomes the
+    representative's node (its proposals stay node ids, like a failed member's per member). Returns the
+    step's (rows + edges) x classes, its temporaries' size; `held` gets the classes of the rows it sets."""
+    aux, shape = T.aux, T.shape
+    n = d.rows.size
+    rp = part[d.rows]
+    Ps = np.unique(rp).tolist()
+    gi = np.zeros(n, np.intp)  # per step row: its group, and its row in it
+    loc = np.arange(n)
+    groups: list[tuple[int, np.ndarray, np.ndarray]] = []
+    for P in Ps:  # every image first: a child's row may be one this step frees (the plan reuses it at once)
+        sel = np.nonzero(rp == P)[0] if len(Ps) > 1 else loc
+        gi[sel] = len(groups)
+        loc[sel] = np.arange(sel.size)
+        groups.append((P, sel, _stack([img[r] for r in d.rows[sel].tolist()])))
+    auxes = []
+    temp = sum(sel.size * Y.shape[1] for _, sel, Y in groups)
+    for g, (P, sel, Y) in enumerate(groups):
+        good = key.take(Y) == d.key[sel, None]
+        A = aux.take(Y)
+        good &= (A >> d.aux_shift[sel, None]) == d.aux_want[sel, None]
+        if d.opq_i.size:
+            o = d.opq_i[gi[d.opq_i] == g]
+            good[loc[o]] &= Y[loc[o]] == d.ids[o, None]
+        if not good.all():
+            C.fail(ok, P, ~good.all(axis=0))
+            Y[...] = np.where(good, Y, d.ids[sel, None])
+        auxes.append(A)
+        if d.sset_i.size:
+            m = gi[d.sset_i] == g
+            spart[d.sset_g[m]] = P
+            held[part.size + d.sset_g[m]] = Y.shape[1]
+            for s, a in zip(d.sset_g[m].tolist(), A[loc[d.sset_i[m]]]):
+                saux[s] = a
+    if d.schk_i.size:  # after every substitution this step sets
+        for g, (P, sel, Y) in enumerate(groups):
+            m = gi[d.schk_i] == g
+            at, gs = loc[d.schk_i[m]], d.schk_g[m]
+            sp = spart[gs]
+            for Q in np.unique(sp).tolist():
+                q = sp == Q
+                R, ra, rb = C.meet(P, Q)
+                C.fail(ok, R, (auxes[g][at[q]][:, ra] != _stack([saux[s] for s in gs[q].tolist()])[:, rb]).any(axis=0))
+    if not d.ep.size:
+        return temp
+    eg = gi[d.ep]
+    eloc = np.zeros(d.ep.size, np.intp)
+    pend = []  # second parents' proposals (partition, proposals, child rows): checked once every child has its image
+    for g, (P, sel, Y) in enumerate(groups):
+        ei = np.nonzero(eg == g)[0] if len(groups) > 1 else np.arange(d.ep.size)
+        if not ei.size:
+            continue
+        eloc[ei] = np.arange(ei.size)
+        temp += ei.size * Y.shape[1]
+        O = T._off.a.take(Y)[loc[d.ep[ei]]]
+        O += d.es[ei, None]
+        prop = T._kids.a.take(O).astype(np.int64)
+        if d.pe0.size:  # pair by shape: the image's operands are sorted by its own ids
+            pm = eg[d.pe0] == g
+            if pm.any():
+                i0, i1 = eloc[d.pe0[pm]], eloc[d.pe1[pm]]
+                s0, s1 = d.ps0[pm, None], d.ps1[pm, None]
+                a, b = prop[i0], prop[i1]
+                swap = shape[a] != s0
+                a, b = np.where(swap, b, a), np.where(swap, a, b)
+                C.fail(ok, P, ~((shape[a] == s0) & (shape[b] == s1)).all(axis=0))
+                prop[i0], prop[i1] = a, b
+        fm = eg[d.first] == g
+        if fm.any():
+            crow = d.first_rows[fm]
+            for Q, which, W in C.coarsen(P, prop[eloc[d.first[fm]]]):
+                part[crow[which]] = Q
+                held[crow[which]] = W.shape[1]
+                for r, w in zip(crow[which].tolist(), W):
+                    img[r] = w
+        cm = eg[d.chk] == g
+        if cm.any():
+            pend.append((P, prop[eloc[d.chk[cm]]], d.chk_rows[cm]))
+    for P, X, crow in pend:
+        cp = part[crow]
+        for Q in np.unique(cp).tolist():
+            q = cp == Q
+            R, ra, rb = C.meet(P, Q)
+            C.fail(ok, R, (X[q][:, ra] != _stack([img[r] for r in crow[q].tolist()])[:, rb]).any(axis=0))
+    return temp
+
+
+def _bottom_up(T: TermStore, p: Plan, C: _Parts, part: np.ndarray, img: list, spart: np.ndarray,
+               saux: list, held: np.ndarray) -> np.ndarray:
+    """Pass 2, per class: the images of the nodes pass 1 did not reach, found in the store once per class of
+    the meet of their children's partitions, and the ties' operand pairing."""
+    ok = np.ones(C.k, bool)
+    if p.up_missing:  # an input element pass 1 never met: no image known
+        return np.zeros(C.k, bool)
+    for g in p.up:
+        a = g.kid_rows.shape[1]
+        if g.op == Op.OPAQUE or (g.op != Op.INPUT and not a):
+            part[g.rows] = 0
+            held[g.rows] = 1
+            for r, i in zip(g.rows.tolist(), g.ids.tolist()):
+                img[r] = np.array([i], np.int64)
+            continue
+        kp = spart[g.sig][:, None] if g.op == Op.INPUT else part[g.kid_rows]
+        combos, inv = np.unique(kp, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        for c, combo in enumerate(combos.tolist()):
+            sel = np.nonzero(inv == c)[0] if combos.shape[0] > 1 else np.arange(inv.size)
+            R, maps = combo[0], [np.arange(C.n[combo[0]])]
+            for Q in combo[1:]:
+                R, ra, rb = C.meet(R, Q)
+                maps = [m[ra] for m in maps] + [rb]
+            nR = C.n[R]
+            block = max(1, STEP_BUDGET // (24 * (3 + a) * nR))
+            for s in range(0, sel.size, block):
+                e = sel[s:s + block]
+                if g.op == Op.INPUT:
+                    got = T.find(Op.INPUT, np.repeat(g.sort[e], nR),
+                                 _stack([saux[x] for x in g.sig[e].tolist()])[:, maps[0]].reshape(-1), [])
+                else:
+                    got = T.find(Op(g.op), np.repeat(g.sort[e], nR), np.repeat(g.aux[e], nR),
+                                 [_stack([img[r] for r in g.kid_rows[e, j].tolist()])[:, maps[j]].reshape(-1)
+                                  for j in range(a)])
+                got = got.reshape(e.size, nR)
+                miss = got < 0
+                if miss.any():
+                    C.fail(ok, R, miss.any(axis=0))
+                    got = np.where(miss, g.ids[e, None], got)
+                part[g.rows[e]] = R
+                held[g.rows[e]] = nR
+                for r, w in zip(g.rows[e].tolist(), got):
+                    img[r] = w
         if not ok.any():
             return ok
-    # ---- pass 2 runs on the members pass 1 left standing only: its cost is per node of the DAG it did
-    # not reach (a store lookup each), so members that failed in pass 1 (most rows of a column-normalised
-    # matrix are no renaming of the representative's) cost nothing there
-    live = np.nonzero(ok)[0]
-    if live.size < give_up_below * k:  # the caller's early answer: these are not shown to be instances
-        return np.zeros(k, bool)
-    if live.size < k:
-        ok[live] = _bottom_up(T, p, M[:, live], S[:, live])
-        return ok
-    return _bottom_up(T, p, M, S)
-
-
-def _down(T: TermStore, d: _Down, M: np.ndarray, S: np.ndarray, ok: np.ndarray, key: np.ndarray, cols: slice) -> None:
-    """Step d of pass 1 for the members `cols` (ok: their entries, a view, cleared in place where a test fails)."""
-    aux, shape = T.aux, T.shape
-    # the images as intp once: numpy converts an int32 index array to intp on every gather (key, aux, offsets)
-    Y = M[d.rows, cols].astype(np.intp)
-    good = key.take(Y) == d.key[:, None]
-    A = aux.take(Y)
-    good &= (A >> d.aux_shift[:, None]) == d.aux_want[:, None]
-    if d.sset_i.size:  # INPUT rows' elements: substitution set and check
-        S[d.sset_g, cols] = A[d.sset_i]
-    if d.schk_i.size:
-        good[d.schk_i] &= A[d.schk_i] == S[d.schk_g, cols]
-    if d.opq_i.size:
-        good[d.opq_i] &= Y[d.opq_i] == d.ids[d.opq_i, None]
-    ok &= good.all(axis=0)
-    if d.ep.size:
-        if not ok.all():  # failed members follow the representative itself from here
-            Y = np.where(ok, Y, d.ids[:, None])
-        O = T._off.a.take(Y)  # one gather of offsets per node, not per edge (an MMA node has 2k + 1 children)
-        O = O[d.ep]
-        O += d.es[:, None]
-        prop = T._kids.a.take(O)
-        if d.pe0.size:  # pair by shape: the member's operands are sorted by its own ids
-            a, b = prop[d.pe0], prop[d.pe1]
-            swap = shape[a] != d.ps0[:, None]
-            a, b = np.where(swap, b, a), np.where(swap, a, b)
-            ok &= ((shape[a] == d.ps0[:, None]) & (shape[b] == d.ps1[:, None])).all(axis=0)
-            prop[d.pe0], prop[d.pe1] = a, b
-        M[d.first_rows, cols] = prop[d.first]
-        if d.chk.size:
-            ok &= (prop[d.chk] == M[d.chk_rows, cols]).all(axis=0)
-
-
-def _bottom_up(T: TermStore, p: Plan, M: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """Pass 2 over the members (columns of M, S) that passed pass 1: the images of the nodes pass 1 did
-    not reach, found in the store, and the ties' operand pairing."""
-    k = M.shape[1]
-    ok = np.ones(k, bool)
-    if p.up_missing:  # an input element pass 1 never met: no image known
-        return np.zeros(k, bool)
-    for g in p.up:
-        if g.op == Op.OPAQUE or (g.op != Op.INPUT and not g.kid_rows.shape[1]):
-            M[g.rows] = g.ids[:, None]
-            continue
-        # a lookup's rows (sort, aux, children) and hashes for a block of the group's nodes x members at once
-        block = max(1, STEP_BUDGET // (24 * (3 + g.kid_rows.shape[1]) * k))
-        for s in range(0, g.rows.size, block):
-            e = slice(s, s + block)
-            m = g.rows[e].size
-            if g.op == Op.INPUT:
-                got = T.find(Op.INPUT, np.repeat(g.sort[e], k), S[g.sig[e]].reshape(-1), [])
-            else:
-                got = T.find(Op(g.op), np.repeat(g.sort[e], k), np.repeat(g.aux[e], k),
-                             [M[g.kid_rows[e, j]].reshape(-1) for j in range(g.kid_rows.shape[1])])
-            got = got.reshape(m, k)
-            ok &= (got >= 0).all(axis=0)
-            M[g.rows[e]] = np.where(ok, got, g.ids[e, None])
-            if not ok.any():
-                return ok
     tie_rows, r0, r1 = p.ties
     if tie_rows.size:
-        y = M[tie_rows]
-        a, b = M[r0], M[r1]
-        o = T._off.a[y]
-        ok &= ((T._kids.a[o] == np.minimum(a, b)) & (T._kids.a[o + 1] == np.maximum(a, b))).all(axis=0)
+        trip = np.stack([part[tie_rows], part[r0], part[r1]], axis=1)
+        combos, inv = np.unique(trip, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        for c, (P0, P1, P2) in enumerate(combos.tolist()):
+            sel = inv == c
+            R, ma, mb = C.meet(P0, P1)
+            R, m01, mc = C.meet(R, P2)
+            y = _stack([img[r] for r in tie_rows[sel].tolist()])[:, ma[m01]]
+            u = _stack([img[r] for r in r0[sel].tolist()])[:, mb[m01]]
+            v = _stack([img[r] for r in r1[sel].tolist()])[:, mc]
+            o = T._off.a[y]
+            C.fail(ok, R, ~((T._kids.a[o] == np.minimum(u, v)) & (T._kids.a[o + 1] == np.maximum(u, v))).all(axis=0))
     return ok
