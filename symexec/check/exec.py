@@ -119,11 +119,20 @@ class CheckedExec(GroupExec):
             tr.explore = dep if g.explore > 0 else np.uint8(0)  # on one of two explored paths
             self.state.path = g.path
         self.state.begin(ins, self.pc)
+
+    @property
+    def audits(self) -> bool:
+        """The STALE audit runs once a loop summary skipped global writes, until the run's summaries are void."""
         st = self.state
-        if st.stale_reads and st.footprint_hit is None:  # the STALE audit (only once a summary skipped writes)
-            why = stale_use(ins, self.b.prog, st.tracker, mask, self._audit)
-            if why is not None:
-                st.void(why)
+        return st.stale_reads and st.footprint_hit is None
+
+    def audit(self, g, ins: A.Instruction) -> None:
+        """Every instruction, before its guard is read (a guard false on every lane still chose): `stale_use`
+        on the group's lanes; a STALE value where its bits matter voids the run's summaries."""
+        st = self.state
+        why = stale_use(ins, self.b.prog, st.tracker, g.mask, self._audit)
+        if why is not None:
+            st.void(why)
 
     def _save(self) -> tuple:
         st = self.state
