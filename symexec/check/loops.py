@@ -172,7 +172,11 @@ class LoopSummariser:
         proof = self._proof
         if proof is not None:
             if head != proof.head:
-                why = self._inner_differs(b, ins) if head in b.prog.loop_headers else None
+                # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
+                # out before the header, as Triton's outer loops are) is one of this loop's branches, recorded by
+                # the shadow like any other; one of an inner loop must be decided alike in every CTA and period
+                why = self._inner_differs(b, ins) if head in b.prog.loop_headers \
+                    and proof.head not in b.prog.loop_body(head, pc) else None
                 if why is not None:
                     # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
                     # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
