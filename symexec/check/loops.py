@@ -58,9 +58,29 @@ accesses are checked here (`_reads_checked`): the loop must not write global mem
 every skipped t stay in their buffers and apart from the run's global writes before it, and a write
 after it to the bytes they read voids the summary (`CheckState.read_footprints`, run again in full).
 
-Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised, a finding with global writes or reads these checks refuse) is not summarised: the
-loop runs iteration by iteration, as without this module, and the report says why in a note.
+Global writes of the skipped periods are not made: the run keeps them per byte (`_skipped_writes`,
+state.SkippedWrites: the writing thread and its epoch), and their bytes' shadows get fresh numbers carrying
+STALE (shadow.py). A later plain ld or st of those bytes by a thread of the writer's CTA ordered after the
+writer keeps the summary (the race detector never saw the writes: hb.py orders the access after them, PTX
+8.9.4); the value a read gives is the run's, not the kernel's, so from then on every read of global, local
+or tensor memory carries STALE (`CheckState.stale_reads`), and exec.py's audit voids the run's summaries
+when a STALE value reaches anything but lane-local arithmetic, a plain store's data or the value shfl.sync
+moves (an address, a guard, a divisor, a barrier or mbarrier operand...). Any other access of the bytes
+(another CTA, a thread not ordered after the writer, an atomic, an asynchronous copy, ld.global.nc, ldu)
+voids them too. Void: the run is made again without summaries (grid.py `_represent`). A later summarised
+loop's skipped reads of such bytes are checked at its proof (`_skipped_reads`): plain ld of a thread ordered
+after the writer now (clocks only grow), and bytes the loop itself writes in skipped periods read back only
+by their writer, with STALE already on every read (so period 0 audited what the skipped ones do).
+
+Nested loops: the back edge of an inner loop inside the period followed does not end the proof when it is
+decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
+`_inner_differs`), while the shadow keeps no trip counts; the inner loop then runs in full inside the
+period. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
+header) is a branch of the period like any other.
+
+Anything outside this (a loop with several groups, a unit whose state is not canonicalised, a finding with
+global writes or reads these checks refuse) is not summarised: the loop runs iteration by iteration, as
+without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -124,7 +144,8 @@ class _Attempt:
     canon: tuple
     async_ops: int
     early: bool = False  # D guessed by `_deltas_early`
-    held: dict[str, object] = field(default_factory=dict)  # the shadow's state of the other live registers at the start
+    held: dict[str, object] = field(default_factory=dict)
+    latch: int = -1  # the back edge whose arrival started it  # the shadow's state of the other live registers at the start
 
 
 @dataclass(frozen=True)
@@ -176,7 +197,7 @@ class LoopSummariser:
                 # out before the header, as Triton's outer loops are) is one of this loop's branches, recorded by
                 # the shadow like any other; one of an inner loop must be decided alike in every CTA and period
                 why = self._inner_differs(b, ins) if head in b.prog.loop_headers \
-                    and proof.head not in b.prog.loop_body(head, pc) else None
+                    and not self._same_loop(b.prog, proof, head, pc) else None
                 if why is not None:
                     # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
                     # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
@@ -245,8 +266,14 @@ class LoopSummariser:
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p)
+                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p, latch=pc)
                 return
+
+    @staticmethod
+    def _same_loop(prog, proof: _Attempt, head: int, latch: int) -> bool:
+        """Is the back edge latch -> head one of the proof's own loop (each head in the other's natural loop)?"""
+        return proof.latch >= 0 and proof.head in prog.loop_body(head, latch) \
+            and head in prog.loop_body(proof.head, proof.latch)
 
     def _inner_differs(self, b, ins: A.Instruction) -> str | None:
         """A back edge `ins` of another loop (an inner loop, or a second head of this one) taken inside the period
@@ -354,14 +381,14 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False) -> None:
+               early: bool = False, latch: int = -1) -> None:
         self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
-                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas})
+                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -836,7 +863,8 @@ class LoopSummariser:
                           "run's global writes, since the run had a finding (findings within the loop repeat "
                           "every period: each is reported once, with the witness of the iterations run, and its "
                           "count of conflicting byte pairs covers those)"
-                          if s.with_finding else "their global accesses covered symbolically"))
+                          if s.with_finding else "their global accesses covered symbolically, their global writes "
+                          "kept per byte (a later read gives values whose uses are audited)"))
         return out
 
 
