@@ -659,9 +659,13 @@ class LoopSummariser:
             if not plain:
                 rows = np.full(rows.shape, -1, np.int64)
             limit = b.memory.glob.allocations[buf].size
+            had = self.state.mem.get(Buffer(MemSpace.GLOBAL, buf))
             try:
                 for ts, byte in self._offsets(b, lp, entry, periods):
                     inside = (byte >= 0) & (byte < limit)  # bytes outside: the bounds proof's (grid.py)
+                    if not plain and had is not None and (had.taint[byte[inside]] & STALE).any():
+                        # an atomic of a skipped period on bytes holding a STALE value (CheckState.access)
+                        return f"{code[pc].name} at {code[pc].span} would update bytes holding a STALE value"
                     parts.setdefault(buf, []).append((byte[inside],
                                                       np.broadcast_to(rows[None, :, None], byte.shape)[inside],
                                                       np.broadcast_to(_when(ts, seq)[:, None, None],

@@ -528,6 +528,13 @@ class CheckState(Observer):
         lanes, flat = ev.lanes, ev.flat
         if self.skipped and self.footprint_hit is None and ev.buffer in self.skipped and flat.size:
             self._skipped_access(ev, flat, lanes)
+        if ev.atomic and self.stale_reads and self.footprint_hit is None and flat.size:
+            # an atomic stores a function of the bytes' old value with its operands' taint only
+            # (Tracker.on_store): on STALE bytes that value's bits are not the kernel's and nothing would say so
+            had = self.mem.get(ev.buffer)
+            if had is not None and some(had.taint[flat] & STALE):
+                self.void(f"{ev.ins.name if ev.ins is not None else 'an atomic'} at "
+                          f"{ev.ins.span if ev.ins is not None else '?'} updates bytes holding a STALE value")
         if (ev.write or ev.atomic) and ev.buffer.space is MemSpace.GLOBAL and flat.size:
             lo, hi = int(flat.min()), int(flat.max()) + 1
             was = self.global_written.get(ev.buffer)
