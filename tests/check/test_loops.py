@@ -428,6 +428,7 @@ READ_BACK_BUGS = {
     "loop_stores_read_back_as_index_oob": ("out_of_bounds", "as an operand whose bits matter"),
     "loop_stores_read_back_branch_oob": ("out_of_bounds", "as its guard"),
     "loop_stores_read_back_guarded_mov_oob": ("out_of_bounds", "as its guard"),
+    "loop_stores_read_back_shared_atomic_oob": ("out_of_bounds", "updates bytes holding a STALE value"),
 }
 
 
