@@ -76,7 +76,8 @@ Nested loops: the back edge of an inner loop inside the period followed does not
 decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
 `_inner_differs`), while the shadow keeps no trip counts; the inner loop then runs in full inside the
 period. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
-header) is a branch of the period like any other.
+header) is a branch of the period like any other; an exit on %ctaid there (the latch falling through into
+the header) is the loop's back edge for the CTAs that leave earlier and share the run (`_leaves_after`).
 
 Anything outside this (a loop with several groups, a unit whose state is not canonicalised, a finding with
 global writes or reads these checks refuse) is not summarised: the loop runs iteration by iteration, as
@@ -456,10 +457,12 @@ class LoopSummariser:
             self.state.read_footprints.setdefault(buf, []).append((lo, hi))
         self._keep_skipped(b, written, proof.ident)
         sh.loop_ranges[proof.ident] = periods
-        if sh.ctaid_trips and self._leaves_after(b, lp, proof, periods):
+        latch_head = self._leaves_after(b, lp, proof, periods) if sh.ctaid_trips else None
+        if latch_head is not None:
             sh.exits_after_summary.add(proof.ident)
-            # the back edges the final period (t = periods) takes before it leaves, as grid.py reads them
-            sh.final_period[proof.head] = proof.ident
+            # the back edges the final period (t = periods) takes before it leaves, as grid.py reads them (keyed
+            # by the head the shadow gives that back edge: grid_shadow `_ctaid_trip`)
+            sh.final_period[latch_head] = proof.ident
             sh.final_rows[proof.ident] = []
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
@@ -585,24 +588,30 @@ class LoopSummariser:
                 chunk = min(chunk * 2, 1 << 16)
         return first
 
-    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> bool:
-        """Whether the period run after the skipped ones (t = `periods`) is the loop's last and differs from
-        period 0 only in leaving: the loop has one backward branch to the head (its latch), taken once per
-        iteration, so P times per period (P = `proof.period`), each time a decision on %ctaid taken on every
-        lane in period 0; at t = `periods` one of them, the m-th, is left on every lane, and every decision the
-        period makes before it (the m back edges before it among them) takes its period-0 value on its lanes.
+    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> int | None:
+        """The head the shadow gives the loop's back edge (`Shadow._head_of`) where the period run after the
+        skipped ones (t = `periods`) is the loop's last and differs from period 0 only in leaving, else None: the
+        loop has one back edge (its latch), taken once per iteration, so P times per period (P = `proof.period`),
+        each time a decision on %ctaid taken on every lane in period 0; at t = `periods` one of them, the m-th, is
+        left on every lane, and every decision the period makes before it (the m back edges before it among them)
+        takes its period-0 value on its lanes. The latch closes a back edge to the proof's head, or to a second
+        head of the same loop (`_same_loop`: a proof at a latch block laid out before its header, whose exit falls
+        through into the header, Program.falls_back; the period then starts with that exit).
         Then a CTA that leaves this loop at the m-th back edge of any period t < `periods` (false there, every
         back edge before it true) runs the instructions the executed CTA runs from there on, from the same
         repeating state (the summary's, 3 above: the state at the head repeats every period, and so, with the
         same decisions, at each point of a period): grid.py `_trip_patterns` lets such CTAs share the executed
         CTA's run. One that leaves at another back edge of a period (P > 1) leaves from another state (another
         stage of a pipeline, say): a pattern of its own."""
-        latches = [pc for pc in range(len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
+        prog = b.prog
+        heads = {pc: self.shadow._head_of(pc) for pc in range(len(prog.code))}
+        latches = [pc for pc, h in heads.items() if h is not None
+                   and (h == proof.head or self._same_loop(prog, proof, h, pc))]
         if len(latches) != 1:
-            return False
+            return None
         at_latch = [d for d in lp.decisions if d.pc == latches[0]]
         if len(at_latch) != proof.period or not all(leaves(d.expr, ("c",)) for d in at_latch):
-            return False
+            return None
         sh = self.shadow
         for d in lp.decisions:  # in the order the period made them
             lanes = np.nonzero(d.lanes)[0]
@@ -610,17 +619,17 @@ class LoopSummariser:
             try:
                 got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
             except (KeyError, TypeError, ValueError):  # not evaluated: no sharing
-                return False
+                return None
             want = d.value[lanes].astype(bool)
             if any(d is x for x in at_latch):  # as "goes on" (a latch that falls through into the head: not taken)
                 got, want = sh._goes(d.pc, got), sh._goes(d.pc, want)
                 if not want.all():  # period 0 took each of its back edges on every lane
-                    return False
+                    return None
                 if not got.any():  # left here on every lane: what the period would do after it is not run
-                    return True
+                    return heads[latches[0]]
             if (got != want).any():
-                return False
-        return False
+                return None
+        return None
 
     def _offsets(self, b, lp, entry: tuple, periods: int):
         """Per chunk of skipped periods t in [1, periods): (t (ts,), byte offsets in the entry's buffer (ts, lanes,
