@@ -32,6 +32,13 @@ _CC = "%%cc"
 
 
 class GroupExec(Exec):
+    #: whether the machine shows every instruction to `audit` before it runs, its guard included (check mode's
+    #: STALE audit, symexec/check/exec.py; a plain run does not pay for the call)
+    audits = False
+
+    def audit(self, g: "Group", ins: A.Instruction) -> None:
+        """Instruction `ins` of group `g` is about to run (its guard not yet read): only when `audits`."""
+
     def __init__(self, batch: "Batch") -> None:
         self.b = batch
         self.n = batch.n

@@ -610,6 +610,8 @@ class Machine:
             steps += 1
             mask = g.mask
             ctx.pc = g.pc
+            if ctx.audits:
+                ctx.audit(g, ins)
             if ins.guard is not None:
                 pred = np.broadcast_to(ctx.read_reg(ins.guard.pred, ".pred"), (b.n,))
                 mask = mask & (~pred if ins.guard.negated else pred)

@@ -114,6 +114,10 @@ class LoopProof:
     # guard depends on data, which may differ from period to period); loops.py checks the skipped periods'
     # bounds with them when the run already has a finding (the symbolic grid's proof does not run then)
     reads: list[tuple] = field(default_factory=list)
+    # per entry of `writes` (and of `reads`): (its instruction's pc, its place in the order the period made its
+    # global accesses)
+    write_sites: list[tuple[int, int]] = field(default_factory=list)
+    read_sites: list[tuple[int, int]] = field(default_factory=list)
 
 
 class Shadow(InstructionObserver):
@@ -1353,11 +1357,13 @@ class Shadow(InstructionObserver):
             o_full = (np.broadcast_to(np.asarray(o, np.uint64), (self.batch.n,))[lanes] if o is not None
                       else np.zeros(lanes.size, np.uint64)) + np.uint64(off & (2**64 - 1))
             self.loop.writes.append((addr, o_full, lanes, size, int(found[0])))
+            self.loop.write_sites.append((self.pc, len(self.accesses)))
         elif self.loop is not None:
             o_full = (np.broadcast_to(np.asarray(o, np.uint64), (self.batch.n,))[lanes] if o is not None
                       else np.zeros(lanes.size, np.uint64)) + np.uint64(off & (2**64 - 1))
             reading = np.ones(lanes.size, bool) if guard is TOP else act
             self.loop.reads.append((addr, o_full[reading], lanes[reading], size, int(found[0])))
+            self.loop.read_sites.append((self.pc, len(self.accesses)))
         canon, cols = _canonical(exprs, self.ph, lanes)
         offcol = (o[lanes] if o is not None and np.ndim(o) else np.full(lanes.size, 0 if o is None else int(o)))
         offcol = offcol.astype(np.uint64) + np.uint64(off & (2**64 - 1))

@@ -58,9 +58,30 @@ accesses are checked here (`_reads_checked`): the loop must not write global mem
 every skipped t stay in their buffers and apart from the run's global writes before it, and a write
 after it to the bytes they read voids the summary (`CheckState.read_footprints`, run again in full).
 
-Anything outside this (a loop with several groups, a nested proof, a unit whose state is not
-canonicalised, a finding with global writes or reads these checks refuse) is not summarised: the
-loop runs iteration by iteration, as without this module, and the report says why in a note.
+Global writes of the skipped periods are not made: the run keeps them per byte (`_skipped_writes`,
+state.SkippedWrites: the writing thread and its epoch), and their bytes' shadows get fresh numbers carrying
+STALE (shadow.py). A later plain ld or st of those bytes by a thread of the writer's CTA ordered after the
+writer keeps the summary (the race detector never saw the writes: hb.py orders the access after them, PTX
+8.9.4); the value a read gives is the run's, not the kernel's, so from then on every read of global, local
+or tensor memory carries STALE (`CheckState.stale_reads`), and exec.py's audit voids the run's summaries
+when a STALE value reaches anything but lane-local arithmetic, a plain store's data or the value shfl.sync
+moves (an address, a guard, a divisor, a barrier or mbarrier operand...). Any other access of the bytes
+(another CTA, a thread not ordered after the writer, an atomic, an asynchronous copy, ld.global.nc, ldu)
+voids them too. Void: the run is made again without summaries (grid.py `_represent`). A later summarised
+loop's skipped reads of such bytes are checked at its proof (`_skipped_reads`): plain ld of a thread ordered
+after the writer now (clocks only grow), and bytes the loop itself writes in skipped periods read back only
+by their writer, with STALE already on every read (so period 0 audited what the skipped ones do).
+
+Nested loops: the back edge of an inner loop inside the period followed does not end the proof when it is
+decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
+`_inner_differs`), while the shadow keeps no trip counts; the inner loop then runs in full inside the
+period. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
+header) is a branch of the period like any other; an exit on %ctaid there (the latch falling through into
+the header) is the loop's back edge for the CTAs that leave earlier and share the run (`_leaves_after`).
+
+Anything outside this (a loop with several groups, a unit whose state is not canonicalised, a finding with
+global writes or reads these checks refuse) is not summarised: the loop runs iteration by iteration, as
+without this module, and the report says why in a note.
 """
 
 from __future__ import annotations
@@ -78,7 +99,8 @@ from ..wgmma import parse_spec
 from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, simplify, substitute
 from .grid_shadow import Shadow
 from .hb import SLOTS, Kind
-from .state import READ, CheckState
+from .shadow import DATA, STALE, key_of, mix
+from .state import READ, CheckState, SkippedWrites, plain_access
 
 PERIOD_MAX = 12  # longest period of iterations looked for (3 stages x 2 barriers of alternating parity: 12)
 # shortest period guessed from one period of history (`_deltas_early`); for p <= 2 the full history costs at most
@@ -123,7 +145,8 @@ class _Attempt:
     canon: tuple
     async_ops: int
     early: bool = False  # D guessed by `_deltas_early`
-    held: dict[str, object] = field(default_factory=dict)  # the shadow's state of the other live registers at the start
+    held: dict[str, object] = field(default_factory=dict)
+    latch: int = -1  # the back edge whose arrival started it  # the shadow's state of the other live registers at the start
 
 
 @dataclass(frozen=True)
@@ -171,11 +194,17 @@ class LoopSummariser:
         proof = self._proof
         if proof is not None:
             if head != proof.head:
-                if head in b.prog.loop_headers:
+                # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
+                # out before the header, as Triton's outer loops are) is one of this loop's branches, recorded by
+                # the shadow like any other; one of an inner loop must be decided alike in every CTA and period
+                why = self._inner_differs(b, ins) if head in b.prog.loop_headers \
+                    and not self._same_loop(b.prog, proof, head, pc) else None
+                if why is not None:
                     # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
                     # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
                     # iterations run in full); the proof attempts at that head go on
-                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period", final=True)
+                    self._abandon(f"another loop (head at {self._where(head)}) runs inside the period ({why})",
+                                  final=True)
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
@@ -238,8 +267,39 @@ class LoopSummariser:
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p)
+                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p, latch=pc)
                 return
+
+    @staticmethod
+    def _same_loop(prog, proof: _Attempt, head: int, latch: int) -> bool:
+        """Is the back edge latch -> head one of the proof's own loop (each head in the other's natural loop)?"""
+        return proof.latch >= 0 and proof.head in prog.loop_body(head, latch) \
+            and head in prog.loop_body(proof.head, proof.latch)
+
+    def _inner_differs(self, b, ins: A.Instruction) -> str | None:
+        """A back edge `ins` of another loop (an inner loop, or a second head of this one) taken inside the period
+        followed: None when it is decided alike in every CTA and every period, so that the period runs the same
+        iterations of that loop whatever t and whichever CTA (unguarded, or its guard the same bits in every CTA
+        and period: the shadow follows it as independent of %ctaid, the sizes and t, and it carries no data);
+        else why not. Only while the shadow keeps no trip counts (loops on the sizes or on %ctaid count the back
+        edges they take, which skipped periods would take again)."""
+        sh = self.shadow
+        if sh.size_params or sh.ctaid_trips or sh.trips or sh.taken:
+            return "the symbolic grid counts the trips of loops in this run"
+        if ins.guard is None:
+            return None
+        pred = A.Sym(ins.guard.pred)
+        st = sh.state(pred)
+        if st is TOP:
+            return "its back edge depends on values the symbolic grid does not follow"
+        if st is not None:
+            e = st.expr if isinstance(st, Sv) else st
+            if leaves(e, ("c", "s", "g", "d", "t", "q")):
+                return "its back edge depends on %ctaid, the sizes or the iteration"
+        t = self.state.tracker.reg_taint.get(ins.guard.pred)
+        if t is not None and (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any():
+            return "its back edge depends on data"
+        return None
 
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
@@ -322,14 +382,14 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False) -> None:
+               early: bool = False, latch: int = -1) -> None:
         self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
-                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas})
+                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -377,9 +437,13 @@ class LoopSummariser:
             self._abandon("the loop ends within the next period")
             return
         skip = periods - 1  # periods 1 .. periods-1 are not run
-        written = self._written(b, lp, periods)
-        if written is None:
-            self._abandon("the global bytes the loop writes are not known")
+        written = self._skipped_writes(b, lp, periods)
+        if isinstance(written, str):
+            self._abandon(written)
+            return
+        why = self._skipped_reads(b, lp, periods, written)
+        if why is not None:
+            self._abandon(why)
             return
         read = None
         if found:
@@ -391,13 +455,14 @@ class LoopSummariser:
         self._skip(b, skip)
         for buf, lo, hi in read or ():
             self.state.read_footprints.setdefault(buf, []).append((lo, hi))
-        for buf, lo, hi in written:
-            self.state.footprints.setdefault(buf, []).append((lo, hi))
+        self._keep_skipped(b, written, proof.ident)
         sh.loop_ranges[proof.ident] = periods
-        if sh.ctaid_trips and self._leaves_after(b, lp, proof, periods):
+        latch_head = self._leaves_after(b, lp, proof, periods) if sh.ctaid_trips else None
+        if latch_head is not None:
             sh.exits_after_summary.add(proof.ident)
-            # the back edges the final period (t = periods) takes before it leaves, as grid.py reads them
-            sh.final_period[proof.head] = proof.ident
+            # the back edges the final period (t = periods) takes before it leaves, as grid.py reads them (keyed
+            # by the head the shadow gives that back edge: grid_shadow `_ctaid_trip`)
+            sh.final_period[latch_head] = proof.ident
             sh.final_rows[proof.ident] = []
         sh.loop_proofs[proof.ident] = (lp, proof.head)  # symbolic sizes: its decisions bound t (grid.py)
         per_period_ops = self.state.async_ops - proof.async_ops
@@ -523,24 +588,30 @@ class LoopSummariser:
                 chunk = min(chunk * 2, 1 << 16)
         return first
 
-    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> bool:
-        """Whether the period run after the skipped ones (t = `periods`) is the loop's last and differs from
-        period 0 only in leaving: the loop has one backward branch to the head (its latch), taken once per
-        iteration, so P times per period (P = `proof.period`), each time a decision on %ctaid taken on every
-        lane in period 0; at t = `periods` one of them, the m-th, is left on every lane, and every decision the
-        period makes before it (the m back edges before it among them) takes its period-0 value on its lanes.
+    def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> int | None:
+        """The head the shadow gives the loop's back edge (`Shadow._head_of`) where the period run after the
+        skipped ones (t = `periods`) is the loop's last and differs from period 0 only in leaving, else None: the
+        loop has one back edge (its latch), taken once per iteration, so P times per period (P = `proof.period`),
+        each time a decision on %ctaid taken on every lane in period 0; at t = `periods` one of them, the m-th, is
+        left on every lane, and every decision the period makes before it (the m back edges before it among them)
+        takes its period-0 value on its lanes. The latch closes a back edge to the proof's head, or to a second
+        head of the same loop (`_same_loop`: a proof at a latch block laid out before its header, whose exit falls
+        through into the header, Program.falls_back; the period then starts with that exit).
         Then a CTA that leaves this loop at the m-th back edge of any period t < `periods` (false there, every
         back edge before it true) runs the instructions the executed CTA runs from there on, from the same
         repeating state (the summary's, 3 above: the state at the head repeats every period, and so, with the
         same decisions, at each point of a period): grid.py `_trip_patterns` lets such CTAs share the executed
         CTA's run. One that leaves at another back edge of a period (P > 1) leaves from another state (another
         stage of a pipeline, say): a pattern of its own."""
-        latches = [pc for pc in range(len(b.prog.code)) if self.shadow._head_of(pc) == proof.head]
+        prog = b.prog
+        heads = {pc: self.shadow._head_of(pc) for pc in range(len(prog.code))}
+        latches = [pc for pc, h in heads.items() if h is not None
+                   and (h == proof.head or self._same_loop(prog, proof, h, pc))]
         if len(latches) != 1:
-            return False
+            return None
         at_latch = [d for d in lp.decisions if d.pc == latches[0]]
         if len(at_latch) != proof.period or not all(leaves(d.expr, ("c",)) for d in at_latch):
-            return False
+            return None
         sh = self.shadow
         for d in lp.decisions:  # in the order the period made them
             lanes = np.nonzero(d.lanes)[0]
@@ -548,44 +619,156 @@ class LoopSummariser:
             try:
                 got = np.broadcast_to(evaluate(d.expr, env), lanes.shape).astype(bool)
             except (KeyError, TypeError, ValueError):  # not evaluated: no sharing
-                return False
+                return None
             want = d.value[lanes].astype(bool)
             if any(d is x for x in at_latch):  # as "goes on" (a latch that falls through into the head: not taken)
                 got, want = sh._goes(d.pc, got), sh._goes(d.pc, want)
                 if not want.all():  # period 0 took each of its back edges on every lane
-                    return False
-                if not got.any():  # left here on every lane: what the period would do after it is not run
-                    return True
-            if (got != want).any():
-                return False
-        return False
-
-    def _written(self, b, lp, periods: int) -> list[tuple] | None:
-        """The global bytes the skipped periods would write, per buffer as [lo, hi) (every write the
-        period made, at every t in [1, periods)). They were not written: a later access of the run to
-        them (the value there would be another) makes the check run again without summaries."""
-        sh = self.shadow
-        out = []
-        for addr_e, offs, lanes, size, buf in lp.writes:
-            env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
-            ctas = b.cta_of_lane[lanes]
-            lo = np.full(b.n_ctas, np.iinfo(np.int64).max, np.int64)
-            hi = np.full(b.n_ctas, -1, np.int64)
-            t0 = 1
-            while t0 < periods:
-                ts = np.arange(t0, min(periods, t0 + max(1, 65536 // lanes.size)), dtype=np.uint64)
-                env[("t", lp.ident)] = ts[:, None]
-                try:
-                    addr = (np.asarray(evaluate(addr_e, env), dtype=object) + offs.astype(object)) & (2**64 - 1)
-                except (KeyError, TypeError, ValueError):
                     return None
-                addr = (addr.astype(np.uint64) - np.uint64(b.memory.glob.allocations[buf].base)).astype(np.int64)
-                np.minimum.at(lo, ctas, addr.min(axis=0))
-                np.maximum.at(hi, ctas, addr.max(axis=0) + size)
-                t0 += ts.size
-            for c in np.nonzero(hi >= 0)[0].tolist():  # per CTA: its rows of a tensor lie apart
-                out.append((Buffer(MemSpace.GLOBAL, buf), int(lo[c]), int(hi[c])))
+                if not got.any():  # left here on every lane: what the period would do after it is not run
+                    return heads[latches[0]]
+            if (got != want).any():
+                return None
+        return None
+
+    def _offsets(self, b, lp, entry: tuple, periods: int):
+        """Per chunk of skipped periods t in [1, periods): (t (ts,), byte offsets in the entry's buffer (ts, lanes,
+        bytes)) of a recorded access `entry` of the period (`LoopProof.writes`/`reads`), each lane's address
+        evaluated exactly at t. Raises ValueError when an address is not known."""
+        addr_e, offs, lanes, size, buf = entry
+        sh = self.shadow
+        env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items()}
+        base = np.uint64(b.memory.glob.allocations[buf].base)
+        t0 = 1
+        while t0 < periods:
+            ts = np.arange(t0, min(periods, t0 + max(1, 65536 // max(1, lanes.size * size))), dtype=np.uint64)
+            env[("t", lp.ident)] = ts[:, None]
+            try:
+                addr = (np.asarray(evaluate(addr_e, env), dtype=object) + offs.astype(object)) & (2**64 - 1)
+            except (KeyError, TypeError) as e:
+                raise ValueError(str(e)) from e
+            rel = (np.broadcast_to(addr, (ts.size, lanes.size)).astype(np.uint64) - base).astype(np.int64)
+            yield ts, rel[:, :, None] + np.arange(size, dtype=np.int64)
+            t0 += ts.size
+
+    def _skipped_writes(self, b, lp, periods: int) -> dict | str:
+        """The global bytes the skipped periods would write: per buffer, (offsets ascending, writer row, when the
+        skipped periods first write the byte: `_when`), the row -1 where several threads or an instruction other than a
+        plain st would write the byte (`SkippedWrites`). They are not written: the run keeps them per byte
+        (`_keep_skipped`). A string: why not (an address not known, or bytes an earlier summary's skipped writes
+        left that these would overwrite without being ordered after them: a race the detector cannot see)."""
+        parts: dict[int, list] = {}
+        code = b.prog.code
+        for entry, (pc, seq) in zip(lp.writes, lp.write_sites):
+            lanes, size, buf = entry[2], entry[3], entry[4]
+            if lanes.size == 0:
+                continue
+            plain = plain_access(code[pc], True)
+            rows = self.state.rows(lanes)
+            if not plain:
+                rows = np.full(rows.shape, -1, np.int64)
+            limit = b.memory.glob.allocations[buf].size
+            had = self.state.mem.get(Buffer(MemSpace.GLOBAL, buf))
+            try:
+                for ts, byte in self._offsets(b, lp, entry, periods):
+                    inside = (byte >= 0) & (byte < limit)  # bytes outside: the bounds proof's (grid.py)
+                    if not plain and had is not None and (had.taint[byte[inside]] & STALE).any():
+                        # an atomic of a skipped period on bytes holding a STALE value (CheckState.access)
+                        return f"{code[pc].name} at {code[pc].span} would update bytes holding a STALE value"
+                    parts.setdefault(buf, []).append((byte[inside],
+                                                      np.broadcast_to(rows[None, :, None], byte.shape)[inside],
+                                                      np.broadcast_to(_when(ts, seq)[:, None, None],
+                                                                      byte.shape)[inside]))
+            except ValueError:
+                return "the global bytes the loop writes are not known"
+        out = {}
+        c = self.state.clocks
+        for buf, got in parts.items():
+            byte = np.concatenate([x[0] for x in got])
+            row = np.concatenate([x[1] for x in got]).astype(np.int64)
+            first = np.concatenate([x[2] for x in got])
+            if byte.size == 0:
+                continue
+            o = np.lexsort((row, byte))
+            byte, row, first = byte[o], row[o], first[o]
+            starts = np.nonzero(np.r_[True, byte[1:] != byte[:-1]])[0]
+            lo, hi = np.minimum.reduceat(row, starts), np.maximum.reduceat(row, starts)
+            key = Buffer(MemSpace.GLOBAL, buf)
+            offsets, wrow, wfirst = byte[starts], np.where(lo == hi, lo, -1), np.minimum.reduceat(first, starts)
+            old = self.state.skipped.get(key)
+            if old is not None:  # overwriting an earlier summary's skipped bytes: only after their writer
+                at = old.find(offsets)
+                hit = at >= 0
+                if hit.any():
+                    o_rows, o_epochs, n_rows = old.row[at[hit]], old.epoch[at[hit]], wrow[hit]
+                    if (o_rows < 0).any() or (n_rows < 0).any() or (c.cta_of(o_rows) != c.cta_of(n_rows)).any() \
+                            or not c.ordered(o_rows, o_epochs, n_rows, c.base[Kind.C, n_rows], None).all():
+                        return ("the iterations it would skip write global bytes that an earlier loop summary's skipped "
+                                "iterations would have written, not ordered after those writes")
+            out[key] = (offsets, wrow, wfirst)
         return out
+
+    def _skipped_reads(self, b, lp, periods: int, written: dict) -> str | None:
+        """Why the skipped periods' global reads are not covered, or None. A read of bytes that an earlier
+        summary's skipped writes left (`SkippedWrites`) must be a plain ld of a thread of the writer's CTA ordered
+        after the writer now (its clock only grows); one of bytes this loop's skipped periods write before it
+        (an earlier period, or earlier in the same period: `_when`) must be the writer's own (program order orders it) and the
+        run must already give every global read STALE (`CheckState.stale_reads`), so that period 0's reads
+        carried it: what the skipped periods do with the stale values was audited in period 0 (exec.py), which
+        runs the same instructions with the same masks."""
+        st = self.state
+        c = st.clocks
+        code = b.prog.code
+        for entry, (pc, seq) in zip(lp.reads, lp.read_sites):
+            lanes, buf = entry[2], entry[4]
+            key = Buffer(MemSpace.GLOBAL, buf)
+            old, mine = st.skipped.get(key), written.get(key)
+            if lanes.size == 0 or (old is None and mine is None):
+                continue
+            ins = code[pc]
+            rows = st.rows(lanes)
+            try:
+                for ts, byte in self._offsets(b, lp, entry, periods):
+                    rrows = np.broadcast_to(rows[None, :, None], byte.shape)
+                    if old is not None:
+                        at = old.find(byte)
+                        hit = at >= 0
+                        if hit.any():
+                            w, e, r = old.row[at[hit]], old.epoch[at[hit]], rrows[hit]
+                            if not plain_access(ins, False) or (w < 0).any() or (c.cta_of(w) != c.cta_of(r)).any() \
+                                    or not c.ordered(w, e, r, c.base[Kind.C, r], None).all():
+                                return (f"{ins.name} at {ins.span} would read, in the iterations it skips, global bytes "
+                                        "an earlier loop summary's skipped iterations would have written, and is not a "
+                                        "plain ld of a thread ordered after their writer")
+                    if mine is not None:
+                        offsets, wrow, wfirst = mine
+                        i = np.minimum(np.searchsorted(offsets, byte), offsets.size - 1)
+                        back = (offsets[i] == byte) & (wfirst[i] < _when(ts, seq)[:, None, None])
+                        if back.any() and (not st.stale_reads or not plain_access(ins, False)
+                                           or (wrow[i][back] != rrows[back]).any()):
+                            return (f"{ins.name} at {ins.span} would read back, in the iterations it skips, global "
+                                    "bytes those iterations write")
+            except ValueError:
+                return "the global bytes the loop reads are not known"
+        return None
+
+    def _keep_skipped(self, b, written: dict, ident: int) -> None:
+        """The skipped periods' global writes, kept per byte (`SkippedWrites`, with each writer's epoch now), and
+        their bytes' shadows fresh numbers carrying STALE: the run's memory does not hold those values."""
+        st = self.state
+        c = st.clocks
+        allocs = b.memory.glob.allocations
+        for key, (offsets, wrow, _first) in written.items():
+            epoch = np.where(wrow >= 0, c.owns[Kind.C, 0, np.maximum(wrow, 0)], 0).astype(np.int64)
+            old = st.skipped.get(key)
+            st.skipped[key] = old.merged(offsets, wrow, epoch) if old is not None else \
+                SkippedWrites(offsets, wrow, epoch, np.ones(offsets.size, bool))
+            sh = st.mem.get(key) or st.shadow_for(key, allocs[key.index].size)
+            sh.hash[offsets] = mix(key_of("stale"), np.uint64(ident), np.uint64(key.index), offsets.astype(np.uint64))
+            sh.pos[offsets] = 0xFF
+            sh.taint[offsets] = STALE | DATA
+            sh.cta[offsets] = np.where(wrow >= 0, wrow // st.lanes_per_cta, -1).astype(np.int32)
+            st.stale_reads = True
 
     def _reads_checked(self, b, lp, periods: int) -> list[tuple] | str:
         """The skipped periods' global accesses, checked here because the run already has a finding, so
@@ -693,8 +876,15 @@ class LoopSummariser:
                           "run's global writes, since the run had a finding (findings within the loop repeat "
                           "every period: each is reported once, with the witness of the iterations run, and its "
                           "count of conflicting byte pairs covers those)"
-                          if s.with_finding else "their global accesses covered symbolically"))
+                          if s.with_finding else "their global accesses covered symbolically, their global writes "
+                          "kept per byte (a later read gives values whose uses are audited)"))
         return out
+
+
+def _when(ts: np.ndarray, seq: int) -> np.ndarray:
+    """When the access made `seq`-th in the followed period (grid_shadow.LoopProof sites) runs in periods `ts`: a
+    key ordered as the skipped periods run their accesses (each period makes them in the same order)."""
+    return ts.astype(np.int64) * (1 << 32) + seq
 
 
 def _followed_width(b, tracker, r: str, alive: np.ndarray) -> int | None:

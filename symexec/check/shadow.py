@@ -4,7 +4,9 @@ Two facts travel with every value in check mode:
 - a taint byte: bit DATA when the value depends on input tensor data, bit SCHED when it depends on
   the schedule (a value another CTA wrote, an atomic's old value, a timer: another run of the same
   input may see another), bit UNINIT when it was computed from shared memory that no thread had
-  written, bit UNDEF when from local memory the thread never wrote (neither is a defined value);
+  written, bit UNDEF when from local memory the thread never wrote (neither is a defined value),
+  bit STALE when its bits may not be its value (read after a loop summary skipped iterations that
+  write global memory: state.py `SkippedWrites`; exec.py audits where such a value may go);
 - a term hash: a 64-bit value number of the expression that computed it. Values that do not depend
   on data are numbered by their concrete bits (they are the same for every input of the launch);
   data-dependent ones by (operation, operand numbers), operands of commutative operations sorted,
@@ -38,6 +40,7 @@ DATA = np.uint8(1)
 UNINIT = np.uint8(2)
 SCHED = np.uint8(4)
 UNDEF = np.uint8(8)  # read from a thread's local memory before anything was written there
+STALE = np.uint8(16)  # bits that may not be the value: may only flow where bits do not matter (exec.py audit)
 DEP = np.uint8(DATA | SCHED)  # depends on something other than the launch's fixed values
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -994,10 +997,13 @@ class Tracker:
             s = self.mem[key] = MemShadow(size, taint, init_key, salt, key)
         return s
 
-    def _read_taint(self, shadow: MemShadow, flat: np.ndarray, ctas: np.ndarray | None, volatile: bool) -> np.ndarray:
+    def _read_taint(self, shadow: MemShadow, flat: np.ndarray, ctas: np.ndarray | None, volatile: bool,
+                    stale: bool = False) -> np.ndarray:
         """Taint of bytes `flat` (k, nbytes) read by CTAs `ctas`: what another CTA wrote, and what an
-        atomic returns, depend on the schedule."""
+        atomic returns, depend on the schedule. `stale`: STALE besides (state.py `stale_reads`)."""
         taint = shadow.taint[flat]
+        if stale:
+            taint = taint | STALE
         if ctas is not None:
             writer = shadow.cta[flat]
             other = (writer >= 0) & (writer != ctas[:, None])
@@ -1008,12 +1014,12 @@ class Tracker:
         return taint
 
     def on_load_summary(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray,
-                        ctas: np.ndarray | None = None) -> None:
+                        ctas: np.ndarray | None = None, stale: bool = False) -> None:
         """Bytes `flat` (k, nbytes) read by `lanes` for an operation that computes its results
         (tcgen05.mma, whose tensor-memory writes take only the taint of what it read, state._computed): kept as
         the one-summary-byte-per-lane form `on_load` falls back to, without the (batch lanes x bytes)
         arrays (a 64 KiB accumulator read by one thread of a 16384-lane batch was 8 GiB of them)."""
-        taint = self._read_taint(shadow, flat, ctas, False)
+        taint = self._read_taint(shadow, flat, ctas, False, stale)
         h = shadow.hash[flat]
         self._leaves(shadow, flat, h, shadow.pos[flat], taint)
         bh = np.zeros(self.n, np.uint64)
@@ -1042,12 +1048,12 @@ class Tracker:
         self.loaded_lanes = m
 
     def on_load(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
-                ctas: np.ndarray | None = None, volatile: bool = False) -> None:
+                ctas: np.ndarray | None = None, volatile: bool = False, stale: bool = False) -> None:
         """Bytes `flat` (k, nbytes) of `shadow` were read by `lanes` (of CTAs `ctas`).
 
         What another CTA wrote, and what an atomic returns, depend on the schedule: such values
         count as data (another schedule could read something else)."""
-        taint = self._read_taint(shadow, flat, ctas, volatile)
+        taint = self._read_taint(shadow, flat, ctas, volatile, stale)
         if not self.numbered:  # the bytes' taints only: numbers and positions stay unread
             self._load_taint(taint, lanes, nbytes)
             return

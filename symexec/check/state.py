@@ -21,8 +21,8 @@ from ..events import (Acquire, AsyncCompleted, AsyncIssued, AsyncOp, Buffer, Cop
                       MemoryAccess, MemSpace, Observer, Proxy, Reconverged, Release, Stream, SyncKind)
 from .hb import STAMPED, Clocks, Kind, Stamp, distinct
 from .races import ACQUIRE, ATOMIC, READ, RELEASE, WRITE, Event, RaceDetector
-from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix, some,
-                     row_number)
+from .shadow import (CONST_KEY, DATA, DEP, INPUT_KEY, SCHED, STALE, UNDEF, UNINIT, UNINIT_KEY, Tracker, key_of, mix,
+                     some, row_number)
 from .terms import TermLog
 
 PROXY_CODE = {Proxy.GENERIC: 0, Proxy.ASYNC: 1, Proxy.TENSORMAP: 2}
@@ -58,6 +58,54 @@ class Candidate:
     rows: np.ndarray  # clock rows of the failing threads
     lanes: np.ndarray  # their lanes in the batch
     path: tuple[int, ...]
+
+
+@dataclass
+class SkippedWrites:
+    """Global bytes of one buffer that iterations skipped by loop summaries (loops.py) would have written, and
+    that no access has written since (`live`): per byte (ascending offsets in the buffer) the writing thread's
+    happens-before row and its epoch when the summary was made (its writes in the skipped iterations come no
+    later in its program order: a clock that covers the epoch covers them), row -1 where several threads or
+    an instruction other than a plain st would have written it (then any later access voids the summary).
+
+    The run's memory does not hold what those iterations would have written: a later read gives values
+    whose bits may be wrong (their shadow carries STALE, exec.py audits their uses), and only a plain ld or
+    st (9.7.9.8, 9.7.9.10) of a thread of the writer's CTA ordered after the writer (hb.py, PTX 8.9.4
+    happens-before through the CTA's barriers) keeps the summary: the race detector never saw those
+    writes, so an access not ordered after them, from another CTA, an atomic, an asynchronous copy (another
+    proxy) or a non-coherent read (ld.global.nc, ldu: 9.7.9.9, 9.7.9.11) voids it (`CheckState.void`)."""
+
+    offsets: np.ndarray
+    row: np.ndarray
+    epoch: np.ndarray
+    live: np.ndarray
+
+    def find(self, flat: np.ndarray) -> np.ndarray:
+        """Per element of `flat`: its index in `offsets` where it is a live skipped byte, else -1."""
+        f = np.asarray(flat, np.int64)
+        if self.offsets.size == 0:
+            return np.full(f.shape, -1, np.int64)
+        i = np.minimum(np.searchsorted(self.offsets, f), self.offsets.size - 1)
+        hit = (self.offsets[i] == f) & self.live[i]
+        return np.where(hit, i, -1)
+
+    def merged(self, offsets: np.ndarray, row: np.ndarray, epoch: np.ndarray) -> "SkippedWrites":
+        """These records with bytes `offsets` (ascending, distinct) now last written by `row` at `epoch`."""
+        keep = self.live & ~np.isin(self.offsets, offsets)
+        o = np.concatenate([self.offsets[keep], offsets])
+        order = np.argsort(o, kind="stable")
+        return SkippedWrites(o[order], np.concatenate([self.row[keep], row])[order],
+                             np.concatenate([self.epoch[keep], epoch])[order], np.ones(o.size, bool))
+
+
+#: plain loads and stores (9.7.9.8 ld, 9.7.9.10 st): no ordering or caching semantics that a skipped write
+#: could change (`SkippedWrites`)
+_NOT_PLAIN = frozenset({".nc", ".volatile", ".relaxed", ".acquire", ".release", ".mmio", ".async", ".bulk"})
+
+
+def plain_access(ins: A.Instruction | None, write: bool) -> bool:
+    """A plain `ld` (read) or `st` (write) of a thread."""
+    return ins is not None and ins.opcode == ("st" if write else "ld") and not (ins.modifiers & _NOT_PLAIN)
 
 
 @dataclass
@@ -108,10 +156,15 @@ class CheckState(Observer):
         self.tracker = Tracker(1)
         self.clocks = Clocks(self.n_ctas, self.lanes_per_cta)
         self.detector = RaceDetector(self.clocks, self.lanes_per_cta)
-        # global bytes summarised loop iterations would have written (loops.py), per buffer; an access to
-        # them afterwards voids the summary
-        self.footprints: dict[Buffer, list[tuple[int, int]]] = {}
+        # global bytes summarised loop iterations would have written (loops.py), per buffer and byte
+        self.skipped: dict[Buffer, SkippedWrites] = {}
+        # why the summaries of this run do not hold (a skipped write read where it may not be, a STALE value
+        # used where its bits matter: exec.py): the run is made again without them (grid.py `_represent`)
         self.footprint_hit: str | None = None
+        # set once a summary skipped global writes: every later read of global, local or tensor memory (whose
+        # shadows loop summaries do not compare) carries STALE, so that a summarised period audits what its
+        # skipped periods' reads of bytes skipped writes left would do (loops.py `_skipped_reads`)
+        self.stale_reads = False
         # global bytes summarised loop iterations would have read, per buffer, when the loop was summarised
         # although the run had a finding (loops.py `_reads_checked`): a write to them afterwards voids the summary
         self.read_footprints: dict[Buffer, list[tuple[int, int]]] = {}
@@ -321,6 +374,11 @@ class CheckState(Observer):
         s = self.mem.get(buffer)
         return s.layout if s is not None and s.size == size else None
 
+    def _stale_read(self, ev: MemoryAccess) -> bool:
+        """Does this read carry STALE (`stale_reads`)? Shared memory's shadows are part of a loop's compared
+        state (loops.Canon), parameters and constants are never written."""
+        return self.stale_reads and ev.buffer.space in (MemSpace.GLOBAL, MemSpace.LOCAL, MemSpace.TMEM)
+
     def shadow_for(self, buffer: Buffer, size: int):
         if buffer.space is MemSpace.SHARED:
             return self.tracker.shadow(buffer, size, int(UNINIT), UNINIT_KEY, 1)
@@ -344,6 +402,8 @@ class CheckState(Observer):
             if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
                 return None
             taint = shadow.taint[flat]
+            if self._stale_read(ev):
+                taint = taint | STALE
             writer = shadow.cta[flat]
             taint = taint | np.where((writer >= 0) & (writer != ctas[:, None]), SCHED, np.uint8(0)).astype(np.uint8)
             self._read_bytes.setdefault(op.ident, []).append(_Read(lanes, shadow.hash[flat], shadow.pos[flat], taint))
@@ -427,19 +487,54 @@ class CheckState(Observer):
         t = np.uint8(DATA) if read_taint is None or not read_taint.size else np.bitwise_or.reduce(read_taint)
         return h, np.full(n, 0xFF, np.uint8), np.full(n, t, np.uint8)
 
+    def void(self, why: str) -> None:
+        """The loop summaries of this run do not hold (the first reason is kept)."""
+        if self.footprint_hit is None:
+            self.footprint_hit = why
+
+    def _skipped_access(self, ev: MemoryAccess, flat: np.ndarray, lanes: np.ndarray) -> None:
+        """An access to global bytes that iterations skipped by a loop summary would have written
+        (`SkippedWrites`): kept only for a plain ld/st of threads of the writer's CTA ordered after the writer;
+        a write makes the bytes the run's again."""
+        rec = self.skipped[ev.buffer]
+        f2 = flat.reshape(flat.shape[0], -1)
+        at = rec.find(f2)
+        hit = at >= 0
+        if not some(hit):
+            return
+        where = f"{ev.ins.name if ev.ins is not None else 'an access'} at {ev.ins.span if ev.ins is not None else '?'}"
+        what = "writes" if ev.write else "reads"
+        if ev.op is not None or ev.atomic or not plain_access(ev.ins, bool(ev.write)):
+            self.void(f"{where} {what} global bytes that iterations a loop summary skipped would have written, "
+                      "and is not a plain ld or st")
+            return
+        idx = at[hit]
+        rows = np.broadcast_to(self.rows(lanes)[:, None], f2.shape)[hit]
+        w_rows, w_epochs = rec.row[idx], rec.epoch[idx]
+        c = self.clocks
+        if (w_rows < 0).any():
+            why = "several threads (or an instruction other than a plain st) would have written them"
+        elif (c.cta_of(w_rows) != c.cta_of(rows)).any():
+            why = "another CTA would have written them"
+        elif not c.ordered(w_rows, w_epochs, rows, c.base[Kind.C, rows], None).all():
+            why = "the thread is not ordered after the thread that would have written them"
+        else:
+            if ev.write:
+                rec.live[idx] = False
+            return
+        self.void(f"{where} {what} global bytes that iterations a loop summary skipped would have written: {why}")
+
     def access(self, ev: MemoryAccess) -> None:
         lanes, flat = ev.lanes, ev.flat
-        if self.footprints and ev.buffer in self.footprints and self.footprint_hit is None:
-            lo, hi = int(flat.min()), int(flat.max()) + 1
-            spans = [(b_lo, b_hi) for b_lo, b_hi in self.footprints[ev.buffer] if lo < b_hi and b_lo < hi]
-            if spans:  # per lane (the lanes of two CTAs lie rows apart, around the other's footprint)
-                f2 = flat.reshape(flat.shape[0], -1)
-                l_lo, l_hi = f2.min(axis=1), f2.max(axis=1) + 1
-                spans = [s for s in spans if ((l_lo < s[1]) & (s[0] < l_hi)).any()]
-            if spans:
-                self.footprint_hit = (f"{ev.ins.name if ev.ins is not None else 'an access'} at "
-                                      f"{ev.ins.span if ev.ins is not None else '?'} touches global bytes that "
-                                      "iterations the loop summary did not run would have written")
+        if self.skipped and self.footprint_hit is None and ev.buffer in self.skipped and flat.size:
+            self._skipped_access(ev, flat, lanes)
+        if ev.atomic and self.stale_reads and self.footprint_hit is None and flat.size:
+            # an atomic stores a function of the bytes' old value with its operands' taint only
+            # (Tracker.on_store): on STALE bytes that value's bits are not the kernel's and nothing would say so
+            had = self.mem.get(ev.buffer)
+            if had is not None and some(had.taint[flat] & STALE):
+                self.void(f"{ev.ins.name if ev.ins is not None else 'an atomic'} at "
+                          f"{ev.ins.span if ev.ins is not None else '?'} updates bytes holding a STALE value")
         if (ev.write or ev.atomic) and ev.buffer.space is MemSpace.GLOBAL and flat.size:
             lo, hi = int(flat.min()), int(flat.max()) + 1
             was = self.global_written.get(ev.buffer)
@@ -473,10 +568,11 @@ class CheckState(Observer):
                     self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
         elif ev.op is not None and ev.op.unit == "tcgen05" and not ev.op.copy:
             # read by tcgen05.mma, whose results take only the taint of what it read (_computed)
-            self.tracker.on_load_summary(shadow, flat, lanes, ctas)
+            self.tracker.on_load_summary(shadow, flat, lanes, ctas, stale=self._stale_read(ev))
         elif copied is None:
             # the old value an atomic returns depends on the order of the atomics
-            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic)
+            self.tracker.on_load(shadow, flat, lanes, flat.shape[1], ctas, volatile=ev.atomic,
+                                 stale=self._stale_read(ev))
         if ev.atomic and not is_write:
             return  # an atomic is logged once, as its write
         if not self.races:
