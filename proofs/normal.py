@@ -546,6 +546,7 @@ class Normalizer:
         c_rule = c in rule
         out: Poly = {}
         for ma, ca in a.items():
+            k = None  # the coefficient _mono_mul gives (None: ask it)
             rules = c_rule
             seen_exp2 = False
             prev = -1
@@ -569,15 +570,9 @@ class Normalizer:
                             break
                         rules = True
             else:
-                m = ma[:at] + mb + ma[at:]
-                old = out.get(m)
-                v = ca if old is None else old + ca
-                if v:
-                    out[m] = v
-                else:
-                    out.pop(m, None)
-                continue
-            m, k = _mono_mul(ma, mb, self._merge_exp2, special)
+                m, k = ma[:at] + mb + ma[at:], 1
+            if k is None:
+                m, k = _mono_mul(ma, mb, self._merge_exp2, special)
             p = ca if k == 1 else ca * k
             old = out.get(m)
             v = p if old is None else old + p
