@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 CORE   := $(VENV)/.installed-core
 FULL   := $(VENV)/.installed-test
 
-.PHONY: setup demo test test-fast bench clean
+.PHONY: setup demo test test-all test-fast bench clean
 
 $(CORE): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,10 +32,13 @@ demo: $(CORE)
 	-$(VENV)/bin/volta check examples/saxpy.ptx --entry saxpy_oob
 
 test: $(FULL)
+	$(PY) -m pytest -q -n 2 -m "not heavy" tests
+
+test-all: $(FULL)
 	$(PY) -m pytest -q -n 2 tests
 
 test-fast: $(FULL)
-	$(PY) -m pytest -q -n 2 -m "not slow" tests
+	$(PY) -m pytest -q -n 2 -m "not slow and not heavy" tests
 
 bench: $(FULL)
 	$(PY) bench/parse.py
