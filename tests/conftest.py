@@ -34,11 +34,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark the tests listed in heavy_tier.txt `heavy`; a listed id that matches no collected test
     is an error when the whole suite was collected (a renamed test must not leave the list stale)."""
     heavy = _heavy_ids()
-    seen = set()
     for item in items:
         if item.nodeid in heavy:
             item.add_marker(pytest.mark.heavy)
-            seen.add(item.nodeid)
     whole_suite = [str(a) for a in config.args] in (["tests"], [str(Path(__file__).parent)])
-    if whole_suite and (stale := sorted(heavy - seen)):
+    if whole_suite and (stale := sorted(heavy - {item.nodeid for item in items})):
         raise pytest.UsageError(f"{HEAVY_TIER}: no such test: {', '.join(stale)}")
