@@ -304,9 +304,7 @@ class _Column:
         """extend([value]) for one scalar (no array made)."""
         start = self.n
         if start == self.a.size:
-            grown = np.zeros(2 * self.a.size, dtype=self.a.dtype)
-            grown[:start] = self.a
-            self.a = grown
+            self._room(start + 1)
         self.a[start] = value
         self.n = start + 1
         return start
@@ -315,9 +313,7 @@ class _Column:
         start = self.n
         end = start + len(values)
         if end > self.a.size:
-            grown = np.zeros(max(end, 2 * self.a.size), dtype=self.a.dtype)
-            grown[:start] = self.a[:start]
-            self.a = grown
+            self._room(end)
         self.a[start:end] = values
         self.n = end
         return start
@@ -325,6 +321,20 @@ class _Column:
     @property
     def view(self) -> np.ndarray:
         return self.a[:self.n]
+
+    def _room(self, end: int) -> None:
+        """Capacity for `end` entries (at least double). In place where no other object refers to the array
+        (ndarray.resize's refcheck: no view of it is alive): realloc keeps the pages already written (a large
+        block is moved by remapping, not copied) and zero-fills the new part; otherwise a zeroed copy. At the
+        attention pair's 28.8 M nodes the copies faulted in twice each column's final size (bench/results/
+        lead38-2026-12-06s38)."""
+        size = max(end, 2 * self.a.size)
+        try:
+            self.a.resize(size, refcheck=True)
+        except ValueError:  # a view of the array is alive somewhere: it must keep seeing the old memory
+            grown = np.zeros(size, dtype=self.a.dtype)
+            grown[:self.n] = self.a[:self.n]
+            self.a = grown
 
 
 class _HashIndex:
@@ -437,7 +447,11 @@ class _HashIndex:
         while self._FILL * need > cap:
             cap *= 2
         old = self.table[self.table != self._EMPTY]
-        self.table = np.full(cap, self._EMPTY, np.int32)
+        try:  # in place where nothing else refers to the table: the pages it has are reused, not faulted in again
+            self.table.resize(cap, refcheck=True)
+        except ValueError:
+            self.table = np.empty(cap, np.int32)
+        self.table.fill(self._EMPTY)
         self._place(old.astype(np.int64), self.hashes.a[old])
 
 

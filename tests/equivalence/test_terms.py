@@ -167,3 +167,34 @@ def test_extract_of_many_and_of_few_terms_agree(widths: list[int], lo_k: int, n:
     total = sum(widths)
     width = data.draw(st.sampled_from([w for w in (4, 8, 12, 16) if w <= total]))
     _slices_agree(widths, (lo_k * width) % (total - width + 1), width, n)
+
+
+_COLUMN_OPS = st.lists(st.one_of(st.tuples(st.just("append"), st.integers(-2**31, 2**31 - 1)),
+                                 st.tuples(st.just("extend"), st.lists(st.integers(-2**31, 2**31 - 1), max_size=40)),
+                                 st.tuples(st.just("hold"), st.just(0)), st.tuples(st.just("drop"), st.just(0))),
+                       max_size=120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_COLUMN_OPS)
+def test_column_grows_in_place_or_by_copy_and_views_keep_their_values(ops) -> None:
+    """semantics.terms._Column grows by resizing its array in place when nothing else refers to it and by a
+    copy when a view is alive: either way its contents equal a list's, and every view taken earlier still
+    shows what it showed then (a resize under a live view would leave it pointing at freed memory)."""
+    from semantics.terms import _Column
+
+    col, ref, held = _Column(np.int64, capacity=2), [], []
+    for op, arg in ops:
+        if op == "append":
+            assert col.append(arg) == len(ref)
+            ref.append(arg)
+        elif op == "extend":
+            assert col.extend(np.array(arg, np.int64)) == len(ref)
+            ref.extend(arg)
+        elif op == "hold":
+            held.append((col.view, list(ref)))
+        elif held:
+            held.pop(0)
+        assert col.view.tolist() == ref and col.a.size >= col.n
+        for view, seen in held:
+            assert view.tolist() == seen
