@@ -34,7 +34,7 @@ from .events import (Acquire, Exited, Fence, FenceKind, GroupSplit, Observer, Pr
 from .execctx import GroupExec
 from .launch import Launch, check_launch_bounds, pack_params
 from .memory import FUNCTION_BASE, GlobalMemory, Memory
-from .opcodes import LaneScope, Purity, facts, purity, register_only, touches_memory_or_sync
+from .opcodes import LaneScope, Purity, facts, purity, touches_memory_or_sync, value_guarded
 from .program import Program
 
 MAX_STEPS = 5_000_000  # instructions per batch (a group executing one instruction = 1 step)
@@ -424,8 +424,7 @@ class Machine:
         self._guard_matters = [ins.guard is not None and ins.opcode != "bra"
                                and (touches_memory_or_sync(ins.opcode) or facts(ins.opcode).lanes is not LaneScope.LANE)
                                for ins in self.prog.code]
-        self._value_guards = [ins.guard is not None and ins.opcode != "bra" and register_only(ins.opcode)
-                              for ins in self.prog.code]
+        self._value_guards = [value_guarded(ins) for ins in self.prog.code]
         for ins in self.prog.code:
             ctl = _CONTROL.get(ins.opcode)
             unit = _units.handler(ins.opcode)

@@ -118,6 +118,13 @@ def register_only(opcode: str) -> bool:
     return f.effect is Effect.NONE and f.lanes is LaneScope.LANE
 
 
+def value_guarded(ins: A.Instruction) -> bool:
+    """A guarded register-only instruction (`@p mov r, 2048`): its guard chooses a register value, not an
+    effect; with p computed from data the value written depends on data though the operands do not (an
+    implicit flow: the machine's policy.on_value_guard and the checker's control taint both read this)."""
+    return ins.guard is not None and ins.opcode != "bra" and register_only(ins.opcode)
+
+
 _MEMORY_OR_SYNC = frozenset({Effect.LOAD, Effect.STORE, Effect.ATOMIC, Effect.SYNC, Effect.ASYNC, Effect.EXIT,
                              Effect.OTHER})
 

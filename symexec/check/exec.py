@@ -8,14 +8,12 @@ data are noted as data dependences of the verdict.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ptx_parser import ast as A
 
 from ..execctx import GroupExec
-from ..opcodes import register_only
+from ..opcodes import value_guarded
 from .shadow import DATA, STALE, some
 from .state import CheckState
 
@@ -122,16 +120,10 @@ class CheckedExec(GroupExec):
             tr.explore = dep if g.explore > 0 else np.uint8(0)  # on one of two explored paths
             self.state.path = g.path
         self.state.begin(ins, self.pc)
-        if g is not None and ins.guard is not None and self._value_guard(ins):
+        if g is not None and value_guarded(ins):
             # `@p mov r, 2048` with p computed from data: the value written depends on data though
             # the operands do not (an implicit flow); the lanes whose guard is false: policy.on_value_guard
             tr.control = np.uint8(tr.control | tr.guard_taint(ins.guard.pred, g.mask))
-
-    @staticmethod
-    @functools.cache
-    def _value_guard(ins: A.Instruction) -> bool:
-        """A guarded register-only instruction (its guard chooses a value, not an effect)."""
-        return ins.opcode != "bra" and register_only(ins.opcode)
 
     @property
     def audits(self) -> bool:
