@@ -21,6 +21,7 @@ test each plain access against every thread's nearest atomic before and after it
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import chain
 
 import numpy as np
 
@@ -161,10 +162,12 @@ class Records:
         self.n = need
         return ids
 
-    def keep(self, live: np.ndarray) -> None:
-        """Keep only records `live` (sorted unique ids): record live[i] becomes record i."""
+    def keep(self, live: np.ndarray, unmoved: int = 0) -> None:
+        """Keep only records `live` (sorted unique ids): record live[i] becomes record i. `unmoved`: the
+        first records are all kept (live[i] == i below it): only those after them move."""
+        rest = live[unmoved:]
         for arr in self._cols.values():
-            arr[:live.size] = arr[live]
+            arr[unmoved:live.size] = arr[rest]
         self.n = int(live.size)
 
 
@@ -392,14 +395,10 @@ class _BufferState:
         roots): a paged array's made pages, a dense one's touched pages (not the whole buffer)."""
         return arr.dense(whole_pages=True)[self._touched()] if self._dense else arr.materialised()
 
-    def transform(self, arr: PagedArray, fn) -> None:
-        """`lastw` or `rhead` renumbered by fn (which keeps -1) where they may hold something."""
-        if self._dense:
-            d = arr.dense(whole_pages=True)
-            idx = self._touched()
-            d[idx] = fn(d[idx])
-        else:
-            arr.transform(fn)
+    def transform(self, arr: PagedArray, fn: "_Renumber") -> None:
+        """`lastw` or `rhead` renumbered by fn (which keeps -1), in place: the made pages of a paged
+        array; a dense one whole (its untouched pages hold -1 throughout, which stays)."""
+        fn.update(arr.materialised())
 
     def scale(self, key: np.ndarray) -> np.ndarray:
         """Byte pairs a pair found at granule `key` stands for."""
@@ -1293,36 +1292,54 @@ class RaceDetector:
                 live_nodes.append(cur)
                 cur = self._node_prev[cur]
                 cur = cur[cur >= 0]
-        nodes = sorted_unique(np.concatenate(live_nodes)) if live_nodes else np.zeros(0, np.int64)
-        extra = [np.array([r for ab in st.atomic.values() for r in ab.plain] +
-                          [r for ab in st.atomic.values() for r, _ in ab.last.values()], np.int64)
-                 for st in self._buffers.values()]
+        nodes = _marked(live_nodes, self._nodes)
+        # the atomic bytes' records, flat (their lists and dicts rebuilt from it after a renumbering)
+        abs_ = [ab for st in self._buffers.values() for ab in st.atomic.values()]
+        plain = np.fromiter(chain.from_iterable(ab.plain for ab in abs_), np.int64)
+        last = np.fromiter((r for ab in abs_ for r, _ in ab.last.values()), np.int64)
         synced = [st.synclast.materialised() for st in self._buffers.values() if st.synclast is not None]
-        synced += [np.array([r for ch in st.chains.values() for r in ch], np.int64) for st in self._buffers.values()]
-        ids = np.concatenate(holders + [self._node_rec[nodes]] + extra + synced)
-        live = sorted_unique(ids[ids >= 0])
+        chains = np.fromiter((r for st in self._buffers.values() for ch in st.chains.values() for r in ch), np.int64)
+        live = _marked(holders + [self._node_rec[nodes], plain, last, chains] + synced, R.n)
         if not GC_ALWAYS:
             # a collection costs the live records and read nodes: the next one waits until as many
             # new records were made (amortised, as a heap that grows by doubling)
             self._gc_floor = live.size + nodes.size
             if live.size > R.n // 2:
                 return  # mostly live: not worth it
-        remap = _renumber(live, R.n)
-        R.keep(live)
-        node_remap = _renumber(nodes, self._nodes)
-        self._node_rec[:nodes.size] = remap(self._node_rec[nodes])
-        self._node_prev[:nodes.size] = node_remap(self._node_prev[nodes])
-        self._node_mult[:nodes.size] = self._node_mult[nodes]
-        self._nodes = nodes.size
-        for st in self._buffers.values():
-            st.transform(st.lastw, remap)
-            st.transform(st.rhead, node_remap)
-            if st.synclast is not None:
-                st.synclast.transform(remap)
-            st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}
-            for ab in st.atomic.values():
-                ab.plain = remap(np.array(ab.plain, np.int64)).tolist()
-                ab.last = {k: (int(remap(np.array([r]))[0]), t) for k, (r, t) in ab.last.items()}
+        # (live and nodes are sorted: all of them kept is arange, nothing to renumber; ids below the
+        # first dropped one keep their numbers, only those above move)
+        moved, nodes_moved = live.size < R.n, nodes.size < self._nodes
+        if moved:
+            keep = _unmoved(live)
+            remap = _Renumber(live, R.n, keep)
+            R.keep(live, keep)
+            for st in self._buffers.values():
+                st.transform(st.lastw, remap)
+                if st.synclast is not None:
+                    remap.update(st.synclast.materialised())
+                st.chains = {k: tuple(remap(np.array(ch, np.int64)).tolist()) for k, ch in st.chains.items()}
+            # of the atomic bytes, only those holding an id that moves are rebuilt
+            n_p = np.fromiter((len(ab.plain) for ab in abs_), np.int64, len(abs_))
+            n_l = np.fromiter((len(ab.last) for ab in abs_), np.int64, len(abs_))
+            end_p, end_l = np.cumsum(n_p), np.cumsum(n_l)
+            moves_p, moves_l = np.r_[0, np.cumsum(plain >= keep)], np.r_[0, np.cumsum(last >= keep)]
+            dirty = (moves_p[end_p] > moves_p[end_p - n_p]) | (moves_l[end_l] > moves_l[end_l - n_l])
+            plain, last = remap(plain), remap(last)
+            for k in np.flatnonzero(dirty).tolist():
+                ab = abs_[k]
+                ab.plain = plain[end_p[k] - n_p[k]:end_p[k]].tolist()
+                ab.last = {row: (r, t) for (row, (_, t)), r in zip(ab.last.items(),
+                                                                   last[end_l[k] - n_l[k]:end_l[k]].tolist())}
+        if moved or nodes_moved:
+            rec = self._node_rec[nodes] if nodes_moved else self._node_rec[:nodes.size]
+            self._node_rec[:nodes.size] = remap(rec) if moved else rec
+        if nodes_moved:
+            node_remap = _Renumber(nodes, self._nodes, _unmoved(nodes))
+            self._node_prev[:nodes.size] = node_remap(self._node_prev[nodes])
+            self._node_mult[:nodes.size] = self._node_mult[nodes]
+            self._nodes = nodes.size
+            for st in self._buffers.values():
+                st.transform(st.rhead, node_remap)
 
     # ------------------------------------------------------------------ result
     def replicated_stores_only(self) -> bool:
@@ -1388,12 +1405,44 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _renumber(kept: np.ndarray, n: int):
+def _marked(ids: list[np.ndarray], n: int) -> np.ndarray:
+    """The distinct ids (>= 0, below n; -1: none) of arrays `ids`, sorted: sorted_unique of their
+    concatenation, by marking a table of n instead of sorting (the garbage collector's roots: every
+    byte's latest write, millions of entries on large buffers, of far fewer records)."""
+    mark = np.zeros(n + 1, bool)
+    for x in ids:
+        mark[x + 1] = True  # -1 at 0
+    return np.flatnonzero(mark[1:])
+
+
+def _unmoved(kept: np.ndarray) -> int:
+    """How many of the sorted distinct ids `kept` keep their number when they become 0, 1, ...: those
+    before the first id that is not its own index (kept[i] >= i, equal until the first gap)."""
+    if kept.size == 0 or kept[-1] == kept.size - 1:
+        return int(kept.size)
+    return int(np.argmax(kept != np.arange(kept.size)))
+
+
+class _Renumber:
     """The map of ids (-1: none) when ids `kept` (sorted, unique, below n) become 0, 1, ... and the
-    others go."""
-    table = np.full(n + 1, -1, np.int64)
-    table[kept] = np.arange(kept.size)
-    return lambda x: table[np.where(x >= 0, x, n)]
+    others go. `unmoved`: ids below it are all kept (_unmoved) and map to themselves: only the others
+    are looked up."""
+
+    def __init__(self, kept: np.ndarray, n: int, unmoved: int = 0) -> None:
+        self.table = np.full(n + 1, -1, np.int64)
+        self.table[kept] = np.arange(kept.size)
+        self.n, self.unmoved = n, unmoved
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        out = np.array(x, np.int64)  # a copy, contiguous: its flat view is a view
+        self.update(out)
+        return out
+
+    def update(self, x: np.ndarray) -> None:
+        """x renumbered in place (x contiguous)."""
+        flat = x.reshape(-1)
+        hi = np.flatnonzero(flat >= self.unmoved)  # -1 and the unmoved ids stay
+        flat[hi] = self.table.take(flat.take(hi))
 
 
 def _merge_by_instructions(pairs: list[RacePair]) -> list[RacePair]:

@@ -104,30 +104,42 @@ def _why(clocks: Clocks, c, a: int, b: int, buf) -> str:
 
 class Columns:
     """Per-byte columns of a buffer's accesses, reordered and filtered lazily (a column is gathered
-    only when a test reads it)."""
+    only when a test reads it). Every column but "byte" holds one value per lane of an access: it is
+    kept once per lane (`per_lane`, a row per lane), and an entry's value is its lane's (`lane_of`:
+    the entry's row there), not repeated for each of the lane's bytes."""
 
-    def __init__(self, raw: dict[str, np.ndarray], index: np.ndarray | None = None, granule: int = 1) -> None:
-        self._raw = raw
+    def __init__(self, byte: np.ndarray, lane_of: np.ndarray, per_lane: dict[str, np.ndarray],
+                 index: np.ndarray | None = None, granule: int = 1) -> None:
+        self._byte = byte
+        self._lane_of = lane_of
+        self._per_lane = per_lane
         self._index = index
+        self._rows: np.ndarray | None = None
         self._cache: dict[str, np.ndarray] = {}
         self.granule = granule  # bytes per "byte" entry (tensor-memory cells: 4)
 
     def __getitem__(self, key: str) -> np.ndarray:
         v = self._cache.get(key)
         if v is None:
-            v = self._raw[key] if self._index is None else self._raw[key][self._index]
+            if key == "byte":
+                v = self._byte if self._index is None else self._byte[self._index]
+            else:
+                if self._rows is None:
+                    self._rows = self._lane_of if self._index is None else self._lane_of[self._index]
+                v = self._per_lane[key][self._rows]
             self._cache[key] = v
         return v
 
     def __contains__(self, key: str) -> bool:
-        return key in self._raw
+        return key == "byte" or key in self._per_lane
 
     def take(self, idx: np.ndarray) -> "Columns":
         idx = np.nonzero(idx)[0] if idx.dtype == bool else idx
-        return Columns(self._raw, idx if self._index is None else self._index[idx], self.granule)
+        return Columns(self._byte, self._lane_of, self._per_lane, idx if self._index is None else self._index[idx],
+                       self.granule)
 
 
-_PLAIN_COLUMNS = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
+_PLAIN_COLUMNS = ("time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
                   "start", "size", "undef")
 _ASYNC_COLUMNS = ("hbrow", "pbase", "tbase", "proxy", "col", "thread", "slot")
 
@@ -155,7 +167,8 @@ def _cells(events: list[Event], idx: list[int]) -> dict[int, np.ndarray] | None:
 def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
     extended = any(events[i].owns is not None or events[i].hbrows is not None or events[i].proxy for i in idx)
     cells = _cells(events, idx) if events[idx[0]].buffer.space is MemSpace.TMEM else None
-    cols = {k: [] for k in _PLAIN_COLUMNS + (_ASYNC_COLUMNS if extended else ())}
+    cols = {k: [] for k in _PLAIN_COLUMNS + (_ASYNC_COLUMNS if extended else ())}  # per lane
+    byte: list[np.ndarray] = []  # per entry: (lane, byte) of every access
     owns_c: list[np.ndarray] = []
     owns_p: list[np.ndarray] = []
     with_owns = extended
@@ -163,46 +176,47 @@ def _entries(events: list[Event], idx: list[int], clocks: Clocks) -> Columns:
         e = events[e_i]
         flat = e.flat if cells is None else cells[e_i]  # with cells, "byte" is a cell index
         k, nb = flat.shape
-        cols["byte"].append(flat.reshape(-1))
-        rep = lambda a: np.repeat(a, nb)  # noqa: E731
-        cols["time"].append(np.full(k * nb, e.time, np.int64))
-        cols["ev"].append(np.full(k * nb, e_i, np.int64))
-        cols["pc"].append(np.full(k * nb, e.pc, np.int64))
-        cols["start"].append(rep(flat[:, 0]))
-        cols["size"].append(np.full(k * nb, nb, np.int64))
-        cols["lane"].append(rep(e.lanes))
-        cols["kind"].append(np.full(k * nb, e.kind, np.int8))
-        cols["strong"].append(np.full(k * nb, e.strong, np.int8))
-        cols["row"].append(rep(e.rows))
-        cols["base"].append(rep(e.bases[0]))
+        byte.append(flat.reshape(-1))
+        cols["time"].append(np.full(k, e.time, np.int64))
+        cols["ev"].append(np.full(k, e_i, np.int64))
+        cols["pc"].append(np.full(k, e.pc, np.int64))
+        cols["start"].append(flat[:, 0])
+        cols["size"].append(np.full(k, nb, np.int64))
+        cols["lane"].append(e.lanes)
+        cols["kind"].append(np.full(k, e.kind, np.int8))
+        cols["strong"].append(np.full(k, e.strong, np.int8))
+        cols["row"].append(e.rows)
+        cols["base"].append(e.bases[0])
         if extended:
-            cols["hbrow"].append(rep(e.hb))
+            cols["hbrow"].append(e.hb)
             _, col, thread, slot = clocks.decode(e.hb)
-            cols["col"].append(rep(col))
-            cols["thread"].append(rep(thread))
-            cols["slot"].append(rep(slot))
-            cols["pbase"].append(rep(e.bases[1]))
-            cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int32))
-            cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
+            cols["col"].append(col)
+            cols["thread"].append(thread)
+            cols["slot"].append(slot)
+            cols["pbase"].append(e.bases[1])
+            cols["tbase"].append(e.tbases if e.tbases is not None else np.zeros(k, np.int32))
+            cols["proxy"].append(np.full(k, e.proxy, np.int8))
         if with_owns:
             ow = np.full((2, SLOTS, k), -1, np.int32)
             if e.owns is not None:
                 ow[:, :e.owns.shape[1]] = e.owns
             elif e.hbrows is None:
                 ow[0, 0] = e.epochs  # a thread's own entry is its epoch
-            owns_c.append(np.repeat(ow[0], nb, axis=1))
-            owns_p.append(np.repeat(ow[1], nb, axis=1))
-        cols["epoch"].append(rep(e.epochs))
-        cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
-        cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
-        cols["undef"].append(rep(e.undef) if e.undef is not None else np.zeros(k * nb, bool))
+            owns_c.append(ow[0])
+            owns_p.append(ow[1])
+        cols["epoch"].append(e.epochs)
+        cols["hash"].append(e.hashes if e.hashes is not None else np.zeros(k, np.uint64))
+        cols["real"].append(e.real if e.real is not None else np.zeros(k, np.uint64))
+        cols["undef"].append(e.undef if e.undef is not None else np.zeros(k, bool))
     out = {k: np.concatenate(v) for k, v in cols.items()}
     if owns_c:  # own entries beyond the epoch (streams, agents)
-        out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
+        out["cown"] = np.concatenate(owns_c, axis=1).T  # (lanes, SLOTS)
         out["pown"] = np.concatenate(owns_p, axis=1).T
     else:
         out["hbrow"] = out["row"]
-    return Columns(out, granule=CELL if cells is not None else 1)
+    # a lane's bytes are consecutive entries: entry -> its lane's row
+    lane_of = np.repeat(np.arange(out["size"].size), out["size"])
+    return Columns(np.concatenate(byte), lane_of, out, granule=CELL if cells is not None else 1)
 
 
 @dataclass
@@ -379,14 +393,19 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]
     plain_bytes = np.unique(c["byte"][~atomic])
     # every such byte, with no cap: the pairs found here are per byte and join one finding per pair of
     # instructions afterwards (_merge_by_instructions), whose count is the sum over all of them
-    for byte in np.intersect1d(bytes_with_atomic, plain_bytes):
-        idx = np.nonzero(c["byte"] == byte)[0]  # in time order
-        at = idx[c["kind"][idx] == ATOMIC]
-        pl = idx[c["kind"][idx] != ATOMIC]
+    # c is sorted by byte (then time): a byte's entries are one run of it, found by bisection (the
+    # indices np.nonzero(c["byte"] == byte) gives, without a pass over the whole buffer per byte)
+    byte_col, kind, time, ev = c["byte"], c["kind"], c["time"], c["ev"]
+    both = np.intersect1d(bytes_with_atomic, plain_bytes)
+    runs = zip(both, np.searchsorted(byte_col, both, "left"), np.searchsorted(byte_col, both, "right"))
+    for byte, lo, hi in runs:
+        idx = np.arange(lo, hi)  # in time order
+        at = idx[kind[idx] == ATOMIC]
+        pl = idx[kind[idx] != ATOMIC]
         # (changed, see the module docstring) before the byte's first atomic, only its latest plain
         # write and the reads since count
         before = pl[pl < at[0]]
-        w = before[c["kind"][before] == WRITE]
+        w = before[kind[before] == WRITE]
         if w.size:
             pl = pl[pl >= w[-1]]
         # per plain access and per thread (or agent) issuing atomics, only its last atomic before and
@@ -395,25 +414,25 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]
         rows = c["hbrow"][at]
         for r in np.unique(rows):
             ar = at[rows == r]
-            pos = np.searchsorted(c["time"][ar], c["time"][pl], side="left")
+            pos = np.searchsorted(time[ar], time[pl], side="left")
             for j, ps in ((pos - 1, pos - 1 >= 0), (pos, pos < ar.size)):
                 aa_l.append(ar[np.clip(j, 0, ar.size - 1)][ps])
                 pp_l.append(pl[ps])
         aa, pp = np.concatenate(aa_l), np.concatenate(pp_l)
         # (changed, see the module docstring) an atomic after a plain access that is ordered before a
         # later plain write of the byte (made before the atomic, in another event) is not tested against it
-        writes = pl[c["kind"][pl] == WRITE]
+        writes = pl[kind[pl] == WRITE]
         if writes.size:
             ok = np.ones(aa.size, bool)
-            for j in np.nonzero(c["time"][aa] > c["time"][pp])[0]:
+            for j in np.nonzero(time[aa] > time[pp])[0]:
                 p_, q_ = pp[j], aa[j]
-                ws = writes[(c["time"][writes] > c["time"][p_]) & (c["time"][writes] < c["time"][q_])
-                            & (c["ev"][writes] != c["ev"][p_])]
+                ws = writes[(time[writes] > time[p_]) & (time[writes] < time[q_])
+                            & (ev[writes] != ev[p_])]
                 ok[j] = not any(_hb(clocks, c, threads, edges, buf, p_, w_) for w_ in ws)
             aa, pp = aa[ok], pp[ok]
-        first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
-        second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
-        keep = (c["ev"][first] != c["ev"][second]) & (c["hbrow"][first] != c["hbrow"][second])
+        first = np.where(time[aa] <= time[pp], aa, pp)
+        second = np.where(time[aa] <= time[pp], pp, aa)
+        keep = (ev[first] != ev[second]) & (c["hbrow"][first] != c["hbrow"][second])
         strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
             & (c["size"][first] == c["size"][second])
         first, second = first[keep & ~strong], second[keep & ~strong]
@@ -430,7 +449,7 @@ def _atomic_vs_plain(buf, c, clocks: Clocks, threads: int, edges: list[SyncEdge]
         for j in np.nonzero(~ordered)[0][:1]:
             ia, ib = first[j], second[j]
             reason = _why(clocks, c, ia, ib, buf) if same_cta[j] else "different CTAs, no inter-CTA synchronisation"
-            out.append(RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]), int(c["ev"][ib]),
+            out.append(RacePair(buf, int(byte) * c.granule, int(ev[ia]), int(c["lane"][ia]), int(ev[ib]),
                                 int(c["lane"][ib]), reason))
     return out
 

@@ -11,6 +11,7 @@ state carried between windows is exercised.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +213,225 @@ def test_finding_spans_the_bytes_of_all_its_pairs() -> None:
     got = [p for p in detector.races() if (p.a.pc, p.b.pc) == (2, 0)]
     assert [(p.byte, p.last, p.count) for p in got] == [(1, 300, 2)]
     assert _new(detector.races()) == _old(oracle_races.find_races(log, clocks, T), log)
+
+
+# ------------------------------------------------------------------ the oracle's atomic pass, the collector's helpers
+
+def _atomic_vs_plain_by_scan(buf, c, clocks: Clocks, threads: int, edges: list) -> list:
+    """oracle_races._atomic_vs_plain as it was (each byte's entries found by a pass over the whole
+    buffer), the reference of test_oracle_atomic_pass_matches_the_scan_it_replaced. Bytes touched by
+    atomics and by plain accesses: atomic-atomic pairs are exempt, which breaks
+    the nearest-write argument, so each plain access of such a byte is tested against the nearest
+    atomic before and after it of every thread (an mbarrier's many polls and its inval)."""
+    atomic = c["kind"] == ATOMIC
+    if not atomic.any():
+        return []
+    out: list = []
+    bytes_with_atomic = np.unique(c["byte"][atomic])
+    plain_bytes = np.unique(c["byte"][~atomic])
+    # every such byte, with no cap: the pairs found here are per byte and join one finding per pair of
+    # instructions afterwards (_merge_by_instructions), whose count is the sum over all of them
+    for byte in np.intersect1d(bytes_with_atomic, plain_bytes):
+        idx = np.nonzero(c["byte"] == byte)[0]  # in time order
+        at = idx[c["kind"][idx] == ATOMIC]
+        pl = idx[c["kind"][idx] != ATOMIC]
+        # (changed, see the module docstring) before the byte's first atomic, only its latest plain
+        # write and the reads since count
+        before = pl[pl < at[0]]
+        w = before[c["kind"][before] == WRITE]
+        if w.size:
+            pl = pl[pl >= w[-1]]
+        # per plain access and per thread (or agent) issuing atomics, only its last atomic before and
+        # its first after matter: its other atomics are ordered with those by program order
+        aa_l, pp_l = [], []
+        rows = c["hbrow"][at]
+        for r in np.unique(rows):
+            ar = at[rows == r]
+            pos = np.searchsorted(c["time"][ar], c["time"][pl], side="left")
+            for j, ps in ((pos - 1, pos - 1 >= 0), (pos, pos < ar.size)):
+                aa_l.append(ar[np.clip(j, 0, ar.size - 1)][ps])
+                pp_l.append(pl[ps])
+        aa, pp = np.concatenate(aa_l), np.concatenate(pp_l)
+        # (changed, see the module docstring) an atomic after a plain access that is ordered before a
+        # later plain write of the byte (made before the atomic, in another event) is not tested against it
+        writes = pl[c["kind"][pl] == WRITE]
+        if writes.size:
+            ok = np.ones(aa.size, bool)
+            for j in np.nonzero(c["time"][aa] > c["time"][pp])[0]:
+                p_, q_ = pp[j], aa[j]
+                ws = writes[(c["time"][writes] > c["time"][p_]) & (c["time"][writes] < c["time"][q_])
+                            & (c["ev"][writes] != c["ev"][p_])]
+                ok[j] = not any(oracle_races._hb(clocks, c, threads, edges, buf, p_, w_) for w_ in ws)
+            aa, pp = aa[ok], pp[ok]
+        first = np.where(c["time"][aa] <= c["time"][pp], aa, pp)
+        second = np.where(c["time"][aa] <= c["time"][pp], pp, aa)
+        keep = (c["ev"][first] != c["ev"][second]) & (c["hbrow"][first] != c["hbrow"][second])
+        strong = (c["strong"][first] > 0) & (c["strong"][second] > 0) & (c["start"][first] == c["start"][second]) \
+            & (c["size"][first] == c["size"][second])
+        first, second = first[keep & ~strong], second[keep & ~strong]
+        if first.size == 0:
+            continue
+        same_cta = (c["row"][first] // threads) == (c["row"][second] // threads)
+        ordered = np.zeros(first.size, bool)
+        if same_cta.any():
+            s_ = np.nonzero(same_cta)[0]
+            ordered[s_] = oracle_races._ordered(clocks, c, first[s_], second[s_], buf.space is MemSpace.TMEM)
+        if edges:
+            for j in np.nonzero(~ordered & ~same_cta)[0]:
+                ordered[j] = oracle_races._cross_ordered(clocks, threads, edges, oracle_races._site(c, first[j]),
+                                                         oracle_races._site(c, second[j]))
+        for j in np.nonzero(~ordered)[0][:1]:
+            ia, ib = first[j], second[j]
+            reason = oracle_races._why(clocks, c, ia, ib, buf) if same_cta[j] else \
+                "different CTAs, no inter-CTA synchronisation"
+            out.append(oracle_races.RacePair(buf, int(byte) * c.granule, int(c["ev"][ia]), int(c["lane"][ia]),
+                                             int(c["ev"][ib]), int(c["lane"][ib]), reason))
+    return out
+
+
+def _buffer_entries(log: list[Event], clocks: Clocks):
+    """Per buffer written: its entries as oracle_races.find_races hands them to its atomic-vs-plain pass."""
+    by_buffer: dict = {}
+    for i, e in enumerate(log):
+        by_buffer.setdefault(e.buffer, []).append(i)
+    for buf, idx in by_buffer.items():
+        if any(log[i].kind != READ for i in idx):
+            c = oracle_races._entries(log, idx, clocks)
+            c = c.take(np.lexsort((c["lane"], c["time"], c["byte"])))
+            yield buf, oracle_races._collapse_same_event_writes(c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2))
+def test_oracle_atomic_pass_matches_the_scan_it_replaced(ops, ctas: int) -> None:
+    """The oracle's atomic-vs-plain pass finds each byte's entries by bisection in the byte-sorted entries
+    (it scanned the whole buffer once per byte, quadratic on the mbarriers of 128 CTAs): the same pairs,
+    field for field, as the scan (kept above as the reference) on random traces of reads, writes and
+    atomics of overlapping bytes."""
+    clocks = Clocks(ctas, T)
+    log = _trace(ops, ctas, RaceDetector(clocks, T), clocks)
+    for buf, c in _buffer_entries(log, clocks):
+        assert oracle_races._atomic_vs_plain(buf, c, clocks, T, []) == _atomic_vs_plain_by_scan(buf, c, clocks, T, [])
+
+
+_ids = st.lists(st.integers(-1, 299), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_ids, max_size=4), n=st.integers(300, 310), drop=st.lists(st.integers(0, 309), max_size=20))
+def test_collector_helpers_match_sorting_and_the_full_table(parts, n: int, drop) -> None:
+    """RaceDetector._gc marks its roots in a table (races._marked) instead of sorting them (sorted_unique), and
+    renumbers only the ids past the first dropped one (races._unmoved, races._Renumber, Records.keep's
+    `unmoved`): the same ids, maps and records as the sort and the full lookup table."""
+    arrays = [np.array(p, np.int64 if i % 2 else np.int32) for i, p in enumerate(parts)]
+    both = np.concatenate(arrays) if arrays else np.zeros(0, np.int64)
+    live = races._marked(arrays, n)
+    assert live.tolist() == races.sorted_unique(both[both >= 0]).tolist()
+    kept = np.setdiff1d(np.arange(n), np.array(drop, np.int64))  # sorted, distinct
+    unmoved = races._unmoved(kept)
+    assert (kept[:unmoved] == np.arange(unmoved)).all() and (unmoved == kept.size or kept[unmoved] != unmoved)
+    probe = np.array([[-1, *range(n)]], np.int32)  # 2-D, as a paged array's pool
+    position = {x: i for i, x in enumerate(kept.tolist())}
+    expected = [[-1] + [position.get(x, -1) for x in range(n)]]
+    assert races._Renumber(kept, n)(probe).tolist() == expected
+    assert races._Renumber(kept, n, unmoved)(probe).tolist() == expected
+    in_place = probe.copy()
+    races._Renumber(kept, n, unmoved).update(in_place)
+    assert in_place.tolist() == expected
+    R, S = races.Records(), races.Records()
+    for rec in (R, S):
+        rec.append(n, time=np.arange(n), pc=np.arange(n) % 7, cown=np.arange(n * races.SLOTS).reshape(n, -1))
+    R.keep(kept)
+    S.keep(kept, unmoved)
+    assert R.n == S.n == kept.size
+    assert all((R[k][:R.n] == S[k][:S.n]).all() for k in ("time", "pc", "cown"))
+    assert R["time"][:R.n].tolist() == kept.tolist()
+
+
+_PLAIN_COLUMNS_REPEATED = ("byte", "time", "ev", "pc", "lane", "kind", "strong", "row", "base", "epoch", "hash", "real",
+                           "start", "size", "undef")
+
+
+def _entries_repeated(events: list[Event], idx: list[int], clocks: Clocks) -> dict[str, np.ndarray]:
+    """oracle_races._entries as it was, the reference of test_oracle_columns_match_the_repeated_ones: every
+    column built per entry, a lane's values repeated for each of its bytes (it filled 6 GB on
+    loop_nested_staging_ok's shared memory)."""
+    extended = any(events[i].owns is not None or events[i].hbrows is not None or events[i].proxy for i in idx)
+    cells = oracle_races._cells(events, idx) if events[idx[0]].buffer.space is MemSpace.TMEM else None
+    cols = {k: [] for k in _PLAIN_COLUMNS_REPEATED + (oracle_races._ASYNC_COLUMNS if extended else ())}
+    owns_c: list[np.ndarray] = []
+    owns_p: list[np.ndarray] = []
+    with_owns = extended
+    for e_i in idx:
+        e = events[e_i]
+        flat = e.flat if cells is None else cells[e_i]  # with cells, "byte" is a cell index
+        k, nb = flat.shape
+        cols["byte"].append(flat.reshape(-1))
+        rep = lambda a: np.repeat(a, nb)  # noqa: E731
+        cols["time"].append(np.full(k * nb, e.time, np.int64))
+        cols["ev"].append(np.full(k * nb, e_i, np.int64))
+        cols["pc"].append(np.full(k * nb, e.pc, np.int64))
+        cols["start"].append(rep(flat[:, 0]))
+        cols["size"].append(np.full(k * nb, nb, np.int64))
+        cols["lane"].append(rep(e.lanes))
+        cols["kind"].append(np.full(k * nb, e.kind, np.int8))
+        cols["strong"].append(np.full(k * nb, e.strong, np.int8))
+        cols["row"].append(rep(e.rows))
+        cols["base"].append(rep(e.bases[0]))
+        if extended:
+            cols["hbrow"].append(rep(e.hb))
+            _, col, thread, slot = clocks.decode(e.hb)
+            cols["col"].append(rep(col))
+            cols["thread"].append(rep(thread))
+            cols["slot"].append(rep(slot))
+            cols["pbase"].append(rep(e.bases[1]))
+            cols["tbase"].append(rep(e.tbases) if e.tbases is not None else np.zeros(k * nb, np.int32))
+            cols["proxy"].append(np.full(k * nb, e.proxy, np.int8))
+        if with_owns:
+            ow = np.full((2, races.SLOTS, k), -1, np.int32)
+            if e.owns is not None:
+                ow[:, :e.owns.shape[1]] = e.owns
+            elif e.hbrows is None:
+                ow[0, 0] = e.epochs  # a thread's own entry is its epoch
+            owns_c.append(np.repeat(ow[0], nb, axis=1))
+            owns_p.append(np.repeat(ow[1], nb, axis=1))
+        cols["epoch"].append(rep(e.epochs))
+        cols["hash"].append(rep(e.hashes) if e.hashes is not None else np.zeros(k * nb, np.uint64))
+        cols["real"].append(rep(e.real) if e.real is not None else np.zeros(k * nb, np.uint64))
+        cols["undef"].append(rep(e.undef) if e.undef is not None else np.zeros(k * nb, bool))
+    out = {k: np.concatenate(v) for k, v in cols.items()}
+    if owns_c:  # own entries beyond the epoch (streams, agents)
+        out["cown"] = np.concatenate(owns_c, axis=1).T  # (n, SLOTS)
+        out["pown"] = np.concatenate(owns_p, axis=1).T
+    else:
+        out["hbrow"] = out["row"]
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
+       seed=st.integers(0, 2 ** 32 - 1), extended=st.booleans())
+def test_oracle_columns_match_the_repeated_ones(ops, ctas: int, seed: int, extended: bool) -> None:
+    """The oracle keeps a lane's columns once and gathers them per entry on demand (oracle_races.Columns): every
+    column, whole and reordered by a random permutation (Columns.take), equals the one built per entry by
+    repeating each lane's values over its bytes (the reference above), on random traces."""
+    clocks = Clocks(ctas, T)
+    log = _trace(ops, ctas, RaceDetector(clocks, T), clocks)
+    if extended:  # the columns of asynchronous accesses too: proxies, own entries, tensor-memory bases
+        k = lambda e: e.lanes.size  # noqa: E731
+        log = [replace(e, proxy=i % 2, tbases=np.arange(k(e), dtype=np.int32) + i if i % 2 else None,
+                       owns=np.arange(4 * k(e), dtype=np.int32).reshape(2, 2, k(e)) + i if i % 3 else None)
+               for i, e in enumerate(log)]
+    by_buffer: dict = {}
+    for i, e in enumerate(log):
+        by_buffer.setdefault(e.buffer, []).append(i)
+    for idx in by_buffer.values():
+        want = _entries_repeated(log, idx, clocks)
+        got = oracle_races._entries(log, idx, clocks)
+        perm = np.random.default_rng(seed).permutation(want["byte"].size)
+        moved = got.take(perm)
+        for key, col in want.items():
+            assert key in got
+            assert got[key].dtype == col.dtype and np.array_equal(got[key], col), key
+            assert np.array_equal(moved[key], col[perm]), key
+        assert "pown" in got if "pown" in want else "pown" not in got
