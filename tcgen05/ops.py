@@ -362,10 +362,11 @@ def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int,
 
 
 def matmul_t(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b.T in float64, the one matrix product of the model (module docstring), with b.T made contiguous
-    first: OpenBLAS takes a transposed operand through a threaded path that on a loaded 2-core machine cost
-    7-15 ms of CPU for a 128 x 32 x 128 product (0.02 ms contiguous); the model fixes no order of the sum."""
-    return a @ np.ascontiguousarray(b.T)
+    """a @ b.T in float64, the one matrix product of the model (module docstring), by numpy's own einsum loop
+    rather than BLAS: OpenBLAS runs such a product (128 x 32 x 128) on worker threads that then spin, and on the
+    loaded 2-core machine that cost 7-15 ms of process CPU per MMA (gemm_block_scaled sm_100a: 4-10 s of its
+    check), where einsum takes about 0.2 ms on one thread. The model fixes no order of the sum."""
+    return np.einsum("ik,jk->ij", a, b)
 
 
 def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, b_desc: int,
