@@ -347,6 +347,7 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
             keys = shared_keys(machine, batch, ins, addr_op, lanes)
             _touch(batch, lanes, keys, ins, plain=op in (".init", ".inval"))
             if op == ".init":
+                _opaque(batch, keys)
                 counts = _lane_values(batch, ins.operands[1], ".u32", lanes)
                 for i in range(lanes.size):
                     u.init((int(keys[i, 0]), int(keys[i, 1])), int(counts[i]), ins)
@@ -362,6 +363,16 @@ def mbarrier(machine: "Machine", batch: "Batch", g: Group, ins: A.Instruction, m
                 _arrive(machine, batch, ins, lanes, mask, keys, op == ".arrive_drop")
     g.pc += 1
     return True
+
+
+def _opaque(batch: "Batch", keys: np.ndarray) -> None:
+    """mbarrier.init makes the 8 bytes an opaque object (9.7.13.15.1: any non-mbarrier operation on an
+    initialised object is undefined; its state lives in `MbarrierUnit`): the model's bytes of it become zero,
+    the same for every input, so that what the location held before (a staged tile or scale, data) does not
+    stay there as bits the shadow's taint (that of init's operands: none) calls a constant."""
+    sb = batch.memory.shared_bytes
+    flat = (keys[:, 0].astype(np.int64) * sb + keys[:, 1].astype(np.int64))[:, None] + np.arange(8)
+    batch.memory.shared[flat.reshape(-1)] = 0
 
 
 def _touch(batch: "Batch", lanes: np.ndarray, keys: np.ndarray, ins: A.Instruction, plain: bool) -> None:

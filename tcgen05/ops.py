@@ -361,6 +361,14 @@ def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int,
     return MmaFootprint(a_smem, b_smem, a_tmem, d_region(idesc, d_lane, d_col), enable_input_d, cells)
 
 
+def matmul_t(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b.T in float64, the one matrix product of the model (module docstring), by numpy's own einsum loop
+    rather than BLAS: OpenBLAS runs such a product (128 x 32 x 128) on worker threads that then spin, and on the
+    loaded 2-core machine that cost 7-15 ms of process CPU per MMA (gemm_block_scaled sm_100a: 4-10 s of its
+    check), where einsum takes about 0.2 ms on one thread. The model fixes no order of the sum."""
+    return np.einsum("ik,jk->ij", a, b)
+
+
 def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, b_desc: int,
         idesc: InstrDescriptor, enable_input_d: bool, ins: A.Instruction | None,
         scaled: ScaleOperands | None = None) -> None:
@@ -398,7 +406,7 @@ def mma(tm: TensorMemory, cta: int, smem: np.ndarray, d_addr: int, a: AOperand, 
     if idesc.negate_b:
         bv = -bv
     with np.errstate(invalid="ignore", over="ignore"):
-        acc = av @ bv.T
+        acc = matmul_t(av, bv)
         if enable_input_d:
             acc = acc + cells[lanes, cols].view(np.float32).astype(np.float64)
         cells[lanes, cols] = acc.astype(np.float32).view(np.uint32)

@@ -1655,7 +1655,8 @@ def _apart_in_every_cta(w: _Class, a: _Class, launch: Launch, stats: dict, moves
                 cl.a.guard is not None and _has_leaf(cl.a.guard, ("s", "g"))):
             return False
     try:
-        (fw, tw), (fa, ta) = _bytes_at_cta0(w), _bytes_at_cta0(a)
+        (fw, tw), (fa, ta) = (moves.cta0(w), moves.cta0(a)) if moves is not None else (_bytes_at_cta0(w),
+                                                                                       _bytes_at_cta0(a))
     except (KeyError, TypeError, ValueError):
         return False
     if fw.size and fa.size:
@@ -1700,6 +1701,20 @@ class _Moves:
         self.c = [z3.BitVec(f"m_c{i}", 32) for i in range(3)]
         self.ref = None
         self.known: dict[int, tuple[_Class, bool]] = {}  # by id, the class kept so that its id is not reused
+        self.listed: dict[int, tuple[_Class, object]] = {}  # `cta0`'s answers (or errors), by id as above
+
+    def cta0(self, cl: _Class) -> tuple[np.ndarray, np.ndarray]:
+        """`_bytes_at_cta0(cl)`, listed once per class (a class is in many pairs: gemm_accumulate's 128 classes of C
+        in 1552), its error raised again on each call."""
+        got = self.listed.get(id(cl))
+        if got is None:
+            try:
+                got = self.listed[id(cl)] = (cl, _bytes_at_cta0(cl))
+            except (KeyError, TypeError, ValueError) as e:
+                got = self.listed[id(cl)] = (cl, e)
+        if isinstance(got[1], Exception):
+            raise got[1]
+        return got[1]
 
     def _moved(self, cl: _Class, qs: dict):
         at_c = _z3(cl.a.addr, {**qs, **{("c", i): self.c[i] for i in range(3)}})

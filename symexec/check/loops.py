@@ -1724,6 +1724,16 @@ def _dominated_agent_reads(clocks, R, rb: np.ndarray, rr: np.ndarray) -> np.ndar
     ok = inside & (table[R["base"][r2], colc] >= ep) & (table[R["pbase"][r2], colc] >= ep)
     ok |= (R["hbrow"][r1] == R["hbrow"][r2]) & (R["col"][r1] == R["col"][r2]) & (ep <= R["epoch"][r2])
     out[agent[o[cand & ok]]] = True
+    # the same rule with r2 the latest read of r1's own agent (its row and column) in the group: agents of a pool
+    # taking turns (attention's tcgen05.mma of Q by two alternating agents: the latest read's proxy-fenced clock
+    # covers neither the other agent's epochs) keep one read per agent, not one per iteration
+    sig2 = np.vstack([sig, R["hbrow"][ar][None, :].astype(np.int64), R["col"][ar][None, :].astype(np.int64)])
+    o2 = np.lexsort(np.vstack([R["time"][ar][None, :].astype(np.int64), sig2]))
+    s2 = sig2[:, o2]
+    new2 = np.r_[True, (s2[:, 1:] != s2[:, :-1]).any(axis=0)]
+    last2 = ar[o2[(np.r_[np.nonzero(new2)[0][1:], o2.size] - 1)[np.cumsum(new2) - 1]]]
+    q1 = ar[o2]
+    out[agent[o2[(q1 != last2) & (R["epoch"][q1] <= R["epoch"][last2])]]] = True
     return out
 
 

@@ -168,7 +168,9 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_stores_partial_sums_ok", "loop_stores_reads_back_ok", "loop_bulk_pipeline_ok",
               "loop_bulk_pipeline_late_overwrite_race", "loop_tcgen05_pipeline_ok", "loop_tcgen05_pipeline_late_reuse_race",
               "loop_tcgen05_pipeline_early_reuse_race", "loop_mbarrier_reinit_ok",
-              "loop_mbarrier_reinit_skipped_wait_race",
+              "loop_mbarrier_reinit_skipped_wait_race", "loop_mbarrier_over_staged_data_ok",
+              "loop_mbarrier_over_staged_data_late_war_race", "loop_tcgen05_fixed_operand_ok",
+              "loop_tcgen05_fixed_operand_late_overwrite_race",
               "loop_prmt_byte_extract_ok", "loop_prmt_byte_extract_late_oob", "loop_nested_staging_ok",
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
@@ -208,6 +210,36 @@ def test_loop_summary_skips_the_repeating_iterations() -> None:
     # the racy twin: the summary stops before the iteration whose barrier is skipped, which runs
     r = check_file(REGRESSION / "loop_shared_staging_last_barrier_skipped.ptx")
     assert r.verdict == "race" and r.stats["loops_summarised"][0]["iterations_skipped"] <= 58
+
+
+def test_mbarrier_initialised_over_staged_data_is_summarised() -> None:
+    """An mbarrier object initialised each iteration where an input word was staged before (gemm_block_scaled on
+    sm_100a: the scale factors, stmatrix'd where the MMA's mbarrier lives): init makes the 8 bytes an opaque object
+    and the model zeroes them (symexec/mbarrier.py `_opaque`), so the staged data does not stay there as bits the
+    shadow calls constant, and the state at the loop head repeats. The twin skips the bar.sync between the reads of
+    the staged word and the init in iteration 50 only: the summary stops before it, and the race is found."""
+    r = check_file(REGRESSION / "loop_mbarrier_over_staged_data_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["iterations_skipped"] >= 50
+    r = check_file(REGRESSION / "loop_mbarrier_over_staged_data_late_war_race.ptx")
+    first = r.stats["loops_summarised"][0]
+    assert r.verdict == "race" and first["from_iteration"] + first["iterations_skipped"] <= 50
+    assert "mbarrier.init" in {s.instruction.split(".shared")[0] for s in r.findings[0].sites}
+
+
+def test_operand_read_by_alternating_tcgen05_agents_is_summarised() -> None:
+    """An operand loaded once and read by every tcgen05.mma of the loop, the MMAs taking the tensor core's two free
+    agents in turn (attention_tma on sm_100a: its Q tile): each agent's earlier reads of a byte are covered by its
+    latest one (loops.py `_dominated_agent_reads`), so the canonical state keeps one read per agent and repeats.
+    The twin rewrites a word of the operand in iteration 50 while the MMA of iteration 49 may still read it: the
+    summary stops before it, and the race is found."""
+    r = check_file(REGRESSION / "loop_tcgen05_fixed_operand_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 4 and s["iterations_skipped"] >= 40
+    r = check_file(REGRESSION / "loop_tcgen05_fixed_operand_late_overwrite_race.ptx")
+    first = r.stats["loops_summarised"][0]
+    assert r.verdict == "race" and first["from_iteration"] + first["iterations_skipped"] <= 50
+    assert {s.instruction.split(".")[0] for s in r.findings[0].sites} == {"tcgen05", "st"}
 
 
 def test_pipelined_bulk_copy_loop_is_summarised_with_its_mbarrier_state() -> None:

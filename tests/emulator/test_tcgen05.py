@@ -21,7 +21,7 @@ from symexec import Launch, load_program, run_kernel
 from symexec.machine import Machine
 from tcgen05.descriptors import (decode_instr_desc, decode_smem_desc, encode_instr_desc, encode_smem_desc,
                                  operand_addresses)
-from tcgen05.ops import fragment, smem_operand
+from tcgen05.ops import fragment, matmul_t, smem_operand
 from ptx_kit import copy_to_smem
 
 HEAD = ".version 8.7\n.target sm_100a\n.address_size 64\n"
@@ -55,6 +55,36 @@ def _run(src: str, buffers: dict, params: list, threads: int = 128, finish: bool
         m = _FinishingMachine(prog, launch)
         return m.run()
     return run_kernel(prog, launch)[0]
+
+
+# ---------------------------------------------------------------------- the MMA's matrix product
+
+
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(1, 32), st.integers(0, 2**32 - 1),
+       st.sampled_from([0, 7, -7, 60]))
+@settings(max_examples=80, deadline=None)
+def test_matmul_t_is_the_exact_sum_of_products(m, n, k, seed, shift):
+    """tcgen05.ops.matmul_t (the model's one float64 product, its right operand made contiguous) against an
+    independent oracle: per element, Python's exact rational sum of the products, on operands whose products and
+    sums are exact in float64 (scaled small integers, as fp8 values times power-of-two scales are), transposed
+    views and NaNs included."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-16, 17, (m, k)).astype(np.float64) * 2.0**shift
+    b = np.ascontiguousarray(rng.integers(-16, 17, (k, n)).astype(np.float64).T) * 2.0**-shift  # (n, k)
+    if seed % 5 == 0:
+        a[seed % m, seed % k] = np.nan
+    got = matmul_t(a, b)
+    assert got.shape == (m, n) and got.dtype == np.float64
+    for i in range(m):
+        for j in range(n):
+            if np.isnan(a[i]).any() or np.isnan(b[j]).any():
+                assert np.isnan(got[i, j])
+            else:
+                assert got[i, j] == float(sum(Fraction(x) * Fraction(y) for x, y in zip(a[i], b[j])))
+    # the right operand given as a transposed view (as smem_operand's may be) gives the same bits
+    assert np.array_equal(matmul_t(a, np.asfortranarray(b)), got, equal_nan=True)
 
 
 # ---------------------------------------------------------------------- descriptors
