@@ -39,7 +39,8 @@ with open(sys.argv[1], "a") as out:
                    "proofs": [[p.buffer, p.elements, p.methods] for p in r.proofs],
                    "checks": {k: v.verdict for k, v in rep.checks.items()},
                    "replicated": {k: s.replicated_stores_only for k, s in rep.sides.items()},
-                   "instances": r.stats.get("instances"), "kept_roots": r.stats.get("kept_roots"), "nf_nodes": r.stats.get("normal_form_nodes"),
+                   "instances": r.stats.get("instances"), "kept_roots": r.stats.get("kept_roots"),
+                   "nf_nodes": r.stats.get("normal_form_nodes"),
                    "seconds": rep.seconds, "pair_cpu": round(time.process_time() - p0, 2), "store": len(rep.store)}
             out.write(json.dumps(row) + "\n")
             out.flush()
