@@ -145,6 +145,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
             return EquivalenceResult(Outcome.UNSUPPORTED, f"{fatal[0].describe()} ({side.label})",
                                      notes=[f"{side.label}: {g.describe()}" for g in fatal])
     N = normalizer or Normalizer(T)
+    steps0, hits0 = N.steps, N.root_hits  # a normalizer may serve several comparisons
     res = EquivalenceResult(Outcome.VERIFIED, assumptions=list(REAL_ASSUMPTIONS))
     names = sorted(set(cand.outputs) | set(ref.outputs))
     unsupported: str | None = None
@@ -240,7 +241,8 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.proofs.append(proof)
         res.obligations.append((name, both, ct, rt, codes))
     res.assumptions += [a for a in N.assumptions if a not in res.assumptions]
-    res.stats = {"normal_form_nodes": N.steps, "atoms": len(N.atoms), "instances": res.stats.get("instances", 0),
+    res.stats = {"normal_form_nodes": N.steps - steps0, "kept_roots": N.root_hits - hits0, "atoms": len(N.atoms),
+                 "instances": res.stats.get("instances", 0),
                  "seconds": round(time.perf_counter() - t0, 3), "too_big": too_big, "not_compared": skipped,
                  "expanded_cache_resets": N.cache_resets}
     if skipped:

@@ -93,6 +93,9 @@ EXPAND_WORK_BUDGET = 8_000_000
 #: Monomials the cache of expanded atoms (Normalizer._expanded, shared by the elements of one comparison
 #: run) may hold; past it the cache is emptied (a cache: only speed is lost), so it cannot grow without bound.
 EXPANDED_CACHE_LIMIT = 1_000_000
+#: Monomials the cache of roots' normal forms (Normalizer(keep_roots=True): one normalizer for several comparisons
+#: in one store, a reference compared with several candidates) may hold; past it the cache is emptied.
+ROOT_CACHE_LIMIT = 4_000_000
 #: A let-atom's polynomial has the let-atoms it holds alone in a monomial (c x L: a partial sum of a
 #: reduction tree, shared by the lanes of a shuffle butterfly) replaced by theirs, so that the same
 #: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
@@ -213,8 +216,13 @@ def _mono_mul(a: Mono, b: Mono, exp2_merge: Callable, special: set | None = None
 class Normalizer:
     """Normal forms of the terms of one store (tables of atoms and polynomials shared by all)."""
 
-    def __init__(self, T: TermStore, float_leaf: Callable[[int], None] | None = None) -> None:
+    def __init__(self, T: TermStore, float_leaf: Callable[[int], None] | None = None, keep_roots: bool = False) -> None:
         self.T = T
+        #: `of`'s roots -> their normal forms, kept for later calls when `keep_roots` (a term id of one store is one
+        #: term, and every normal form of it made by one normalizer is in its tables: any of them may stand for it)
+        self._root_nfs: dict[int, NF] | None = {} if keep_roots else None
+        self._root_size = 0  # monomials held by _root_nfs (emptied past ROOT_CACHE_LIMIT)
+        self.root_hits = 0  # roots whose normal form came from _root_nfs (statistics)
         self.atoms: list[tuple] = []  # atom id -> (kind, payload)
         self._atom_ids: dict[tuple, int] = {}
         self._exp2: set[int] = set()  # atom ids of exp2 atoms
@@ -1116,11 +1124,23 @@ class Normalizer:
 
     def of(self, roots: np.ndarray) -> list[NF]:
         """Normal forms of term ids `roots` (computed bottom-up over their subgraph). Nodes used by
-        more than one node of the store keep their normal form (self.memo) for later calls."""
+        more than one node of the store keep their normal form (self.memo) for later calls; with
+        `keep_roots`, the roots too."""
+        roots = np.asarray(roots, np.int64)
+        known = self._root_nfs
+        if not known:
+            return self._of(roots)
+        ids = roots.tolist()
+        hit = [known.get(r) for r in ids]
+        missing = [r for r, h in zip(ids, hit) if h is None]
+        self.root_hits += len(ids) - len(missing)
+        fresh = iter(self._of(np.array(missing, np.int64)) if missing else ())
+        return [self._copy(h) if h is not None else next(fresh) for h in hit]
+
+    def _of(self, roots: np.ndarray) -> list[NF]:
         from semantics.termeval import subgraph
 
         T = self.T
-        roots = np.asarray(roots, np.int64)
         shared = self._users()
         nodes = subgraph(T, roots, stop=self.memo)
         # how many users each node has inside this subgraph: a sum used once is extended in place
@@ -1155,7 +1175,23 @@ class Normalizer:
                 self.memo[i] = self.let(nf)
             else:
                 local[i] = nf
+        if self._root_nfs is not None:
+            self._keep_roots(roots, local)
         return [self._copy(local[int(r)] if int(r) in local else self.memo[int(r)]) for r in roots]
+
+    def _keep_roots(self, roots: np.ndarray, local: dict) -> None:
+        """The roots' normal forms made by this call, for later calls (those of shared nodes are in memo already).
+        Kept as made: `of` hands out copies, so no caller changes them."""
+        for r in roots.tolist():
+            nf = local.get(r)
+            if nf is None:
+                continue
+            size = len(nf.num) + (len(self.polys[nf.den]) if nf.den is not None else 0) if isinstance(nf, Rat) else 1
+            if self._root_size + size > ROOT_CACHE_LIMIT:
+                self._root_nfs.clear()
+                self._root_size = 0
+            self._root_nfs[r] = nf
+            self._root_size += size
 
     def _get(self, k: int, local: dict, remaining: np.ndarray) -> tuple[NF, bool]:
         """A child's normal form and whether the caller may take it over (its last user)."""

@@ -79,22 +79,35 @@ def safety_report(k: KernelUnderTest) -> Report:
 
 
 def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermStore | None = None,
-          keep_forms: bool = False, safety: dict[str, Report] | None = None) -> EquivalenceReport:
+          keep_forms: bool = False, safety: dict[str, Report] | None = None,
+          normalizer: Normalizer | None = None,
+          runs: dict[str, tuple[Report, Side]] | None = None) -> EquivalenceReport:
     """Run both kernels and discharge every output element's obligation (no witness search here:
     proofs.witness confirms suspects); `keep_forms`: keep the normal forms a certificate writes;
-    `safety`: the kernels' safety reports by label where the caller made them already."""
-    T = store or TermStore()
+    `safety`: the kernels' safety reports by label where the caller made them already; `normalizer`:
+    one of `store`'s made for several proofs in it (Normalizer(store, keep_roots=True): one reference
+    against several candidates reuses the normal forms of the reference's terms; its assumptions and
+    lemmas are then those of every proof it served, a superset of this one's); `runs`: a kernel's report and
+    output terms by label (`run_side`'s) where an earlier proof in `store` made them (the reference of several
+    candidates: its terms are its outputs' in this store whenever they were made, the store only grows)."""
+    T = store if store is not None else TermStore()  # not `store or`: an empty store is falsy (len 0)
+    if normalizer is not None and normalizer.T is not T:
+        raise ValueError("the normalizer is another store's: its term ids would mean other terms")
     seconds: dict[str, float] = {}
     checks: dict[str, Report] = {}
     sides: dict[str, Side] = {}
     safety = dict(safety or {})
+    runs = runs or {}
     for k in (candidate, reference):  # both checks first: neither holds memory beside the other's terms
-        if k.label in safety:
+        if k.label in safety or k.label in runs:
             continue
         t0 = time.perf_counter()
         safety[k.label] = safety_report(k)
         seconds[f"check {k.label}"] = round(time.perf_counter() - t0, 3)
     for k in (candidate, reference):
+        if k.label in runs:
+            checks[k.label], sides[k.label] = runs[k.label]
+            continue
         t0 = time.perf_counter()
         checks[k.label], sides[k.label] = run_side(k, T, safety[k.label])
         # the run's machine, observers and shadows hold one another (reference cycles): collected now, not
@@ -103,7 +116,7 @@ def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermSto
         gc.collect()
         seconds[f"run {k.label}"] = round(time.perf_counter() - t0, 3)
     t0 = time.perf_counter()
-    N = Normalizer(T)
+    N = normalizer or Normalizer(T)
     forms: dict | None = {} if keep_forms else None
     if any(r.outcome is Verdict.UNSUPPORTED for r in checks.values()):
         bad = next(k for k, r in checks.items() if r.outcome is Verdict.UNSUPPORTED)

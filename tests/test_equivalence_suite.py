@@ -16,8 +16,9 @@ import pytest
 
 from harness.equivalence import triton_kernel
 from harness.suite import all_contracts
-from proofs.equivalence import Outcome
-from proofs.prove import prove, safety_report
+from proofs.equivalence import Outcome, Side
+from proofs.normal import Normalizer
+from proofs.prove import prove
 from semantics.terms import TermStore
 from symexec.check.findings import Report
 
@@ -79,16 +80,18 @@ def _param(name: str):
 def test_cross_target_equivalent(name: str) -> None:
     c = CONTRACTS[name]
     store = TermStore()  # one store: identical computations share term ids across the builds
-    # the reference build's safety report (`volta check`'s: no terms, no store), made once for all its pairs;
-    # its term run is made again in each pair (after the candidate's, in the shared store: its term ids
-    # depend on what the store holds, so a run from the pair before is not the same; softmax's sm_80 run
-    # reused against sm_120's build left 6240 elements unproved)
-    ref_safety: dict[str, Report] = {}
+    # the reference build's safety report (`volta check`'s), term run and normal forms are made once for all
+    # its pairs: its output terms are its outputs' in this store (the store only grows; up to 2026-12-06 prove
+    # took the empty store for none, `store or TermStore()`, and each pair ran in a store of its own, so a run
+    # reused from the pair before named other terms: softmax's sm_80 run against sm_120's build left 6240
+    # elements unproved); one normalizer keeps the normal forms of the reference's roots and shared nodes
+    ref_runs: dict[str, tuple[Report, Side]] = {}
+    N = Normalizer(store, keep_roots=True)
     for cand_arch, ref_arch in _pairs(name):
         ref = triton_kernel(c, ref_arch)
-        if ref_arch not in ref_safety:
-            ref_safety[ref_arch] = safety_report(ref)
-        rep = prove(triton_kernel(c, cand_arch, label="candidate"), ref, store, safety={ref.label: ref_safety[ref_arch]})
+        rep = prove(triton_kernel(c, cand_arch, label="candidate"), ref, store, normalizer=N,
+                    runs={ref.label: ref_runs[ref_arch]} if ref_arch in ref_runs else None)
+        ref_runs.setdefault(ref_arch, (rep.checks[ref.label], rep.sides[ref.label]))
         detail = f"{name} {cand_arch} vs {ref_arch}: {rep.result.verdict} " + \
             "; ".join(f"{s.buffer}[{s.element}] {s.why}: {s.candidate} | {s.reference}" for s in rep.result.suspects[:2])
         assert rep.result.outcome is Outcome.VERIFIED, detail
