@@ -116,7 +116,7 @@ def prove(candidate: KernelUnderTest, reference: KernelUnderTest, store: TermSto
         gc.collect()
         seconds[f"run {k.label}"] = round(time.perf_counter() - t0, 3)
     t0 = time.perf_counter()
-    N = normalizer or Normalizer(T)
+    N = normalizer if normalizer is not None else Normalizer(T)
     forms: dict | None = {} if keep_forms else None
     if any(r.outcome is Verdict.UNSUPPORTED for r in checks.values()):
         bad = next(k for k, r in checks.items() if r.outcome is Verdict.UNSUPPORTED)
