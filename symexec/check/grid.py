@@ -38,10 +38,10 @@ different threads do not meet in CTA 0 (numpy): every CTA's pairs are CTA 0's, s
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import z3
@@ -270,6 +270,8 @@ def families(classes: list[_Class], max_rows: int = MAX_ROWS) -> list[_Class]:
 
 
 def _family(chunk: list) -> _Class:
+    """One class for `chunk`'s (class, constants) pairs (`families`): the constants that differ become
+    lane columns after the members' own, before the thread and offset columns."""
     first = chunk[0][0]
     ncol = first.all_rows().shape[1] - 2
     differ = [j for j in range(len(chunk[0][1])) if len({c[j] for _, c in chunk}) > 1]
@@ -286,7 +288,6 @@ def _family(chunk: list) -> _Class:
     guard = _with_columns(a.guard, columns, width, low, [len(_collect_consts(a.addr))]) if a.guard is not None else None
     fam = _Class(replace(a, addr=addr, guard=guard, rows=np.unique(np.concatenate(rows), axis=0)))
     fam.loops, fam.bounds = dict(first.loops), dict(first.bounds)
-    fam.members = [cl for cl, _ in chunk]
     return fam
 
 
