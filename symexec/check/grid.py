@@ -41,6 +41,7 @@ import math
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 import z3
@@ -208,6 +209,96 @@ class _Class:
         if len(self.rows) > 1:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
+
+
+def _skeleton(e, consts: list):
+    """`e` with each constant leaf ("k", w, v) made ("k", w, None), its (w, v mod 2^w) appended to
+    `consts` in the order of a left-to-right walk (the one `_with_columns` follows)."""
+    if not isinstance(e, tuple) or not e:
+        return e
+    if e[0] == "k" and e[1]:  # a predicate constant (width 0) stays in the skeleton
+        consts.append((e[1], e[2] % (1 << e[1])))
+        return ("k", e[1], None)
+    return e[:2] + tuple(_skeleton(x, consts) for x in e[2:])
+
+
+def _with_columns(e, columns: dict[int, int], width: dict[int, int], low: dict[int, int], at: list):
+    """`e` with its j-th constant leaf (walk order of `_skeleton`, counted in at[0]) replaced, where j is in
+    `columns`, by the lane constant ("q", w, columns[j]) shifted left by low[j] (the row holds the constant
+    shifted right by as much: its low[j] low bits are 0 in every member, and the shift says so to
+    bv2int.py's known-bits analysis, which reads `r | 4` as `r + 4` only where the bits cannot meet)."""
+    if not isinstance(e, tuple) or not e:
+        return e
+    if e[0] == "k" and e[1]:
+        j = at[0]
+        at[0] += 1
+        if j not in columns:
+            return e
+        q = ("q", width[j], columns[j])
+        return ("shl", width[j], q, ("k", width[j], low[j])) if low[j] else q
+    return e[:2] + tuple(_with_columns(x, columns, width, low, at) for x in e[2:])
+
+
+def families(classes: list[_Class], max_rows: int = MAX_ROWS) -> list[_Class]:
+    """Access classes merged where they differ only in constants of their address and guard (an
+    unrolled tile: one load or store per row offset, `(q0 | cta << 7) | 4`, `| 8`, ...): each such
+    constant becomes a lane column of the family, whose table is the members' rows, each with its
+    member's constants. The family's accesses (address, guard, thread, per row) are then exactly the
+    union of its members' (the expressions agree leaf for leaf once the column holds the constant), so a
+    query over two families is the disjunction of their members' pair queries: one query where there
+    were n^2 (gemm_accumulate's C tile: 32 loads and 32 stores, 1552 pairs). Members are the same
+    buffer, kind, size, summarised loops and row shape; a family keeps to `max_rows` rows (the exact
+    query's table), more members start another. Classes with nothing to merge come back as they were."""
+    groups: dict = {}
+    for cl in classes:
+        a, consts = cl.a, []
+        skel = (_skeleton(a.addr, consts), _skeleton(a.guard, consts))
+        key = (a.buffer, a.kind, a.strong, a.size, skel, cl.all_rows().shape[1], tuple(sorted(cl.loops.items())),
+               tuple(sorted(cl.bounds)))
+        groups.setdefault(key, []).append((cl, consts))
+    out: list[_Class] = []
+    for members in groups.values():
+        chunk: list = []
+        for cl, consts in members + [(None, None)]:
+            if cl is not None and (not chunk or sum(c.all_rows().shape[0] for c, _ in chunk)
+                                   + cl.all_rows().shape[0] <= max_rows):
+                chunk.append((cl, consts))
+                continue
+            out.append(chunk[0][0] if len(chunk) == 1 else _family(chunk))
+            chunk = [(cl, consts)]
+    return out
+
+
+def _family(chunk: list) -> _Class:
+    """One class for `chunk`'s (class, constants) pairs (`families`): the constants that differ become
+    lane columns after the members' own, before the thread and offset columns."""
+    first = chunk[0][0]
+    ncol = first.all_rows().shape[1] - 2
+    differ = [j for j in range(len(chunk[0][1])) if len({c[j] for _, c in chunk}) > 1]
+    columns = {j: ncol + i for i, j in enumerate(differ)}
+    width = {j: chunk[0][1][j][0] for j in differ}
+    low = {j: min(_trailing_zeros(c[j][1], width[j]) for _, c in chunk) for j in differ}
+    rows = []
+    for cl, consts in chunk:
+        r = cl.all_rows().astype(np.uint64)
+        extra = np.tile(np.array([consts[j][1] >> low[j] for j in differ], dtype=np.uint64), (r.shape[0], 1))
+        rows.append(np.concatenate([r[:, :ncol], extra, r[:, ncol:]], axis=1))
+    a = first.a
+    addr = _with_columns(a.addr, columns, width, low, [0])
+    guard = _with_columns(a.guard, columns, width, low, [len(_collect_consts(a.addr))]) if a.guard is not None else None
+    fam = _Class(replace(a, addr=addr, guard=guard, rows=np.unique(np.concatenate(rows), axis=0)))
+    fam.loops, fam.bounds = dict(first.loops), dict(first.bounds)
+    return fam
+
+
+def _trailing_zeros(v: int, w: int) -> int:
+    return w if v == 0 else (v & -v).bit_length() - 1
+
+
+def _collect_consts(e) -> list:
+    out: list = []
+    _skeleton(e, out)
+    return out
 
 
 def _lane_coefficients(e: tuple) -> dict[int, int] | None:
@@ -1190,6 +1281,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             return None, (f"symbolic not applicable: bounds of {prog.code[cl.a.pc].name} at {prog.code[cl.a.pc].span} "
                           "not proven for every CTA" + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
     # ---- cross-CTA races
+    if sizes is not None:  # classes that differ only in constants: one family each (n^2 pairs -> a few)
+        fams = families(list(classes.values()))
+        if len(fams) < len(classes):
+            stats["class_families"] = len(fams)
+            classes = {i: f for i, f in enumerate(fams)}
     pairs = list(_pairs(classes, allocs))
     validations = 0
     refuted = apart(pairs, launch.grid, stats) if sizes is None else set()
