@@ -887,6 +887,13 @@ class RaceDetector:
     def _pairs(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
         """Test the window's accesses (sorted by byte, time, lane) against the latest earlier write of
         their byte and each read against the next write; keep each byte's latest write and reads since."""
+        if (kind != READ).any():
+            self._merged_pairs(st, byte, rec, kind)
+        else:
+            self._read_pairs(st, byte, rec)
+
+    def _merged_pairs(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
+        """_pairs of any window: the accesses the bytes keep merged with the window's, one sequence per byte."""
         ub = byte.take(np.flatnonzero(_starts(byte)))  # `byte` is sorted
         W = st.lastw[ub]
         # the bytes' kept accesses, oldest first: the latest write, then (for bytes written now) the reads since
@@ -947,6 +954,22 @@ class RaceDetector:
         newread = np.flatnonzero(isnew & ~is_w & (pos > np.repeat(np.where(has_w, lastw_pos, -1), lens)))
         if newread.size:
             self._push_reads(st, allb.take(newread), allr.take(newread))
+
+    def _read_pairs(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray) -> None:
+        """_pairs of a window of one buffer's reads only (sorted by byte, time, lane), without the merge with
+        the kept accesses: the same calls. With no write in the window, the write before each read is its
+        byte's kept latest write (the merge put it first in the byte's sequence, before the new reads; there
+        are no read/next-write pairs), the pairs come in the order of `byte`, no byte's latest write changes
+        and every read is pushed. `_test` reads the pairs' bytes and records at their positions in (allb,
+        allr): here the pairs' writes first, then the reads."""
+        w = st.lastw[byte]
+        sel = np.flatnonzero(w >= 0)
+        if sel.size:
+            m = sel.size
+            allb = np.concatenate([byte.take(sel), byte])
+            allr = np.concatenate([w.take(sel), rec])
+            self._test(st, allb, allr, np.arange(m), sel + m, 0, None)
+        self._push_reads(st, byte, rec)
 
     def _test(self, st: _BufferState, allb, allr, a_pos, b_pos, category: int, mult: np.ndarray | None) -> None:
         """Record the unordered ones of pairs (a earlier, b); `mult`: how many identical reads each
