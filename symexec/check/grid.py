@@ -1209,14 +1209,16 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     if sh.ctaid_backs:
         for cl in classes.values():
             cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
-    for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
-        canon = d
-        if _has_leaf(d, ("p", "q")):
+    for dv in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
+        where = dv.where
+        if _has_leaf(dv.expr, ("p", "q")):
             return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
         sp = _Space(launch, sizes, "d", trips)
         c, grid = sp.cta("d")
+        env = {**{("c", i): c[i] for i in range(3)}, **sp.leaves}
         s = _solver()
-        s.add(grid + [_z3(canon, {**{("c", i): c[i] for i in range(3)}, **sp.leaves}) == 0])
+        # only CTAs that reach the division (a CTA that left the loop on %ctaid before never divides here)
+        s.add(grid + [_z3(dv.expr, env) == 0] + ([] if dv.reach is None else [_z3(dv.reach, env)]))
         if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,

@@ -923,6 +923,35 @@ def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_pa
     assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tile_divisor_ok",
+                                  "grid_ctaid_persistent_tile_divisor_cross_tile_race"])
+def test_persistent_tile_loop_divisor_needs_only_reached_tiles(case: str) -> None:
+    """A persistent tile loop (tile = c + 96 k while tile < 256) divides by rows = min(64 - first_m, 8), which is
+    0 for tiles 256 .. 287: no CTA reaches them (it leaves the loop first), so the divisor must be non-zero only
+    where the back edges on %ctaid taken so far hold (grid_shadow `Divisor.reach`). Proved symbolically (it was
+    enumerated: "divisor ... may be 0 in some CTA"); the twin whose stride is one short writes tile 95 from CTAs 0
+    and 95, a race across tiles that Z3 finds and the two CTAs' run shows."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert r.stats["grid_method"].startswith("symbolic"), r.stats["grid_method"]
+    if case.endswith("_race"):
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (95, 0, 0)}, r.findings[0].sites
+
+
+def test_persistent_tile_loop_divisor_zero_in_a_reached_tile_falls_back(tmp_path) -> None:
+    """The same loop with rows = min(56 - first_m, 8): 0 for tiles 224 .. 255, which CTAs 32 .. 63 reach in their
+    third iteration. The reach condition holds there, so the divisor may be 0 in a CTA that divides by it and the
+    symbolic grid falls back to enumeration (a division by 0 gives an unspecified value, PTX 9.7.1.6)."""
+    text = (CAUSAL / "grid_ctaid_persistent_tile_divisor_ok.ptx").read_text().replace(
+        "\tsub.s32 %r7, 64, %r6;", "\tsub.s32 %r7, 56, %r6;")
+    assert "sub.s32 %r7, 56, %r6" in text
+    p = tmp_path / "zero_reached.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: divisor at rem.s32"), \
+        r.stats["grid_method"]
+
+
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
     jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
