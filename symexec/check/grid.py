@@ -190,7 +190,18 @@ class _Class:
         lane = z3.BitVec(f"{tag}_t", 32)
         cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
         if relaxed:
-            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters)
+            # the guard's conjuncts that name no lane column (reach conditions: back edges and entry guards on
+            # %ctaid passed, grid_shadow `_after_trips`) stay: each is a condition of every row, so keeping it
+            # still gives a superset of the accesses, and without it a CTA that left a loop on %ctaid before
+            # an iteration would make that iteration's accesses
+            kept = []
+            for x in _conjuncts(a.guard) if a.guard is not None else []:
+                if not _has_leaf(x, ("q", "p")):
+                    try:
+                        kept.append(_z3(x, env))
+                    except KeyError:  # a leaf this query does not bind (another loop's t): dropped, a superset
+                        pass
+            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept)
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
@@ -209,6 +220,13 @@ class _Class:
         if len(self.rows) > 1:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
+
+
+def _conjuncts(e: tuple) -> list[tuple]:
+    """The operands of a boolean expression's top-level conjunction ("band" nodes), or [e]."""
+    if isinstance(e, tuple) and e[0] == "band":
+        return [x for y in e[2:] if isinstance(y, tuple) for x in _conjuncts(y)]
+    return [e]
 
 
 def _skeleton(e, consts: list):

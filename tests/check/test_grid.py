@@ -952,6 +952,29 @@ def test_persistent_tile_loop_divisor_zero_in_a_reached_tile_falls_back(tmp_path
         r.stats["grid_method"]
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_ok", "grid_ctaid_persistent_tma_store_stage_race",
+                                  "grid_ctaid_persistent_tma_store_cross_cta_race"])
+def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str) -> None:
+    """A persistent loop of TMA stores (tile = c + 66 k while tile < 200): each store's box has more rows than
+    grid.py lists (MAX_ROWS), so only the relaxed queries decide it. Their side keeps the guard's conjuncts that
+    name no lane column (`_conjuncts`: the back edges on %ctaid taken), so a CTA past its last tile makes no
+    store there and the bounds hold (they fell back: "32768 distinct lane offsets in one access class"). The
+    twin without the wait_group.read races on the stage across tiles (the representative's run finds it); the
+    twin whose stride is one short stores tile 65 from CTAs 0 and 65: the relaxed overlap query is sat, the
+    grid is enumerated and the race found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    elif case.endswith("_stage_race"):
+        assert method.startswith("symbolic (finding in a representative CTA"), method
+        assert "shared stage" in r.findings[0].message, r.findings[0].message
+    else:
+        assert method.startswith("enumerate (symbolic not applicable: too many distinct lane offsets"), method
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (65, 0, 0)}, r.findings[0].sites
+
+
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
     jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
