@@ -190,7 +190,18 @@ class _Class:
         lane = z3.BitVec(f"{tag}_t", 32)
         cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
         if relaxed:
-            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters)
+            # the guard's conjuncts that name no lane column (reach conditions: back edges and entry guards on
+            # %ctaid passed, grid_shadow `_after_trips`) stay: each is a condition of every row, so keeping it
+            # still gives a superset of the accesses, and without it a CTA that left a loop on %ctaid before
+            # an iteration would make that iteration's accesses
+            kept = []
+            for x in _conjuncts(a.guard) if a.guard is not None else []:
+                if not _has_leaf(x, ("q", "p")):
+                    try:
+                        kept.append(_z3(x, env))
+                    except KeyError:  # a leaf this query does not bind (another loop's t): dropped, a superset
+                        pass
+            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept)
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
@@ -209,6 +220,13 @@ class _Class:
         if len(self.rows) > 1:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
+
+
+def _conjuncts(e: tuple) -> list[tuple]:
+    """The operands of a boolean expression's top-level conjunction ("band" nodes), or [e]."""
+    if isinstance(e, tuple) and e[0] == "band":
+        return [x for y in e[2:] if isinstance(y, tuple) for x in _conjuncts(y)]
+    return [e]
 
 
 def _skeleton(e, consts: list):
@@ -1209,14 +1227,16 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     if sh.ctaid_backs:
         for cl in classes.values():
             cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
-    for d, where in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
-        canon = d
-        if _has_leaf(d, ("p", "q")):
+    for dv in sh.nonzero:  # divisors depending on %ctaid (lane placeholders: every lane's value)
+        where = dv.where
+        if _has_leaf(dv.expr, ("p", "q")):
             return None, f"symbolic not applicable: lane-varying %ctaid-dependent divisor at {where}"
         sp = _Space(launch, sizes, "d", trips)
         c, grid = sp.cta("d")
+        env = {**{("c", i): c[i] for i in range(3)}, **sp.leaves}
         s = _solver()
-        s.add(grid + [_z3(canon, {**{("c", i): c[i] for i in range(3)}, **sp.leaves}) == 0])
+        # only CTAs that reach the division (a CTA that left the loop on %ctaid before never divides here)
+        s.add(grid + [_z3(dv.expr, env) == 0] + ([] if dv.reach is None else [_z3(dv.reach, env)]))
         if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,

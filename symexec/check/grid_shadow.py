@@ -99,6 +99,18 @@ class Uniform:
     loop: int | None = None
 
 
+@dataclass(frozen=True)
+class Divisor:
+    """A divisor that depends on %ctaid (or the sizes): it must not be 0 in any CTA that divides by it. `reach`:
+    the back edges and loop entry guards on %ctaid (or the sizes) passed to reach the division, and the guard
+    of the %ctaid-guarded region holding it (`Shadow._after_trips`); a CTA for which it is false never divides
+    here (it left the loop before, skipped the block or the region). None: every CTA divides."""
+
+    expr: tuple
+    where: str
+    reach: tuple | None = None
+
+
 @dataclass
 class LoopProof:
     """One iteration (a period of iterations) of a loop run with its loop-carried registers as
@@ -141,7 +153,7 @@ class Shadow(InstructionObserver):
         self.failed: str | None = None
         self.accesses: list[Access] = []
         self.poison: list[tuple[int, set, np.ndarray]] = []  # (reconvergence pc, registers, lanes)
-        self.nonzero: list[tuple[tuple, str]] = []  # divisors that must not be 0 in any CTA
+        self.nonzero: list[Divisor] = []  # divisors that must not be 0 in any CTA that divides by them
         self.shared_varies: str | None = None  # a shared access whose address/guard depends on %ctaid
         # forward branches on %ctaid over straight-line code (CUDA's `if (i < n) {...}`): their code is
         # followed as guarded by the branch's condition (see _guard_region)
@@ -819,6 +831,16 @@ class Shadow(InstructionObserver):
                 guard = c if guard is None else TOP if guard is TOP else ("band", 0, guard, c)
         return guard
 
+    def divisor(self, d: tuple, where: str) -> None:
+        """Record divisor `d` of the instruction being executed (grid_rules) with the condition under which a CTA
+        reaches it (`Divisor.reach`): its own guard and the back edges on %ctaid or the sizes taken to get here.
+        A condition the proof could not state over the grid alone (a lane placeholder, a loop's iteration t, a
+        step, unknown) is left out: then every CTA must have the divisor non-zero, as before."""
+        reach = self._after_trips(self._own_guard)
+        if reach is TOP or (reach is not None and leaves(reach, ("p", "q", "t", "d"))):
+            reach = None
+        self.nonzero.append(Divisor(d, where, reach))
+
     def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
         """The back edge of the loop at `head` decided on the sizes: `value` per lane (taken: again).
         When every thread leaves, what the loop wrote is unknown after it: at other sizes the loop
@@ -922,7 +944,7 @@ class Shadow(InstructionObserver):
             for i in range(lp.first_access, len(self.accesses)):
                 a = self.accesses[i]
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
-        self.nonzero = [(put(e), why) for e, why in self.nonzero]
+        self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach)) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
         self.steps = {}
 

@@ -923,6 +923,58 @@ def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_pa
     assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tile_divisor_ok",
+                                  "grid_ctaid_persistent_tile_divisor_cross_tile_race"])
+def test_persistent_tile_loop_divisor_needs_only_reached_tiles(case: str) -> None:
+    """A persistent tile loop (tile = c + 96 k while tile < 256) divides by rows = min(64 - first_m, 8), which is
+    0 for tiles 256 .. 287: no CTA reaches them (it leaves the loop first), so the divisor must be non-zero only
+    where the back edges on %ctaid taken so far hold (grid_shadow `Divisor.reach`). Proved symbolically (it was
+    enumerated: "divisor ... may be 0 in some CTA"); the twin whose stride is one short writes tile 95 from CTAs 0
+    and 95, a race across tiles that Z3 finds and the two CTAs' run shows."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert r.stats["grid_method"].startswith("symbolic"), r.stats["grid_method"]
+    if case.endswith("_race"):
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (95, 0, 0)}, r.findings[0].sites
+
+
+def test_persistent_tile_loop_divisor_zero_in_a_reached_tile_falls_back(tmp_path) -> None:
+    """The same loop with rows = min(56 - first_m, 8): 0 for tiles 224 .. 255, which CTAs 32 .. 63 reach in their
+    third iteration. The reach condition holds there, so the divisor may be 0 in a CTA that divides by it and the
+    symbolic grid falls back to enumeration (a division by 0 gives an unspecified value, PTX 9.7.1.6)."""
+    text = (CAUSAL / "grid_ctaid_persistent_tile_divisor_ok.ptx").read_text().replace(
+        "\tsub.s32 %r7, 64, %r6;", "\tsub.s32 %r7, 56, %r6;")
+    assert "sub.s32 %r7, 56, %r6" in text
+    p = tmp_path / "zero_reached.ptx"
+    p.write_text(text)
+    r = check_file(p)
+    assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: divisor at rem.s32"), \
+        r.stats["grid_method"]
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_ok", "grid_ctaid_persistent_tma_store_stage_race",
+                                  "grid_ctaid_persistent_tma_store_cross_cta_race"])
+def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str) -> None:
+    """A persistent loop of TMA stores (tile = c + 66 k while tile < 200): each store's box has more rows than
+    grid.py lists (MAX_ROWS), so only the relaxed queries decide it. Their side keeps the guard's conjuncts that
+    name no lane column (`_conjuncts`: the back edges on %ctaid taken), so a CTA past its last tile makes no
+    store there and the bounds hold (they fell back: "32768 distinct lane offsets in one access class"). The
+    twin without the wait_group.read races on the stage across tiles (the representative's run finds it); the
+    twin whose stride is one short stores tile 65 from CTAs 0 and 65: the relaxed overlap query is sat, the
+    grid is enumerated and the race found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    elif case.endswith("_stage_race"):
+        assert method.startswith("symbolic (finding in a representative CTA"), method
+        assert "shared stage" in r.findings[0].message, r.findings[0].message
+    else:
+        assert method.startswith("enumerate (symbolic not applicable: too many distinct lane offsets"), method
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (65, 0, 0)}, r.findings[0].sites
+
+
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
     jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
