@@ -31,6 +31,22 @@ import numpy as np
 
 from semantics.formats import FloatFormat, get_format
 
+
+def _no_huge_pages() -> None:
+    """Tell NumPy not to advise transparent huge pages for its arrays (it does for every array of 4 MiB or
+    more where the kernel's THP mode is `madvise`, as on the 2-core development machine). The term store and
+    the executor make and free thousands of such temporaries per run (batches of rows, their hashes,
+    probes); each came back as fresh huge pages the kernel zeroed 2 MiB at a time. FlashAttention vs naive
+    at S = 512, one process each, load ~5: 43.9 s user + 10.6 s sys with the advice, 42.1 + 4.6 without
+    (bench/results/i11fa-2026-12-06s39). A hint only: no value changes. Process-wide, as NumPy keeps it."""
+    set_advice = getattr(getattr(np, "_core", None), "multiarray", None)
+    set_advice = getattr(set_advice, "_set_madvise_hugepage", None)
+    if set_advice is not None:
+        set_advice(False)
+
+
+_no_huge_pages()
+
 __all__ = ["Kind", "Sort", "Op", "Mods", "TermStore", "Node", "CONCRETE", "sort_id", "SORTS", "PRED",
            "bits_sort", "float_sort", "sort_of_type", "sort_widths"]
 
