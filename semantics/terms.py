@@ -448,8 +448,8 @@ class _HashIndex:
 
     def _place(self, ids: np.ndarray, h: np.ndarray, start: np.ndarray | None = None) -> None:
         mask = self.table.size - 1
-        slot = (h & np.uint64(mask)).astype(np.int64) if start is None else start
-        ids = ids.astype(np.int32)
+        slot = (h & np.uint64(mask)).view(np.int64) if start is None else start  # below 2^31: the same value
+        ids = ids.astype(np.int32, copy=False)
         while ids.size:
             free = self.table[slot] == self._EMPTY
             fs, fi = slot[free], ids[free]
@@ -458,17 +458,28 @@ class _HashIndex:
             won[free] = self.table[fs] == fi  # ids are distinct: exactly the one that landed
             ids, slot = ids[~won], (slot[~won] + 1) & mask
 
+    #: Slots read, or entries placed, per step of a rehash (`_grow`): its temporaries are a few bytes per entry of a
+    #: step. Placed all at once, the entries' ids, hashes, homes and probe masks were ~40 bytes per entry at
+    #: once: FlashAttention vs naive at S = 512 peaked in the last rehash (16.7 M entries), 3115 MiB against
+    #: 2681 MiB before and after it (bench/results/i11fa-2026-12-06s39).
+    _REHASH_STEP = 1 << 21
+
     def _grow(self, need: int) -> None:
         cap = self.table.size
         while self._FILL * need > cap:
             cap *= 2
-        old = self.table[self.table != self._EMPTY]
+        step = self._REHASH_STEP
+        old = np.concatenate([t[t != self._EMPTY] for t in
+                              (self.table[s:s + step] for s in range(0, self.table.size, step))])
         try:  # in place where nothing else refers to the table: the pages it has are reused, not faulted in again
             self.table.resize(cap, refcheck=True)
         except ValueError:
             self.table = np.empty(cap, np.int32)
         self.table.fill(self._EMPTY)
-        self._place(old.astype(np.int64), self.hashes.a[old])
+        # in steps (linear probing places entries in any order: each lands in the first free slot from its home)
+        for s in range(0, old.size, step):
+            ids = old[s:s + step]
+            self._place(ids, self.hashes.a[ids])
 
 
 @dataclass(frozen=True)
