@@ -2141,20 +2141,18 @@ _SHARED_CHUNK = 1 << 22
 
 
 def _shared_children(kids: np.ndarray, n: int, chunk: int = _SHARED_CHUNK) -> np.ndarray:
-    """Per node id below n, whether it occurs more than once in `kids` (the store's child column). Chunk by
-    chunk: an id already seen in an earlier chunk is shared; within a chunk, the positions of an id's
-    occurrences are scattered into one slot, which keeps one of them (whichever NumPy writes last), so the
-    occurrences that read back another position are repeats."""
-    seen = np.zeros(n, bool)
+    """Per node id below n, whether it occurs more than once in `kids` (the store's child column), in two passes
+    of chunks: the first scatters every occurrence's position into its id's slot, which ends holding the position
+    of one occurrence (whichever NumPy wrote last); the second marks the ids of the occurrences that read back
+    another position: an id occurring once reads its own, one occurring twice or more has an occurrence that
+    does not."""
     shared = np.zeros(n, bool)
     if not kids.size:
         return shared
-    pos = np.empty(n, np.int32)
+    pos = np.empty(n, np.int64 if kids.size > np.iinfo(np.int32).max else np.int32)
+    for s in range(0, kids.size, chunk):
+        pos[kids[s:s + chunk]] = np.arange(s, min(s + chunk, kids.size), dtype=pos.dtype)
     for s in range(0, kids.size, chunk):
         k = kids[s:s + chunk]
-        shared[k[seen[k]]] = True
-        at = np.arange(k.size, dtype=np.int32)
-        pos[k] = at
-        shared[k[pos[k] != at]] = True
-        seen[k] = True
+        shared[k[pos[k] != np.arange(s, s + k.size, dtype=pos.dtype)]] = True
     return shared

@@ -339,18 +339,17 @@ class _Column:
         return self.a[:self.n]
 
     def _room(self, end: int) -> None:
-        """Capacity for `end` entries (at least double). In place where no other object refers to the array
-        (ndarray.resize's refcheck: no view of it is alive): realloc keeps the pages already written (a large
-        block is moved by remapping, not copied) and zero-fills the new part; otherwise a zeroed copy. At the
-        attention pair's 28.8 M nodes the copies faulted in twice each column's final size (bench/results/
-        lead38-2026-12-06s38)."""
+        """Capacity for `end` entries (at least double): a zeroed copy. np.zeros of a large block is calloc's
+        fresh mapping, whose pages the kernel provides (zeroed) when first written: the spare capacity costs no
+        memory until used. Up to 2026-12-06 (stop 38) the array grew in place by ndarray.resize, which keeps the
+        written pages (realloc remaps a large block) but zero-fills the new part itself, so every column held
+        its whole capacity: at FlashAttention vs naive's S = 512 (28.8 M nodes in columns of 2^25 entries, the
+        child column's 2^27) ~0.4 GiB of the peak (bench/results/i11fa-2026-12-06s39). A copy also leaves
+        any view taken earlier seeing the old memory, as it must."""
         size = max(end, 2 * self.a.size)
-        try:
-            self.a.resize(size, refcheck=True)
-        except ValueError:  # a view of the array is alive somewhere: it must keep seeing the old memory
-            grown = np.zeros(size, dtype=self.a.dtype)
-            grown[:self.n] = self.a[:self.n]
-            self.a = grown
+        grown = np.zeros(size, dtype=self.a.dtype)
+        grown[:self.n] = self.a[:self.n]
+        self.a = grown
 
 
 class _HashIndex:
