@@ -1113,9 +1113,8 @@ class Normalizer:
     # ------------------------------------------------------------------ terms
     def _users(self) -> np.ndarray:
         """Per node of the store, whether more than one node of the whole store uses it (recounted when the
-        store grew). Chunk by chunk of the child column, without counting: an id seen in an earlier chunk
-        or twice in this one is shared. Up to 2026-12-06 a bincount of the whole column: its intp copy and
-        int64 counts were 950 MiB at FlashAttention's S = 512 (28.8 M nodes, 3.4 GiB peak) and 6 s."""
+        store grew; _shared_children, a bool per node). Up to 2026-12-06 a bincount of the whole child column:
+        its intp copy and int64 counts were 950 MiB at FlashAttention's S = 512 (28.8 M nodes, 3.4 GiB peak)."""
         T = self.T
         if self._users_n != len(T):
             self._shared = _shared_children(T._kids.a[:T._kids.n], len(T))

@@ -343,9 +343,9 @@ class _Column:
         fresh mapping, whose pages the kernel provides (zeroed) when first written: the spare capacity costs no
         memory until used. Up to 2026-12-06 (stop 38) the array grew in place by ndarray.resize, which keeps the
         written pages (realloc remaps a large block) but zero-fills the new part itself, so every column held
-        its whole capacity: at FlashAttention vs naive's S = 512 (28.8 M nodes in columns of 2^25 entries, the
-        child column's 2^27) ~0.4 GiB of the peak (bench/results/i11fa-2026-12-06s39). A copy also leaves
-        any view taken earlier seeing the old memory, as it must."""
+        its whole capacity: FlashAttention vs naive at S = 512 (28.8 M nodes) peaked at 2710 MiB that way, 2552
+        this way (bench/results/i11fa-2026-12-06s39). A copy also leaves any view taken earlier seeing the old
+        memory, as it must."""
         size = max(end, 2 * self.a.size)
         grown = np.zeros(size, dtype=self.a.dtype)
         grown[:self.n] = self.a[:self.n]
@@ -447,7 +447,7 @@ class _HashIndex:
 
     def _place(self, ids: np.ndarray, h: np.ndarray, start: np.ndarray | None = None) -> None:
         mask = self.table.size - 1
-        slot = (h & np.uint64(mask)).view(np.int64) if start is None else start  # below 2^31: the same value
+        slot = (h & np.uint64(mask)).view(np.int64) if start is None else start  # below 2^63: the same value
         ids = ids.astype(np.int32, copy=False)
         while ids.size:
             free = self.table[slot] == self._EMPTY
