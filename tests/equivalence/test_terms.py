@@ -178,9 +178,9 @@ _COLUMN_OPS = st.lists(st.one_of(st.tuples(st.just("append"), st.integers(-2**31
 @settings(max_examples=200, deadline=None)
 @given(_COLUMN_OPS)
 def test_column_grows_in_place_or_by_copy_and_views_keep_their_values(ops) -> None:
-    """semantics.terms._Column grows by resizing its array in place when nothing else refers to it and by a
-    copy when a view is alive: either way its contents equal a list's, and every view taken earlier still
-    shows what it showed then (a resize under a live view would leave it pointing at freed memory)."""
+    """semantics.terms._Column grows by a copy (since 2026-12-06s39; up to then in place by resizing when no view
+    was alive): its contents equal a list's, and every view taken earlier still shows what it showed then (a
+    resize under a live view would leave it pointing at freed memory)."""
     from semantics.terms import _Column
 
     col, ref, held = _Column(np.int64, capacity=2), [], []
