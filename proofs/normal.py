@@ -1112,13 +1112,14 @@ class Normalizer:
 
     # ------------------------------------------------------------------ terms
     def _users(self) -> np.ndarray:
-        """How many nodes of the whole store use each node (recounted when the store grew)."""
+        """Per node of the store, whether more than one node of the whole store uses it (recounted when the
+        store grew; _shared_children, a bool per node). Up to 2026-12-06 a bincount of the whole child column:
+        its intp copy and int64 counts were 950 MiB at FlashAttention's S = 512 (28.8 M nodes, 3.4 GiB peak)."""
         T = self.T
         if self._users_n != len(T):
-            kids = T._kids.a[:T._kids.n]
-            self._user_count = np.bincount(kids, minlength=len(T)) if kids.size else np.zeros(len(T), np.int64)
+            self._shared = _shared_children(T._kids.a[:T._kids.n], len(T))
             self._users_n = len(T)
-        return self._user_count
+        return self._shared
 
     _users_n = -1
 
@@ -1147,10 +1148,12 @@ class Normalizer:
         nk = T.nkids[nodes].astype(np.int64)
         starts = T._off.a[nodes]
         kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
-        users = np.bincount(kids, minlength=len(T)) if kids.size else np.zeros(len(T), np.int64)
-        users[roots] += 1  # roots are kept
+        # per node of the subgraph, by id (a dict: an array of the store's length was 230 MiB per call at 28.8 M nodes)
+        u, c = np.unique(kids, return_counts=True)
+        remaining: dict[int, int] = dict(zip(u.tolist(), c.tolist()))
+        for r in roots.tolist():  # roots are kept
+            remaining[r] = remaining.get(r, 0) + 1
         local: dict[int, NF] = {}
-        remaining = users
         n_shared = shared.size
         ops = [_OPS[o] for o in T.op[nodes].tolist()]
         sorts = [SORTS[x] for x in T.sort[nodes].tolist()]
@@ -1171,7 +1174,7 @@ class Normalizer:
                             del local[k]
                 nf = Rat({(self.atom(AtomKind.TERM, (i,)), 1): 1})
             start = end
-            if i < n_shared and shared[i] > 1:
+            if i < n_shared and shared[i]:
                 self.memo[i] = self.let(nf)
             else:
                 local[i] = nf
@@ -1193,7 +1196,7 @@ class Normalizer:
             self._root_nfs[r] = nf
             self._root_size += size
 
-    def _get(self, k: int, local: dict, remaining: np.ndarray) -> tuple[NF, bool]:
+    def _get(self, k: int, local: dict, remaining: dict) -> tuple[NF, bool]:
         """A child's normal form and whether the caller may take it over (its last user)."""
         got = local.get(k)
         if got is None:
@@ -1204,7 +1207,7 @@ class Normalizer:
             return got, True
         return got, False
 
-    def _node(self, i: int, op: Op, sort, kids: tuple, local: dict, remaining: np.ndarray) -> NF:
+    def _node(self, i: int, op: Op, sort, kids: tuple, local: dict, remaining: dict) -> NF:
         T = self.T
         self.steps += 1
 
@@ -1288,7 +1291,7 @@ class Normalizer:
             kid(j)  # (its function table is made only where a number or a condition is read from it)
         return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
 
-    def _scaled(self, kids: tuple, m, local: dict, remaining: np.ndarray) -> NF:
+    def _scaled(self, kids: tuple, m, local: dict, remaining: dict) -> NF:
         """A block-scaled element x * scale(s) (PTX 9.7.14.3; scale formats 5.2.3), s the scale byte's integer
         value (an atom, or a constant). ue8m0: x * exp2(s) * 2^-127 (exp2_atom pulls a constant out as a power
         of two); 0xFF is NaN. ue4m3: a constant's exact value, else the uninterpreted `ue4m3(s)` (equal bytes,
@@ -1322,7 +1325,7 @@ class Normalizer:
             return Rat(dict(self.polys[self.atoms[a][1][0]]))
         return self.app("log2", x)
 
-    def _libdevice_log(self, i: int, sort, kids: tuple, local: dict, remaining: np.ndarray) -> NF | None:
+    def _libdevice_log(self, i: int, sort, kids: tuple, local: dict, remaining: dict) -> NF | None:
         """libdevice's __nv_logf(x) as log2(x) * RN_f32(ln 2) (proofs/libdevice.py, an assumption), or
         None for any other if-then-else (or when x's normal form was not kept)."""
         if sort.kind is not Kind.FLOAT or sort.width != 32:
@@ -1772,7 +1775,7 @@ class Normalizer:
         self.lemmas.append(Lemma(i, read_leaves[0], str(SORTS[int(self.T.sort[i])]), "support", smt2, "unsat"))
         return ("table", read_leaves, values)
 
-    def _operand(self, k: int, ty: str, local: dict, remaining: np.ndarray) -> NF:
+    def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:
         """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""
         if ty[0] in "su" and ty[1:].isdigit():
             self._get(k, local, remaining)
@@ -2130,3 +2133,25 @@ def _num_text(c: Coef) -> str:
         f = float(c)
         return repr(f) if Fraction(f) == c else f"{c.numerator}/{c.denominator}"
     return str(c)
+
+
+#: Children per chunk of _shared_children (its temporaries: a few bytes per child of a chunk).
+_SHARED_CHUNK = 1 << 22
+
+
+def _shared_children(kids: np.ndarray, n: int, chunk: int = _SHARED_CHUNK) -> np.ndarray:
+    """Per node id below n, whether it occurs more than once in `kids` (the store's child column), in two passes
+    of chunks: the first scatters every occurrence's position into its id's slot, which ends holding the position
+    of one occurrence (whichever NumPy wrote last); the second marks the ids of the occurrences that read back
+    another position: an id occurring once reads its own, one occurring twice or more has an occurrence that
+    does not."""
+    shared = np.zeros(n, bool)
+    if not kids.size:
+        return shared
+    pos = np.empty(n, np.int64 if kids.size > np.iinfo(np.int32).max else np.int32)
+    for s in range(0, kids.size, chunk):
+        pos[kids[s:s + chunk]] = np.arange(s, min(s + chunk, kids.size), dtype=pos.dtype)
+    for s in range(0, kids.size, chunk):
+        k = kids[s:s + chunk]
+        shared[k[pos[k] != np.arange(s, s + k.size, dtype=pos.dtype)]] = True
+    return shared

@@ -31,6 +31,22 @@ import numpy as np
 
 from semantics.formats import FloatFormat, get_format
 
+
+def _no_huge_pages() -> None:
+    """Tell NumPy not to advise transparent huge pages for its arrays (it does for every array of 4 MiB or
+    more where the kernel's THP mode is `madvise`, as on the 2-core development machine). The term store and
+    the executor make and free thousands of such temporaries per run (batches of rows, their hashes,
+    probes); each came back as fresh huge pages the kernel zeroed 2 MiB at a time. FlashAttention vs naive
+    at S = 512, one process each, load ~5: 43.9 s user + 10.6 s sys with the advice, 42.1 + 4.6 without
+    (bench/results/i11fa-2026-12-06s39). A hint only: no value changes. Process-wide, as NumPy keeps it."""
+    set_advice = getattr(getattr(np, "_core", None), "multiarray", None)
+    set_advice = getattr(set_advice, "_set_madvise_hugepage", None)
+    if set_advice is not None:
+        set_advice(False)
+
+
+_no_huge_pages()
+
 __all__ = ["Kind", "Sort", "Op", "Mods", "TermStore", "Node", "CONCRETE", "sort_id", "SORTS", "PRED",
            "bits_sort", "float_sort", "sort_of_type", "sort_widths"]
 
@@ -323,18 +339,17 @@ class _Column:
         return self.a[:self.n]
 
     def _room(self, end: int) -> None:
-        """Capacity for `end` entries (at least double). In place where no other object refers to the array
-        (ndarray.resize's refcheck: no view of it is alive): realloc keeps the pages already written (a large
-        block is moved by remapping, not copied) and zero-fills the new part; otherwise a zeroed copy. At the
-        attention pair's 28.8 M nodes the copies faulted in twice each column's final size (bench/results/
-        lead38-2026-12-06s38)."""
+        """Capacity for `end` entries (at least double): a zeroed copy. np.zeros of a large block is calloc's
+        fresh mapping, whose pages the kernel provides (zeroed) when first written: the spare capacity costs no
+        memory until used. Up to 2026-12-06 (stop 38) the array grew in place by ndarray.resize, which keeps the
+        written pages (realloc remaps a large block) but zero-fills the new part itself, so every column held
+        its whole capacity: FlashAttention vs naive at S = 512 (28.8 M nodes) peaked at 2710 MiB that way, 2552
+        this way (bench/results/i11fa-2026-12-06s39). A copy also leaves any view taken earlier seeing the old
+        memory, as it must."""
         size = max(end, 2 * self.a.size)
-        try:
-            self.a.resize(size, refcheck=True)
-        except ValueError:  # a view of the array is alive somewhere: it must keep seeing the old memory
-            grown = np.zeros(size, dtype=self.a.dtype)
-            grown[:self.n] = self.a[:self.n]
-            self.a = grown
+        grown = np.zeros(size, dtype=self.a.dtype)
+        grown[:self.n] = self.a[:self.n]
+        self.a = grown
 
 
 class _HashIndex:
@@ -432,8 +447,8 @@ class _HashIndex:
 
     def _place(self, ids: np.ndarray, h: np.ndarray, start: np.ndarray | None = None) -> None:
         mask = self.table.size - 1
-        slot = (h & np.uint64(mask)).astype(np.int64) if start is None else start
-        ids = ids.astype(np.int32)
+        slot = (h & np.uint64(mask)).view(np.int64) if start is None else start  # below 2^63: the same value
+        ids = ids.astype(np.int32, copy=False)
         while ids.size:
             free = self.table[slot] == self._EMPTY
             fs, fi = slot[free], ids[free]
@@ -442,17 +457,28 @@ class _HashIndex:
             won[free] = self.table[fs] == fi  # ids are distinct: exactly the one that landed
             ids, slot = ids[~won], (slot[~won] + 1) & mask
 
+    #: Slots read, or entries placed, per step of a rehash (`_grow`): its temporaries are a few bytes per entry of a
+    #: step. Placed all at once, the entries' ids, hashes, homes and probe masks were ~40 bytes per entry at
+    #: once: FlashAttention vs naive at S = 512 peaked in the last rehash (16.7 M entries), 3115 MiB against
+    #: 2681 MiB before and after it (bench/results/i11fa-2026-12-06s39).
+    _REHASH_STEP = 1 << 21
+
     def _grow(self, need: int) -> None:
         cap = self.table.size
         while self._FILL * need > cap:
             cap *= 2
-        old = self.table[self.table != self._EMPTY]
+        step = self._REHASH_STEP
+        old = np.concatenate([t[t != self._EMPTY] for t in
+                              (self.table[s:s + step] for s in range(0, self.table.size, step))])
         try:  # in place where nothing else refers to the table: the pages it has are reused, not faulted in again
             self.table.resize(cap, refcheck=True)
         except ValueError:
             self.table = np.empty(cap, np.int32)
         self.table.fill(self._EMPTY)
-        self._place(old.astype(np.int64), self.hashes.a[old])
+        # in steps (linear probing places entries in any order: each lands in the first free slot from its home)
+        for s in range(0, old.size, step):
+            ids = old[s:s + step]
+            self._place(ids, self.hashes.a[ids])
 
 
 @dataclass(frozen=True)

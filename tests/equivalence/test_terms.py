@@ -178,9 +178,9 @@ _COLUMN_OPS = st.lists(st.one_of(st.tuples(st.just("append"), st.integers(-2**31
 @settings(max_examples=200, deadline=None)
 @given(_COLUMN_OPS)
 def test_column_grows_in_place_or_by_copy_and_views_keep_their_values(ops) -> None:
-    """semantics.terms._Column grows by resizing its array in place when nothing else refers to it and by a
-    copy when a view is alive: either way its contents equal a list's, and every view taken earlier still
-    shows what it showed then (a resize under a live view would leave it pointing at freed memory)."""
+    """semantics.terms._Column grows by a copy (since 2026-12-06s39; up to then in place by resizing when no view
+    was alive): its contents equal a list's, and every view taken earlier still shows what it showed then (a
+    resize under a live view would leave it pointing at freed memory)."""
     from semantics.terms import _Column
 
     col, ref, held = _Column(np.int64, capacity=2), [], []
@@ -198,3 +198,24 @@ def test_column_grows_in_place_or_by_copy_and_views_keep_their_values(ops) -> No
         assert col.view.tolist() == ref and col.a.size >= col.n
         for view, seen in held:
             assert view.tolist() == seen
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=12), st.integers(1, 64))
+def test_hash_index_rehash_in_steps_finds_every_node(batches: list[int], step: int) -> None:
+    """The structural-hash index rehashed a few slots and entries at a time (`_HashIndex._REHASH_STEP`, as small
+    as one): every node made stays found (`find` gives its id) and making it again adds nothing."""
+    T = TermStore()
+    T._index._REHASH_STEP = step
+    x = T.input("x", np.arange(40), F32)
+    made, rows = [], []
+    rng = np.random.default_rng(sum(batches) + step)
+    for m in batches:
+        K = x[rng.integers(0, x.size, (m, 2))]
+        made.append(T.make(Op.FSUB, F32, RN, K))
+        rows.append(K)
+    n = len(T)
+    for K, ids in zip(rows, made):
+        assert (T.find(Op.FSUB, F32, RN, K) == ids).all()
+        assert (T.make(Op.FSUB, F32, RN, K) == ids).all()
+    assert len(T) == n and T._index.table.size >= T._index._FILL * len(T._index)
