@@ -13,6 +13,9 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
 1. Period: the canonical state (`Canon`) at iteration boundaries k-P and k is equal, and every
    live register (one read before it is written on some path from the head, `live_in`) that does
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
+   This only picks k, P and D (guesses: 3 below decides). With P >= 3 guessed from one period of
+   history (`_deltas_early`), the proof also starts, speculatively, at the first boundary where P is
+   guessed, before any repetition is seen; one that does not hold there leaves no trace.
 2. One period run as a function of the period index t (grid_shadow.LoopProof): each such register
    starts as its value at k plus t*D, every other one as its value; the shadow follows the exact
    bit-vector expressions of t (and of %ctaid). It records every guard that depends on t (branches,
@@ -279,9 +282,10 @@ class LoopSummariser:
         # period on, decisions) is the same. One that does not hold leaves no trace (no note, no attempt counted,
         # no failed early guess, the history kept): the boundaries go on as without it, this one the anchor.
         # gemm_accumulate sm_100a (period 12, state repeating from iteration 7): from iteration 13, 25 before
-        spec = [p for p in even if anchor and p >= EARLY_PERIOD_MIN and len(hist) <= 2 * p]
-        if spec and hist[-1 - min(spec)].canon is None:
-            p = min(spec)
+        # Only where that period is the shortest even one: a shorter one (a period-2 loop, which is also even over
+        # 4) is compared as before (attention_tma on sm_120: period 2, not a speculative 4)
+        p = min(even) if anchor else 0
+        if p >= EARLY_PERIOD_MIN and len(hist) <= 2 * p and hist[-1 - p].canon is None:
             self._start(b, head, k, p, snap, even[p], early=True, latch=pc, speculative=True)
 
     def _snapshot(self, b, head: int, k: int) -> tuple[_Boundary, list[_Boundary]]:
