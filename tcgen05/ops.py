@@ -336,6 +336,14 @@ class MmaFootprint:
     scales: tuple[ScaleCells, ...] = ()  # scale_A, scale_B (block-scaled kinds)
 
 
+#: `mma_footprint`'s shared-memory bytes of an operand, by everything they are a function of (the CTA's shared-memory
+#: size, the descriptor's 64 bits, rows, K, type, major-ness, container): a K loop's MMAs cycle through a few stages'
+#: descriptors, and listing the bytes (the descriptor's layout and swizzle, then np.unique) was about 0.6 s of the
+#: sm_100a GEMMs' checks at the bench instance (704 operands, a dozen distinct). Read-only arrays.
+_SMEM_BYTES: dict[tuple, np.ndarray] = {}
+SMEM_BYTES_KEPT = 1024  # entries kept before the cache starts again
+
+
 def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int, enable_input_d: bool,
                   smem_size: int, ins: A.Instruction | None, scaled: ScaleOperands | None = None) -> MmaFootprint:
     """The footprint of one dense cta_group::1 tcgen05.mma, every operand validated (descriptor
@@ -347,9 +355,17 @@ def mma_footprint(idesc: InstrDescriptor, d_addr: int, a: AOperand, b_desc: int,
     d_lane, d_col = _d_origin(idesc, d_addr, ins)
 
     def smem_bytes(raw: int, rows: int, ty: str, k_major: bool) -> np.ndarray:
-        addr = operand_addresses_checked(smem_size, decode_smem_desc(raw), rows, k, ty, k_major, ins,
-                                         operand_container(idesc.kind, ty))
-        return np.unique(addr.reshape(-1))
+        container = operand_container(idesc.kind, ty)
+        key = (smem_size, raw & ((1 << 64) - 1), rows, k, ty, k_major, container)
+        got = _SMEM_BYTES.get(key)
+        if got is None:  # a refused operand raises here on every call (nothing is kept for it)
+            addr = operand_addresses_checked(smem_size, decode_smem_desc(raw), rows, k, ty, k_major, ins, container)
+            got = np.unique(addr.reshape(-1))
+            got.flags.writeable = False
+            if len(_SMEM_BYTES) >= SMEM_BYTES_KEPT:
+                _SMEM_BYTES.clear()
+            _SMEM_BYTES[key] = got
+        return got
 
     _check_a_lane(idesc, a, d_lane, ins)
     a_smem = None if a.in_tmem else smem_bytes(a.value, m, idesc.atype, not idesc.transpose_a)

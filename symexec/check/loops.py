@@ -13,6 +13,9 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
 1. Period: the canonical state (`Canon`) at iteration boundaries k-P and k is equal, and every
    live register (one read before it is written on some path from the head, `live_in`) that does
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
+   This only picks k, P and D (guesses: 3 below decides). With P >= 3 guessed from one period of
+   history (`_deltas_early`), the proof also starts, speculatively, at the first boundary where P is
+   guessed, before any repetition is seen; one that does not hold there leaves no trace.
 2. One period run as a function of the period index t (grid_shadow.LoopProof): each such register
    starts as its value at k plus t*D, every other one as its value; the shadow follows the exact
    bit-vector expressions of t (and of %ctaid). It records every guard that depends on t (branches,
@@ -147,6 +150,8 @@ class _Attempt:
     early: bool = False  # D guessed by `_deltas_early`
     held: dict[str, object] = field(default_factory=dict)
     latch: int = -1  # the back edge whose arrival started it  # the shadow's state of the other live registers at the start
+    speculative: bool = False  # started at an anchor, no repetition seen yet (`on_back_edge`): if it does not hold,
+    # the run goes on as if it had not been tried
 
 
 @dataclass(frozen=True)
@@ -208,9 +213,18 @@ class LoopSummariser:
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
-            if k == proof.start + proof.period:
-                self._finish(b, g, k)
-            return
+            if k != proof.start + proof.period:
+                if proof.speculative:  # its boundaries are kept as without it, should it not hold
+                    if self._ineligible(b, g, proving=True) is not None:
+                        self._history.pop(head, None)
+                    else:
+                        self._snapshot(b, head, k)
+                return
+            held = len(self.summaries)
+            self._finish(b, g, k)
+            if not proof.speculative or len(self.summaries) > held:
+                return
+            # a speculative proof that did not hold: this boundary is taken as without it, below
         why = self._ineligible(b, g)
         if why is not None:
             self._history.pop(head, None)
@@ -219,15 +233,7 @@ class LoopSummariser:
             return
         live = self._live_in(b.prog, head)
         needed = self._wgmma_needed(b.prog, head)
-        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None,
-                         Canon.early_key(b, self.state, needed))
-        hist = self._history.setdefault(head, [])
-        hist.append(snap)
-        del hist[:-(2 * PERIOD_MAX + 1)]
-        for h in hist[:-(PERIOD_MAX + 1)]:
-            # kept for their registers (`_deltas` looks 2 periods back); a canonical state is compared only up to
-            # PERIOD_MAX boundaries back, below, and is the bulk of a boundary's memory (gemm_fp8 sm_90a: ~20 MiB)
-            h.canon = None
+        snap, hist = self._snapshot(b, head, k)
         # the registers first: the canonical state costs far more. A period p's change per period D is taken
         # from the boundaries p and 2p back where they advance evenly (`_deltas`); while the history is
         # shorter than 2p (a period of 12, lcm of a 3-stage ring and barriers of alternating parity: 24
@@ -269,6 +275,33 @@ class LoopSummariser:
             if hist[-1 - p].canon == snap.canon:
                 self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p, latch=pc)
                 return
+        # An anchor of a period guessed from one period of history (`_deltas_early`, p >= EARLY_PERIOD_MIN): the
+        # proof starts here, before its state is seen to repeat (its first comparison, p boundaries on, is the
+        # proof's own: 3 above, at the end of the period followed, against this state). The repetition p back is
+        # only what picks the moment and the period, not part of the argument: the proof (closure, the state one
+        # period on, decisions) is the same. One that does not hold leaves no trace (no note, no attempt counted,
+        # no failed early guess, the history kept): the boundaries go on as without it, this one the anchor.
+        # gemm_accumulate sm_100a (period 12, state repeating from iteration 7): from iteration 13, 25 before
+        # Only where that period is the shortest even one: a shorter one (a period-2 loop, which is also even over
+        # 4) is compared as before (attention_tma on sm_120: period 2, not a speculative 4)
+        p = min(even) if anchor else 0
+        if p >= EARLY_PERIOD_MIN and len(hist) <= 2 * p and hist[-1 - p].canon is None:
+            self._start(b, head, k, p, snap, even[p], early=True, latch=pc, speculative=True)
+
+    def _snapshot(self, b, head: int, k: int) -> tuple[_Boundary, list[_Boundary]]:
+        """Boundary k of the loop at `head` (its live registers and `Canon.early_key`), added to its history."""
+        live = self._live_in(b.prog, head)
+        needed = self._wgmma_needed(b.prog, head)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None,
+                         Canon.early_key(b, self.state, needed))
+        hist = self._history.setdefault(head, [])
+        hist.append(snap)
+        del hist[:-(2 * PERIOD_MAX + 1)]
+        for h in hist[:-(PERIOD_MAX + 1)]:
+            # kept for their registers (`_deltas` looks 2 periods back); a canonical state is compared only up to
+            # PERIOD_MAX boundaries back, below, and is the bulk of a boundary's memory (gemm_fp8 sm_90a: ~20 MiB)
+            h.canon = None
+        return snap, hist
 
     @staticmethod
     def _same_loop(prog, proof: _Attempt, head: int, latch: int) -> bool:
@@ -382,20 +415,24 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False, latch: int = -1) -> None:
+               early: bool = False, latch: int = -1, speculative: bool = False) -> None:
         self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
-                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch)
+                               {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
+                               speculative)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
         the loop cannot be summarised at all (it writes global memory, say): no more attempts."""
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
+        if proof is not None and proof.speculative:  # as if not tried (`on_back_edge`)
+            self._attempts[proof.head] -= 1
+            return
         if proof is not None:
             self._history.pop(proof.head, None)
             if proof.early:  # a failed early guess is not made again at this head (it costs attempts)

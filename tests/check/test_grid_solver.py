@@ -36,6 +36,7 @@ def test_row_pitch_overlap_is_refuted_over_the_integers() -> None:
     assert grid._has_mul(s.assertions())
     assert grid._int_check(grid._ints(s.assertions()), grid.INT_FIRST_RLIMIT, grid.Z3_QUICK_MS) == z3.unsat
     assert grid._check(s) == z3.unsat
+    grid._UNSAT.clear()  # the quick route itself, not the answer kept from the check above
     assert grid._check(s, quick=True) == z3.unsat
 
 
@@ -60,3 +61,24 @@ def test_the_answer_is_the_brute_force_one(ctas: int, pitch: int, q_hi: int, siz
     assert grid._check(s) == (z3.sat if meets else z3.unsat)
     if meets:
         assert grid._check(s, quick=True) != z3.unsat
+    again, _ = _overlap_query(ctas, pitch, q_hi, size)  # the same query again: an unsat one from `_UNSAT`
+    assert grid._check(again) == (z3.sat if meets else z3.unsat)
+
+
+def test_an_unsat_query_asked_again_is_answered_without_a_search(monkeypatch) -> None:
+    # the same assertions (hash-consed: the same AST ids) on a new solver: unsat from `_UNSAT`; a sat query is
+    # searched each time (its caller reads the model), and one more assertion makes a query of its own
+    s, _ = _overlap_query(8192, 2 * 128256, 127992, 16)
+    assert grid._check(s) == z3.unsat
+    calls = []
+    real = grid._check_once
+    monkeypatch.setattr(grid, "_check_once", lambda q, quick=False: calls.append(q) or real(q, quick))
+    again, _ = _overlap_query(8192, 2 * 128256, 127992, 16)
+    assert grid._check(again) == z3.unsat and grid._check(again, quick=True) == z3.unsat and not calls
+    sat, (c1, c2, _, _) = _overlap_query(8192, 2 * 128256, 128256, 16)
+    for _ in range(2):
+        assert grid._check(sat) == z3.sat
+        assert sat.model().eval(c1 != c2, model_completion=True)
+    assert len(calls) == 2
+    sat.add(c1 == c2)  # no longer the query that was sat: searched, unsat (c1 != c2 is asserted)
+    assert grid._check(sat) == z3.unsat and len(calls) == 3

@@ -294,6 +294,29 @@ def test_loop_summary_starts_from_one_period_of_history() -> None:
     assert not r.stats.get("loops_summarised")
 
 
+def test_speculative_proof_at_the_anchor_holds_or_leaves_no_trace(tmp_path) -> None:
+    """A period of 3 guessed from one period of history starts its proof at once, at the anchor (the boundary of
+    the first full state, iteration 4), not one period later where the state is first seen to repeat (7): the
+    ring of 3 shared stages without its warm-up store. With the warm-up (a store guarded by i < 5, a decision that
+    changes one period on) that proof does not hold and leaves no trace: the summary and the notes are as
+    without it (main: from 11, no note), and the late missing barrier of the twin is still found."""
+    ok = (REGRESSION / "loop_ring3_warmup_ok.ptx").read_text()
+    warm = "\tsetp.lt.u32 %p7, %r20, 5;\n\t@%p7 st.shared.u32 [%r11], %r21;\n"
+    assert warm in ok
+    plain = tmp_path / "ring3.ptx"
+    plain.write_text(ok.replace(warm, ""))
+    r = check_file(plain)
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and (s["period"], s["from_iteration"], s["iterations_skipped"]) == (3, 4, 39), s
+    r = check_file(REGRESSION / "loop_ring3_warmup_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and (s["period"], s["from_iteration"]) == (3, 11) and not r.notes, (s, r.notes)
+    r = check_file(REGRESSION / "loop_ring3_warmup_late_missing_barrier_race.ptx")
+    assert r.verdict == "race" and "not ordered by any barrier" in r.findings[0].message
+    assert r.notes == [f"loop at {REGRESSION / 'loop_ring3_warmup_late_missing_barrier_race.ptx'}:39:2 not summarised: "
+                       "the loop ended within the period followed"], r.notes
+
+
 def test_early_period_guess_follows_repeating_and_linear_registers() -> None:
     """`_deltas_early`: a register that repeats after P iterations (a stage index, a parity) changes by 0, one
     that moves the same amount every iteration by P times it; one that does neither gives no guess."""

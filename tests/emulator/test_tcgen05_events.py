@@ -654,3 +654,31 @@ def test_m64_data_path_lane_alignment():
     m128 = decode_instr_desc(encode_instr_desc("f16", 128, 32, "f16", "f16"), "f16")
     with pytest.raises(UndefinedBehavior, match="not a data-path lane alignment"):
         ops.mma_footprint(m128, 16 << 16, ops.AOperand(False, bdesc), bdesc, False, 8192, None)
+
+
+def test_mma_footprint_operand_bytes_kept_by_descriptor():
+    # the shared-memory bytes of an operand are kept by what they are a function of (ops._SMEM_BYTES): a second
+    # footprint of the same descriptors is the same bytes, read-only; another descriptor, CTA size or K gets its own;
+    # a descriptor that reaches past the CTA's shared memory is refused on every call, whatever was kept before
+    from tcgen05.descriptors import decode_instr_desc
+
+    ops._SMEM_BYTES.clear()
+    idesc = decode_instr_desc(encode_instr_desc("f16", 128, 64, "f16", "f16"), "f16")
+    adesc, bdesc = encode_smem_desc(0, 16, 1024, swizzle=2), encode_smem_desc(16384, 16, 1024, swizzle=2)
+
+    def fresh(raw: int, rows: int, size: int, k: int = 16) -> np.ndarray:
+        return np.unique(ops.operand_addresses_checked(size, decode_smem_desc(raw), rows, k, "f16", True, None))
+
+    fp = ops.mma_footprint(idesc, 0, ops.AOperand(False, adesc), bdesc, False, 32768, None)
+    again = ops.mma_footprint(idesc, 0, ops.AOperand(False, adesc), bdesc, False, 32768, None)
+    assert again.a_smem is fp.a_smem and again.b_smem is fp.b_smem
+    assert not fp.a_smem.flags.writeable and not fp.b_smem.flags.writeable
+    assert (fp.a_smem == fresh(adesc, 128, 32768)).all() and (fp.b_smem == fresh(bdesc, 64, 32768)).all()
+    other = encode_smem_desc(8192, 16, 1024, swizzle=2)
+    fo = ops.mma_footprint(idesc, 0, ops.AOperand(False, other), bdesc, False, 32768, None)
+    assert (fo.a_smem == fresh(other, 128, 32768)).all() and not np.array_equal(fo.a_smem, fp.a_smem)
+    for _ in range(2):  # B at 16384.. is outside a 16 KiB CTA: refused each time, after the 32 KiB footprint was kept
+        with pytest.raises(UndefinedBehavior, match="beyond the"):
+            ops.mma_footprint(idesc, 0, ops.AOperand(False, adesc), bdesc, False, 16384, None)
+    assert (ops.mma_footprint(idesc, 0, ops.AOperand(False, adesc), bdesc, False, 24576, None).b_smem
+            == fresh(bdesc, 64, 24576)).all()
