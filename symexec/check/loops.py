@@ -244,6 +244,8 @@ class LoopSummariser:
             if len(hist) > 2 * p:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
                 deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
+            elif p == 1 and len(hist) == 2:
+                deltas = self._deltas_first(b, hist[-2], snap) if early_ok else None
             else:
                 deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
@@ -252,20 +254,24 @@ class LoopSummariser:
         # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
         # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are
-        if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
+        # (a loop's first boundary has nothing to compare with: it is the anchor of a period-1 guess, below)
+        first = len(hist) == 1 and early_ok
+        if not first and not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         # and only where it can be compared now (some period's registers advance evenly and the boundary p back
         # has a full state), or as an anchor for a later comparison: where some period is even and no boundary up
         # to the shortest even period back has one (a period-1 loop: every boundary, as before; gemm_fp16
         # sm_100a, period 12: an anchor at 13, compared at 25). No full state is taken between an anchor and its
         # comparison (each was ~0.15 s there, 13 of them before the proof on main)
-        # A period-1 loop's registers can first be compared at its third boundary (`_deltas`: 2 periods back); its
-        # second is its anchor already, so that the proof starts at the third, not the fourth (dion_update: every
-        # run iteration of an inner loop of 1360 instructions, and of an outer loop around it, ~20% of its check)
+        # A period-1 loop is guessed from its first two boundaries (`_deltas_first`), its first boundary the anchor,
+        # so that its proof follows its third iteration, not its fifth (dion_update: every run iteration of an inner
+        # loop of 1360 instructions, and of the outer loop around it, ~1/3 of its check); where that guess failed
+        # at this head, its registers can first be compared at its third boundary (`_deltas`: 2 periods back),
+        # and its second is the anchor
         second = not even and len(hist) == 2 and hist[0].arrival == snap.arrival - 1
         partner = any(hist[-1 - p].canon is not None for p in even)
         window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
-        anchor = (bool(even) or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
+        anchor = (bool(even) or first or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
         if not (partner or anchor):
             return
         snap.canon = Canon(b, self.state, live, needed).key
@@ -348,6 +354,30 @@ class LoopSummariser:
                 return None
             if d2[alive].any():
                 out[r] = np.where(alive, d2, 0).astype(np.uint64)
+        return out
+
+    def _deltas_first(self, b, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change D over the one iteration from m to z (the
+        loop's first two boundaries), for a period of 1; None where a predicate changed. A guess like
+        `_deltas_early`'s: the closure (3 in the module docstring) proves D by induction over the periods,
+        whatever boundaries it was read from."""
+        out = {}
+        tr = self.state.tracker
+        alive = b.alive
+        for r, vz in z.regs.items():
+            vm = m.regs.get(r)
+            if vm is None:
+                return None
+            w = _followed_width(b, tr, r, alive)
+            if w is None:
+                continue  # data: its bits are not followed
+            if w == 1:
+                if not np.array_equal(vm, vz):
+                    return None
+                continue
+            d = np.broadcast_to((vz.astype(np.uint64) - vm.astype(np.uint64)) & _width_mask(w), alive.shape)
+            if d[alive].any():
+                out[r] = np.where(alive, d, 0).astype(np.uint64)
         return out
 
     def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:

@@ -861,3 +861,16 @@ def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
     monkeypatch.setattr(loopsmod.Canon, "__init__", check)
     check_file(REGRESSION / "loop_shared_staging_ok.ptx")
     assert checked
+
+
+def test_period_one_guessed_from_the_first_two_boundaries() -> None:
+    """A period-1 loop's step is guessed from its first two boundaries (loops.py `_deltas_first`, the first one
+    the anchor of the canonical state), so its proof follows iteration 2, not 4 (dion_update: 1360 instructions an
+    inner iteration). The guess is a guess: a pointer whose step grows (linear over the first two boundaries,
+    quadratic after) fails the closure and the loop runs in full, its late out-of-bounds store found."""
+    r = check_file(REGRESSION / "loop_first_two_boundaries_linear_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["from_iteration"] == 2 and s["iterations_skipped"] == 12, s
+    r = check_file(REGRESSION / "loop_first_two_boundaries_quadratic_late_oob.ptx")
+    assert r.verdict == "out_of_bounds" and "out[4224]" in r.findings[0].message
+    assert not r.stats.get("loops_summarised") and any("not its start value plus" in n for n in r.notes), r.notes
