@@ -147,6 +147,7 @@ class _Attempt:
     early: bool = False  # D guessed by `_deltas_early`
     held: dict[str, object] = field(default_factory=dict)
     latch: int = -1  # the back edge whose arrival started it  # the shadow's state of the other live registers at the start
+    first: bool = False  # D guessed by `_deltas_first` (period 1, from the loop's first two boundaries)
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,8 @@ class LoopSummariser:
         self._proof: _Attempt | None = None
         self._ident = 0
         self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
+        self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
+        self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -192,6 +195,15 @@ class LoopSummariser:
         self.shadow.reconverge_at(head, g.mask)
         k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
         proof = self._proof
+        if proof is not None and head != proof.head and proof.latch >= 0 \
+                and pc not in b.prog.loop_body(proof.head, proof.latch):
+            # the back edge of a loop after the proof's (outside its natural loop): the proof's loop ended within
+            # the period followed, which ran concretely, as t = 0 (as `finish` at the end of the run), and this back
+            # edge is recorded as any other (a loop of up to 4 iterations, whose proof started at its third with a
+            # guess from its first two boundaries, kept the K loop after it from being summarised at all)
+            self._abandon("the loop ended within the period followed")
+            self._resume = False
+            proof = None
         if proof is not None:
             if head != proof.head:
                 # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
@@ -208,9 +220,12 @@ class LoopSummariser:
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
-            if k == proof.start + proof.period:
-                self._finish(b, g, k)
-            return
+            if k != proof.start + proof.period:
+                return
+            self._finish(b, g, k)
+            if not self._resume:
+                return
+            self._resume = False
         why = self._ineligible(b, g)
         if why is not None:
             self._history.pop(head, None)
@@ -245,7 +260,7 @@ class LoopSummariser:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
                 deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
             elif p == 1 and len(hist) == 2:
-                deltas = self._deltas_first(b, hist[-2], snap) if early_ok else None
+                deltas = self._deltas_first(b, hist[-2], snap) if head not in self._first_tried else None
             else:
                 deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
@@ -255,7 +270,7 @@ class LoopSummariser:
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
         # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are
         # (a loop's first boundary has nothing to compare with: it is the anchor of a period-1 guess, below)
-        first = len(hist) == 1 and early_ok
+        first = len(hist) == 1 and head not in self._first_tried
         if not first and not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         # and only where it can be compared now (some period's registers advance evenly and the boundary p back
@@ -277,7 +292,8 @@ class LoopSummariser:
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p, latch=pc)
+                guess = len(hist) <= 2 * p
+                self._start(b, head, k, p, snap, deltas, early=guess and p > 1, first=guess and p == 1, latch=pc)
                 return
 
     @staticmethod
@@ -315,6 +331,7 @@ class LoopSummariser:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
         if self._proof is not None:
             self._abandon("the loop ended within the period followed")
+            self._resume = False
 
     # ------------------------------------------------------------------ the proof
     def _ineligible(self, b, g, proving: bool = False) -> str | None:
@@ -416,14 +433,16 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False, latch: int = -1) -> None:
-        self._attempts[head] = self._attempts.get(head, 0) + 1
+               early: bool = False, first: bool = False, latch: int = -1) -> None:
+        if not first:  # a first-boundaries guess that fails costs no attempt (`_abandon`)
+            self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch)
+        self._proof.first = first
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -431,7 +450,14 @@ class LoopSummariser:
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
         if proof is not None:
-            self._history.pop(proof.head, None)
+            if proof.first and not final:
+                # a failed guess from the first two boundaries keeps the history (the period ran concretely, as
+                # any iteration; its end is recorded as the next boundary: `on_back_edge`) and costs no attempt, so
+                # the loop's other periods are found as before it was made (attention_tma's period 2, say)
+                self._first_tried.add(proof.head)
+                self._resume = True
+            else:
+                self._history.pop(proof.head, None)
             if proof.early:  # a failed early guess is not made again at this head (it costs attempts)
                 self._early_tried.add(proof.head)
             if final:
@@ -505,7 +531,8 @@ class LoopSummariser:
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
-        self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
+        if not proof.first:
+            self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
