@@ -269,29 +269,30 @@ class LoopSummariser:
         # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
         # some boundary up to PERIOD_MAX back. Full states can be equal only where early parts are
-        # (a loop's first boundary has nothing to compare with: it is the anchor of a period-1 guess, below)
-        first = len(hist) == 1 and head not in self._first_tried
-        if not first and not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
+        if not any(h.early == snap.early for h in hist[-1 - PERIOD_MAX:-1]):
             return
         # and only where it can be compared now (some period's registers advance evenly and the boundary p back
         # has a full state), or as an anchor for a later comparison: where some period is even and no boundary up
         # to the shortest even period back has one (a period-1 loop: every boundary, as before; gemm_fp16
         # sm_100a, period 12: an anchor at 13, compared at 25). No full state is taken between an anchor and its
         # comparison (each was ~0.15 s there, 13 of them before the proof on main)
-        # A period-1 loop is guessed from its first two boundaries (`_deltas_first`), its first boundary the anchor,
-        # so that its proof follows its third iteration, not its fifth (dion_update: every run iteration of an inner
-        # loop of 1360 instructions, and of the outer loop around it, ~1/3 of its check); where that guess failed
-        # at this head, its registers can first be compared at its third boundary (`_deltas`: 2 periods back),
-        # and its second is the anchor
+        # A period-1 loop is guessed from its first two boundaries (`_deltas_first`) and its proof started at the
+        # second without a full state at the first (one more per loop entered; attention_tma's cost ~0.4-1.5 s on
+        # sm_90a): whether the state repeats is the proof's own test (3 in the module docstring, at its end), the
+        # comparison before it only saves proofs bound to fail. Its proof then follows its third iteration, not its
+        # fifth (dion_update: every run iteration of an inner loop of 1360 instructions, and of the outer loop
+        # around it, ~1/3 of its check). Where that guess failed at this head, its registers can first be compared
+        # at its third boundary (`_deltas`: 2 periods back), and its second is the anchor
+        guess = 1 in even and len(hist) == 2
         second = not even and len(hist) == 2 and hist[0].arrival == snap.arrival - 1
         partner = any(hist[-1 - p].canon is not None for p in even)
         window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
-        anchor = (bool(even) or first or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
-        if not (partner or anchor):
+        anchor = (bool(even) or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
+        if not (partner or anchor or guess):
             return
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
-            if hist[-1 - p].canon == snap.canon:
+            if hist[-1 - p].canon == snap.canon or (p == 1 and guess):
                 guess = len(hist) <= 2 * p
                 self._start(b, head, k, p, snap, deltas, early=guess and p > 1, first=guess and p == 1, latch=pc)
                 return
