@@ -181,6 +181,7 @@ class LoopSummariser:
         self._ident = 0
         self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
         self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
+        self._first_notes: dict[int, str] = {}  # why it failed, per head (a note only if never summarised)
         self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
 
     # ------------------------------------------------------------------ the machine's hook
@@ -217,11 +218,13 @@ class LoopSummariser:
                     # iterations run in full); the proof attempts at that head go on
                     self._abandon(f"another loop (head at {self._where(head)}) runs inside the period ({why})",
                                   final=True)
+                    self._resume = False
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
             if k != proof.start + proof.period:
                 return
+            self._resume = False
             self._finish(b, g, k)
             if not self._resume:
                 return
@@ -333,6 +336,11 @@ class LoopSummariser:
         if self._proof is not None:
             self._abandon("the loop ended within the period followed")
             self._resume = False
+        held = {s.head_pc for s in self.summaries}
+        for head, note in self._first_notes.items():
+            if head not in held and note not in self.notes:
+                self.notes.append(note)
+        self._first_notes.clear()
 
     # ------------------------------------------------------------------ the proof
     def _ineligible(self, b, g, proving: bool = False) -> str | None:
@@ -450,6 +458,10 @@ class LoopSummariser:
         the loop cannot be summarised at all (it writes global memory, say): no more attempts."""
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
+        if proof is not None and proof.first:
+            # a period-1 guess from the first two boundaries: what failed may be the guess itself (a stage index
+            # of a longer period taken to move by D, a shared address then depending on t): never final
+            final = False
         if proof is not None:
             if proof.first and not final:
                 # a failed guess from the first two boundaries keeps the history (the period ran concretely, as
@@ -464,7 +476,9 @@ class LoopSummariser:
             if final:
                 self._attempts[proof.head] = MAX_ATTEMPTS
             note = f"loop at {self._where(proof.head)} not summarised: {why}"
-            if note not in self.notes:
+            if proof.first:  # said at the end of the run only where the loop was never summarised (`finish`)
+                self._first_notes.setdefault(proof.head, note)
+            elif note not in self.notes:
                 self.notes.append(note)
 
     def _finish(self, b, g, k: int) -> None:
