@@ -13,6 +13,10 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
 1. Period: the canonical state (`Canon`) at iteration boundaries k-P and k is equal, and every
    live register (one read before it is written on some path from the head, `live_in`) that does
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
+   D is a guess that 3 proves (by induction over the periods), so it may come from less history: for P >= 3
+   from the boundary P back (`_deltas_early`), for P = 1 from the loop's first two boundaries
+   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them). Such
+   a guess that fails is not final, keeps the history and costs no attempt.
 2. One period run as a function of the period index t (grid_shadow.LoopProof): each such register
    starts as its value at k plus t*D, every other one as its value; the shadow follows the exact
    bit-vector expressions of t (and of %ctaid). It records every guard that depends on t (branches,
