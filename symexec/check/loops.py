@@ -473,6 +473,11 @@ class LoopSummariser:
                 # the loop's other periods are found as before it was made (attention_tma's period 2, say)
                 self._first_tried.add(proof.head)
                 self._resume = True
+                hist = self._history.get(proof.head)
+                if hist and hist[-1].arrival == proof.start:
+                    # and its full state (taken without a partner) is dropped: the history is then what it was
+                    # without the guess (attention_tma sm_120's period 2 was found as 4, against that state)
+                    hist[-1].canon = None
             else:
                 self._history.pop(proof.head, None)
             if proof.early:  # a failed early guess is not made again at this head (it costs attempts)
