@@ -258,6 +258,10 @@ class LoopSummariser:
         # that failed is not made again at this head (it would cost attempts, MAX_ATTEMPTS)
         even = {}
         early_ok = head not in self._early_tried
+        # a period-1 loop proved from its second or third boundary (below) only where its back edge is taken alike in
+        # every CTA: one on %ctaid, the sizes or data starts as on main (`_trip_patterns` in grid.py reads which
+        # CTAs leave before the summary: starting earlier made period-2 early leavers fall back to enumeration)
+        soon = self._uniform_back_edge(b, ins)
         for p in range(1, PERIOD_MAX + 1):
             if len(hist) <= p:
                 break
@@ -267,7 +271,7 @@ class LoopSummariser:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
                 deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
             elif p == 1 and len(hist) == 2:
-                deltas = self._deltas_first(b, hist[-2], snap) if head not in self._first_tried else None
+                deltas = self._deltas_first(b, hist[-2], snap) if soon and head not in self._first_tried else None
             else:
                 deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
@@ -291,7 +295,7 @@ class LoopSummariser:
         # around it, ~1/3 of its check). Where that guess failed at this head, its registers can first be compared
         # at its third boundary (`_deltas`: 2 periods back), and its second is the anchor
         guess = 1 in even and len(hist) == 2
-        second = not even and len(hist) == 2 and hist[0].arrival == snap.arrival - 1
+        second = soon and not even and len(hist) == 2 and hist[0].arrival == snap.arrival - 1
         partner = any(hist[-1 - p].canon is not None for p in even)
         window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
         anchor = (bool(even) or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
@@ -334,6 +338,19 @@ class LoopSummariser:
         if t is not None and (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any():
             return "its back edge depends on data"
         return None
+
+    def _uniform_back_edge(self, b, ins: A.Instruction) -> bool:
+        """Is the back edge `ins` unguarded, or its guard followed by the shadow as independent of %ctaid, the
+        sizes and data?"""
+        if ins.guard is None:
+            return True
+        st = self.shadow.state(A.Sym(ins.guard.pred))
+        if st is TOP:
+            return False
+        if st is not None and leaves(st.expr if isinstance(st, Sv) else st, ("c", "s", "g", "d", "q")):
+            return False
+        t = self.state.tracker.reg_taint.get(ins.guard.pred)
+        return t is None or not (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any()
 
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
