@@ -13,9 +13,12 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
 1. Period: the canonical state (`Canon`) at iteration boundaries k-P and k is equal, and every
    live register (one read before it is written on some path from the head, `live_in`) that does
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
-   This only picks k, P and D (guesses: 3 below decides). With P >= 3 guessed from one period of
-   history (`_deltas_early`), the proof also starts, speculatively, at the first boundary where P is
-   guessed, before any repetition is seen; one that does not hold there leaves no trace.
+   D is a guess that 3 proves (by induction over the periods), so it may come from less history: for P >= 3
+   from the boundary P back (`_deltas_early`), for P = 1 from the loop's first two boundaries
+   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them). Such
+   a guess that fails is not final, keeps the history and costs no attempt. With P >= 3 guessed from one
+   period of history, the proof also starts, speculatively, at the first boundary where P is guessed, before
+   any repetition is seen; one that does not hold there leaves no trace.
 2. One period run as a function of the period index t (grid_shadow.LoopProof): each such register
    starts as its value at k plus t*D, every other one as its value; the shadow follows the exact
    bit-vector expressions of t (and of %ctaid). It records every guard that depends on t (branches,
@@ -152,6 +155,7 @@ class _Attempt:
     latch: int = -1  # the back edge whose arrival started it  # the shadow's state of the other live registers at the start
     speculative: bool = False  # started at an anchor, no repetition seen yet (`on_back_edge`): if it does not hold,
     # the run goes on as if it had not been tried
+    first: bool = False  # D guessed by `_deltas_first` (period 1, from the loop's first two boundaries)
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,9 @@ class LoopSummariser:
         self._proof: _Attempt | None = None
         self._ident = 0
         self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
+        self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
+        self._first_notes: dict[int, str] = {}  # why it failed, per head (a note only if never summarised)
+        self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -197,6 +204,15 @@ class LoopSummariser:
         self.shadow.reconverge_at(head, g.mask)
         k = self._arrivals[head] = self._arrivals.get(head, 0) + 1
         proof = self._proof
+        if proof is not None and head != proof.head and proof.latch >= 0 \
+                and pc not in b.prog.loop_body(proof.head, proof.latch):
+            # the back edge of a loop after the proof's (outside its natural loop): the proof's loop ended within
+            # the period followed, which ran concretely, as t = 0 (as `finish` at the end of the run), and this back
+            # edge is recorded as any other (a loop of up to 4 iterations, whose proof started at its third with a
+            # guess from its first two boundaries, kept the K loop after it from being summarised at all)
+            self._abandon("the loop ended within the period followed")
+            self._resume = False
+            proof = None
         if proof is not None:
             if head != proof.head:
                 # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
@@ -210,6 +226,7 @@ class LoopSummariser:
                     # iterations run in full); the proof attempts at that head go on
                     self._abandon(f"another loop (head at {self._where(head)}) runs inside the period ({why})",
                                   final=True)
+                    self._resume = False
                 # else: a backward jump that closes no loop (code laid out after its join): a branch
                 # like any other, its guard recorded by the shadow
                 return
@@ -220,9 +237,12 @@ class LoopSummariser:
                     else:
                         self._snapshot(b, head, k)
                 return
+            self._resume = False
             held = len(self.summaries)
             self._finish(b, g, k)
-            if not proof.speculative or len(self.summaries) > held:
+            if self._resume:  # a failed first-boundaries guess: this boundary is recorded as any other, below
+                self._resume = False
+            elif not proof.speculative or len(self.summaries) > held:
                 return
             # a speculative proof that did not hold: this boundary is taken as without it, below
         why = self._ineligible(b, g)
@@ -242,6 +262,10 @@ class LoopSummariser:
         # that failed is not made again at this head (it would cost attempts, MAX_ATTEMPTS)
         even = {}
         early_ok = head not in self._early_tried
+        # a period-1 loop proved from its second or third boundary (below) only where its back edge is taken alike in
+        # every CTA: one on %ctaid, the sizes or data starts as on main (`_trip_patterns` in grid.py reads which
+        # CTAs leave before the summary: starting earlier made period-2 early leavers fall back to enumeration)
+        soon = self._uniform_back_edge(b, ins)
         for p in range(1, PERIOD_MAX + 1):
             if len(hist) <= p:
                 break
@@ -250,6 +274,8 @@ class LoopSummariser:
             if len(hist) > 2 * p:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
                 deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
+            elif p == 1 and len(hist) == 2:
+                deltas = self._deltas_first(b, hist[-2], snap) if soon and head not in self._first_tried else None
             else:
                 deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
@@ -265,15 +291,25 @@ class LoopSummariser:
         # to the shortest even period back has one (a period-1 loop: every boundary, as before; gemm_fp16
         # sm_100a, period 12: an anchor at 13, compared at 25). No full state is taken between an anchor and its
         # comparison (each was ~0.15 s there, 13 of them before the proof on main)
+        # A period-1 loop is guessed from its first two boundaries (`_deltas_first`) and its proof started at the
+        # second without a full state at the first (one more per loop entered; attention_tma's cost ~0.4-1.5 s on
+        # sm_90a): whether the state repeats is the proof's own test (3 in the module docstring, at its end), the
+        # comparison before it only saves proofs bound to fail. Its proof then follows its third iteration, not its
+        # fifth (dion_update: every run iteration of an inner loop of 1360 instructions, and of the outer loop
+        # around it, ~1/3 of its check). Where that guess failed at this head, its registers can first be compared
+        # at its third boundary (`_deltas`: 2 periods back), and its second is the anchor
+        guess = 1 in even and len(hist) == 2
+        second = soon and not even and len(hist) == 2 and hist[0].arrival == snap.arrival - 1
         partner = any(hist[-1 - p].canon is not None for p in even)
         window = min(even) if even else PERIOD_MAX  # a period-1 loop: every boundary, as a comparison one later
-        anchor = bool(even) and not any(h.canon is not None for h in hist[-1 - window:-1])
-        if not (partner or anchor):
+        anchor = (bool(even) or second) and not any(h.canon is not None for h in hist[-1 - window:-1])
+        if not (partner or anchor or guess):
             return
         snap.canon = Canon(b, self.state, live, needed).key
         for p, deltas in even.items():
-            if hist[-1 - p].canon == snap.canon:
-                self._start(b, head, k, p, snap, deltas, early=len(hist) <= 2 * p, latch=pc)
+            if hist[-1 - p].canon == snap.canon or (p == 1 and guess):
+                guess = len(hist) <= 2 * p
+                self._start(b, head, k, p, snap, deltas, early=guess and p > 1, first=guess and p == 1, latch=pc)
                 return
         # An anchor of a period guessed from one period of history (`_deltas_early`, p >= EARLY_PERIOD_MIN): the
         # proof starts here, before its state is seen to repeat (its first comparison, p boundaries on, is the
@@ -284,7 +320,7 @@ class LoopSummariser:
         # gemm_accumulate sm_100a (period 12, state repeating from iteration 7): from iteration 13, 25 before
         # Only where that period is the shortest even one: a shorter one (a period-2 loop, which is also even over
         # 4) is compared as before (attention_tma on sm_120: period 2, not a speculative 4)
-        p = min(even) if anchor else 0
+        p = min(even) if anchor and even else 0  # an anchor may be a period-1 loop's second boundary alone
         if p >= EARLY_PERIOD_MIN and len(hist) <= 2 * p and hist[-1 - p].canon is None:
             self._start(b, head, k, p, snap, even[p], early=True, latch=pc, speculative=True)
 
@@ -334,10 +370,29 @@ class LoopSummariser:
             return "its back edge depends on data"
         return None
 
+    def _uniform_back_edge(self, b, ins: A.Instruction) -> bool:
+        """Is the back edge `ins` unguarded, or its guard followed by the shadow as independent of %ctaid, the
+        sizes and data?"""
+        if ins.guard is None:
+            return True
+        st = self.shadow.state(A.Sym(ins.guard.pred))
+        if st is TOP:
+            return False
+        if st is not None and leaves(st.expr if isinstance(st, Sv) else st, ("c", "s", "g", "d", "q")):
+            return False
+        t = self.state.tracker.reg_taint.get(ins.guard.pred)
+        return t is None or not (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any()
+
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
         if self._proof is not None:
             self._abandon("the loop ended within the period followed")
+            self._resume = False
+        held = {s.head_pc for s in self.summaries}
+        for head, note in self._first_notes.items():
+            if head not in held and note not in self.notes:
+                self.notes.append(note)
+        self._first_notes.clear()
 
     # ------------------------------------------------------------------ the proof
     def _ineligible(self, b, g, proving: bool = False) -> str | None:
@@ -379,6 +434,30 @@ class LoopSummariser:
                 out[r] = np.where(alive, d2, 0).astype(np.uint64)
         return out
 
+    def _deltas_first(self, b, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change D over the one iteration from m to z (the
+        loop's first two boundaries), for a period of 1; None where a predicate changed. A guess like
+        `_deltas_early`'s: the closure (3 in the module docstring) proves D by induction over the periods,
+        whatever boundaries it was read from."""
+        out = {}
+        tr = self.state.tracker
+        alive = b.alive
+        for r, vz in z.regs.items():
+            vm = m.regs.get(r)
+            if vm is None:
+                return None
+            w = _followed_width(b, tr, r, alive)
+            if w is None:
+                continue  # data: its bits are not followed
+            if w == 1:
+                if not np.array_equal(vm, vz):
+                    return None
+                continue
+            d = np.broadcast_to((vz.astype(np.uint64) - vm.astype(np.uint64)) & _width_mask(w), alive.shape)
+            if d[alive].any():
+                out[r] = np.where(alive, d, 0).astype(np.uint64)
+        return out
+
     def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
         """Per live register that does not depend on data: its change D from the boundary p back to now, where
         on every live lane it is 0 (the register repeats: a stage index, a barrier's parity) or p times the
@@ -415,15 +494,16 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False, latch: int = -1, speculative: bool = False) -> None:
-        self._attempts[head] = self._attempts.get(head, 0) + 1
+               early: bool = False, first: bool = False, latch: int = -1, speculative: bool = False) -> None:
+        if not first:  # a first-boundaries guess that fails costs no attempt (`_abandon`)
+            self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
-                               speculative)
+                               speculative, first)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -433,14 +513,32 @@ class LoopSummariser:
         if proof is not None and proof.speculative:  # as if not tried (`on_back_edge`)
             self._attempts[proof.head] -= 1
             return
+        if proof is not None and proof.first:
+            # a period-1 guess from the first two boundaries: what failed may be the guess itself (a stage index
+            # of a longer period taken to move by D, a shared address then depending on t): never final
+            final = False
         if proof is not None:
-            self._history.pop(proof.head, None)
+            if proof.first and not final:
+                # a failed guess from the first two boundaries keeps the history (the period ran concretely, as
+                # any iteration; its end is recorded as the next boundary: `on_back_edge`) and costs no attempt, so
+                # the loop's other periods are found as before it was made (attention_tma's period 2, say)
+                self._first_tried.add(proof.head)
+                self._resume = True
+                hist = self._history.get(proof.head)
+                if hist and hist[-1].arrival == proof.start:
+                    # and its full state (taken without a partner) is dropped: the history is then what it was
+                    # without the guess (attention_tma sm_120's period 2 was found as 4, against that state)
+                    hist[-1].canon = None
+            else:
+                self._history.pop(proof.head, None)
             if proof.early:  # a failed early guess is not made again at this head (it costs attempts)
                 self._early_tried.add(proof.head)
             if final:
                 self._attempts[proof.head] = MAX_ATTEMPTS
             note = f"loop at {self._where(proof.head)} not summarised: {why}"
-            if note not in self.notes:
+            if proof.first:  # said at the end of the run only where the loop was never summarised (`finish`)
+                self._first_notes.setdefault(proof.head, note)
+            elif note not in self.notes:
                 self.notes.append(note)
 
     def _finish(self, b, g, k: int) -> None:
@@ -508,7 +606,8 @@ class LoopSummariser:
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
-        self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
+        if not proof.first:
+            self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
@@ -883,8 +982,11 @@ class LoopSummariser:
         got = self._live.get(head)
         if got is None:
             # the whole program's fixpoint once, kept at the loop heads only (every pc's set is tens of MiB)
+            # kept at every head a back edge can reach (the machine calls `on_back_edge` on any backward jump,
+            # also one whose target is no loop header, as Triton's outer loops' latch blocks laid out before their
+            # headers are: dion_update computed the fixpoint 3 times, ~0.4 s each)
             live = live_in(prog)
-            for h in prog.loop_headers:
+            for h in prog.loop_headers | _backward_targets(prog):
                 self._live.setdefault(h, live[h])
             got = self._live[head] = live[head]
         return got
@@ -1051,6 +1153,11 @@ def _successors(prog) -> list[list[int]]:
         else:
             succ.append(nxt)
     return succ
+
+
+def _backward_targets(prog) -> set[int]:
+    """The pcs a backward jump goes to (the heads `on_back_edge` is called with: machine.py)."""
+    return {d for pc, out in enumerate(_successors(prog)) for d in out if d <= pc}
 
 
 def live_in(prog) -> list[set[str]]:
