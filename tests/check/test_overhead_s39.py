@@ -68,27 +68,28 @@ def test_read_windows_keep_what_the_merge_keeps(ops, ctas: int, window: int) -> 
     assert fast == merged, repr((ops, ctas, window))
 
 
-def test_read_window_after_a_write_races_and_a_barrier_orders_it() -> None:
+def _races(ops) -> list:
+    """The races one CTA's trace `ops` leaves (races.WINDOW as the caller set it)."""
+    clocks = Clocks(1, trd.T)
+    detector = RaceDetector(clocks, trd.T)
+    trd._trace(ops, 1, detector, clocks)
+    return detector.races()
+
+
+def test_read_window_after_a_write_races_and_a_barrier_orders_it(monkeypatch) -> None:
     """Thread 1 reads 4 bytes thread 0 wrote, in a window of reads only: a race without a barrier between
     (both bytes' pairs counted), none with one."""
     ops = [("access", 0, 1, races.WRITE, 0, 4, 0, 1, 0, True), ("access", 1, 1, READ, 0, 4, 0, 0, 1, True)]
+    monkeypatch.setattr(races, "WINDOW", 1)
     for barrier, expect in ((False, [(0, races.WRITE, 1, READ, 0, 3, 4)]), (True, [])):
         trace = ops[:1] + ([("barrier", 0, 0b11)] if barrier else []) + ops[1:]
-        saved = races.WINDOW
-        races.WINDOW = 1
-        try:
-            clocks = Clocks(1, trd.T)
-            detector = RaceDetector(clocks, trd.T)
-            trd._trace(trace, 1, detector, clocks)
-            got = detector.races()
-        finally:
-            races.WINDOW = saved
+        got = _races(trace)
         assert [(p.a.pc, p.a.kind, p.b.pc, p.b.kind, p.byte, p.last, p.count) for p in got] == expect
 
 
 
 @pytest.mark.parametrize("window", [8, 1 << 16])
-def test_read_window_pairs_each_byte_with_its_own_write(window: int) -> None:
+def test_read_window_pairs_each_byte_with_its_own_write(window: int, monkeypatch) -> None:
     """Lane 0 writes bytes 0-3, a barrier of lanes 0-2, lane 1 writes bytes 4-7; then lane 2 reads bytes 0-3
     and lane 3 bytes 4-7. With windows of 8 byte accesses the two reads form a window of reads only: each
     read is tested against its own bytes' latest write, so lane 3's read races with lane 1's write (4 byte
@@ -97,18 +98,11 @@ def test_read_window_pairs_each_byte_with_its_own_write(window: int) -> None:
     ops = [("access", 0, 1, races.WRITE, 0, 4, 0, 1, 0, True), ("barrier", 0, 0b111),
            ("access", 1, 1, races.WRITE, 4, 4, 0, 1, 1, True), ("access", 2, 1, READ, 0, 4, 0, 0, 2, True),
            ("access", 3, 1, READ, 4, 4, 0, 0, 3, True)]
-    saved = races.WINDOW
-    races.WINDOW = window
+    monkeypatch.setattr(races, "WINDOW", window)
     calls = []
     read_pairs = RaceDetector._read_pairs
-    RaceDetector._read_pairs = lambda self, *a: (calls.append(a[1].size), read_pairs(self, *a))[1]
-    try:
-        clocks = Clocks(1, trd.T)
-        detector = RaceDetector(clocks, trd.T)
-        trd._trace(ops, 1, detector, clocks)
-        got = detector.races()
-    finally:
-        races.WINDOW = saved
-        RaceDetector._read_pairs = read_pairs
+    monkeypatch.setattr(RaceDetector, "_read_pairs",
+                        lambda self, *a: (calls.append(a[1].size), read_pairs(self, *a))[1])
+    got = _races(ops)
     assert calls == ([2] if window == 8 else [])  # the two reads' granules (4 bytes each), in one window
     assert [(p.a.pc, p.a.lane, p.b.pc, p.b.lane, p.byte, p.last, p.count) for p in got] == [(1, 1, 3, 3, 4, 7, 4)]
