@@ -407,31 +407,37 @@ class LoopSummariser:
             return "a register is watched by a unit whose pending state is not canonicalised"
         return None
 
+    def _followed(self, b, z: _Boundary, earlier: tuple[_Boundary, ...]) -> list[tuple[str, int, list]] | None:
+        """Per live register at boundary z whose bits are followed (not data): (name, width, its values at
+        `earlier` and then at z); None where some register is missing at one of them. The common part of the
+        three guesses of D below."""
+        out = []
+        tr = self.state.tracker
+        for r, vz in z.regs.items():
+            vs = [x.regs.get(r) for x in earlier]
+            if any(v is None for v in vs):
+                return None
+            w = _followed_width(b, tr, r, b.alive)
+            if w is not None:  # else data: its bits are not followed
+                out.append((r, w, vs + [vz]))
+        return out
+
     def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
         """Per live register that does not depend on data: its change per period, the same from a to
         m as from m to z (None when some register does not advance evenly)."""
+        regs = self._followed(b, z, (a, m))
+        if regs is None:
+            return None
         out = {}
-        tr = self.state.tracker
-        alive = b.alive
-        for r, vz in z.regs.items():
-            va, vm = a.regs.get(r), m.regs.get(r)
-            if va is None or vm is None:
-                return None
-            w = _followed_width(b, tr, r, alive)
-            if w is None:
-                continue  # data: its bits are not followed
+        for r, w, (va, vm, vz) in regs:
             if w == 1:
                 if not (np.array_equal(va, vm) and np.array_equal(vm, vz)):
                     return None
                 continue
-            mask = _width_mask(w)
-            d1 = (vm.astype(np.uint64) - va.astype(np.uint64)) & mask
-            d2 = (vz.astype(np.uint64) - vm.astype(np.uint64)) & mask
-            d1, d2 = np.broadcast_to(d1, alive.shape), np.broadcast_to(d2, alive.shape)
-            if (d1 != d2)[alive].any():
+            d1, d2 = _advance(va, vm, w, b.alive), _advance(vm, vz, w, b.alive)
+            if (d1 != d2)[b.alive].any():
                 return None
-            if d2[alive].any():
-                out[r] = np.where(alive, d2, 0).astype(np.uint64)
+            _keep_step(out, r, d2, b.alive)
         return out
 
     def _deltas_first(self, b, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
@@ -439,23 +445,16 @@ class LoopSummariser:
         loop's first two boundaries), for a period of 1; None where a predicate changed. A guess like
         `_deltas_early`'s: the closure (3 in the module docstring) proves D by induction over the periods,
         whatever boundaries it was read from."""
+        regs = self._followed(b, z, (m,))
+        if regs is None:
+            return None
         out = {}
-        tr = self.state.tracker
-        alive = b.alive
-        for r, vz in z.regs.items():
-            vm = m.regs.get(r)
-            if vm is None:
-                return None
-            w = _followed_width(b, tr, r, alive)
-            if w is None:
-                continue  # data: its bits are not followed
+        for r, w, (vm, vz) in regs:
             if w == 1:
                 if not np.array_equal(vm, vz):
                     return None
                 continue
-            d = np.broadcast_to((vz.astype(np.uint64) - vm.astype(np.uint64)) & _width_mask(w), alive.shape)
-            if d[alive].any():
-                out[r] = np.where(alive, d, 0).astype(np.uint64)
+            _keep_step(out, r, _advance(vm, vz, w, b.alive), b.alive)
         return out
 
     def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
@@ -465,32 +464,21 @@ class LoopSummariser:
         boundaries than `_deltas` needs (p + 1 and the last 3), checked by the proof like any other."""
         if len(hist) < 3 or hist[-1].arrival - hist[-3].arrival != 2:
             return None
-        z, y, x, m = hist[-1], hist[-2], hist[-3], hist[-1 - p]
+        regs = self._followed(b, hist[-1], (hist[-1 - p], hist[-2], hist[-3]))
+        if regs is None:
+            return None
         out = {}
-        tr = self.state.tracker
         alive = b.alive
-        for r, vz in z.regs.items():
-            vm, vy, vx = m.regs.get(r), y.regs.get(r), x.regs.get(r)
-            if vm is None or vy is None or vx is None:
-                return None
-            w = _followed_width(b, tr, r, alive)
-            if w is None:
-                continue  # data: its bits are not followed
+        for r, w, (vm, vy, vx, vz) in regs:
             if w == 1:
                 if not np.array_equal(vm, vz):
                     return None
                 continue
-            mask = _width_mask(w)
-
-            def diff(u, v):
-                return np.broadcast_to((v.astype(np.uint64) - u.astype(np.uint64)) & mask, alive.shape)
-
-            d, d1, d2 = diff(vm, vz), diff(vx, vy), diff(vy, vz)
-            linear = (d1 == d2) & (d == ((d2 * np.uint64(p)) & mask))
+            d, d1, d2 = _advance(vm, vz, w, alive), _advance(vx, vy, w, alive), _advance(vy, vz, w, alive)
+            linear = (d1 == d2) & (d == ((d2 * np.uint64(p)) & _width_mask(w)))
             if not ((d == 0) | linear)[alive].all():
                 return None
-            if d[alive].any():
-                out[r] = np.where(alive, d, 0).astype(np.uint64)
+            _keep_step(out, r, d, alive)
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
@@ -1036,6 +1024,17 @@ def _followed_width(b, tracker, r: str, alive: np.ndarray) -> int | None:
 
 def _width_mask(w: int) -> np.uint64:
     return np.uint64((1 << w) - 1) if w < 64 else np.uint64(2**64 - 1)
+
+
+def _advance(u: np.ndarray, v: np.ndarray, w: int, alive: np.ndarray) -> np.ndarray:
+    """v - u per lane, modulo 2^w (PTX 9.7.1), as uint64 over the batch's lanes."""
+    return np.broadcast_to((v.astype(np.uint64) - u.astype(np.uint64)) & _width_mask(w), alive.shape)
+
+
+def _keep_step(out: dict[str, np.ndarray], r: str, d: np.ndarray, alive: np.ndarray) -> None:
+    """Register r's step D (0 on lanes not alive) into `out`, where it moves on some live lane."""
+    if d[alive].any():
+        out[r] = np.where(alive, d, 0).astype(np.uint64)
 
 
 def _step(st, start: Sv, w: int, alive: np.ndarray) -> tuple | None:
