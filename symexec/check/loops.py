@@ -317,7 +317,7 @@ class LoopSummariser:
         # only what picks the moment and the period, not part of the argument: the proof (closure, the state one
         # period on, decisions) is the same. One that does not hold leaves no trace (no note, no attempt counted,
         # no failed early guess, the history kept): the boundaries go on as without it, this one the anchor.
-        # gemm_accumulate sm_100a (period 12, state repeating from iteration 7): from iteration 13, 25 before
+        # gemm_accumulate sm_100a (period 12, state repeating from iteration 7): from iteration 13 (25 before).
         # Only where that period is the shortest even one: a shorter one (a period-2 loop, which is also even over
         # 4) is compared as before (attention_tma on sm_120: period 2, not a speculative 4)
         p = min(even) if anchor and even else 0  # an anchor may be a period-1 loop's second boundary alone
