@@ -510,12 +510,9 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
     """CTA 37 alone runs 31 iterations (its back edge differs inside the summarised iterations): every CTA
     is enumerated. Or the trip count is 0 in executed CTA 0 only, whose entry guard then skips the loop:
     CTA 99, which enters, runs alone and the entry guard is a reach condition (grid_shadow `_ctaid_entry`)."""
-    text = TRIP.read_text().replace("\tmov.u32 %r11, 1024;",
-                                    f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;")
-    if cta == 0:
-        text = text.replace(f"selp.s32 %r11, {length}, 1024", "selp.s32 %r11, 0, 1024")
-    p = tmp_path / "trip.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, TRIP, "trip.ptx",
+                ("\tmov.u32 %r11, 1024;", f"\tsetp.eq.u32 %p4, %r2, {cta};\n\tselp.s32 %r11, {length}, 1024, %p4;"),
+                *([(f"selp.s32 %r11, {length}, 1024", "selp.s32 %r11, 0, 1024")] if cta == 0 else []))
     r = check_file(p)
     assert r.verdict == "race_free"
     method = r.stats["grid_method"]
@@ -529,6 +526,18 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
 
 
 CAUSAL = Path(__file__).resolve().parents[1] / "regression"
+
+
+def _edited(tmp_path: Path, source: Path, name: str, *edits: tuple[str, str]) -> Path:
+    """`source` (a regression case) with each (old, new) edit applied, written to tmp_path / name. Each `old`
+    must occur: an edit the case no longer matches fails here instead of checking the unedited kernel."""
+    text = source.read_text()
+    for old, new in edits:
+        assert old in text, f"{source.name}: edit target not found: {old!r}"
+        text = text.replace(old, new)
+    path = tmp_path / name
+    path.write_text(text)
+    return path
 
 
 @pytest.mark.parametrize("case", ["grid_ctaid_causal_loop_ok", "grid_ctaid_causal_loop_next_row_race",
@@ -559,12 +568,9 @@ def test_ctaid_dependent_trip_count_longer_in_a_middle_cta_falls_back(tmp_path) 
     """CTA 37 runs 100 iterations, longer than the last CTA (66), which runs alone: the obligation at its
     exit (every CTA that reached that back edge leaves there too) fails, the grid is enumerated, and the
     race and out-of-bounds reads of CTA 37's extra iterations are found there."""
-    text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
-        "\tmov.u32 %r13, %r2;              // the last key block: c",
-        "\tsetp.eq.u32 %p2, %r2, 37;\n\tselp.b32 %r13, 99, %r2, %p2;")
-    assert "selp.b32 %r13, 99" in text
-    p = tmp_path / "longer37.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_causal_loop_ok.ptx", "longer37.ptx",
+                ("\tmov.u32 %r13, %r2;              // the last key block: c",
+                 "\tsetp.eq.u32 %p2, %r2, 37;\n\tselp.b32 %r13, 99, %r2, %p2;"))
     r = check_file(p)
     assert r.verdict.split(":")[0] in ("race", "out_of_bounds"), r.verdict
     method = r.stats["grid_method"]
@@ -579,16 +585,12 @@ def test_ctaid_dependent_loop_left_inside_a_followed_period(tmp_path, after: boo
     the loop summariser follows (not summarised). The exit is an obligation at once and the loop's
     registers are unknown from there: symbolic and race_free, unless an access after the loop uses one
     (the last address, `after`), which then falls back to enumeration, naming that access."""
-    text = (CAUSAL / "grid_ctaid_few_trip_counts_ok.ptx").read_text()
-    text = text.replace('"grid": [256]', '"grid": [160]').replace('"shape": [128]', '"shape": [256]')
-    text = text.replace('"shape": [32768]', '"shape": [40960]')
-    text = text.replace("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;")
-    text = text.replace("shl.b32 %r5, %r2, 2;", "shl.b32 %r5, %r2, 3;")  # an eight-block slot per CTA
-    if after:
-        text = text.replace("\t@%p1 bra LOOP;\n\tret;", "\t@%p1 bra LOOP;\n\tst.global.u32 [%rd6], %r6;\n\tret;")
-    assert "shr.u32 %r13, %r2, 5;" in text and "shl.b32 %r5, %r2, 3;" in text and after == ("[%rd6], %r6" in text)
-    p = tmp_path / "five.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_few_trip_counts_ok.ptx", "five.ptx",
+                ('"grid": [256]', '"grid": [160]'), ('"shape": [128]', '"shape": [256]'),
+                ('"shape": [32768]', '"shape": [40960]'), ("shr.u32 %r13, %r2, 6;", "shr.u32 %r13, %r2, 5;"),
+                ("shl.b32 %r5, %r2, 2;", "shl.b32 %r5, %r2, 3;"),  # an eight-block slot per CTA
+                *([("\t@%p1 bra LOOP;\n\tret;", "\t@%p1 bra LOOP;\n\tst.global.u32 [%rd6], %r6;\n\tret;")]
+                  if after else []))
     r = check_file(p)
     assert r.verdict == "race_free", r.verdict
     method = r.stats["grid_method"]
@@ -634,11 +636,8 @@ def test_ctaid_dependent_trip_count_with_shared_memory_shares_the_longest_run(tm
     which leave at an earlier period, share its run (grid.py _shares_run); CTAs 0 .. 3 leave before the summary
     (their warm-up back edges differ) and run concretely, one each: 5 CTAs run instead of enumerating 66
     patterns (as before)."""
-    text = (CAUSAL / "grid_ctaid_causal_loop_ok.ptx").read_text().replace(
-        "\tadd.u32 %r6, %r6, 1;\n", "\tbar.sync 0;\n\tadd.u32 %r6, %r6, 1;\n")
-    assert "bar.sync 0;" in text
-    p = tmp_path / "bar.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_causal_loop_ok.ptx", "bar.ptx",
+                ("\tadd.u32 %r6, %r6, 1;\n", "\tbar.sync 0;\n\tadd.u32 %r6, %r6, 1;\n"))
     r = check_file(p)
     assert r.verdict == "race_free", r.verdict
     assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
@@ -901,12 +900,8 @@ def test_loop_skipped_at_its_entry_guard_register_used_after_falls_back(tmp_path
     that skip the loop and CTAs that run it hold different values there, so it is unknown at the block's end
     and the proof falls back to enumeration (which finds the race: CTAs 0 .. 63 all store to the same
     block)."""
-    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
-        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
-        "\tand.b32 %r14, %r7, 1023;")
-    assert "and.b32 %r14, %r7, 1023" in text
-    p = tmp_path / "sum_after.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_entry_guard_ok.ptx", "sum_after.ptx",
+                ("\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA", "\tand.b32 %r14, %r7, 1023;"))
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
@@ -916,12 +911,10 @@ def test_entry_guard_over_a_block_entered_elsewhere_is_not_a_skipped_loop(tmp_pa
     """A branch from before the entry guard into the loop's body: the block is not single-entry, so a CTA that
     takes the entry guard may still run part of it; the guard is no reach condition (grid_loops
     `skipped_loop`) and the proof falls back to enumeration, whose verdict stands."""
-    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
-        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
-        "\tsetp.eq.u32 %p3, %r2, 7;\n\tmov.u32 %r6, 2;\n\t@%p3 bra LOOP;\n"
-        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration")
-    p = tmp_path / "entered_elsewhere.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_entry_guard_ok.ptx", "entered_elsewhere.ptx",
+                ("\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+                 "\tsetp.eq.u32 %p3, %r2, 7;\n\tmov.u32 %r6, 2;\n\t@%p3 bra LOOP;\n"
+                 "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration"))
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race_free", r.verdict
     assert r.stats["grid_method"].startswith("enumerate"), r.stats["grid_method"]
@@ -946,11 +939,8 @@ def test_persistent_tile_loop_divisor_zero_in_a_reached_tile_falls_back(tmp_path
     """The same loop with rows = min(56 - first_m, 8): 0 for tiles 224 .. 255, which CTAs 32 .. 63 reach in their
     third iteration. The reach condition holds there, so the divisor may be 0 in a CTA that divides by it and the
     symbolic grid falls back to enumeration (a division by 0 gives an unspecified value, PTX 9.7.1.6)."""
-    text = (CAUSAL / "grid_ctaid_persistent_tile_divisor_ok.ptx").read_text().replace(
-        "\tsub.s32 %r7, 64, %r6;", "\tsub.s32 %r7, 56, %r6;")
-    assert "sub.s32 %r7, 56, %r6" in text
-    p = tmp_path / "zero_reached.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_persistent_tile_divisor_ok.ptx", "zero_reached.ptx",
+                ("\tsub.s32 %r7, 64, %r6;", "\tsub.s32 %r7, 56, %r6;"))
     r = check_file(p)
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable: divisor at rem.s32"), \
         r.stats["grid_method"]
@@ -986,24 +976,19 @@ def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tm
     with the polarity reversed, not taken goes on (grid_shadow `_latch`): the entry guard and the exit are trips
     of the loop and the grid is proved symbolically (it was enumerated while every backward `bra` counted as
     the back edge; the racy twins below are still caught)."""
-    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text()
-    text = text.replace("\tmov.u32 %r6, 0;                 // j\nLOOP:",
-                        "\tmov.u32 %r6, 0;                 // j\n\tbra.uni LOOP;\nLATCH:\n\tadd.u32 %r6, %r6, 1;\n"
-                        "\tsetp.ge.u32 %p1, %r6, %r13;\n\t@%p1 bra DONE;\nLOOP:")
-    text = text.replace("\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, %r13;     // go on while j < n\n\t@%p1 bra LOOP;",
-                        "\tbra.uni LATCH;")
-    assert "bra.uni LATCH;" in text and "@%p1 bra DONE;" in text
-    p = tmp_path / "rotated.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_entry_guard_ok.ptx", "rotated.ptx",
+                ("\tmov.u32 %r6, 0;                 // j\nLOOP:",
+                 "\tmov.u32 %r6, 0;                 // j\n\tbra.uni LOOP;\nLATCH:\n\tadd.u32 %r6, %r6, 1;\n"
+                 "\tsetp.ge.u32 %p1, %r6, %r13;\n\t@%p1 bra DONE;\nLOOP:"),
+                ("\tadd.u32 %r6, %r6, 1;\n\tsetp.lt.u32 %p1, %r6, %r13;     // go on while j < n\n\t@%p1 bra LOOP;",
+                 "\tbra.uni LATCH;"))
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race_free", r.verdict
     assert r.stats["grid_method"] == "symbolic", r.stats["grid_method"]
     # the racy twin (iteration j writes block 4c + 4j: CTA c's j = 1 is CTA c + 1's j = 0), rotated the same way
-    race = text.replace("\tadd.u32 %r11, %r5, %r6;         // block 4c + j of out",
-                        "\tshl.b32 %r16, %r6, 2;\n\tadd.u32 %r11, %r5, %r16;").replace('"shape": [32768]',
-                                                                                        '"shape": [33024]')
-    assert "shl.b32 %r16, %r6, 2;" in race
-    p.write_text(race)
+    p = _edited(tmp_path, p, "rotated_race.ptx",
+                ("\tadd.u32 %r11, %r5, %r6;         // block 4c + j of out", "\tshl.b32 %r16, %r6, 2;\n\tadd.u32 %r11, %r5, %r16;"),
+                ('"shape": [32768]', '"shape": [33024]'))
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race", r.verdict
     assert all(128 <= s.cta[0] for s in r.findings[0].sites), r.findings[0].sites
@@ -1033,14 +1018,11 @@ def test_tensor_memory_address_allocated_in_a_loop_on_ctaid_stays_unknown(tmp_pa
     CTAs run the allocator another number of times, so the shadow no longer takes the allocator's addresses as
     every CTA's (grid_shadow `_alloc_op`, for good): the store indexed by the address read back falls back to
     enumeration, whose verdict stands."""
-    text = (CAUSAL / "tcgen05_alloc_address_read_back_grid_ok.ptx").read_text()
-    text = text.replace("\ttcgen05.alloc.cta_group::1", "\tshr.u32 %r30, %r2, 6;\n\tmov.u32 %r31, 0;\nLOOP:\n"
-                        "\ttcgen05.alloc.cta_group::1")
-    text = text.replace("\ttcgen05.relinquish_alloc_permit", "\tadd.u32 %r31, %r31, 1;\n\tsetp.le.u32 %p3, %r31, %r30;\n"
-                        "\t@%p3 bra LOOP;\n\ttcgen05.relinquish_alloc_permit")
-    assert "@%p3 bra LOOP;" in text and "LOOP:\n\ttcgen05.alloc" in text
-    p = tmp_path / "alloc_in_loop.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "tcgen05_alloc_address_read_back_grid_ok.ptx", "alloc_in_loop.ptx",
+                ("\ttcgen05.alloc.cta_group::1",
+                 "\tshr.u32 %r30, %r2, 6;\n\tmov.u32 %r31, 0;\nLOOP:\n\ttcgen05.alloc.cta_group::1"),
+                ("\ttcgen05.relinquish_alloc_permit",
+                 "\tadd.u32 %r31, %r31, 1;\n\tsetp.le.u32 %p3, %r31, %r30;\n\t@%p3 bra LOOP;\n\ttcgen05.relinquish_alloc_permit"))
     r = check_file(p)
     assert r.verdict == "race_free", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
@@ -1065,15 +1047,11 @@ def test_two_entry_guards_to_one_end_keep_the_first_guards_block(tmp_path) -> No
     the loop does not write, which the store after the loop uses. CTAs 0 .. 31 take the first guard and never
     set it (it stays 0: they all store to block 0), so it is unknown at the end from the first guard on, not
     from the second: the proof falls back to enumeration, which finds the race between those CTAs."""
-    text = (CAUSAL / "grid_ctaid_entry_guard_ok.ptx").read_text().replace(
-        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
-        "\tmov.u32 %r18, 0;\n\tsetp.lt.u32 %p3, %r2, 32;\n\t@%p3 bra DONE;\n\tadd.u32 %r18, %r5, 3;\n"
-        "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration").replace(
-        "\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA",
-        "\tmov.u32 %r14, %r18;")
-    assert "@%p3 bra DONE" in text and "mov.u32 %r14, %r18;" in text
-    p = tmp_path / "two_guards.ptx"
-    p.write_text(text)
+    p = _edited(tmp_path, CAUSAL / "grid_ctaid_entry_guard_ok.ptx", "two_guards.ptx",
+                ("\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration",
+                 "\tmov.u32 %r18, 0;\n\tsetp.lt.u32 %p3, %r2, 32;\n\t@%p3 bra DONE;\n\tadd.u32 %r18, %r5, 3;\n"
+                 "\tsetp.lt.u32 %p2, %r13, 1;       // the entry guard: no iteration"),
+                ("\tadd.u32 %r14, %r5, 3;           // block 4c + 3 of out, in every CTA", "\tmov.u32 %r14, %r18;"))
     r = check_file(p)
     assert r.verdict.split(":")[0] == "race", r.verdict
     assert r.stats["grid_method"].startswith("enumerate (symbolic not applicable"), r.stats["grid_method"]
