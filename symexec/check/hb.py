@@ -80,6 +80,9 @@ _OWNED = (Kind.C, *PROXY_KINDS, Kind.B)  # tables with own entries
 SLOTS = 1 + len(Stream)
 _STAMPED_IDX = np.array([int(k) for k in STAMPED], np.intp)
 _SLOT_IDX = np.arange(SLOTS)
+#: the snapshots a (not relaxed) release publishes, in release's order: "T" (of B), then STAMPED's
+_RELEASED = ("T", *STAMPED)
+_RELEASED_IDX = np.array([int(Kind.B), *(int(k) for k in STAMPED)], np.intp)
 
 
 @dataclass
@@ -230,14 +233,41 @@ class Clocks:
         """Threads `rows` publish their clocks into `key` (per CTA) and advance their epochs. A
         relaxed release (mbarrier .relaxed) publishes only the tcgen05-fenced part (B)."""
         ctas = rows // self.T
-        for c in distinct(ctas):
-            sel = rows[ctas == c]
-            snaps = {"T": self._clock(Kind.B, sel)}
-            if not relaxed:
-                for k in STAMPED:
-                    snaps[k] = self._clock(k, sel)
-            self._publish(int(c), key, snaps)
+        if relaxed or not self._release_uniform(rows, ctas, key):
+            for c in distinct(ctas):
+                sel = rows[ctas == c]
+                snaps = {"T": self._clock(Kind.B, sel)}
+                if not relaxed:
+                    for k in STAMPED:
+                        snaps[k] = self._clock(k, sel)
+                self._publish(int(c), key, snaps)
         self.owns[Kind.C, 0, rows] += 1
+
+    def _release_uniform(self, rows: np.ndarray, ctas: np.ndarray, key: object) -> bool:
+        """release's snapshots (not relaxed) for every CTA and clock at once, when its rows are ascending
+        (distinct threads, grouped by CTA) and each CTA's rows share one base id per clock (threads that
+        joined the same things: after a barrier, the common case); False, publishing nothing, otherwise.
+        The same snapshots as `_clock` per CTA and kind: the join of one base vector is that vector, and
+        `_set_owns`' np.maximum.at on distinct columns (distinct threads of one CTA; each stream its own
+        columns) is an element-wise maximum at those columns. A bar.sync of 8 CTAs took 40 `_clock` calls
+        (~750 us on cross_entropy_zloss); this takes one gather per step."""
+        n = rows.size
+        if n < 2 or np.count_nonzero(rows[1:] > rows[:-1]) != n - 1:
+            return False
+        ids = self.base[_RELEASED_IDX[:, None], rows[None, :]]  # (kinds, rows)
+        first = np.flatnonzero(np.r_[True, ctas[1:] != ctas[:-1]])
+        lens = np.diff(np.r_[first, n])
+        if np.count_nonzero(ids != np.repeat(ids[:, first], lens, axis=1)):
+            return False
+        snaps = self._table[ids[:, first]]  # (kinds, CTAs, columns): each CTA's base vector, copied
+        cta = np.repeat(np.arange(first.size), lens)
+        cols = rows % self.T
+        for s, c in ((0, 0), *((int(st), c) for st, c in self._stream_col.items())):
+            at = snaps[:, cta, c + cols]
+            snaps[:, cta, c + cols] = np.maximum(at, self.owns[_RELEASED_IDX[:, None], s, rows[None, :]])
+        for j, c in enumerate(ctas[first].tolist()):
+            self._publish(int(c), key, {k: snaps[i, j] for i, k in enumerate(_RELEASED)})
+        return True
 
     def _publish(self, cta: int, key: object, snaps: dict) -> None:
         prev = self.pending.get((cta, key))
@@ -262,14 +292,14 @@ class Clocks:
             if snaps is None:
                 continue
             sel = rows[ctas == c]
-            if not relaxed:
-                for k in STAMPED:
-                    if k in snaps:
-                        self._join(k, sel, snaps[k])
+            joins = [(k, snaps[k]) for k in STAMPED if k in snaps] if not relaxed else []
             if "T" in snaps:
-                self._join(Kind.K_PENDING, sel, snaps["T"])
+                joins.append((Kind.K_PENDING, snaps["T"]))
                 if direct:
-                    self._join(Kind.K, sel, snaps["T"])
+                    joins.append((Kind.K, snaps["T"]))
+            if not self._join_uniform(sel, joins):
+                for k, snap in joins:
+                    self._join(k, sel, snap)
             if consume:
                 self.pending.pop((int(c), key), None)
 
@@ -290,6 +320,23 @@ class Clocks:
                  and k[1].ident[0] == bar_id and k[1].ident[1] < before]
         for k in stale:
             del self.pending[k]
+
+    def _join_uniform(self, rows: np.ndarray, joins: list[tuple[Kind, np.ndarray]]) -> bool:
+        """The joins (kind, snapshot), in order, of threads `rows` (one CTA) when each kind's rows share
+        one base id (after a barrier, the common case): `_join`'s new vectors and base ids (made in the
+        same order), with one gather of the rows' ids and current vectors for all kinds instead of
+        `_join`'s per kind; False, joining nothing, otherwise."""
+        if not joins or not rows.size:
+            return False
+        kinds = np.array([int(k) for k, _ in joins], np.intp)
+        ids = self.base[kinds[:, None], rows[None, :]]
+        if np.count_nonzero(ids != ids[:, :1]):
+            return False
+        cur = self._table[ids[:, 0]]  # (kinds, columns), copied: _add only appends rows
+        full = np.stack([self._full(snap) for _, snap in joins])
+        for i in np.flatnonzero((full > cur).any(axis=1)).tolist():  # (_join: not all(full <= cur))
+            self.base[kinds[i], rows] = self._add(np.maximum(cur[i], full[i]))
+        return True
 
     def _join(self, kind: Kind, rows: np.ndarray, snap: np.ndarray) -> None:
         full = self._full(snap)
