@@ -1,7 +1,7 @@
 """Check-mode overhead, session 40 (bench/results/i10edge-2026-12-06s40): the canonical state of a loop boundary
 groups the race detector's kept reads by one packed key per read (loops `_group_ids`) instead of lexsorting a
 stacked table of their fields, and packs its record tables row by row (`_packed_rows`) instead of stacking an
-int64 table first; a check sets the allocator's policy for large blocks once (symexec.check.alloc).
+int64 table first; a check turns numpy's huge-page advice off once (symexec.check.alloc).
 
 Against independent oracles: `_group_ids` gives two elements the same number exactly where their tuples of
 fields are equal (Python tuples), the order `lexsort((last, ids))` gives is the one `lexsort` of the stacked
@@ -80,14 +80,10 @@ def test_packed_rows_is_packed_of_the_stacked_table(fields: list[np.ndarray]) ->
     assert _packed_rows(fields) == _packed(np.stack([f.astype(np.int64) for f in fields]))
 
 
-def test_a_check_sets_the_allocator_policy_once() -> None:
-    import platform
-
-    got = alloc.keep_freed_memory()
-    assert alloc.keep_freed_memory() is got  # once per process
-    if platform.libc_ver()[0] == "glibc":
-        assert got == (True, True) or alloc.os.environ.get("VOLTA_MALLOC_KEEP") is not None \
-            or "NUMPY_MADVISE_HUGEPAGE" in alloc.os.environ or "MALLOC_MMAP_THRESHOLD_" in alloc.os.environ
-    if got[1]:
+def test_a_check_turns_numpy_huge_pages_off_once() -> None:
+    got = alloc.no_huge_pages()
+    assert alloc.no_huge_pages() is got  # once per process
+    assert got is ("NUMPY_MADVISE_HUGEPAGE" not in alloc.os.environ)
+    if got:
         from numpy._core.multiarray import _set_madvise_hugepage
         assert _set_madvise_hugepage(False) is False  # numpy's huge-page advice is off
