@@ -1946,7 +1946,7 @@ def _packed(a: np.ndarray) -> tuple:
     or more dimensions and at most 64 rows; else the whole array) as the bytes of the narrowest integer type holding
     that row's values. Two arrays get equal packings iff they have the same shape, dtype and values: equal rows pick
     the same type, and a type that holds a row's values converts them exactly. The race detector's record tables keep
-    one int64 per field (`_record_table`), most of which fit a byte or two: the canonical states kept per loop
+    one int64 per field (`_record_key`), most of which fit a byte or two: the canonical states kept per loop
     boundary are the largest part of the peak memory (gemm_fp8 sm_90a: 400 of 910 traced MiB)."""
     head = (a.shape, str(a.dtype))
     if a.dtype.kind not in "iu" or a.size == 0:
