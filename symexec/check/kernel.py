@@ -11,6 +11,7 @@ from ptx_parser import ast as A
 from ..launch import Launch
 from ..machine import time_limit_passed
 from ..program import Program
+from .alloc import no_huge_pages
 from .findings import GridMethod, Report, Verdict
 from .grid import check_symbolic
 from .run import new_run, run_checked
@@ -80,6 +81,7 @@ def check_kernel(prog: Program, launch: Launch, grid: GridMode | str = GridMode.
         mode = GridMode(grid)
     except ValueError:
         raise ValueError(f"grid must be auto, enumerate or symbolic, not {grid!r}") from None
+    no_huge_pages()
     if sizes is not None and _unmodelled(prog) is None:
         done, why = check_symbolic(prog, launch, sizes)
         if done is not None:

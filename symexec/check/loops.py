@@ -1727,11 +1727,12 @@ class Canon:
                 # whatever a later write is ordered after, or races with, the latest read of that thread
                 # and instruction decides; only those count (a read each iteration of a tile loaded once)
                 R = det.R
-                sig = np.stack([rb] + [R[f][rr].astype(np.int64) for f in
-                                       ("hbrow", "pc", "kind", "strong", "proxy", "start", "size", "op", "sem")])
+                sig = _group_ids([rb] + [R[f][rr] for f in
+                                         ("hbrow", "pc", "kind", "strong", "proxy", "start", "size", "op", "sem")])
                 thread = R["slot"][rr] == 0
-                o = np.lexsort(np.vstack([R["epoch"][rr][None, :].astype(np.int64), sig]))
-                last = np.r_[(sig[:, o][:, 1:] != sig[:, o][:, :-1]).any(axis=0), True]
+                o = np.lexsort((R["epoch"][rr], sig))
+                so = sig[o]
+                last = np.r_[so[1:] != so[:-1], True]
                 keep = np.zeros(rr.size, bool)
                 keep[o[last]] = True
                 keep |= ~thread
@@ -1766,7 +1767,7 @@ class Canon:
             found = (tuple(sorted(st.found)),
                      tuple(sorted({(p.a.pc, p.b.pc, code) for (_ev, code), p in st.same.items()})),
                      tuple(x for x, ab in sorted(st.atomic.items()) if ab.best is not None))
-            table = self._record_table(rec, [keys, is_read])
+            table = self._record_key(rec, [keys, is_read])
             atomic = []
             for x, ab in sorted(st.atomic.items()):
                 plain = np.array(ab.plain, np.int64)
@@ -1776,26 +1777,28 @@ class Canon:
                 # which plain accesses came after each thread's latest atomic (the next pairs it makes)
                 after = R["time"][plain][None, :] > since[:, None]
                 # an agent's row by its canonical column (a thread's row as it is)
-                atomic.append((x, _packed(self._record_table(plain, [])),
+                atomic.append((x, self._record_key(plain, []),
                                tuple(("agent", self._agent_rows[r]) if r in self._agent_rows else r for r in rows),
-                               _packed(self._record_table(last, [])), after.tobytes()))
-            self._add(f"detector.{st.buffer}", (_packed(table), st.pad, st.cells, st.fine, tuple(atomic),
+                               self._record_key(last, []), after.tobytes()))
+            self._add(f"detector.{st.buffer}", (table, st.pad, st.cells, st.fine, tuple(atomic),
                                                 found))
 
-    def _record_table(self, rec: np.ndarray, lead: list) -> np.ndarray:
-        """The race detector's records `rec` as a table of their fields, epochs ranked, after `lead` columns."""
+    def _record_key(self, rec: np.ndarray, lead: list) -> tuple:
+        """The race detector's records `rec` as a table of their fields, epochs ranked, after `lead` columns,
+        `_packed` (an int64 table; built row by row, `_packed_rows`: gemm_fp8 sm_90a's table of 16 rows of 560
+        thousand records, stacked, was ~100 MiB of its peak)."""
         R = self.state.detector.R
         if rec.size == 0:
-            return np.zeros(0, np.int64)
+            return _packed(np.zeros(0, np.int64))
         cta = self.clocks.cta_of(R["hbrow"][rec])
-        fields = lead + [R[f][rec].astype(np.int64) for f in
+        fields = lead + [R[f][rec] for f in
                          ("pc", "lane", "kind", "strong", "proxy", "slot", "start", "size", "op", "sem", "row")]
         fields.append(self._col(R["col"][rec].astype(np.int64)))
         hb = R["hbrow"][rec].astype(np.int64)
         agent = R["slot"][rec] < 0
         fields.append(np.where(agent, -1, hb))  # an agent by its column (reused), a thread by its row
         fields.append(self.rank(cta, R["col"][rec], R["epoch"][rec]))
-        return np.stack(fields)
+        return _packed_rows(fields)
 
     # ---- value shadows
     def _shadows(self) -> None:
@@ -1844,12 +1847,12 @@ def _dominated_agent_reads(clocks, R, rb: np.ndarray, rr: np.ndarray) -> np.ndar
     if agent.size < 2:
         return out
     ar = rr[agent]
-    sig = np.stack([rb[agent], clocks.cta_of(R["hbrow"][ar]).astype(np.int64)]
-                   + [R[f][ar].astype(np.int64) for f in ("pc", "kind", "strong", "proxy", "start", "size", "op",
-                                                          "sem")])
-    o = np.lexsort(np.vstack([R["time"][ar][None, :].astype(np.int64), sig]))
-    s = sig[:, o]
-    new_group = np.r_[True, (s[:, 1:] != s[:, :-1]).any(axis=0)]
+    sig = _group_ids([rb[agent], clocks.cta_of(R["hbrow"][ar])]
+                     + [R[f][ar] for f in ("pc", "kind", "strong", "proxy", "start", "size", "op", "sem")])
+    time_ = R["time"][ar]
+    o = np.lexsort((time_, sig))
+    s = sig[o]
+    new_group = np.r_[True, s[1:] != s[:-1]]
     gid = np.cumsum(new_group) - 1
     ends = np.r_[np.nonzero(new_group)[0][1:], o.size] - 1  # per group: its latest read (by time)
     r1 = ar[o]
@@ -1870,10 +1873,10 @@ def _dominated_agent_reads(clocks, R, rb: np.ndarray, rr: np.ndarray) -> np.ndar
     # the same rule with r2 the latest read of r1's own agent (its row and column) in the group: agents of a pool
     # taking turns (attention's tcgen05.mma of Q by two alternating agents: the latest read's proxy-fenced clock
     # covers neither the other agent's epochs) keep one read per agent, not one per iteration
-    sig2 = np.vstack([sig, R["hbrow"][ar][None, :].astype(np.int64), R["col"][ar][None, :].astype(np.int64)])
-    o2 = np.lexsort(np.vstack([R["time"][ar][None, :].astype(np.int64), sig2]))
-    s2 = sig2[:, o2]
-    new2 = np.r_[True, (s2[:, 1:] != s2[:, :-1]).any(axis=0)]
+    sig2 = _group_ids([sig, R["hbrow"][ar], R["col"][ar]])
+    o2 = np.lexsort((time_, sig2))
+    s2 = sig2[o2]
+    new2 = np.r_[True, s2[1:] != s2[:-1]]
     last2 = ar[o2[(np.r_[np.nonzero(new2)[0][1:], o2.size] - 1)[np.cumsum(new2) - 1]]]
     q1 = ar[o2]
     out[agent[o2[(q1 != last2) & (R["epoch"][q1] <= R["epoch"][last2])]]] = True
@@ -1943,7 +1946,7 @@ def _packed(a: np.ndarray) -> tuple:
     or more dimensions and at most 64 rows; else the whole array) as the bytes of the narrowest integer type holding
     that row's values. Two arrays get equal packings iff they have the same shape, dtype and values: equal rows pick
     the same type, and a type that holds a row's values converts them exactly. The race detector's record tables keep
-    one int64 per field (`_record_table`), most of which fit a byte or two: the canonical states kept per loop
+    one int64 per field (`_record_key`), most of which fit a byte or two: the canonical states kept per loop
     boundary are the largest part of the peak memory (gemm_fp8 sm_90a: 400 of 910 traced MiB)."""
     head = (a.shape, str(a.dtype))
     if a.dtype.kind not in "iu" or a.size == 0:
@@ -1958,12 +1961,59 @@ def _packed(a: np.ndarray) -> tuple:
     return head + (tuple(out),)
 
 
+def _packed_rows(rows: list[np.ndarray]) -> tuple:
+    """`_packed(np.stack([r.astype(np.int64) for r in rows]))` for integer rows of one length (at most 64 of them),
+    without the stacked table: a row's values, and so its narrowest type and bytes, are the same in any integer
+    type that holds them."""
+    assert 1 <= len(rows) <= 64
+    n = np.size(rows[0])
+    head = ((len(rows), n), str(np.dtype(np.int64)))
+    if n == 0:
+        return head + (b"",)
+    out = []
+    for row in rows:
+        row = np.asarray(row)
+        assert row.dtype.kind in "iub" and row.shape == (n,)
+        lo, hi = int(row.min()), int(row.max())
+        t = next(t for t in _NARROW if np.iinfo(t).min <= lo and hi <= np.iinfo(t).max)
+        out.append((t.char, row.astype(t).tobytes()))
+    return head + (tuple(out),)
+
+
 def _unpacked(p: tuple) -> np.ndarray:
     """The array `_packed` packed (for tests and debugging)."""
     shape, dtype, body = p
     if isinstance(body, bytes):
         return np.frombuffer(body, dtype).reshape(shape)
     return np.concatenate([np.frombuffer(raw, np.dtype(t)).astype(dtype) for t, raw in body]).reshape(shape)
+
+
+def _group_ids(fields: list[np.ndarray]) -> np.ndarray:
+    """Per element of equally long integer arrays `fields`, a non-negative int64 that two elements share
+    iff they agree in every field: the fields packed into one int64 as digits (field - its least value, in base
+    its span), the key so far renumbered densely (np.unique) before a field whose span would overflow it. Grouping by
+    it, then sorting by one more key, is a lexsort by the fields without a stacked table of them (_kept_records:
+    a table of 11 rows of 300 thousand reads, and its sorted copy, were ~170 MiB of gemm_fp8 sm_90a's peak, each
+    boundary's first touch of those pages most of its ~1 s)."""
+    n = np.size(fields[0]) if fields else 0
+    key = np.zeros(n, np.int64)
+    if n == 0:
+        return key
+    span = 1
+    for f in fields:
+        f = np.asarray(f)
+        lo, hi = int(f.min()), int(f.max())
+        r = hi - lo + 1
+        if r > 1 << 31:  # a wide field (epochs, stamps): its distinct values renumbered
+            u, f = np.unique(f, return_inverse=True)
+            f, lo, r = f.reshape(-1).astype(np.int64), 0, int(u.size)
+        if span * r >= 1 << 62:
+            u, key = np.unique(key, return_inverse=True)
+            key, span = key.reshape(-1).astype(np.int64), int(u.size)
+        if r > 1:
+            key = key * r + (f.astype(np.int64) - lo)
+            span *= r
+    return key
 
 
 def _first_seen(values: np.ndarray) -> np.ndarray:
