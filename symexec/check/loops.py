@@ -103,7 +103,7 @@ from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
 from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, simplify, substitute
-from .grid_shadow import Shadow
+from .grid_shadow import Decision, Shadow, uses_t
 from .hb import SLOTS, Kind
 from .shadow import DATA, STALE, key_of, mix
 from .state import READ, CheckState, SkippedWrites, plain_access
@@ -116,6 +116,7 @@ EARLY_PERIOD_MIN = 3
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
+NEST_FLAT_MAX = 1 << 14  # inner decisions and reads x inner periods handed to the outer proof (`Shadow.end_inner`)
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
 
 
@@ -129,6 +130,7 @@ class Summary:
     skipped: int
     ident: int
     with_finding: bool = False  # summarised although the run already had a finding (`_reads_checked`)
+    inside: int = -1  # a nested summary (`_nested`): the head of the outer loop whose proof period held it
 
 
 @dataclass
@@ -191,6 +193,9 @@ class LoopSummariser:
         self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
         self._first_notes: dict[int, str] = {}  # why it failed, per head (a note only if never summarised)
         self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
+        self._inner: _Attempt | None = None  # an inner loop's period followed inside the proof's (`_nested`)
+        self._nest_hist: dict[int, list[_Boundary]] = {}  # inner loops' boundaries inside the proof's period
+        self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -213,13 +218,21 @@ class LoopSummariser:
             self._abandon("the loop ended within the period followed")
             self._resume = False
             proof = None
+        if self._inner is not None and head != self._inner.head:
+            self._abandon_inner("the loop ended within the period followed")
         if proof is not None:
             if head != proof.head:
                 # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
                 # out before the header, as Triton's outer loops are) is one of this loop's branches, recorded by
                 # the shadow like any other; one of an inner loop must be decided alike in every CTA and period
+                if self._inner is not None:  # the inner period's own back edge (a decision of it: `_nested`)
+                    self._nested(b, g, ins, pc, head, k)
+                    return
                 why = self._inner_differs(b, ins) if head in b.prog.loop_headers \
                     and not self._same_loop(b.prog, proof, head, pc) else None
+                if why is None and head in b.prog.loop_headers and not self._same_loop(b.prog, proof, head, pc):
+                    self._nested(b, g, ins, pc, head, k)
+                    return
                 if why is not None:
                     # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
                     # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
@@ -383,6 +396,96 @@ class LoopSummariser:
         t = self.state.tracker.reg_taint.get(ins.guard.pred)
         return t is None or not (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any()
 
+    # ------------------------------------------------------------------ a nested summary
+    def _nested(self, b, g, ins: A.Instruction, pc: int, head: int, k: int) -> None:
+        """The back edge of an inner loop decided alike in every CTA and period (`_inner_differs`), inside the
+        period of the proof followed: that loop's period-1 iterations are summarised there as well, as functions
+        of their own iteration u and of the outer t (grid_shadow `begin_inner`). The run is the outer period
+        t = 0, so the inner proof (closure, state, decisions: 1-4 in the module docstring) is made at t = 0 and
+        says which inner periods u in [0, U) repeat the checked one there; `Shadow.end_inner` hands every inner
+        decision, held register and global access at each such u to the outer proof, whose decision scan then
+        finds its T with all of them the same for every t < T (every inner period of every outer period
+        summarised decides as the checked one), and whose checks of the skipped periods' global bytes see them.
+        The skipped inner periods' global accesses keep both leaves, each over its own range (grid.py `_Class`:
+        t in [0, T), u in [0, U)). Only where the inner loop writes no global memory, decides nothing on %ctaid,
+        the run has no finding and the sizes are fixed; anything else runs the inner loop in full, as before."""
+        inner = self._inner
+        if inner is not None:
+            if k == inner.start + inner.period:
+                self._finish_inner(b, g)
+            return
+        sh = self.shadow
+        if sh.size_params or self._nest_failed.get(head, 0) >= MAX_ATTEMPTS \
+                or self._ineligible(b, g, proving=True) is not None or not self._uniform_back_edge(b, ins):
+            self._nest_hist.pop(head, None)
+            return
+        live = self._live_in(b.prog, head)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None, ())
+        hist = self._nest_hist.setdefault(head, [])
+        if hist and hist[-1].arrival != k - 1:
+            hist.clear()
+        hist.append(snap)
+        del hist[:-2]
+        if len(hist) < 2:
+            return
+        deltas = self._deltas_first(b, hist[0], snap)  # a guess: the closure proves it (`_deltas_first`)
+        if deltas is None:
+            return
+        hist.clear()
+        self._ident += 1
+        canon = Canon(b, self.state, live, self._wgmma_needed(b.prog, head)).key
+        sh.begin_inner(self._ident, deltas)
+        self._inner = _Attempt(head, k, 1, self._ident, dict(snap.regs), deltas, {r: sh.regs.get(r) for r in deltas},
+                               canon, self.state.async_ops, False,
+                               {r: sh.regs.get(r) for r in live if r not in deltas}, pc, False, True)
+
+    def _finish_inner(self, b, g) -> None:
+        """The inner period followed inside the outer one is over (`_nested`): skip the inner periods that
+        repeat it, or run on as u = 0."""
+        inner, sh = self._inner, self.shadow
+        lp = sh.loop
+        why = lp.failed or self._ineligible(b, g, proving=True)
+        if why is None and lp.writes:
+            why = "the inner loop writes global memory"
+        if why is None and any(leaves(d.expr, ("c",)) for d in lp.decisions):
+            why = "a decision of the inner loop depends on %ctaid"
+        if why is None and (b.reports or self.state.uninit_outputs or self.state.detector.races()):
+            why = "the run has a finding"
+        held: list[_Held] = []
+        if why is None:
+            why = self._closure(b, inner, held)
+        if why is None and Canon(b, self.state, self._live_in(b.prog, inner.head),
+                                 self._wgmma_needed(b.prog, inner.head)).key != inner.canon:
+            why = "the state at the head does not repeat after one period"
+        periods = None
+        if why is None:
+            periods = self._first_change([*lp.decisions, *held])
+            if periods is None or periods < 2:
+                why = "the loop ends within the next period"
+        if why is None:
+            why = self._skipped_reads(b, lp, periods, {})
+        if why is None and periods * (len(lp.decisions) + len(held) + len(lp.reads)) > NEST_FLAT_MAX:
+            why = "too many inner periods to hand to the outer proof"
+        if why is not None:
+            self._abandon_inner(why)
+            return
+        skip = periods - 1
+        self._skip(b, skip)  # registers of u at u = skip (and of the outer t at t = 0: their values now)
+        self.state.async_ops += skip * (self.state.async_ops - inner.async_ops)
+        sh.loop_ranges[inner.ident] = periods
+        self._inner = None
+        sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
+        self._arrivals[inner.head] += skip
+        self.summaries.append(Summary(inner.head, 1, inner.start, skip, inner.ident, inside=self._proof.head))
+
+    def _abandon_inner(self, why: str) -> None:
+        """The inner period followed did not repeat (`why`, not a note: the inner loop runs on, as without a
+        nested summary): it ran as u = 0, and its decisions and accesses are the outer period's."""
+        inner, self._inner = self._inner, None
+        self.shadow.end_inner(0, None)
+        self._nest_hist.pop(inner.head, None)
+        self._nest_failed[inner.head] = self._nest_failed.get(inner.head, 0) + 1
+
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
         if self._proof is not None:
@@ -488,6 +591,7 @@ class LoopSummariser:
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
+        self._nest_hist.clear()
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
@@ -496,6 +600,9 @@ class LoopSummariser:
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
         the loop cannot be summarised at all (it writes global memory, say): no more attempts."""
+        if self._inner is not None:
+            self._abandon_inner(why)
+        self._nest_hist.clear()
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
         if proof is not None and proof.speculative:  # as if not tried (`on_back_edge`)
@@ -591,6 +698,7 @@ class LoopSummariser:
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
         self._proof = None
+        self._nest_hist.clear()
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
@@ -630,7 +738,7 @@ class LoopSummariser:
                 if (d[alive] != 0).any():
                     return f"loop-carried register {r} does not advance by the same amount every period"
                 continue
-            if st is not None and st is not TOP and leaves(st.expr if isinstance(st, Sv) else st, ("t",)):
+            if st is not None and st is not TOP and uses_t(st.expr if isinstance(st, Sv) else st, proof.ident):
                 why = self._held(b, proof, r, st, held)
                 if why is not None:
                     return f"register {r} is live at the loop head and depends on the iteration ({why})"
@@ -995,7 +1103,9 @@ class LoopSummariser:
         out = []
         for s in self.summaries:
             ins = self.prog.code[s.head_pc]
-            out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}) "
+            where = "" if s.inside < 0 else (f" in the checked period of the loop at {self.prog.code[s.inside].span}, "
+                                             "and in each period of it summarised,")
+            out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}){where} "
                        "not run: proved to repeat the checked period (same state at the loop head up to "
                        "shifted epochs and renamed value numbers, the same decisions, the same shared "
                        "addresses); "
