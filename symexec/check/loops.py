@@ -196,6 +196,7 @@ class LoopSummariser:
         self._inner: _Attempt | None = None  # an inner loop's period followed inside the proof's (`_nested`)
         self._nest_hist: dict[int, list[_Boundary]] = {}  # inner loops' boundaries inside the proof's period
         self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
+        self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -434,6 +435,7 @@ class LoopSummariser:
         hist.clear()
         self._ident += 1
         canon = Canon(b, self.state, live, self._wgmma_needed(b.prog, head)).key
+        self._inner_pre = {r: sh.regs.get(r) for r in deltas}
         sh.begin_inner(self._ident, deltas)
         self._inner = _Attempt(head, k, 1, self._ident, dict(snap.regs), deltas, {r: sh.regs.get(r) for r in deltas},
                                canon, self.state.async_ops, False,
@@ -475,8 +477,33 @@ class LoopSummariser:
         sh.loop_ranges[inner.ident] = periods
         self._inner = None
         sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
+        self._restate(b, inner, skip)
         self._arrivals[inner.head] += skip
         self.summaries.append(Summary(inner.head, 1, inner.start, skip, inner.ident, inside=self._proof.head))
+
+    def _restate(self, b, inner: _Attempt, skip: int) -> None:
+        """After a nested summary, each register the inner loop steps by D per period is its value before the loop
+        (the shadow's E + o, E of the outer t) plus (skip + 1) D: by the closure (3 in the module docstring) it
+        was E + o + u D + D at the period's end, u = skip now. Written back as E with offset o + (skip + 1) D
+        (the same value modulo 2^w), not as the folded expression at u = skip, so that the outer proof's closure
+        finds the register in the form it started its period with (a pointer both loops advance)."""
+        sh, alive = self.shadow, b.alive
+        env = sh.lane_env(0)
+        for r, pre in self._inner_pre.items():
+            if not isinstance(pre, Sv) or r not in inner.deltas:
+                continue
+            w = b.prog.reg(r).width
+            mask = np.uint64(_width_mask(w))
+            off = (np.asarray(0 if pre.off is None else pre.off, np.uint64)
+                   + np.asarray(inner.deltas[r], np.uint64) * np.uint64(skip + 1)) & mask
+            now = np.broadcast_to(np.asarray(b.regs[r]).astype(np.uint64) & mask, alive.shape)
+            got = np.broadcast_to((np.asarray(evaluate(pre.expr, env), dtype=object) + off.astype(object))
+                                  & int(mask), alive.shape)
+            if (got[alive].astype(np.uint64) != now[alive]).any():  # never expected: the outer proof fails
+                sh.loop_fail(f"internal: register {r} after a nested summary disagrees with the run")
+                continue
+            sh.regs[r] = Sv(pre.expr, off)
+        self._inner_pre = {}
 
     def _abandon_inner(self, why: str) -> None:
         """The inner period followed did not repeat (`why`, not a note: the inner loop runs on, as without a
