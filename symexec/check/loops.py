@@ -80,8 +80,13 @@ by their writer, with STALE already on every read (so period 0 audited what the 
 
 Nested loops: the back edge of an inner loop inside the period followed does not end the proof when it is
 decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
-`_inner_differs`), while the shadow keeps no trip counts; the inner loop then runs in full inside the
-period. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
+`_inner_differs`), while the shadow keeps no trip counts. The inner loop is then summarised inside the period
+(`_nested`, period 1): its proof is made at t = 0 with its own iteration u (a second leaf), every inner
+decision, held register and global access at each inner period u < U it skips is handed to the outer proof
+(`Shadow.end_inner`), whose decision scan bounds T over all of them, and the skipped inner accesses keep both
+leaves, each over its own range, in the symbolic grid's queries. Where that proof does not hold (or the inner
+loop writes global memory, decides on %ctaid, the run has a finding, the sizes are symbolic) the inner loop
+runs in full inside the period, as before. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
 header) is a branch of the period like any other; an exit on %ctaid there (the latch falling through into
 the header) is the loop's back edge for the CTAs that leave earlier and share the run (`_leaves_after`).
 
