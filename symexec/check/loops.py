@@ -202,6 +202,7 @@ class LoopSummariser:
         self._nest_hist: dict[int, list[_Boundary]] = {}  # inner loops' boundaries inside the proof's period
         self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
         self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
+        self._held_steps: dict[int, dict[str, np.ndarray]] = {}  # per head: D of its last period-1 summary (`_nested`)
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -432,9 +433,12 @@ class LoopSummariser:
             hist.clear()
         hist.append(snap)
         del hist[:-2]
-        if len(hist) < 2:
-            return
-        deltas = self._deltas_first(b, hist[0], snap)  # a guess: the closure proves it (`_deltas_first`)
+        # D guessed from the loop's last period-1 summary (the same loop entered in an earlier outer iteration,
+        # outer iteration 1 for dion_update): the proof starts at its first boundary here; else from its first two
+        # boundaries (`_deltas_first`). A guess either way: the closure proves it, and one that fails is dropped
+        deltas = self._held_steps.get(head) if len(hist) == 1 else None
+        if deltas is None and len(hist) == 2:
+            deltas = self._deltas_first(b, hist[0], snap)
         if deltas is None:
             return
         hist.clear()
@@ -483,6 +487,7 @@ class LoopSummariser:
         self._inner = None
         sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
         self._restate(b, inner, skip)
+        self._held_steps[inner.head] = inner.deltas
         self._arrivals[inner.head] += skip
         self.summaries.append(Summary(inner.head, 1, inner.start, skip, inner.ident, inside=self._proof.head))
 
@@ -516,6 +521,8 @@ class LoopSummariser:
         inner, self._inner = self._inner, None
         self.shadow.end_inner(0, None)
         self._nest_hist.pop(inner.head, None)
+        if self._held_steps.get(inner.head) is inner.deltas:  # a guess from an earlier summary that failed here
+            del self._held_steps[inner.head]
         self._nest_failed[inner.head] = self._nest_failed.get(inner.head, 0) + 1
 
     def finish(self) -> None:
@@ -736,6 +743,8 @@ class LoopSummariser:
         self._history.pop(proof.head, None)
         if not proof.first:
             self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
+        if proof.period == 1:
+            self._held_steps[proof.head] = proof.deltas
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
