@@ -155,7 +155,7 @@ def transfer(sh, ins: A.Instruction):
             return TOP  # division by zero gives an unspecified value (PTX 9.7.1.6)
         if d[0] != "k":  # the divisor must be proven non-zero in every CTA (grid.py)
             if sh.loop is not None and leaves(d, ("t",)):
-                sh.loop_fail(f"the divisor of {ins.name} at {ins.span} changes from iteration to iteration")
+                sh.loop_fail(f"the divisor of {ins.name} at {ins.span} changes from iteration to iteration", d)
             sh.divisor(d, f"{ins.name} at {ins.span}")
         return Sv((("s" if signed else "u") + op, w, sh.expr(srcs[0], types[-1]), d))
     return TOP

@@ -161,6 +161,9 @@ class Shadow(InstructionObserver):
         self._region: dict | None = None  # the guarded region being executed
         self._targets: set[int] | None = None
         self.loop: LoopProof | None = None  # a loop iteration followed as a function of its index
+        # the outer loop's proof while an inner loop's period is followed inside its period (`begin_inner`): the
+        # run is then the outer loop's period t = 0 (its leaf is 0 in `lane_env`)
+        self.outer: LoopProof | None = None
         self.loop_ranges: dict[int, int] = {}  # t leaf -> the iterations it stands for: t in [0, n)
         # symbolic sizes: the followed period's steps as leaves ("d", w, (loop, register)) and their
         # values in this run, until the period closes and names each step's expression (resolve_steps)
@@ -637,9 +640,14 @@ class Shadow(InstructionObserver):
                 raise e
 
     # ---------------------------------------------------------------- a loop iteration as a function of t
-    def loop_fail(self, why: str) -> None:
-        if self.loop is not None and self.loop.failed is None:
-            self.loop.failed = why
+    def loop_fail(self, why: str, expr: tuple | None = None) -> None:
+        """The followed period cannot be summarised. Inside an inner loop's period (`begin_inner`): the proof
+        of the loop whose t `expr` depends on, both where it is not known (None)."""
+        proofs = [lp for lp in (self.loop, self.outer) if lp is not None]
+        hit = [lp for lp in proofs if expr is None or self.outer is None or uses_t(expr, lp.ident)] or proofs
+        for lp in hit:
+            if lp.failed is None:
+                lp.failed = why
 
     def lane_env(self, t: int | np.ndarray = 0) -> dict:
         """Leaf values per lane of the batch for `evaluate` (the iteration: `t`)."""
@@ -649,6 +657,8 @@ class Shadow(InstructionObserver):
         env.update(self.size_values)
         if self.loop is not None:
             env[("t", self.loop.ident)] = np.asarray(t, dtype=np.uint64)
+        if self.outer is not None:
+            env[("t", self.outer.ident)] = np.zeros((), np.uint64)
         env.update({("d", k): v for k, v in self.steps.items()})
         return env
 
@@ -912,6 +922,39 @@ class Shadow(InstructionObserver):
                 self.steps[_step_key(ident, name)] = np.asarray(d, np.uint64)
             self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), step)))
 
+    def begin_inner(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
+        """Follow a period of an inner loop inside the period of the outer loop followed (`loop`), as a function
+        of its own iteration u (the leaf ("t", 64, ident)) and of the outer t: loops.py's nested summary. Its
+        decisions, reads and writes are its own (`loop`) until `end_inner` hands them to the outer proof."""
+        outer = self.loop
+        self.begin_loop(ident, deltas)
+        self.outer = outer
+
+    def end_inner(self, t_value: int, periods: int | None, held: list[Decision] = ()) -> None:
+        """Leave the inner loop's period. periods None: abandoned, the period ran as u = 0 (its registers and
+        accesses at u = 0); else summarised over u in [0, periods), registers at u = t_value, accesses keep u.
+        Either way the outer proof gets the inner period's decisions (and `held`, registers held over the inner
+        periods) and global reads and writes, each once per u in those periods: the outer loop's periods
+        summarised must decide alike for every one of them (loops.py `_first_change`), and its checks of the
+        skipped periods' global bytes (`_skipped_writes`, `_skipped_reads`, `_reads_checked`) see them all."""
+        lp, outer = self.loop, self.outer
+        us = range(1) if periods is None else range(periods)
+        for d in [*lp.decisions, *held]:
+            for u in us:
+                e = substitute(d.expr, "t", lp.ident, u)
+                if leaves(e, ("t",)) or leaves(e, ("c",)):
+                    outer.decisions.append(Decision(d.pc, e, d.lanes, d.value))
+        for entries, sites, into, into_sites in ((lp.writes, lp.write_sites, outer.writes, outer.write_sites),
+                                                 (lp.reads, lp.read_sites, outer.reads, outer.read_sites)):
+            for (addr, offs, lanes, size, buf), site in zip(entries, sites):
+                for u in us:
+                    into.append((substitute(addr, "t", lp.ident, u), offs, lanes, size, buf))
+                    into_sites.append(site)
+        lp.decisions = []  # handed over: end_loop would otherwise read those on %ctaid with the outer t in them
+        self.outer = None
+        self.end_loop(t_value, accesses=periods is None)
+        self.loop = outer
+
     def reconverge_at(self, pc: int, mask: np.ndarray) -> None:
         """The group `mask` is at `pc`: a register-only region (`poison`) ends where all of its lanes
         reconverge. Called before each instruction, and by loops.py at a back edge, whose target may be
@@ -971,10 +1014,10 @@ class Shadow(InstructionObserver):
             if st is TOP or st is None:
                 continue
             e = st.expr if isinstance(st, Sv) else st
-            if not leaves(e, ("t",)):
+            if not uses_t(e, proof.ident):  # an outer loop's t only (`end_inner`): kept as it is
                 continue
             e = substitute(e, "t", proof.ident, t_value)
-            if not leaves(e, ("c", "s", "g")):  # the same in every CTA again: the run's value says it
+            if not leaves(e, ("c", "s", "g", "t")):  # the same in every CTA again: the run's value says it
                 del self.regs[name]
                 continue
             self.regs[name] = Sv(e, st.off) if isinstance(st, Sv) else e
@@ -1314,7 +1357,7 @@ class Shadow(InstructionObserver):
             if a_expr is not None and leaves(a_expr.expr, ("t",)):
                 if sp.startswith(".shared") or sp in (".local", ".param", ".const"):
                     self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
-                                   "iteration")
+                                   "iteration", a_expr.expr)
         if sp.startswith(".shared"):
             if a_state is not None or self._shared_guard(guard) is not None:
                 self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
@@ -1394,6 +1437,12 @@ class Shadow(InstructionObserver):
         self.accesses.append(Access(self.pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
         return int(found[0])
+
+
+def uses_t(e, ident: int) -> bool:
+    """Does expression `e` contain the iteration leaf ("t", w, ident) of loop `ident`?"""
+    return isinstance(e, tuple) and bool(e) and ((e[0] == "t" and e[2] == ident) or any(uses_t(x, ident)
+                                                                                      for x in e[2:]))
 
 
 def _full(sh: Shadow, v: Sv) -> tuple:

@@ -80,8 +80,13 @@ by their writer, with STALE already on every read (so period 0 audited what the 
 
 Nested loops: the back edge of an inner loop inside the period followed does not end the proof when it is
 decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
-`_inner_differs`), while the shadow keeps no trip counts; the inner loop then runs in full inside the
-period. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
+`_inner_differs`), while the shadow keeps no trip counts. The inner loop is then summarised inside the period
+(`_nested`, period 1): its proof is made at t = 0 with its own iteration u (a second leaf), every inner
+decision, held register and global access at each inner period u < U it skips is handed to the outer proof
+(`Shadow.end_inner`), whose decision scan bounds T over all of them, and the skipped inner accesses keep both
+leaves, each over its own range, in the symbolic grid's queries. Where that proof does not hold (or the inner
+loop writes global memory, decides on %ctaid, the run has a finding, the sizes are symbolic) the inner loop
+runs in full inside the period, as before. A back edge whose loop holds the proof's head (the same loop's latch block laid out before its
 header) is a branch of the period like any other; an exit on %ctaid there (the latch falling through into
 the header) is the loop's back edge for the CTAs that leave earlier and share the run (`_leaves_after`).
 
@@ -103,7 +108,7 @@ from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
 from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, simplify, substitute
-from .grid_shadow import Shadow
+from .grid_shadow import Decision, Shadow, uses_t
 from .hb import SLOTS, Kind
 from .shadow import DATA, STALE, key_of, mix
 from .state import READ, CheckState, SkippedWrites, plain_access
@@ -116,6 +121,7 @@ EARLY_PERIOD_MIN = 3
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
+NEST_FLAT_MAX = 1 << 14  # inner decisions and reads x inner periods handed to the outer proof (`Shadow.end_inner`)
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
 
 
@@ -129,6 +135,7 @@ class Summary:
     skipped: int
     ident: int
     with_finding: bool = False  # summarised although the run already had a finding (`_reads_checked`)
+    inside: int = -1  # a nested summary (`_nested`): the head of the outer loop whose proof period held it
 
 
 @dataclass
@@ -191,6 +198,11 @@ class LoopSummariser:
         self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
         self._first_notes: dict[int, str] = {}  # why it failed, per head (a note only if never summarised)
         self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
+        self._inner: _Attempt | None = None  # an inner loop's period followed inside the proof's (`_nested`)
+        self._nest_hist: dict[int, list[_Boundary]] = {}  # inner loops' boundaries inside the proof's period
+        self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
+        self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
+        self._held_steps: dict[int, dict[str, np.ndarray]] = {}  # per head: D of its last period-1 summary (`_nested`)
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -213,13 +225,21 @@ class LoopSummariser:
             self._abandon("the loop ended within the period followed")
             self._resume = False
             proof = None
+        if self._inner is not None and head != self._inner.head:
+            self._abandon_inner("the loop ended within the period followed")
         if proof is not None:
             if head != proof.head:
                 # a back edge whose loop holds the proof's head (a second head of the same loop: a latch block laid
                 # out before the header, as Triton's outer loops are) is one of this loop's branches, recorded by
                 # the shadow like any other; one of an inner loop must be decided alike in every CTA and period
+                if self._inner is not None:  # the inner period's own back edge (a decision of it: `_nested`)
+                    self._nested(b, g, ins, pc, head, k)
+                    return
                 why = self._inner_differs(b, ins) if head in b.prog.loop_headers \
                     and not self._same_loop(b.prog, proof, head, pc) else None
+                if why is None and head in b.prog.loop_headers and not self._same_loop(b.prog, proof, head, pc):
+                    self._nested(b, g, ins, pc, head, k)
+                    return
                 if why is not None:
                     # final: that loop's own head is where a proof can hold (forgetting_attention: the latch block
                     # of its loops is jumped back to, the head is fallen into after it; four attempts there cost 16
@@ -383,6 +403,128 @@ class LoopSummariser:
         t = self.state.tracker.reg_taint.get(ins.guard.pred)
         return t is None or not (np.broadcast_to(t, b.alive.shape)[b.alive] != 0).any()
 
+    # ------------------------------------------------------------------ a nested summary
+    def _nested(self, b, g, ins: A.Instruction, pc: int, head: int, k: int) -> None:
+        """The back edge of an inner loop decided alike in every CTA and period (`_inner_differs`), inside the
+        period of the proof followed: that loop's period-1 iterations are summarised there as well, as functions
+        of their own iteration u and of the outer t (grid_shadow `begin_inner`). The run is the outer period
+        t = 0, so the inner proof (closure, state, decisions: 1-4 in the module docstring) is made at t = 0 and
+        says which inner periods u in [0, U) repeat the checked one there; `Shadow.end_inner` hands every inner
+        decision, held register and global access at each such u to the outer proof, whose decision scan then
+        finds its T with all of them the same for every t < T (every inner period of every outer period
+        summarised decides as the checked one), and whose checks of the skipped periods' global bytes see them.
+        The skipped inner periods' global accesses keep both leaves, each over its own range (grid.py `_Class`:
+        t in [0, T), u in [0, U)). Only where the inner loop writes no global memory, decides nothing on %ctaid,
+        the run has no finding and the sizes are fixed; anything else runs the inner loop in full, as before."""
+        inner = self._inner
+        if inner is not None:
+            if k == inner.start + inner.period:
+                self._finish_inner(b, g)
+            return
+        sh = self.shadow
+        if sh.size_params or self._nest_failed.get(head, 0) >= MAX_ATTEMPTS \
+                or self._ineligible(b, g, proving=True) is not None or not self._uniform_back_edge(b, ins):
+            self._nest_hist.pop(head, None)
+            return
+        live = self._live_in(b.prog, head)
+        snap = _Boundary(k, {r: np.array(b.regs[r]) for r in sorted(live) if r in b.regs}, None, ())
+        hist = self._nest_hist.setdefault(head, [])
+        if hist and hist[-1].arrival != k - 1:
+            hist.clear()
+        hist.append(snap)
+        del hist[:-2]
+        # D guessed from the loop's last period-1 summary (the same loop entered in an earlier outer iteration,
+        # outer iteration 1 for dion_update): the proof starts at its first boundary here; else from its first two
+        # boundaries (`_deltas_first`). A guess either way: the closure proves it, and one that fails is dropped
+        deltas = self._held_steps.get(head) if len(hist) == 1 else None
+        if deltas is None and len(hist) == 2:
+            deltas = self._deltas_first(b, hist[0], snap)
+        if deltas is None:
+            return
+        hist.clear()
+        self._ident += 1
+        canon = Canon(b, self.state, live, self._wgmma_needed(b.prog, head)).key
+        self._inner_pre = {r: sh.regs.get(r) for r in deltas}
+        sh.begin_inner(self._ident, deltas)
+        self._inner = _Attempt(head, k, 1, self._ident, dict(snap.regs), deltas, {r: sh.regs.get(r) for r in deltas},
+                               canon, self.state.async_ops, False,
+                               {r: sh.regs.get(r) for r in live if r not in deltas}, pc, False, True)
+
+    def _finish_inner(self, b, g) -> None:
+        """The inner period followed inside the outer one is over (`_nested`): skip the inner periods that
+        repeat it, or run on as u = 0."""
+        inner, sh = self._inner, self.shadow
+        lp = sh.loop
+        why = lp.failed or self._ineligible(b, g, proving=True)
+        if why is None and lp.writes:
+            why = "the inner loop writes global memory"
+        if why is None and any(leaves(d.expr, ("c",)) for d in lp.decisions):
+            why = "a decision of the inner loop depends on %ctaid"
+        if why is None and (b.reports or self.state.uninit_outputs or self.state.detector.races()):
+            why = "the run has a finding"
+        held: list[_Held] = []
+        if why is None:
+            why = self._closure(b, inner, held)
+        if why is None and Canon(b, self.state, self._live_in(b.prog, inner.head),
+                                 self._wgmma_needed(b.prog, inner.head)).key != inner.canon:
+            why = "the state at the head does not repeat after one period"
+        periods = None
+        if why is None:
+            periods = self._first_change([*lp.decisions, *held])
+            if periods is None or periods < 2:
+                why = "the loop ends within the next period"
+        if why is None:
+            why = self._skipped_reads(b, lp, periods, {})
+        if why is None and periods * (len(lp.decisions) + len(held) + len(lp.reads)) > NEST_FLAT_MAX:
+            why = "too many inner periods to hand to the outer proof"
+        if why is not None:
+            self._abandon_inner(why)
+            return
+        skip = periods - 1
+        self._skip(b, skip)  # registers of u at u = skip (and of the outer t at t = 0: their values now)
+        self.state.async_ops += skip * (self.state.async_ops - inner.async_ops)
+        sh.loop_ranges[inner.ident] = periods
+        self._inner = None
+        sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
+        self._restate(b, inner, skip)
+        self._held_steps[inner.head] = inner.deltas
+        self._arrivals[inner.head] += skip
+        self.summaries.append(Summary(inner.head, 1, inner.start, skip, inner.ident, inside=self._proof.head))
+
+    def _restate(self, b, inner: _Attempt, skip: int) -> None:
+        """After a nested summary, each register the inner loop steps by D per period is its value before the loop
+        (the shadow's E + o, E of the outer t) plus (skip + 1) D: by the closure (3 in the module docstring) it
+        was E + o + u D + D at the period's end, u = skip now. Written back as E with offset o + (skip + 1) D
+        (the same value modulo 2^w), not as the folded expression at u = skip, so that the outer proof's closure
+        finds the register in the form it started its period with (a pointer both loops advance)."""
+        sh, alive = self.shadow, b.alive
+        env = sh.lane_env(0)
+        for r, pre in self._inner_pre.items():
+            if not isinstance(pre, Sv) or r not in inner.deltas:
+                continue
+            w = b.prog.reg(r).width
+            mask = np.uint64(_width_mask(w))
+            off = (np.asarray(0 if pre.off is None else pre.off, np.uint64)
+                   + np.asarray(inner.deltas[r], np.uint64) * np.uint64(skip + 1)) & mask
+            now = np.broadcast_to(np.asarray(b.regs[r]).astype(np.uint64) & mask, alive.shape)
+            got = np.broadcast_to((np.asarray(evaluate(pre.expr, env), dtype=object) + off.astype(object))
+                                  & int(mask), alive.shape)
+            if (got[alive].astype(np.uint64) != now[alive]).any():  # never expected: the outer proof fails
+                sh.loop_fail(f"internal: register {r} after a nested summary disagrees with the run")
+                continue
+            sh.regs[r] = Sv(pre.expr, off)
+        self._inner_pre = {}
+
+    def _abandon_inner(self, why: str) -> None:
+        """The inner period followed did not repeat (`why`, not a note: the inner loop runs on, as without a
+        nested summary): it ran as u = 0, and its decisions and accesses are the outer period's."""
+        inner, self._inner = self._inner, None
+        self.shadow.end_inner(0, None)
+        self._nest_hist.pop(inner.head, None)
+        if self._held_steps.get(inner.head) is inner.deltas:  # a guess from an earlier summary that failed here
+            del self._held_steps[inner.head]
+        self._nest_failed[inner.head] = self._nest_failed.get(inner.head, 0) + 1
+
     def finish(self) -> None:
         """The run is over: a period still being followed ran as t = 0 (the loop ended inside it)."""
         if self._proof is not None:
@@ -488,6 +630,7 @@ class LoopSummariser:
         self._ident += 1
         sh = self.shadow
         sh.begin_loop(self._ident, deltas)
+        self._nest_hist.clear()
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
@@ -496,6 +639,9 @@ class LoopSummariser:
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
         the loop cannot be summarised at all (it writes global memory, say): no more attempts."""
+        if self._inner is not None:
+            self._abandon_inner(why)
+        self._nest_hist.clear()
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
         if proof is not None and proof.speculative:  # as if not tried (`on_back_edge`)
@@ -591,11 +737,14 @@ class LoopSummariser:
         per_period_ops = self.state.async_ops - proof.async_ops
         self.state.async_ops += skip * per_period_ops
         self._proof = None
+        self._nest_hist.clear()
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
         if not proof.first:
             self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
+        if proof.period == 1:
+            self._held_steps[proof.head] = proof.deltas
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
@@ -630,7 +779,7 @@ class LoopSummariser:
                 if (d[alive] != 0).any():
                     return f"loop-carried register {r} does not advance by the same amount every period"
                 continue
-            if st is not None and st is not TOP and leaves(st.expr if isinstance(st, Sv) else st, ("t",)):
+            if st is not None and st is not TOP and uses_t(st.expr if isinstance(st, Sv) else st, proof.ident):
                 why = self._held(b, proof, r, st, held)
                 if why is not None:
                     return f"register {r} is live at the loop head and depends on the iteration ({why})"
@@ -995,7 +1144,9 @@ class LoopSummariser:
         out = []
         for s in self.summaries:
             ins = self.prog.code[s.head_pc]
-            out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}) "
+            where = "" if s.inside < 0 else (f" in the checked period of the loop at {self.prog.code[s.inside].span}, "
+                                             "and in each period of it summarised,")
+            out.append(f"loop at {ins.span}: {s.skipped} iterations (from iteration {s.first}, period {s.period}){where} "
                        "not run: proved to repeat the checked period (same state at the loop head up to "
                        "shifted epochs and renamed value numbers, the same decisions, the same shared "
                        "addresses); "

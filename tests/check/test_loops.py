@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import z3
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import ptx_parser
@@ -175,7 +175,7 @@ LOOP_CASES = ["loop_shared_staging_ok", "loop_shared_staging_last_barrier_skippe
               "loop_nested_staging_last_barrier_skipped", "loop_wgmma_tile_reread_ok",
               "loop_wgmma_tile_reread_late_overwrite_race", "loop_wgmma_pipelined_reread_ok",
               "loop_wgmma_pipelined_reread_late_overwrite_race", "loop_live_bound_predicate_ok",
-              "loop_live_bound_predicate_late_race", "loop_sext_round_trip_ok"]
+              "loop_live_bound_predicate_late_race", "loop_sext_round_trip_ok", "loop_nested_inner_rows_ok"]
 
 
 def _both(fn):
@@ -457,22 +457,23 @@ def test_prmt_source_bytes_follow_the_manual_table() -> None:
 
 def test_inner_loop_is_summarised_in_every_outer_iteration() -> None:
     """A proof that holds does not count against the loop head's MAX_ATTEMPTS: the inner loop of each
-    outer iteration run is summarised (4 before; dion_update's 16 row blocks ran 12 inner loops in full), but
-    for the one the outer loop's proof follows as its period (its inner back edge decided alike in every CTA
-    and period: run in full inside it). The outer loop's 6 iterations are summarised too since its period-1
-    guess is taken from its first two boundaries (loops.py `_deltas_first`: outer iterations 3 and 4 skipped;
-    from its fourth boundary before, the loop ended within the next period). The racy twin's last outer
-    iteration (its decisions differ: the outer summary stops before it) stops its inner summary before the
-    skipped barrier."""
+    outer iteration run is summarised (dion_update's 16 row blocks ran 12 inner loops in full), also the one
+    the outer loop's proof follows as its period (its inner back edge decided alike in every CTA and period: a
+    nested summary, loops.py `_nested`; it ran in full inside it before). The outer loop's 6 iterations are
+    summarised too since its period-1 guess is taken from its first two boundaries (loops.py `_deltas_first`:
+    outer iterations 3 and 4 skipped), with the pointer both loops advance in the form the outer period began
+    with (`_restate`). The racy twin's last outer iteration (its decisions differ: the outer summary stops
+    before it) stops its inner summary before the skipped barrier."""
     assert loopsmod.MAX_ATTEMPTS < 6
     r = check_file(REGRESSION / "loop_nested_staging_ok.ptx")
     inner = [s["iterations_skipped"] for s in r.stats["loops_summarised"] if s["line"].endswith(":40:2")]
     outer = [s["iterations_skipped"] for s in r.stats["loops_summarised"] if s["line"].endswith(":38:2")]
-    assert r.verdict == "race_free" and len(inner) == 3 and min(inner) >= 50 and outer == [2], r.stats
+    assert r.verdict == "race_free" and len(inner) == 4 and min(inner) >= 50 and outer == [2], r.stats
+    assert sum("in the checked period of the loop at" in a for a in r.assumptions) == 1, r.assumptions
     r = check_file(REGRESSION / "loop_nested_staging_last_barrier_skipped.ptx")
     inner = [s["iterations_skipped"] for s in r.stats["loops_summarised"] if s["line"].endswith(":40:2")]
     outer = [s["iterations_skipped"] for s in r.stats["loops_summarised"] if s["line"].endswith(":38:2")]
-    assert r.verdict == "race" and len(inner) == 3 and inner[-1] < min(inner[:-1]) and outer == [2], r.stats
+    assert r.verdict == "race" and len(inner) == 4 and inner[-1] < min(inner[:-1]) and outer == [2], r.stats
 
 
 # ------------------------------------------------------------------------------ skipped global writes read back
@@ -523,6 +524,107 @@ def test_outer_loop_with_an_inner_loop_is_summarised() -> None:
     assert outer and outer[0]["iterations_skipped"] >= 8, r.stats["loops_summarised"]
     r = check_file(REGRESSION / "loop_nested_outer_rows_overlap_race.ptx")
     assert r.verdict == "race", r.verdict
+
+
+def _nested_hole_kernel(rows: int, inner: int, r0: int, j0: int, barrier: bool) -> str:
+    """An outer loop of `rows` iterations (r) around an inner one of `inner` (j), 8 CTAs of 32 threads: the inner
+    loop sums x[((c * rows + r) * inner + j) * 32 + tid] through shared memory (each thread stores its element,
+    a barrier, reads its neighbour's, a barrier), with a hole exactly where r = r0 and j = j0, d = (r ^ r0) |
+    (j ^ j0) = 0: the load moved past x's end (by x's size: e = (d - 1) >> 31, bit arithmetic the symbolic grid
+    follows, no guard), or (`barrier`) the first barrier branched over (a decision of both loops' iterations),
+    so that the neighbour's element is read unordered after its store: a race."""
+    xbytes = 8 * rows * inner * 32 * 4
+    far = 0 if barrier else xbytes
+    return f"""// launch: {{"grid": [8], "block": [32], "buffers": {{"x": {{"dtype": "float32", "shape": [{xbytes // 4}], \
+"init": "random"}}, "out": {{"dtype": "float32", "shape": [{8 * rows * 32}]}}}}, "params": ["x", "out"]}}
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 x, .param .u64 out)
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<48>;
+	.reg .b64 %rd<16>;
+	.reg .f32 %f<8>;
+	.shared .align 4 .b8 tile[128];
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r40, tile;
+	shl.b32 %r41, %r2, 2;
+	add.u32 %r41, %r41, %r40;
+	xor.b32 %r42, %r2, 1;
+	shl.b32 %r42, %r42, 2;
+	add.u32 %r42, %r42, %r40;
+	mul.lo.u32 %r20, %r3, {rows};
+	mov.u32 %r10, 0;
+OUTER:
+	add.u32 %r21, %r20, %r10;
+	mul.lo.u32 %r22, %r21, {inner};
+	shl.b32 %r22, %r22, 5;
+	add.u32 %r22, %r22, %r2;
+	mul.wide.u32 %rd3, %r22, 4;
+	add.s64 %rd3, %rd1, %rd3;
+	mov.f32 %f1, 0f00000000;
+	mov.u32 %r11, 0;
+INNER:
+	xor.b32 %r30, %r10, {r0};
+	xor.b32 %r31, %r11, {j0};
+	or.b32 %r30, %r30, %r31;
+	setp.eq.u32 %p3, %r30, {0 if barrier else 1 << 20};
+	sub.u32 %r30, %r30, 1;
+	shr.u32 %r30, %r30, 31;
+	mul.lo.u32 %r30, %r30, {far};
+	cvt.u64.u32 %rd6, %r30;
+	add.s64 %rd7, %rd3, %rd6;
+	ld.global.f32 %f2, [%rd7];
+	st.shared.f32 [%r41], %f2;
+	@%p3 bra NOBAR;
+	bar.sync 0;
+NOBAR:
+	ld.shared.f32 %f3, [%r42];
+	add.f32 %f1, %f1, %f3;
+	bar.sync 0;
+	add.s64 %rd3, %rd3, 128;
+	add.u32 %r11, %r11, 1;
+	setp.lt.u32 %p2, %r11, {inner};
+	@%p2 bra INNER;
+	shl.b32 %r13, %r21, 5;
+	add.u32 %r13, %r13, %r2;
+	mul.wide.u32 %rd5, %r13, 4;
+	add.s64 %rd5, %rd2, %rd5;
+	st.global.f32 [%rd5], %f1;
+	add.u32 %r10, %r10, 1;
+	setp.lt.u32 %p1, %r10, {rows};
+	@%p1 bra OUTER;
+	ret;
+}}
+"""
+
+
+@settings(max_examples=3, deadline=None)
+@given(rows=st.integers(5, 9), inner=st.integers(5, 8), r0=st.integers(0, 10), j0=st.integers(0, 9),
+       barrier=st.booleans())
+@example(rows=8, inner=7, r0=3, j0=4, barrier=True)  # in the outer summary's skipped periods: its scan must stop
+@example(rows=5, inner=5, r0=2, j0=2, barrier=False)  # the outer loop's checked period, a nested-skipped inner one
+def test_nested_summary_finds_a_hole_at_any_iteration_pair(tmp_path_factory, rows: int, inner: int, r0: int, j0: int,
+                                                           barrier: bool) -> None:
+    """Oracle: the kernel has its bug (every CTA's load leaves x, or a race on the shared tile) exactly when
+    (r0, j0) is an iteration pair the loops run (r0 < rows and j0 < inner), whether that pair is run, skipped by
+    the outer summary, by the nested summary inside the outer loop's checked period, or by both (loops.py
+    `_nested`: each leaf over its own range in grid.py, the inner decisions at every inner period handed to
+    the outer loop's decision scan)."""
+    path = tmp_path_factory.mktemp("nested") / "k.ptx"
+    path.write_text(_nested_hole_kernel(rows, inner, r0, j0, barrier))
+    r = check_file(path)
+    bug = "race" if barrier else "out_of_bounds"
+    assert r.verdict == (bug if r0 < rows and j0 < inner else "race_free"), (r.verdict, r.notes)
+    if r.verdict == "race_free":  # the outer loop summarised, with the inner one inside its checked period
+        assert any("in the checked period of the loop at" in a for a in r.assumptions), r.assumptions
 
 
 def _line_after(path: Path, label: str) -> int:
