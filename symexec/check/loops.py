@@ -644,6 +644,10 @@ class LoopSummariser:
         self._nest_hist.clear()
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
+        if proof is not None:
+            for s in self.summaries:  # nested in this period, which ran concretely: an ordinary summary in it
+                if s.inside == proof.head and s.ident > proof.ident:
+                    s.inside = -1
         if proof is not None and proof.speculative:  # as if not tried (`on_back_edge`)
             self._attempts[proof.head] -= 1
             return
@@ -756,7 +760,7 @@ class LoopSummariser:
         tr = self.state.tracker
         alive = b.alive
         steps: dict[str, tuple] = {}
-        for r in self._live_in(b.prog, proof.head):
+        for r in sorted(self._live_in(b.prog, proof.head)):  # sorted: the same register named first on every run
             st = sh.regs.get(r)
             start = proof.begun.get(r)
             if r in proof.deltas and isinstance(start, Sv) and leaves(start.expr, ("d",)):
