@@ -151,6 +151,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
     unsupported: str | None = None
     skipped = 0  # elements not compared by normal forms once max_suspects were found
     too_big = 0  # elements whose comparison went past the normal form's expansion budgets
+    sharing = 0  # elements proved with the subterms both sides share as atoms (Normalizer.equal_sharing)
     for name in names:
         c, r = cand.outputs.get(name), ref.outputs.get(name)
         ce = c.elements if c is not None else np.zeros(0, np.int64)
@@ -196,7 +197,15 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                 res.suspect_count += left
                 break
             idx = solo[s:s + chunk]
-            roots = np.concatenate([c_solo[s:s + chunk], r_solo[s:s + chunk]])
+            cs_, rs_ = c_solo[s:s + chunk], r_solo[s:s + chunk]
+            if forms is None:  # shared subterms as atoms first (a certificate records whole normal forms)
+                done = np.array([N.equal_sharing(int(x), int(y)) for x, y in zip(cs_.tolist(), rs_.tolist())], bool)
+                codes[idx[done]] = METHOD_CODES[Method.NORMAL_FORM]
+                sharing += int(done.sum())
+                idx, cs_, rs_ = idx[~done], cs_[~done], rs_[~done]
+                if not idx.size:
+                    continue
+            roots = np.concatenate([cs_, rs_])
             try:
                 nfs = N.of(roots)
             except NoRealMeaning as e:
@@ -242,7 +251,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.obligations.append((name, both, ct, rt, codes))
     res.assumptions += [a for a in N.assumptions if a not in res.assumptions]
     res.stats = {"normal_form_nodes": N.steps - steps0, "kept_roots": N.root_hits - hits0, "atoms": len(N.atoms),
-                 "instances": res.stats.get("instances", 0),
+                 "instances": res.stats.get("instances", 0), "sharing": sharing,
                  "seconds": round(time.perf_counter() - t0, 3), "too_big": too_big, "not_compared": skipped,
                  "expanded_cache_resets": N.cache_resets}
     if skipped:
