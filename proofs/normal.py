@@ -1132,7 +1132,7 @@ class Normalizer:
             return False
         fin = self._finite_nodes(common)
         atoms = common[fin & (T.op[common] != Op.CONST) & (T.op[common] != Op.INPUT)
-                       & _float_sorts()[T.sort[common]]]
+                       & _float_sorts()[T.sort[common]] & (common != c) & (common != r)]  # a root is normalised
         if not atoms.size:
             return False
         region = subgraph(T, np.array([c, r], np.int64), stop=atoms.tolist())
@@ -1144,7 +1144,7 @@ class Normalizer:
         self.memo = {t: Rat({(self.atom(AtomKind.TERM, (t,)), 1): 1}) for t in front.tolist()}
         self._root_nfs, self._recips = None, {}
         try:
-            x, y = self._of(np.array([c, r], np.int64))
+            x, y = self._of(np.array([c, r], np.int64), region)
             return self.equal(x, y)
         except (TooBig, NoRealMeaning):
             return False
@@ -1228,12 +1228,14 @@ class Normalizer:
         fresh = iter(self._of(np.array(missing, np.int64)) if missing else ())
         return [self._copy(h) if h is not None else next(fresh) for h in hit]
 
-    def _of(self, roots: np.ndarray) -> list[NF]:
+    def _of(self, roots: np.ndarray, nodes: np.ndarray | None = None) -> list[NF]:
+        """`of` without kept roots; `nodes`: the roots' subgraph below self.memo where the caller has it."""
         from semantics.termeval import subgraph
 
         T = self.T
         shared = self._users()
-        nodes = subgraph(T, roots, stop=self.memo)
+        if nodes is None:
+            nodes = subgraph(T, roots, stop=self.memo)
         # how many users each node has inside this subgraph: a sum used once is extended in place
         nk = T.nkids[nodes].astype(np.int64)
         starts = T._off.a[nodes]

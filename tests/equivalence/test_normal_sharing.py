@@ -146,3 +146,15 @@ def test_equal_sharing_proves_a_rewritten_row_and_not_its_bugs(order, bug, maske
     for kind, payload in N.atoms:  # its atoms stand for finite shared nodes only (never the masked score)
         if kind is AtomKind.TERM:
             assert fin[payload[0]] and payload[0] != (scores[3] if masked else -1)
+
+
+def test_a_root_below_the_other_is_normalised_not_an_atom() -> None:
+    """c = (x0 x1) x3 and r = c + (x2 - x2): c is shared and finite, but as a root it is normalised over the atom
+    x0 x1 (c's own atom would be a form nothing else has): equal both ways, and c against c + x2 is not."""
+    T = TermStore()
+    x = T.input("x", np.arange(N_IN), F32).tolist()
+    c = _bin(T, Op.FMUL, _bin(T, Op.FMUL, x[0], x[1]), x[3])
+    r = _bin(T, Op.FADD, c, _bin(T, Op.FSUB, x[2], x[2]))
+    N = Normalizer(T)
+    assert N.equal_sharing(c, r) and N.equal_sharing(r, c)
+    assert not N.equal_sharing(c, _bin(T, Op.FADD, c, x[2]))
