@@ -121,6 +121,8 @@ GROUP_SAMPLE_YIELD = 0.25
 #: reduction; the planning alone ran for minutes).
 NODES_PER_MEMBER = 1024
 SUSPECT_CODE = -1
+#: Elements per buffer tried by Normalizer.equal_sharing before it is given up there when none was proved by it
+SHARING_TRIES = 16
 
 REAL_ASSUMPTIONS = [
     "floating-point operations are read as exact real arithmetic (no rounding, overflow, NaN or "
@@ -189,6 +191,8 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.stats["instances"] = res.stats.get("instances", 0) + int(inst.sum())
         solo = todo[~inst]
         c_solo, r_solo = c_roots[~inst], r_roots[~inst]
+        tried = 0  # elements of this buffer tried by equal_sharing
+        sharing0 = sharing
         for s in range(0, solo.size, chunk):
             check_time_limit(f"comparing the normal forms of {name}")
             if res.suspect_count >= max_suspects:  # the verdict cannot be verified any more: stop comparing
@@ -198,8 +202,14 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                 break
             idx = solo[s:s + chunk]
             cs_, rs_ = c_solo[s:s + chunk], r_solo[s:s + chunk]
-            if forms is None:  # shared subterms as atoms first (a certificate records whole normal forms)
-                done = np.array([N.equal_sharing(int(x), int(y)) for x, y in zip(cs_.tolist(), rs_.tolist())], bool)
+            if forms is None and (tried < SHARING_TRIES or sharing > sharing0):  # shared subterms as atoms first (a
+                # certificate records whole normal forms); given up in a buffer whose first tries all failed
+                done = np.zeros(idx.size, bool)
+                for j, (x, y) in enumerate(zip(cs_.tolist(), rs_.tolist())):
+                    if tried >= SHARING_TRIES and sharing + int(done.sum()) == sharing0:
+                        break
+                    done[j] = N.equal_sharing(x, y)
+                    tried += 1
                 codes[idx[done]] = METHOD_CODES[Method.NORMAL_FORM]
                 sharing += int(done.sum())
                 idx, cs_, rs_ = idx[~done], cs_[~done], rs_[~done]

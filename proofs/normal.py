@@ -90,6 +90,14 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 #: included; charged before each product is made, so it bounds the monomials created (time and memory) per
 #: element. Past it the comparison raises TooBig: the element is a suspect, never proved.
 EXPAND_WORK_BUDGET = 8_000_000
+#: The expansion budgets of a comparison with shared subterms as atoms (Normalizer.equal_sharing), a first try
+#: before the whole normal forms: FlashAttention's rows need less; softmax_warp_row's candidate, whose shuffle
+#: partial sums are shared with nothing the reference sums, spent its 600 s expanding with the full budgets.
+SHARING_BUDGET = 1 << 17
+#: equal_sharing normalises only where the nodes above the shared atoms are at most 1/SHARING_REGION of the two
+#: DAGs (FlashAttention cross-target: ~1600 of 37 400; softmax_warp_row's candidate shares its inputs only)
+SHARING_REGION = 8
+SHARING_WORK = 1 << 17
 #: Monomials the cache of expanded atoms (Normalizer._expanded, shared by the elements of one comparison
 #: run) may hold; past it the cache is emptied (a cache: only speed is lost), so it cannot grow without bound.
 EXPANDED_CACHE_LIMIT = 1_000_000
@@ -706,24 +714,24 @@ class Normalizer:
     def sub(self, x: NF, y: NF) -> NF:
         return self.add(x, self.neg(y))
 
-    def equal(self, x: NF, y: NF) -> bool:
+    def equal(self, x: NF, y: NF, budget: int = EXPAND_BUDGET, work: int = EXPAND_WORK_BUDGET) -> bool:
         """Whether two normal forms are equal functions; with let-atoms expanded when they are not
-        equal as they stand (raises TooBig past the expansion budget)."""
+        equal as they stand (raises TooBig past the expansion budgets, `budget` monomials and `work` products)."""
         if self._equal(x, y):
             return True
         if not (self._has_let(x) or self._has_let(y)):
             return False
-        self._budget = EXPAND_BUDGET
-        self._work = EXPAND_WORK_BUDGET
+        self._budget = budget
+        self._work = work
         try:
             if self._equal_canonical(x, y):
                 return True
-            self._budget = EXPAND_BUDGET  # the next tries with the budgets they had before this one
-            self._work = EXPAND_WORK_BUDGET
+            self._budget = budget  # the next tries with the budgets they had before this one
+            self._work = work
             if self._equal_atoms_expanded(x, y):
                 return True
-            self._budget = EXPAND_BUDGET  # the whole expansion, with the budgets it had before
-            self._work = EXPAND_WORK_BUDGET
+            self._budget = budget  # the whole expansion, with the budgets it had before
+            self._work = work
             return self._equal(self.expand(x), self.expand(y))
         except TooBig:
             self.too_big += 1
@@ -1136,6 +1144,8 @@ class Normalizer:
         if not atoms.size:
             return False
         region = subgraph(T, np.array([c, r], np.int64), stop=atoms.tolist())
+        if SHARING_REGION * region.size > sc.size + sr.size:  # little is shared: the whole forms (their memo
+            return False  # keeps a row's sums for every element of it; this call's forms are its own)
         nk = T.nkids[region].astype(np.int64)
         starts = T._off.a[region]
         kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
@@ -1145,7 +1155,9 @@ class Normalizer:
         self._root_nfs, self._recips = None, {}
         try:
             x, y = self._of(np.array([c, r], np.int64), region)
-            return self.equal(x, y)
+            # a small expansion only: where the atoms hide what makes two sums equal (partial sums of two
+            # reduction trees shared as atoms), expanding the rest cannot show it, and the whole forms follow
+            return self.equal(x, y, SHARING_BUDGET, SHARING_WORK)
         except (TooBig, NoRealMeaning):
             return False
         finally:
