@@ -121,6 +121,9 @@ GROUP_SAMPLE_YIELD = 0.25
 #: reduction; the planning alone ran for minutes).
 NODES_PER_MEMBER = 1024
 SUSPECT_CODE = -1
+#: Elements per buffer tried by Normalizer.equal_sharing before it is given up there when none was proved by it
+SHARING_TRIES = 16
+SHARING_MAX = 2048  # FlashAttention cross-target: 288 row representatives; cross_entropy_zloss: 48 000 solo elements
 
 REAL_ASSUMPTIONS = [
     "floating-point operations are read as exact real arithmetic (no rounding, overflow, NaN or "
@@ -151,6 +154,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
     unsupported: str | None = None
     skipped = 0  # elements not compared by normal forms once max_suspects were found
     too_big = 0  # elements whose comparison went past the normal form's expansion budgets
+    sharing = 0  # elements proved with the subterms both sides share as atoms (Normalizer.equal_sharing)
     for name in names:
         c, r = cand.outputs.get(name), ref.outputs.get(name)
         ce = c.elements if c is not None else np.zeros(0, np.int64)
@@ -188,6 +192,10 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.stats["instances"] = res.stats.get("instances", 0) + int(inst.sum())
         solo = todo[~inst]
         c_solo, r_solo = c_roots[~inst], r_roots[~inst]
+        # elements of this buffer tried by equal_sharing: none where the buffer has more elements to prove on their
+        # own than SHARING_MAX (each try walks both whole DAGs, where the whole forms' memo serves every element)
+        tried = 0 if solo.size <= SHARING_MAX else SHARING_TRIES
+        sharing0 = sharing
         for s in range(0, solo.size, chunk):
             check_time_limit(f"comparing the normal forms of {name}")
             if res.suspect_count >= max_suspects:  # the verdict cannot be verified any more: stop comparing
@@ -196,7 +204,21 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
                 res.suspect_count += left
                 break
             idx = solo[s:s + chunk]
-            roots = np.concatenate([c_solo[s:s + chunk], r_solo[s:s + chunk]])
+            cs_, rs_ = c_solo[s:s + chunk], r_solo[s:s + chunk]
+            if forms is None and (tried < SHARING_TRIES or sharing > sharing0):  # shared subterms as atoms first (a
+                # certificate records whole normal forms); given up in a buffer whose first tries all failed
+                done = np.zeros(idx.size, bool)
+                for j, (x, y) in enumerate(zip(cs_.tolist(), rs_.tolist())):
+                    if tried >= SHARING_TRIES and sharing + int(done.sum()) == sharing0:
+                        break
+                    done[j] = N.equal_sharing(x, y)
+                    tried += 1
+                codes[idx[done]] = METHOD_CODES[Method.NORMAL_FORM]
+                sharing += int(done.sum())
+                idx, cs_, rs_ = idx[~done], cs_[~done], rs_[~done]
+                if not idx.size:
+                    continue
+            roots = np.concatenate([cs_, rs_])
             try:
                 nfs = N.of(roots)
             except NoRealMeaning as e:
@@ -242,7 +264,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.obligations.append((name, both, ct, rt, codes))
     res.assumptions += [a for a in N.assumptions if a not in res.assumptions]
     res.stats = {"normal_form_nodes": N.steps - steps0, "kept_roots": N.root_hits - hits0, "atoms": len(N.atoms),
-                 "instances": res.stats.get("instances", 0),
+                 "instances": res.stats.get("instances", 0), "sharing": sharing,
                  "seconds": round(time.perf_counter() - t0, 3), "too_big": too_big, "not_compared": skipped,
                  "expanded_cache_resets": N.cache_resets}
     if skipped:

@@ -90,6 +90,14 @@ EXPAND_BUDGET = 2_000_000  # monomials an expansion may produce before the compa
 #: included; charged before each product is made, so it bounds the monomials created (time and memory) per
 #: element. Past it the comparison raises TooBig: the element is a suspect, never proved.
 EXPAND_WORK_BUDGET = 8_000_000
+#: The expansion budgets of a comparison with shared subterms as atoms (Normalizer.equal_sharing), a first try
+#: before the whole normal forms: FlashAttention's rows need less; softmax_warp_row's candidate, whose shuffle
+#: partial sums are shared with nothing the reference sums, spent its 600 s expanding with the full budgets.
+SHARING_BUDGET = 1 << 17
+#: equal_sharing normalises only where the nodes above the shared atoms are at most 1/SHARING_REGION of the two
+#: DAGs (FlashAttention cross-target: ~1600 of 37 400; softmax_warp_row's candidate shares its inputs only)
+SHARING_REGION = 8
+SHARING_WORK = 1 << 17
 #: Monomials the cache of expanded atoms (Normalizer._expanded, shared by the elements of one comparison
 #: run) may hold; past it the cache is emptied (a cache: only speed is lost), so it cannot grow without bound.
 EXPANDED_CACHE_LIMIT = 1_000_000
@@ -706,24 +714,24 @@ class Normalizer:
     def sub(self, x: NF, y: NF) -> NF:
         return self.add(x, self.neg(y))
 
-    def equal(self, x: NF, y: NF) -> bool:
+    def equal(self, x: NF, y: NF, budget: int = EXPAND_BUDGET, work: int = EXPAND_WORK_BUDGET) -> bool:
         """Whether two normal forms are equal functions; with let-atoms expanded when they are not
-        equal as they stand (raises TooBig past the expansion budget)."""
+        equal as they stand (raises TooBig past the expansion budgets, `budget` monomials and `work` products)."""
         if self._equal(x, y):
             return True
         if not (self._has_let(x) or self._has_let(y)):
             return False
-        self._budget = EXPAND_BUDGET
-        self._work = EXPAND_WORK_BUDGET
+        self._budget = budget
+        self._work = work
         try:
             if self._equal_canonical(x, y):
                 return True
-            self._budget = EXPAND_BUDGET  # the next tries with the budgets they had before this one
-            self._work = EXPAND_WORK_BUDGET
+            self._budget = budget  # the next tries with the budgets they had before this one
+            self._work = work
             if self._equal_atoms_expanded(x, y):
                 return True
-            self._budget = EXPAND_BUDGET  # the whole expansion, with the budgets it had before
-            self._work = EXPAND_WORK_BUDGET
+            self._budget = budget  # the whole expansion, with the budgets it had before
+            self._work = work
             return self._equal(self.expand(x), self.expand(y))
         except TooBig:
             self.too_big += 1
@@ -1110,6 +1118,100 @@ class Normalizer:
             return a == b
         return a.den == b.den and _poly_eq(a.num, b.num)
 
+    # ------------------------------------------------------------------ shared subterms as atoms
+    def equal_sharing(self, c: int, r: int) -> bool:
+        """A sufficient condition for the terms c and r being equal functions, cheaper than their normal forms
+        when the two share most of their DAGs (two builds of one kernel: FlashAttention's scores q.k, the same
+        hash-consed nodes on both sides, are 97 % of each output's 18 700 nodes): every node below both roots
+        whose value is a finite real for every input (`_finite_node`) stands for itself, an uninterpreted atom
+        (AtomKind.TERM, by term id; the same atom on both sides), and only the nodes above these are normalised.
+        Equal normal forms are then equal as polynomials in those atoms, so equal for every value of them, in
+        particular for the values the shared nodes take (a substitution of reals for atoms; why the atoms must be
+        finite: x - x + y is y for every real x, not for x = -inf). False when the forms differ (an identity that
+        needs what is inside a shared node: the caller normalises the whole terms as before), or on a budget or a
+        term without a real meaning. The forms made here are kept nowhere (memo, kept roots and reciprocals are
+        this call's own), so they never stand for a term elsewhere."""
+        from semantics.termeval import subgraph
+
+        T = self.T
+        sc, sr = subgraph(T, np.array([c], np.int64)), subgraph(T, np.array([r], np.int64))
+        common = np.intersect1d(sc, sr, assume_unique=True)
+        if not common.size:
+            return False
+        fin = self._finite_nodes(common)
+        atoms = common[fin & (T.op[common] != Op.CONST) & (T.op[common] != Op.INPUT)
+                       & _float_sorts()[T.sort[common]] & (common != c) & (common != r)]  # a root is normalised
+        if not atoms.size:
+            return False
+        region = subgraph(T, np.array([c, r], np.int64), stop=atoms.tolist())
+        if SHARING_REGION * region.size > sc.size + sr.size:  # little is shared: the whole forms (their memo
+            return False  # keeps a row's sums for every element of it; this call's forms are its own)
+        nk = T.nkids[region].astype(np.int64)
+        starts = T._off.a[region]
+        kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+        front = np.intersect1d(kids, atoms)
+        saved = self.memo, self._root_nfs, self._recips
+        self.memo = {t: Rat({(self.atom(AtomKind.TERM, (t,)), 1): 1}) for t in front.tolist()}
+        self._root_nfs, self._recips = None, {}
+        try:
+            x, y = self._of(np.array([c, r], np.int64), region)
+            # a small expansion only: where the atoms hide what makes two sums equal (partial sums of two
+            # reduction trees shared as atoms), expanding the rest cannot show it, and the whole forms follow
+            return self.equal(x, y, SHARING_BUDGET, SHARING_WORK)
+        except (TooBig, NoRealMeaning):
+            return False
+        finally:
+            self.memo, self._root_nfs, self._recips = saved
+
+    def _finite_nodes(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node of `nodes` (sorted ids, closed under children: a subgraph, or the nodes two subgraphs share),
+        whether its real value is finite for every input by its structure alone: finite float constants,
+        integer and predicate constants, inputs (finite by REAL_ASSUMPTIONS), and +, -, *, fma, mma of float
+        operands, neg, abs, min, max, exp2, float conversions and if-then-else of such nodes (a real reading of
+        finite reals; its overflow is the precision check's, as for every node). Anything else (an infinite
+        constant, a division, log2, sqrt, a float made of bits, an opaque value) is not. Kept per node."""
+        T = self.T
+        if self._fin.size < len(T):
+            grown = np.full(max(len(T), 2 * self._fin.size), -1, np.int8)
+            grown[:self._fin.size] = self._fin
+            self._fin = grown
+        fin = self._fin
+        todo = nodes[fin[nodes] < 0]
+        if todo.size:
+            self._float_sort = _float_sorts()
+            ops, sorts = T.op[todo].tolist(), T.sort[todo].tolist()
+            offs, nks = T._off.a[todo].tolist(), T.nkids[todo].tolist()
+            kidcol = T._kids.a
+            for i, op, so, o, n in zip(todo.tolist(), ops, sorts, offs, nks):
+                fin[i] = self._finite_node(i, op, so, kidcol[o:o + n].tolist(), fin)
+        return fin[nodes] == 1
+
+    def _finite_node(self, i: int, op: int, so: int, kids: list, fin: np.ndarray) -> int:
+        sort = SORTS[so]
+        if op == Op.CONST:
+            if sort.kind is not Kind.FLOAT:
+                return 1
+            return int(_finite(int(self.T.aux[i]) & ((1 << sort.width) - 1), get_format(sort.fmt)))
+        if op == Op.INPUT:
+            return 1
+        if sort.kind is not Kind.FLOAT:
+            return 0
+        if op == Op.ITE:  # either branch's value; the condition is a predicate
+            kids = kids[1:]
+        elif op == Op.CVT:
+            dst, src = mods(int(self.T.aux[i])).elems
+            if any(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):  # to or from integers: not followed
+                return 0
+        elif op == Op.MMA:  # float operands only (packed bits may hold any pattern)
+            if not self._float_sort[self.T.sort[kids]].all():
+                return 0
+        elif op not in _FINITE_OPS:
+            return 0
+        return int(all(fin[k] == 1 for k in kids))
+
+    _fin = np.zeros(0, np.int8)  # per node: 1 finite (_finite_node), 0 not, -1 not known yet
+    _float_sort = np.zeros(0, bool)
+
     # ------------------------------------------------------------------ terms
     def _users(self) -> np.ndarray:
         """Per node of the store, whether more than one node of the whole store uses it (recounted when the
@@ -1138,12 +1240,14 @@ class Normalizer:
         fresh = iter(self._of(np.array(missing, np.int64)) if missing else ())
         return [self._copy(h) if h is not None else next(fresh) for h in hit]
 
-    def _of(self, roots: np.ndarray) -> list[NF]:
+    def _of(self, roots: np.ndarray, nodes: np.ndarray | None = None) -> list[NF]:
+        """`of` without kept roots; `nodes`: the roots' subgraph below self.memo where the caller has it."""
         from semantics.termeval import subgraph
 
         T = self.T
         shared = self._users()
-        nodes = subgraph(T, roots, stop=self.memo)
+        if nodes is None:
+            nodes = subgraph(T, roots, stop=self.memo)
         # how many users each node has inside this subgraph: a sum used once is extended in place
         nk = T.nkids[nodes].astype(np.int64)
         starts = T._off.a[nodes]
@@ -2136,6 +2240,14 @@ def _num_text(c: Coef) -> str:
 
 
 #: Children per chunk of _shared_children (its temporaries: a few bytes per child of a chunk).
+#: Float operations whose real reading is finite when their operands' are (Normalizer._finite_node).
+_FINITE_OPS = frozenset(int(o) for o in (Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.FNEG, Op.FABS, Op.FMIN, Op.FMAX,
+                                         Op.FEX2))
+def _float_sorts() -> np.ndarray:
+    """Per sort id, whether it is a float sort (sorts are registered as they are first made)."""
+    return np.array([s.kind is Kind.FLOAT for s in SORTS] + [False] * (256 - len(SORTS)))
+
+
 _SHARED_CHUNK = 1 << 22
 
 
