@@ -1131,7 +1131,7 @@ class Normalizer:
         needs what is inside a shared node: the caller normalises the whole terms as before), or on a budget or a
         term without a real meaning. The forms made here are kept nowhere (memo, kept roots and reciprocals are
         this call's own), so they never stand for a term elsewhere."""
-        from semantics.termeval import subgraph
+        from semantics.termeval import child_ids, subgraph
 
         T = self.T
         sc, sr = subgraph(T, np.array([c], np.int64)), subgraph(T, np.array([r], np.int64))
@@ -1146,10 +1146,7 @@ class Normalizer:
         region = subgraph(T, np.array([c, r], np.int64), stop=atoms.tolist())
         if SHARING_REGION * region.size > sc.size + sr.size:  # little is shared: the whole forms (their memo
             return False  # keeps a row's sums for every element of it; this call's forms are its own)
-        nk = T.nkids[region].astype(np.int64)
-        starts = T._off.a[region]
-        kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
-        front = np.intersect1d(kids, atoms)
+        front = np.intersect1d(child_ids(T, region), atoms)
         saved = self.memo, self._root_nfs, self._recips
         self.memo = {t: Rat({(self.atom(AtomKind.TERM, (t,)), 1): 1}) for t in front.tolist()}
         self._root_nfs, self._recips = None, {}
@@ -1242,7 +1239,7 @@ class Normalizer:
 
     def _of(self, roots: np.ndarray, nodes: np.ndarray | None = None) -> list[NF]:
         """`of` without kept roots; `nodes`: the roots' subgraph below self.memo where the caller has it."""
-        from semantics.termeval import subgraph
+        from semantics.termeval import child_ids, subgraph
 
         T = self.T
         shared = self._users()
@@ -1250,8 +1247,7 @@ class Normalizer:
             nodes = subgraph(T, roots, stop=self.memo)
         # how many users each node has inside this subgraph: a sum used once is extended in place
         nk = T.nkids[nodes].astype(np.int64)
-        starts = T._off.a[nodes]
-        kids = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+        kids = child_ids(T, nodes)
         # per node of the subgraph, by id (a dict: an array of the store's length was 230 MiB per call at 28.8 M nodes)
         u, c = np.unique(kids, return_counts=True)
         remaining: dict[int, int] = dict(zip(u.tolist(), c.tolist()))

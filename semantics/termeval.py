@@ -37,6 +37,13 @@ def _mask(w: int) -> np.uint64:
     return np.uint64((1 << w) - 1) if w < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+def child_ids(T: TermStore, nodes: np.ndarray) -> np.ndarray:
+    """The children of `nodes`, node by node and slot by slot, in one array (the term store's child column
+    gathered: node j's slots start at its offset)."""
+    nk = T.nkids[nodes].astype(np.int64)
+    return T._kids.a[np.repeat(T._off.a[nodes] - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+
+
 def subgraph(T: TermStore, roots: np.ndarray, stop=None) -> np.ndarray:
     """Sorted ids of every node reachable from `roots`, not descending below (nor including) the
     ids in `stop` (a container of ids already dealt with)."""
@@ -55,10 +62,7 @@ def subgraph(T: TermStore, roots: np.ndarray, stop=None) -> np.ndarray:
         has = nk > 0
         if not has.any():
             break
-        f, k = frontier[has], nk[has]
-        starts = T._off.a[f]
-        idx = np.repeat(starts - np.cumsum(k) + k, k) + np.arange(int(k.sum()))
-        kids = np.unique(T._kids.a[idx])
+        kids = np.unique(child_ids(T, frontier[has]))
         frontier = kids[~seen[kids]]
         if stopped is not None:
             frontier = frontier[~stopped[frontier]]
@@ -73,9 +77,8 @@ def evaluate(T: TermStore, roots: np.ndarray, leaf: Leaf) -> np.ndarray:
     done = np.zeros(len(T), bool)
     nk = T.nkids[nodes].astype(np.int64)
     # reverse edges of the subgraph: how many children of each node are still pending
-    starts = T._off.a[nodes]
     parent = np.repeat(nodes, nk)
-    child = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+    child = child_ids(T, nodes)
     order = np.argsort(child, kind="stable")
     child_sorted, parent_sorted = child[order], parent[order]
     pending = np.zeros(len(T), np.int64)
@@ -307,8 +310,7 @@ class Incremental:
         self.known = np.concatenate([self.known, np.zeros(hi - lo, bool)])
         ids = np.arange(lo, hi, dtype=np.int64)
         nk = T.nkids[ids].astype(np.int64)
-        starts = T._off.a[ids]
-        child = T._kids.a[np.repeat(starts - np.cumsum(nk) + nk, nk) + np.arange(int(nk.sum()))]
+        child = child_ids(T, ids)
         parent = np.repeat(ids, nk)
         unknown_kid = np.zeros(hi, bool)
         unknown_kid[:lo] = ~self.known[:lo]
