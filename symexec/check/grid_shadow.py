@@ -1253,7 +1253,7 @@ class Shadow(InstructionObserver):
         if guard is TOP:
             self.fail(f"{where}: the guard of a tensor store depends on values the symbolic grid does not follow")
             return
-        if self.loop is not None:
+        if self.loop is not None and self.outer is not None:  # an inner period's writes end its proof anyway
             self.loop_fail(f"{where}: a tensor store in a summarised loop")
         els = ta.rest[0].elements if len(ta.rest) == 1 and isinstance(ta.rest[0], A.Vector) else []
         if len(els) != tm.rank:
@@ -1282,13 +1282,37 @@ class Shadow(InstructionObserver):
             box_in = ok if box_in is None else ("band", 0, box_in, ok)
         # every CTA's box lies inside the tensor (where the store's guard holds), as in the executed ones
         cond = box_in if guard is None else ("bor", 0, ("not", 0, guard), box_in)
-        self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
+        if self.loop is not None and leaves(cond, ("t",)):
+            # in a summarised period (loops.py): a decision of the period, true at t = 0 (checked above), so the
+            # periods summarised end before the first t at which some executed lane's box leaves the tensor
+            # (`_first_change`), and one that also depends on %ctaid becomes an obligation for every CTA and
+            # every period summarised (`end_loop`: a Uniform of the loop, grid.py `_same_path`)
+            try:
+                now = np.broadcast_to(evaluate(cond, self.lane_env(0)), mask.shape).astype(bool)
+            except (KeyError, TypeError, ValueError) as e:
+                self.loop_fail(f"internal: {type(e).__name__}: {e} at {where}")
+                return
+            if not now[g.mask].all():
+                self.loop_fail(f"internal: the shadow of {where}'s box disagrees with the run")
+                return
+            self.loop.decisions.append(Decision(self.pc, cond, g.mask.copy(), np.ones(mask.shape, bool)))
+        else:
+            self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
         outer = np.zeros(1, np.int64)
         for st, box in zip(strides[1:], tm.box_dims[1:]):
             outer = (outer[:, None] + np.arange(box, dtype=np.int64)[None, :] * st).reshape(-1)
         buf = next(i for i, a in enumerate(self.glob.allocations) if a.name == tm.buffer)
         lanes = np.nonzero(g.mask if guard is not None else mask)[0]
         exprs = [addr] + ([guard] if guard is not None else [])
+        if self.loop is not None:
+            # the skipped periods' writes (loops.py `_skipped_writes`: not a plain st, so their bytes are kept with
+            # no single writer, and any later access of them voids the summary): one row of the box per entry, of
+            # the threads that store now (a guard without t stores on the same threads in every period), else of
+            # every thread of the group (a superset: `_skipped_writes` keeps only the bytes inside the buffer)
+            wl = np.nonzero(g.mask if guard is not None and leaves(guard, ("t",)) else mask)[0]
+            self.loop.writes.append((addr, np.tile(outer.astype(np.uint64), wl.size), np.repeat(wl, outer.size),
+                                     tm.box_dims[0] * tm.elem_bytes, buf))
+            self.loop.write_sites.append((self.pc, len(self.accesses)))
         canon, cols = _canonical(exprs, self.ph, lanes)
         thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
         rows = np.column_stack(cols + [thread, np.zeros(lanes.size, np.uint64)])

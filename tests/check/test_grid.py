@@ -18,6 +18,7 @@ from harness.emulate import launch_for
 from harness.suite import get
 from symexec import load_program
 from symexec.check import check_kernel
+from symexec.check import loops
 from symexec.launch import Launch
 from volta.check_cli import check_file
 
@@ -967,6 +968,29 @@ def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str
     else:
         assert method.startswith("enumerate (symbolic not applicable: too many distinct lane offsets"), method
         assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (65, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_summarised_ok",
+                                  "grid_ctaid_persistent_tma_store_summarised_late_race"])
+def test_persistent_tma_store_loop_is_summarised(case: str, monkeypatch) -> None:
+    """A persistent loop of TMA stores (16 tiles per CTA) is summarised: its canonical state repeats although each
+    tile's store stays in flight until the final wait (loops.bulk_kept: a performed store older than a newer one
+    every wait selects with it is left out), its skipped periods' stores are SkippedWrites, and the store's box is
+    a decision of the period (in the tensor at every t summarised). The twin stores tile 701 at tile 700's rows
+    (CTAs 40 and 41 in iteration 10, skipped, neither representative): the access class with t finds the race
+    symbolically. Both were run tile by tile ("a tensor store in a summarised loop")."""
+    made = []  # the summaries of every run (the race's report is its validation run's, without them)
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [s.skipped for s in made] == [10], made
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
 
 
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
