@@ -109,6 +109,7 @@ class Divisor:
     expr: tuple
     where: str
     reach: tuple | None = None
+    loop: int | None = None  # the summarised loop whose leaf t the divisor holds: non-zero for every t in [0, n)
 
 
 @dataclass
@@ -849,7 +850,12 @@ class Shadow(InstructionObserver):
         reach = self._after_trips(self._own_guard)
         if reach is TOP or (reach is not None and leaves(reach, ("p", "q", "t", "d"))):
             reach = None
-        self.nonzero.append(Divisor(d, where, reach))
+        # in a summarised period (not an inner one: grid_rules fails those): one obligation per period t, which
+        # grid.py asks over t in [0, n) and the periods a CTA reaches; `end_loop` puts t = 0 where the period ran
+        # as any other iteration
+        lp = self.loop
+        loop = lp.ident if lp is not None and self.outer is None and uses_t(d, lp.ident) else None
+        self.nonzero.append(Divisor(d, where, reach, loop))
 
     def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
         """The back edge of the loop at `head` decided on the sizes: `value` per lane (taken: again).
@@ -987,7 +993,7 @@ class Shadow(InstructionObserver):
             for i in range(lp.first_access, len(self.accesses)):
                 a = self.accesses[i]
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
-        self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach)) for d in self.nonzero]
+        self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach), d.loop) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
         self.steps = {}
 
@@ -1054,6 +1060,9 @@ class Shadow(InstructionObserver):
                 if head is not None and leaves(d.expr, ("s", "g")):
                     self.taken.setdefault(head, []).append(substitute(self._goes(d.pc, d.expr), "t", proof.ident,
                                                                       t_value))
+        for i, dv in enumerate(self.nonzero):  # t = t_value where the period ran as any iteration, else kept
+            if accesses and uses_t(dv.expr, proof.ident):
+                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where, dv.reach)
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]

@@ -993,6 +993,35 @@ def test_persistent_tma_store_loop_is_summarised(case: str, monkeypatch) -> None
         assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tile_divisor_summarised_ok",
+                                  "grid_ctaid_persistent_tile_divisor_summarised_late_race", "zero"])
+def test_persistent_tile_loop_with_a_divisor_per_iteration_is_summarised(case: str, monkeypatch, tmp_path) -> None:
+    """tile_coords' divisor rows = min(num_m - first_m, 8) changes from tile to tile: in a summarised period it is
+    one obligation per period t (grid_shadow `Divisor.loop`), asked by grid.py for every CTA and every t in
+    [0, T) that CTA reaches; the loop was run tile by tile ("the divisor ... changes from iteration to
+    iteration") and its abandoned period left t in the divisor (KeyError, enumerated). The twin races in a
+    skipped iteration between CTAs 40 and 41; with num_m = 256 rows is 0 in tiles 1024 .. 1055, which CTAs 34 ..
+    65 reach in their last iteration: the proof falls back."""
+    made = []
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    path = CAUSAL / "grid_ctaid_persistent_tile_divisor_summarised_ok.ptx" if case == "zero" else CAUSAL / f"{case}.ptx"
+    if case == "zero":
+        path = _edited(tmp_path, path, "zero.ptx", ("sub.s32 %r7, 264, %r6;", "sub.s32 %r7, 256, %r6;"))
+    r = check_file(path)
+    assert r.verdict.split(":")[0] == ("race" if case.endswith("_race") else "race_free"), r.verdict
+    assert [s.skipped for s in made] == [10], made
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    elif case == "zero":
+        assert method.startswith("enumerate (symbolic not applicable: divisor at rem.s32"), method
+        assert "may be 0 in some CTA" in method, method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
+
+
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
     jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
