@@ -1201,12 +1201,30 @@ class Shadow(InstructionObserver):
     def _shared_operands(self, ins: A.Instruction, operands, guard) -> None:
         """Note `ins` as a shared access that may differ between CTAs when one of its address operands
         (shared memory, an mbarrier) has a %ctaid-dependent base or the instruction a %ctaid-dependent
-        guard."""
+        guard (`_shared_differs`)."""
         for o in operands:
             if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                    and (self.state(o.base) is not None or self._shared_guard(guard) is not None):
-                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+                    and self._shared_differs(ins, self.state(o.base), self._shared_guard(guard)):
                 return
+
+    def _shared_differs(self, ins: A.Instruction, a_state, guard) -> bool:
+        """A shared access with address state `a_state` and guard `guard` (`_shared_guard`): noted in
+        `shared_varies` (True) where either depends on %ctaid, the sizes or what the shadow does not follow. One
+        that depends only on the iteration t of the period followed (a stage's mbarrier in a period-1 guess of a
+        2-stage loop) fails that proof instead (the period then runs as t = 0, where the address is the run's
+        value, the same in every CTA); noting it made every later run of that CTA give up the symbolic grid
+        ("... has a shared address or guard that depends on %ctaid", gemm_tma_persistent's K loop at :403)."""
+        exprs = [x.expr if isinstance(x, Sv) else x for x in (a_state, guard) if x is not None]
+        if not exprs:
+            return False
+        moving = [e for e in exprs if e is not TOP and leaves(e, ("t",))]
+        if self.loop is not None and len(moving) == len(exprs) \
+                and not any(leaves(e, ("c", "s", "g", "d", "q")) for e in exprs):
+            self.loop_fail(f"the shared address or guard of {ins.name} at {ins.span} changes from iteration to "
+                           "iteration", moving[0] if len(moving) == 1 else None)
+            return False
+        self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+        return True
 
     def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
         """cp.async.bulk.tensor (PTX 9.7.9.25.5.2), tile mode, global -> shared: the CTA reads part of
@@ -1392,8 +1410,7 @@ class Shadow(InstructionObserver):
                     self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
                                    "iteration", a_expr.expr)
         if sp.startswith(".shared"):
-            if a_state is not None or self._shared_guard(guard) is not None:
-                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            self._shared_differs(ins, a_state, self._shared_guard(guard))
             return
         if a_state is TOP:
             self.fail(f"the address of {ins.name} at {ins.span} is not a function of %ctaid this check can follow")

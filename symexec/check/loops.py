@@ -371,10 +371,13 @@ class LoopSummariser:
         followed: None when it is decided alike in every CTA and every period, so that the period runs the same
         iterations of that loop whatever t and whichever CTA (unguarded, or its guard the same bits in every CTA
         and period: the shadow follows it as independent of %ctaid, the sizes and t, and it carries no data);
-        else why not. Only while the shadow keeps no trip counts (loops on the sizes or on %ctaid count the back
-        edges they take, which skipped periods would take again)."""
+        else why not. Only while the shadow keeps no trip counts of loops on the sizes (they count the back edges
+        they take, which skipped periods would take again). In a CTA run alone for its trips of loops on %ctaid
+        (`ctaid_trips`, grid_loops.py) such a back edge counts nothing either: only back edges whose guard
+        depends on %ctaid are trips (`Shadow._ctaid_trip`; `taken` then holds those of the loops around it,
+        passed before the period), and this one's guard depends on neither %ctaid nor the sizes (below)."""
         sh = self.shadow
-        if sh.size_params or sh.ctaid_trips or sh.trips or sh.taken:
+        if sh.size_params or sh.trips:
             return "the symbolic grid counts the trips of loops in this run"
         if ins.guard is None:
             return None

@@ -1022,6 +1022,29 @@ def test_persistent_tile_loop_with_a_divisor_per_iteration_is_summarised(case: s
         assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_nested_ok",
+                                  "grid_ctaid_persistent_tma_store_nested_late_race"])
+def test_persistent_loop_run_alone_is_summarised_with_an_inner_loop(case: str, monkeypatch) -> None:
+    """1050 tiles over 66 CTAs: CTA 0 stores one tile more than CTA 65, so it is run alone for its trips
+    (grid_loops.py), and there the tile loop, with an inner loop of 4 iterations writing the stage, is summarised
+    (loops `_inner_differs` no longer refuses inner back edges independent of %ctaid and the sizes while trips on
+    %ctaid are counted). The inner loop's period-1 guess, whose stage address depends on its own t only, fails its
+    proof instead of noting a %ctaid-dependent shared access (grid_shadow `_shared_differs`). The twin races in a
+    skipped iteration between CTAs 40 and 41."""
+    made = []
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.append(self.summaries)))
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [[s.skipped for s in run] for run in made] == [[9], [10]], made  # the pair's run, then CTA 0 alone
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
+
+
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:
     """The entry-guarded loop in the shape Triton emits for forgetting attention: the body is entered by a
     jump, its exit test (j >= n, on %ctaid) is a conditional branch to the loop's end in a latch block laid out
