@@ -1028,9 +1028,9 @@ def test_persistent_loop_run_alone_is_summarised_with_an_inner_loop(case: str, m
     """1050 tiles over 66 CTAs: CTA 0 stores one tile more than CTA 65, so it is run alone for its trips
     (grid_loops.py), and there the tile loop, with an inner loop of 4 iterations writing the stage, is summarised
     (loops `_inner_differs` no longer refuses inner back edges independent of %ctaid and the sizes while trips on
-    %ctaid are counted). The inner loop's period-1 guess, whose stage address depends on its own t only, fails its
-    proof instead of noting a %ctaid-dependent shared access (grid_shadow `_shared_differs`). The twin races in a
-    skipped iteration between CTAs 40 and 41."""
+    %ctaid are counted). The inner loop's period-1 guess, whose stage address depends on its own t only, is no
+    longer noted as a %ctaid-dependent shared access (grid_shadow `_shared_differs`; its proof fails as before:
+    a st.shared address that moves with t). The twin races in a skipped iteration between CTAs 40 and 41."""
     made = []
     finish = loops.LoopSummariser.finish
     monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.append(self.summaries)))
