@@ -97,6 +97,7 @@ without this module, and the report says why in a note.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1242,16 +1243,15 @@ _NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", 
 
 
 def _regs_in(op, prog) -> set[str]:
+    """The registers operand `op` names, wherever in it: a vector's elements, an address's base, a tensor address's
+    map and coordinates (`[tmap, {c0, c1}]`: a TMA store's coordinates were left out, so registers read only
+    there looked dead at a loop head and the loop proof never checked them), an expression's leaves."""
     if isinstance(op, A.Sym):
         return {op.name} if prog.reg(op.name) is not None else set()
-    if isinstance(op, A.Negated):
-        return _regs_in(op.operand, prog)
-    if isinstance(op, A.Vector):
-        return set().union(*(_regs_in(e, prog) for e in op.elements)) if op.elements else set()
-    if isinstance(op, A.Pair):
-        return _regs_in(op.first, prog) | _regs_in(op.second, prog)
-    if isinstance(op, A.Address):
-        return _regs_in(op.base, prog) if op.base is not None else set()
+    if isinstance(op, (tuple, list)):
+        return set().union(*(_regs_in(e, prog) for e in op)) if op else set()
+    if dataclasses.is_dataclass(op) and not isinstance(op, (type, A.Span)):
+        return set().union(*(_regs_in(getattr(op, f.name), prog) for f in dataclasses.fields(op)))
     return set()
 
 

@@ -1089,3 +1089,15 @@ def test_bulk_ops_left_out_of_the_canonical_state_never_change_an_observation(ns
         for op in kept:
             if op.performed and op.group - committed[op.lane] <= -horizon:
                 assert all(op.group < committed[op.lane] - n for n in ns)
+
+
+def test_live_in_reads_a_tensor_store_s_coordinates() -> None:
+    """A TMA store's coordinate registers (`[tmap, {c0, c1}]`) are read: before, liveness skipped the tensor-address
+    operand, so coordinates computed in one period and stored in the next looked dead at the loop head and the loop
+    proof never checked them (gemm_tma_persistent's C store: its skipped periods' stores were recorded at period 0's
+    box)."""
+    module = ptx_parser.parse_file(REGRESSION / "grid_ctaid_persistent_tma_store_summarised_ok.ptx")
+    prog = load_program(module, "k")
+    store = next(ins for ins in prog.code if ins.opcode == "cp" and ".tensor" in ins.modifiers)
+    uses, _ = loopsmod._use_def(store, prog)
+    assert {"%rd1", "%r6", "%r8", "%r4", "%p1"} <= uses, uses
