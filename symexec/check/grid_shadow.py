@@ -1316,13 +1316,15 @@ class Shadow(InstructionObserver):
             # every period summarised (`end_loop`: a Uniform of the loop, grid.py `_same_path`)
             try:
                 now = np.broadcast_to(evaluate(cond, self.lane_env(0)), mask.shape).astype(bool)
+                bad = None if now[g.mask].all() else f"internal: the shadow of {where}'s box disagrees with the run"
             except (KeyError, TypeError, ValueError) as e:
-                self.loop_fail(f"internal: {type(e).__name__}: {e} at {where}")
-                return
-            if not now[g.mask].all():
-                self.loop_fail(f"internal: the shadow of {where}'s box disagrees with the run")
-                return
-            self.loop.decisions.append(Decision(self.pc, cond, g.mask.copy(), np.ones(mask.shape, bool)))
+                bad = f"internal: {type(e).__name__}: {e} at {where}"
+            if bad is None:
+                self.loop.decisions.append(Decision(self.pc, cond, g.mask.copy(), np.ones(mask.shape, bool)))
+            else:  # the period runs as t = 0: the obligation at t = 0, and the access recorded below as any other
+                self.loop_fail(bad)
+                self.uniform.append(self._uniform(ins, substitute(cond, "t", self.loop.ident, 0), g.mask,
+                                                  np.ones(self.batch.n, bool), None))
         else:
             self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
         outer = np.zeros(1, np.int64)
