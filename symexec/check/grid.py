@@ -1256,9 +1256,15 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         sp = _Space(launch, sizes, "d", trips)
         c, grid = sp.cta("d")
         env = {**{("c", i): c[i] for i in range(3)}, **sp.leaves}
+        periods = []
+        if dv.loop is not None:  # every period t of the summary that the CTA reaches (`_CtaidTrips.runs`)
+            if sizes is not None and dv.loop not in trips:
+                return None, f"symbolic not applicable: the divisor at {where} changes from iteration to iteration"
+            t = env[("t", dv.loop)] = z3.BitVec(f"d_t{dv.loop}", 64)
+            periods.append(trips[dv.loop].runs(t, env) if dv.loop in trips else z3.ULT(t, sh.loop_ranges[dv.loop]))
         s = _solver()
         # only CTAs that reach the division (a CTA that left the loop on %ctaid before never divides here)
-        s.add(grid + [_z3(dv.expr, env) == 0] + ([] if dv.reach is None else [_z3(dv.reach, env)]))
+        s.add(grid + periods + [_z3(dv.expr, env) == 0] + ([] if dv.reach is None else [_z3(dv.reach, env)]))
         if _check(s) != z3.unsat:
             return None, f"symbolic not applicable: divisor at {where} may be 0 in some CTA"
     stats = {"grid_method": GridMethod.SYMBOLIC.describe(), "access_classes": len(classes), "z3_queries": 0,

@@ -154,7 +154,8 @@ def transfer(sh, ins: A.Instruction):
         if d[0] == "k" and d[2] == 0:
             return TOP  # division by zero gives an unspecified value (PTX 9.7.1.6)
         if d[0] != "k":  # the divisor must be proven non-zero in every CTA (grid.py)
-            if sh.loop is not None and leaves(d, ("t",)):
+            if sh.loop is not None and leaves(d, ("t",)) and sh.outer is not None:  # else one obligation per
+                # period (`Shadow.divisor`, grid.py); an inner period's stays unsummarised
                 sh.loop_fail(f"the divisor of {ins.name} at {ins.span} changes from iteration to iteration", d)
             sh.divisor(d, f"{ins.name} at {ins.span}")
         return Sv((("s" if signed else "u") + op, w, sh.expr(srcs[0], types[-1]), d))

@@ -109,6 +109,7 @@ class Divisor:
     expr: tuple
     where: str
     reach: tuple | None = None
+    loop: int | None = None  # the summarised loop whose leaf t the divisor holds: non-zero for every t in [0, n)
 
 
 @dataclass
@@ -849,7 +850,12 @@ class Shadow(InstructionObserver):
         reach = self._after_trips(self._own_guard)
         if reach is TOP or (reach is not None and leaves(reach, ("p", "q", "t", "d"))):
             reach = None
-        self.nonzero.append(Divisor(d, where, reach))
+        # in a summarised period (not an inner one: grid_rules fails those): one obligation per period t, which
+        # grid.py asks over t in [0, n) and the periods a CTA reaches; `end_loop` puts t = 0 where the period ran
+        # as any other iteration
+        lp = self.loop
+        loop = lp.ident if lp is not None and self.outer is None and uses_t(d, lp.ident) else None
+        self.nonzero.append(Divisor(d, where, reach, loop))
 
     def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
         """The back edge of the loop at `head` decided on the sizes: `value` per lane (taken: again).
@@ -987,7 +993,7 @@ class Shadow(InstructionObserver):
             for i in range(lp.first_access, len(self.accesses)):
                 a = self.accesses[i]
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
-        self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach)) for d in self.nonzero]
+        self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach), d.loop) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
         self.steps = {}
 
@@ -1054,6 +1060,9 @@ class Shadow(InstructionObserver):
                 if head is not None and leaves(d.expr, ("s", "g")):
                     self.taken.setdefault(head, []).append(substitute(self._goes(d.pc, d.expr), "t", proof.ident,
                                                                       t_value))
+        for i, dv in enumerate(self.nonzero):  # t = t_value where the period ran as any iteration, else kept
+            if accesses and uses_t(dv.expr, proof.ident):
+                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where, dv.reach)
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]
@@ -1192,12 +1201,30 @@ class Shadow(InstructionObserver):
     def _shared_operands(self, ins: A.Instruction, operands, guard) -> None:
         """Note `ins` as a shared access that may differ between CTAs when one of its address operands
         (shared memory, an mbarrier) has a %ctaid-dependent base or the instruction a %ctaid-dependent
-        guard."""
+        guard (`_shared_differs`)."""
         for o in operands:
             if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                    and (self.state(o.base) is not None or self._shared_guard(guard) is not None):
-                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+                    and self._shared_differs(ins, self.state(o.base), self._shared_guard(guard)):
                 return
+
+    def _shared_differs(self, ins: A.Instruction, a_state, guard) -> bool:
+        """A shared access with address state `a_state` and guard `guard` (`_shared_guard`): noted in
+        `shared_varies` (True) where either depends on %ctaid, the sizes or what the shadow does not follow. One
+        that depends only on the iteration t of a period followed (a stage's mbarrier in a K loop's period) is the
+        same in every CTA for each t: where the period runs as t = 0 (its proof abandoned) it is the run's value,
+        and where the loop is summarised each CTA's period t makes the access the executed CTA's period t makes,
+        which the loop proof covers (loops.py; a plain ld/st.shared whose address moves with t fails that proof:
+        `_record`). Noting it made every later run of the CTA give up the symbolic grid ("mbarrier.try_wait.parity
+        at :403 has a shared address or guard that depends on %ctaid", gemm_tma_persistent sm_120)."""
+        exprs = [x.expr if isinstance(x, Sv) else x for x in (a_state, guard) if x is not None]
+        if not exprs:
+            return False
+        lps = [lp.ident for lp in (self.loop, self.outer) if lp is not None]
+        if lps and not any(e is TOP or leaves(e, ("c", "s", "g", "d", "q")) for e in exprs) \
+                and all(_t_only(e, lps) for e in exprs):
+            return False
+        self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+        return True
 
     def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
         """cp.async.bulk.tensor (PTX 9.7.9.25.5.2), tile mode, global -> shared: the CTA reads part of
@@ -1253,7 +1280,7 @@ class Shadow(InstructionObserver):
         if guard is TOP:
             self.fail(f"{where}: the guard of a tensor store depends on values the symbolic grid does not follow")
             return
-        if self.loop is not None:
+        if self.loop is not None and self.outer is not None:  # an inner period's writes end its proof anyway
             self.loop_fail(f"{where}: a tensor store in a summarised loop")
         els = ta.rest[0].elements if len(ta.rest) == 1 and isinstance(ta.rest[0], A.Vector) else []
         if len(els) != tm.rank:
@@ -1282,13 +1309,39 @@ class Shadow(InstructionObserver):
             box_in = ok if box_in is None else ("band", 0, box_in, ok)
         # every CTA's box lies inside the tensor (where the store's guard holds), as in the executed ones
         cond = box_in if guard is None else ("bor", 0, ("not", 0, guard), box_in)
-        self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
+        if self.loop is not None and leaves(cond, ("t",)):
+            # in a summarised period (loops.py): a decision of the period, true at t = 0 (checked above), so the
+            # periods summarised end before the first t at which some executed lane's box leaves the tensor
+            # (`_first_change`), and one that also depends on %ctaid becomes an obligation for every CTA and
+            # every period summarised (`end_loop`: a Uniform of the loop, grid.py `_same_path`)
+            try:
+                now = np.broadcast_to(evaluate(cond, self.lane_env(0)), mask.shape).astype(bool)
+                bad = None if now[g.mask].all() else f"internal: the shadow of {where}'s box disagrees with the run"
+            except (KeyError, TypeError, ValueError) as e:
+                bad = f"internal: {type(e).__name__}: {e} at {where}"
+            if bad is None:
+                self.loop.decisions.append(Decision(self.pc, cond, g.mask.copy(), np.ones(mask.shape, bool)))
+            else:  # the period runs as t = 0: the obligation at t = 0, and the access recorded below as any other
+                self.loop_fail(bad)
+                self.uniform.append(self._uniform(ins, substitute(cond, "t", self.loop.ident, 0), g.mask,
+                                                  np.ones(self.batch.n, bool), None))
+        else:
+            self.uniform.append(self._uniform(ins, cond, g.mask, np.ones(self.batch.n, bool), None))
         outer = np.zeros(1, np.int64)
         for st, box in zip(strides[1:], tm.box_dims[1:]):
             outer = (outer[:, None] + np.arange(box, dtype=np.int64)[None, :] * st).reshape(-1)
         buf = next(i for i, a in enumerate(self.glob.allocations) if a.name == tm.buffer)
         lanes = np.nonzero(g.mask if guard is not None else mask)[0]
         exprs = [addr] + ([guard] if guard is not None else [])
+        if self.loop is not None:
+            # the skipped periods' writes (loops.py `_skipped_writes`: not a plain st, so their bytes are kept with
+            # no single writer, and any later access of them voids the summary): one row of the box per entry, of
+            # the threads that store now (a guard without t stores on the same threads in every period), else of
+            # every thread of the group (a superset: `_skipped_writes` keeps only the bytes inside the buffer)
+            wl = np.nonzero(g.mask if guard is not None and leaves(guard, ("t",)) else mask)[0]
+            self.loop.writes.append((addr, np.tile(outer.astype(np.uint64), wl.size), np.repeat(wl, outer.size),
+                                     tm.box_dims[0] * tm.elem_bytes, buf))
+            self.loop.write_sites.append((self.pc, len(self.accesses)))
         canon, cols = _canonical(exprs, self.ph, lanes)
         thread = (lanes % self.batch.lanes_per_cta).astype(np.uint64)
         rows = np.column_stack(cols + [thread, np.zeros(lanes.size, np.uint64)])
@@ -1359,8 +1412,7 @@ class Shadow(InstructionObserver):
                     self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
                                    "iteration", a_expr.expr)
         if sp.startswith(".shared"):
-            if a_state is not None or self._shared_guard(guard) is not None:
-                self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+            self._shared_differs(ins, a_state, self._shared_guard(guard))
             return
         if a_state is TOP:
             self.fail(f"the address of {ins.name} at {ins.span} is not a function of %ctaid this check can follow")
@@ -1437,6 +1489,21 @@ class Shadow(InstructionObserver):
         self.accesses.append(Access(self.pc, kind, strength(ins), int(found[0]), size, canon[0],
                                     canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
         return int(found[0])
+
+
+def _t_only(e, idents: list[int]) -> bool:
+    """Does `e` hold a leaf t and only leaves t of the loops `idents` (and constants, lane placeholders)?"""
+    found = []
+
+    def ok(x) -> bool:
+        if not isinstance(x, tuple) or not x:
+            return True
+        if x[0] == "t":
+            found.append(x)
+            return x[2] in idents
+        return all(ok(y) for y in x[2:])
+
+    return ok(e) and bool(found)
 
 
 def uses_t(e, ident: int) -> bool:

@@ -97,6 +97,7 @@ without this module, and the report says why in a note.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,6 +122,7 @@ EARLY_PERIOD_MIN = 3
 MAX_ATTEMPTS = 4  # proofs per loop head that fail (one that holds does not count: an outer loop's next
 # iteration enters the inner loop afresh, and its proof is as likely to hold as the last one)
 SCAN_LIMIT = 1 << 20  # periods searched for the first one whose decisions differ
+FIRST_SCAN = 1 << 12  # how far every decision is scanned before any is scanned further (`_first_change`)
 NEST_FLAT_MAX = 1 << 14  # inner decisions and reads x inner periods handed to the outer proof (`Shadow.end_inner`)
 NONE = np.int64(-(1 << 62))  # a clock entry that knows nothing of its column
 
@@ -370,10 +372,13 @@ class LoopSummariser:
         followed: None when it is decided alike in every CTA and every period, so that the period runs the same
         iterations of that loop whatever t and whichever CTA (unguarded, or its guard the same bits in every CTA
         and period: the shadow follows it as independent of %ctaid, the sizes and t, and it carries no data);
-        else why not. Only while the shadow keeps no trip counts (loops on the sizes or on %ctaid count the back
-        edges they take, which skipped periods would take again)."""
+        else why not. Only while the shadow keeps no trip counts of loops on the sizes (they count the back edges
+        they take, which skipped periods would take again). In a CTA run alone for its trips of loops on %ctaid
+        (`ctaid_trips`, grid_loops.py) such a back edge counts nothing either: only back edges whose guard
+        depends on %ctaid are trips (`Shadow._ctaid_trip`; `taken` then holds those of the loops around it,
+        passed before the period), and this one's guard depends on neither %ctaid nor the sizes (below)."""
         sh = self.shadow
-        if sh.size_params or sh.ctaid_trips or sh.trips or sh.taken:
+        if sh.size_params or sh.trips:
             return "the symbolic grid counts the trips of loops in this run"
         if ins.guard is None:
             return None
@@ -839,30 +844,37 @@ class LoopSummariser:
 
     def _first_change(self, decisions) -> int | None:
         """The smallest t >= 1 at which a decision (or a live register held, `_Held`) differs from t = 0 on
-        some lane (exact evaluation)."""
+        some lane (exact evaluation). Scanned in rounds of growing reach, every decision to the first cap before
+        any goes further, so that a decision which changes late (a tensor store's box leaving the tensor) is
+        scanned only up to the first change of another (the back edge): the same minimum."""
         if not decisions:
             return None
         sh = self.shadow
         first = None
+        todo = []
         for d in decisions:
             lanes = np.nonzero(d.lanes)[0]
             if lanes.size == 0:
                 continue
             used = leaf_keys(d.expr)  # its leaves only: the run may hold thousands of placeholders
             env = {k: (v[lanes] if np.ndim(v) else v) for k, v in sh.lane_env(0).items() if k in used}
-            want = d.value[lanes]
-            t0, chunk = 1, max(1, 4096 // lanes.size)
-            limit = SCAN_LIMIT if first is None else first
-            while t0 < limit:
-                ts = np.arange(t0, min(t0 + chunk, limit), dtype=np.uint64)
-                env[("t", sh.loop.ident)] = ts[:, None]
-                got = np.broadcast_to(evaluate(d.expr, env), (ts.size, lanes.size))
-                diff = (got != want[None, :]).any(axis=1)
-                if diff.any():
-                    first = int(ts[np.argmax(diff)])
-                    break
-                t0 += ts.size
-                chunk = min(chunk * 2, 1 << 16)
+            todo.append([d, lanes, env, 1, max(1, 4096 // lanes.size)])
+        for cap in (FIRST_SCAN, SCAN_LIMIT):
+            for item in todo:
+                d, lanes, env, t0, chunk = item
+                want = d.value[lanes]
+                limit = min(cap, first) if first is not None else cap
+                while t0 < limit:
+                    ts = np.arange(t0, min(t0 + chunk, limit), dtype=np.uint64)
+                    env[("t", sh.loop.ident)] = ts[:, None]
+                    got = np.broadcast_to(evaluate(d.expr, env), (ts.size, lanes.size))
+                    diff = (got != want[None, :]).any(axis=1)
+                    if diff.any():
+                        first = int(ts[np.argmax(diff)])
+                        break
+                    t0 += ts.size
+                    chunk = min(chunk * 2, 1 << 16)
+                item[3], item[4] = t0, chunk
         return first
 
     def _leaves_after(self, b, lp, proof: _Attempt, periods: int) -> int | None:
@@ -1231,16 +1243,15 @@ _NO_DEST = {"st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap", 
 
 
 def _regs_in(op, prog) -> set[str]:
+    """The registers operand `op` names, wherever in it: a vector's elements, an address's base, a tensor address's
+    map and coordinates (`[tmap, {c0, c1}]`: a TMA store's coordinates were left out, so registers read only
+    there looked dead at a loop head and the loop proof never checked them), an expression's leaves."""
     if isinstance(op, A.Sym):
         return {op.name} if prog.reg(op.name) is not None else set()
-    if isinstance(op, A.Negated):
-        return _regs_in(op.operand, prog)
-    if isinstance(op, A.Vector):
-        return set().union(*(_regs_in(e, prog) for e in op.elements)) if op.elements else set()
-    if isinstance(op, A.Pair):
-        return _regs_in(op.first, prog) | _regs_in(op.second, prog)
-    if isinstance(op, A.Address):
-        return _regs_in(op.base, prog) if op.base is not None else set()
+    if isinstance(op, (tuple, list)):
+        return set().union(*(_regs_in(e, prog) for e in op)) if op else set()
+    if dataclasses.is_dataclass(op) and not isinstance(op, (type, A.Span)):
+        return set().union(*(_regs_in(getattr(op, f.name), prog) for f in dataclasses.fields(op)))
     return set()
 
 
@@ -1641,7 +1652,29 @@ class Canon:
             rel_group = r.group - u.committed[r.lanes]
             recs.append((id(r.ins), r.lanes.tobytes(), rel_group.tobytes(), r.dst.tobytes(), r.done.tobytes(), r.pc,
                          self.op_label(r.op)))
-        self._add("cp.async", (tuple(recs), len(u.bulk_ops), len(u.exited_pending), len(u.unwaited_bulk)))
+        self._add("cp.async", (tuple(recs), self._bulk_key(u), len(u.exited_pending), len(u.unwaited_bulk)))
+
+    def _bulk_key(self, u) -> object:
+        """The bulk operations in flight (async_copy.BulkOp), relative to each thread's committed bulk groups.
+        One whose source reads were performed (`performed`: a `.read` wait covered it) only waits for a wait
+        without .read to let its issuing thread observe its writes (9.7.9.25.6.2), which moves that thread's
+        stream entry to the op's epoch (hb.stream_observe: a maximum). An older such op of a thread is left out
+        when a newer performed op of the same thread is selected by every such wait that selects it, now and
+        after any further commits: one in a group no wait of the program leaves pending (relative group
+        <= -(N + 1) for every N of a `cp.async.bulk.wait_group` without .read; a wait selects group g iff
+        g < committed - N: `bulk_kept`). Observing it then never adds to what observing the newer one gives (its
+        epoch is lower: one stream per thread, issued in order), and its bytes' detector state is global memory,
+        which the canonical state leaves out. Else each tile of a persistent kernel's bulk store, kept until
+        the final wait, made the key grow forever (bench/results/i10tma-2026-12-06s39, blocker 2a)."""
+        horizon = _bulk_wait_horizon(self.b.prog)
+        if horizon is None:
+            return len(u.bulk_ops)
+        out = []
+        for op in bulk_kept(u.bulk_ops, u.bulk_committed, horizon):
+            rel = op.group - int(u.bulk_committed[op.lane])
+            # a performed op only meets waits without .read: past the horizon each selects it, whatever its age
+            out.append((id(op.ins), op.pc, op.lane, max(rel, -horizon) if op.performed else rel, op.performed))
+        return tuple(out)
 
     def _mbarrier(self, u) -> None:
         """mbarrier objects (symexec/mbarrier.py): counts, tx-count, the copies in flight (their bytes,
@@ -2048,6 +2081,38 @@ def _canonical_watches(b) -> set[str]:
         elif name not in ("async_copy", "mbarrier"):
             out |= u.loop_watches(b)
     return out
+
+
+def bulk_kept(ops: list, committed: np.ndarray, horizon: int) -> list:
+    """The bulk operations (`.lane`, `.group`, `.performed`, in issue order) that `Canon._bulk_key` keeps: all but
+    the performed ones older than a performed op of the same thread whose group is at least `horizon` commits old
+    (selected by every wait without .read that selects the older one, now and after any further commits)."""
+    newest: dict[int, int] = {}  # per thread: the group of its newest performed op past the horizon
+    for op in ops:
+        if op.performed and op.group - int(committed[op.lane]) <= -horizon:
+            newest[op.lane] = max(newest.get(op.lane, op.group), op.group)
+    return [op for op in ops if not (op.performed and op.group < newest.get(op.lane, op.group))]
+
+
+_HORIZONS: dict[int, tuple] = {}  # id(program) -> (program, `_bulk_wait_horizon`)
+
+
+def _bulk_wait_horizon(prog) -> int | None:
+    """1 + the largest N of the program's `cp.async.bulk.wait_group N` without .read (0 where it has none): a
+    bulk group at least this many commits old is selected by every such wait (`Canon._bulk_key`); None where
+    some N is not an integer constant."""
+    key = id(prog)
+    if key not in _HORIZONS or _HORIZONS[key][0] is not prog:
+        most = 0
+        for ins in prog.code:
+            if ins.opcode == "cp" and {".async", ".bulk", ".wait_group"} <= ins.modifiers and ".read" not in ins.modifiers:
+                n = ins.operands[0] if ins.operands else None
+                if not isinstance(n, A.IntLit):
+                    most = None
+                    break
+                most = max(most, int(n.value))
+        _HORIZONS[key] = (prog, None if most is None else most + 1)
+    return _HORIZONS[key][1]
 
 
 def _parity_waits_only(prog) -> bool:

@@ -18,6 +18,7 @@ from harness.emulate import launch_for
 from harness.suite import get
 from symexec import load_program
 from symexec.check import check_kernel
+from symexec.check import loops
 from symexec.launch import Launch
 from volta.check_cli import check_file
 
@@ -967,6 +968,81 @@ def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str
     else:
         assert method.startswith("enumerate (symbolic not applicable: too many distinct lane offsets"), method
         assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (65, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_summarised_ok",
+                                  "grid_ctaid_persistent_tma_store_summarised_late_race"])
+def test_persistent_tma_store_loop_is_summarised(case: str, monkeypatch) -> None:
+    """A persistent loop of TMA stores (16 tiles per CTA) is summarised: its canonical state repeats although each
+    tile's store stays in flight until the final wait (loops.bulk_kept: a performed store older than a newer one
+    every wait selects with it is left out), its skipped periods' stores are SkippedWrites, and the store's box is
+    a decision of the period (in the tensor at every t summarised). The twin stores tile 701 at tile 700's rows
+    (CTAs 40 and 41 in iteration 10, skipped, neither representative): the access class with t finds the race
+    symbolically. Both were run tile by tile ("a tensor store in a summarised loop")."""
+    made = []  # the summaries of every run (the race's report is its validation run's, without them)
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [s.skipped for s in made] == [10], made
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tile_divisor_summarised_ok",
+                                  "grid_ctaid_persistent_tile_divisor_summarised_late_race", "zero"])
+def test_persistent_tile_loop_with_a_divisor_per_iteration_is_summarised(case: str, monkeypatch, tmp_path) -> None:
+    """tile_coords' divisor rows = min(num_m - first_m, 8) changes from tile to tile: in a summarised period it is
+    one obligation per period t (grid_shadow `Divisor.loop`), asked by grid.py for every CTA and every t in
+    [0, T) that CTA reaches; the loop was run tile by tile ("the divisor ... changes from iteration to
+    iteration") and its abandoned period left t in the divisor (KeyError, enumerated). The twin races in a
+    skipped iteration between CTAs 40 and 41; with num_m = 256 rows is 0 in tiles 1024 .. 1055, which CTAs 34 ..
+    65 reach in their last iteration: the proof falls back."""
+    made = []
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    path = CAUSAL / "grid_ctaid_persistent_tile_divisor_summarised_ok.ptx" if case == "zero" else CAUSAL / f"{case}.ptx"
+    if case == "zero":
+        path = _edited(tmp_path, path, "zero.ptx", ("sub.s32 %r7, 264, %r6;", "sub.s32 %r7, 256, %r6;"))
+    r = check_file(path)
+    assert r.verdict.split(":")[0] == ("race" if case.endswith("_race") else "race_free"), r.verdict
+    assert [s.skipped for s in made] == [10], made
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    elif case == "zero":
+        assert method.startswith("enumerate (symbolic not applicable: divisor at rem.s32"), method
+        assert "may be 0 in some CTA" in method, method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_nested_ok",
+                                  "grid_ctaid_persistent_tma_store_nested_late_race"])
+def test_persistent_loop_run_alone_is_summarised_with_an_inner_loop(case: str, monkeypatch) -> None:
+    """1050 tiles over 66 CTAs: CTA 0 stores one tile more than CTA 65, so it is run alone for its trips
+    (grid_loops.py), and there the tile loop, with an inner loop of 4 iterations writing the stage, is summarised
+    (loops `_inner_differs` no longer refuses inner back edges independent of %ctaid and the sizes while trips on
+    %ctaid are counted). The inner loop's period-1 guess, whose stage address depends on its own t only, is no
+    longer noted as a %ctaid-dependent shared access (grid_shadow `_shared_differs`; its proof fails as before:
+    a st.shared address that moves with t). The twin races in a skipped iteration between CTAs 40 and 41."""
+    made = []
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.append(self.summaries)))
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [[s.skipped for s in run] for run in made] == [[9], [10]], made  # the pair's run, then CTA 0 alone
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(40, 0, 0), (41, 0, 0)}, r.findings[0].sites
 
 
 def test_rotated_loop_whose_exit_falls_through_into_its_header_is_a_back_edge(tmp_path) -> None:

@@ -1033,3 +1033,71 @@ PRO:
         r = check_file(path)
         long = [s for s in r.stats.get("loops_summarised") or [] if s["iterations_skipped"] == 12]
         assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic" and len(long) == 1, (n, r.stats)
+
+
+# ------------------------------------------------------------------------------ bulk operations in the canonical state
+
+
+@dataclasses.dataclass
+class _BulkOp:
+    lane: int
+    group: int
+    epoch: int
+    performed: bool = False
+
+
+@settings(max_examples=400, deadline=None)
+@given(ns=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+       events=st.lists(st.tuples(st.sampled_from(["issue", "commit", "read", "wait"]), st.integers(0, 1),
+                                 st.integers(0, 2)), max_size=40))
+def test_bulk_ops_left_out_of_the_canonical_state_never_change_an_observation(ns: list[int], events: list) -> None:
+    """`loops.bulk_kept` (Canon's bulk operations) against the full list as an oracle: two threads issue bulk ops,
+    commit groups and wait with `.read` (the reads performed, the op kept) or without (the op observed: the
+    thread's stream entry moves to the op's epoch, a maximum; async_copy.perform_bulk, hb.stream_observe), every
+    wait without .read with an N of `ns`. Pruning after every event never changes what a thread observes, keeps
+    every op whose reads are not performed, and every performed op it keeps past the horizon is selected by
+    every wait, whatever the commits after it."""
+    horizon = max(ns) + 1
+    committed = np.zeros(2, np.int64)
+    full: list[_BulkOp] = []
+    kept: list[_BulkOp] = []
+    seen = {"full": np.zeros(2, np.int64), "kept": np.zeros(2, np.int64)}
+    epoch = 0
+    for kind, lane, which in events:
+        if kind == "issue":
+            epoch += 1
+            full.append(_BulkOp(lane, int(committed[lane]), epoch))
+            kept.append(_BulkOp(lane, int(committed[lane]), epoch))
+        elif kind == "commit":
+            committed[lane] += 1
+        else:
+            n = ns[which % len(ns)] if kind == "wait" else which
+            for name, ops in (("full", full), ("kept", kept)):
+                rest = []
+                for op in ops:
+                    if op.lane != lane or op.group >= committed[lane] - n:
+                        rest.append(op)
+                    elif kind == "read":
+                        op.performed = True
+                        rest.append(op)
+                    else:
+                        seen[name][lane] = max(seen[name][lane], op.epoch)
+                ops[:] = rest
+        kept[:] = loopsmod.bulk_kept(kept, committed, horizon)
+        assert (seen["full"] == seen["kept"]).all()
+        assert [o.epoch for o in full if not o.performed] == [o.epoch for o in kept if not o.performed]
+        for op in kept:
+            if op.performed and op.group - committed[op.lane] <= -horizon:
+                assert all(op.group < committed[op.lane] - n for n in ns)
+
+
+def test_live_in_reads_a_tensor_store_s_coordinates() -> None:
+    """A TMA store's coordinate registers (`[tmap, {c0, c1}]`) are read: before, liveness skipped the tensor-address
+    operand, so coordinates computed in one period and stored in the next looked dead at the loop head and the loop
+    proof never checked them (gemm_tma_persistent's C store: its skipped periods' stores were recorded at period 0's
+    box)."""
+    module = ptx_parser.parse_file(REGRESSION / "grid_ctaid_persistent_tma_store_summarised_ok.ptx")
+    prog = load_program(module, "k")
+    store = next(ins for ins in prog.code if ins.opcode == "cp" and ".tensor" in ins.modifiers)
+    uses, _ = loopsmod._use_def(store, prog)
+    assert {"%rd1", "%r6", "%r8", "%r4", "%p1"} <= uses, uses
