@@ -882,17 +882,26 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
         return None, "symbolic not applicable: no loop long enough to summarise"
     try:
         got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes)
-        if got is None and sizes is not None and WRAPS in why and any(v.hi > NARROW_TO for v in sizes.vars):
-            # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof
-            # over sizes up to NARROW_TO, the reason it stops there said with it
-            small = sizes.narrowed(NARROW_TO)
-            got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
-            if got is None:
-                return None, f"{why}; over sizes up to {NARROW_TO}: {why2.removeprefix('symbolic not applicable: ')}"
-            got.notes.insert(0, f"symbolic sizes: checked for sizes up to {NARROW_TO} ({small.describe()}); over "
-                                f"the whole domain ({sizes.describe()}) not proven: "
-                                + why.removeprefix("symbolic not applicable: "))
-            got.stats.setdefault("sizes", {})["not_proven_above"] = why.removeprefix("symbolic not applicable: ")
+        if got is None and sizes is not None and WRAPS in why:
+            # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof over
+            # the widest narrower domain where the loops end (`_widest`), else over sizes up to NARROW_TO; the
+            # reason it stops there said with it. Each is a full proof over its domain.
+            whole = why.removeprefix("symbolic not applicable: ")
+            tried: dict[str, str] = {}  # narrower domain -> why its proof failed
+            wide = _widest(prog, launch, sh, sizes)
+            for small in ([wide] if wide is not None else []) + (
+                    [sizes.narrowed(NARROW_TO)] if any(v.hi > NARROW_TO for v in sizes.vars) else []):
+                if small.describe() in tried:
+                    continue
+                got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
+                if got is not None:
+                    got.notes.insert(0, f"symbolic sizes: checked for sizes in {small.describe()}"
+                                        + "".join(f"; over {d} not proven: {w}" for d, w in tried.items())
+                                        + f"; over the whole domain ({sizes.describe()}) not proven: {whole}")
+                    got.stats.setdefault("sizes", {})["not_proven_above"] = whole
+                    return got, why2
+                tried[small.describe()] = why2.removeprefix("symbolic not applicable: ")
+                why = f"{why}; over {small.describe()}: {tried[small.describe()]}"
         return got, why
     except _OutOfTime:
         return None, "symbolic not applicable: the time limit passed during the Z3 proof"
@@ -919,6 +928,58 @@ def _found_before_stop(e: ShadowFailed, why: str) -> tuple[Report | None, str]:
 
 #: The narrower range a proof over every size retries when the whole domain is not proven.
 NARROW_TO = 2**20
+
+
+def _tops(v, floor: int) -> list[int]:
+    """Upper ends to try for size `v`, greatest first: a power of two less a power of two (2^31 - 4096: the
+    largest size where a counter stepping by 4096 from 0 stays below 2^31), or a power of two; each a
+    multiple of v's, at least `floor` and below v.hi."""
+    p = 1 << max(1, v.hi).bit_length()
+    out = set()
+    for j in range(1, p.bit_length()):
+        for t in (p - (1 << j), 1 << j):
+            t -= t % v.multiple
+            if max(floor, v.lo) <= t < v.hi:
+                out.add(t)
+    return sorted(out, reverse=True)
+
+
+def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> SizeDomain | None:
+    """A narrower domain where every loop whose trip count is a size is proved to end (`_size_paths` says no
+    `WRAPS`), as wide as a binary search over `_tops` finds: one size narrowed (the one that keeps the most of
+    its range), else all of them to one top. Only a choice of domain: the proof over it is then made in
+    full (check_symbolic). Every domain keeps the sizes the representatives ran at and the checked launch's."""
+    keep = {**sizes.concrete, **(sizes.concrete_from or {})}
+
+    def ends(d: SizeDomain) -> bool:
+        return WRAPS not in _size_paths(prog, launch, sh, d)[1]
+
+    def search(cands: list[int], at) -> int | None:
+        """The greatest of `cands` (descending) where the loops end, assuming a narrower domain ends too."""
+        if not cands or not ends(at(cands[-1])):
+            return None
+        lo, hi = 0, len(cands) - 1  # cands[hi] ends
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ends(at(cands[mid])):
+                hi = mid
+            else:
+                lo = mid + 1
+        return cands[hi]
+
+    best: tuple[float, SizeDomain] | None = None
+    for i, v in enumerate(sizes.vars):
+        def one(t: int, i: int = i) -> SizeDomain:
+            return replace(sizes, vars=[replace(u, hi=t) if k == i else u for k, u in enumerate(sizes.vars)])
+        top = search(_tops(v, keep.get(v.name, v.lo)), one)
+        if top is not None and (best is None or top / v.hi > best[0]):
+            best = (top / v.hi, one(top))
+    if best is not None:
+        return best[1]
+    floor = max(keep.get(v.name, v.lo) for v in sizes.vars)
+    big = max(sizes.vars, key=lambda v: v.hi)
+    top = search(_tops(replace(big, multiple=1), floor), sizes.narrowed)
+    return sizes.narrowed(top) if top is not None else None
 
 
 def _at(point: dict[str, int]) -> str:
