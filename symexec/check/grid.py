@@ -45,6 +45,7 @@ from dataclasses import replace
 
 import numpy as np
 import z3
+from z3 import z3util
 
 from ptx_parser import ast as A
 
@@ -410,11 +411,12 @@ class _Trips:
     def runs(self, t, env: dict):
         return z3.And(z3.ULT(t, self.limit), self.again(t - 1, env))
 
-    def bound(self, launch: Launch, sizes: SizeDomain) -> str:
-        """Find `limit`; "" when found, else why not (with the sizes at which the loop goes on)."""
+    def bound(self, launch: Launch, sizes: SizeDomain, ks: range | None = None) -> str:
+        """Find `limit` (2^k, the least k of `ks`, all of 1 .. TRIP_BITS by default, where it holds); "" when
+        found, else why not."""
         sp = _Space(launch, sizes, "lim")
         t = z3.BitVec("lim_t", 64)
-        for k in range(1, TRIP_BITS + 1):
+        for k in ks if ks is not None else range(1, TRIP_BITS + 1):
             s = _solver()
             s.add(sp.facts + [t == 2**k - 1, self.again(t - 1, sp.leaves), self.again(t, sp.leaves)])
             res = _check(s)
@@ -423,6 +425,12 @@ class _Trips:
                 return ""
         return (f"the loop at {self.where} {WRAPS} 2^{TRIP_BITS} periods at every size of the domain (a counter "
                 "that wraps near the top of the domain, say)")
+
+    def reads(self, launch: Launch, sizes: SizeDomain) -> set[str]:
+        """The sizes its back edges depend on (through the parameters and the grid)."""
+        sp = _Space(launch, sizes, "rd")
+        got = {str(c) for c in z3util.get_vars(self.again(z3.BitVec("rd_t", 64), sp.leaves))}
+        return {v.name for v in sizes.vars if f"rd_{v.name}" in got}
 
 
 class _CtaidTrips(_Trips):
@@ -891,7 +899,7 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
             wide = _widest(prog, launch, sh, sizes)
             for small in ([wide] if wide is not None else []) + (
                     [sizes.narrowed(NARROW_TO)] if any(v.hi > NARROW_TO for v in sizes.vars) else []):
-                if small.describe() in tried:
+                if small.describe() in tried or small.describe() == sizes.describe():
                     continue
                 got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
                 if got is not None:
@@ -945,41 +953,58 @@ def _tops(v, floor: int) -> list[int]:
 
 
 def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> SizeDomain | None:
-    """A narrower domain where every loop whose trip count is a size is proved to end (`_size_paths` says no
-    `WRAPS`), as wide as a binary search over `_tops` finds: one size narrowed (the one that keeps the most of
-    its range), else all of them to one top. Only a choice of domain: the proof over it is then made in
-    full (check_symbolic). Every domain keeps the sizes the representatives ran at and the checked launch's."""
+    """A narrower domain where the loops whose trip count is a size are proved to end (`_Trips.bound`), as
+    wide as a binary search over `_tops` finds: one size its back edge reads narrowed (the one that keeps the
+    most of its range), else all of them to one top; repeated while another loop does not end there. Only a
+    choice of domain (probes ask k near the one the narrowest top needs, not all of 1 .. TRIP_BITS): the
+    proof over it is then made in full (check_symbolic). Every domain keeps the sizes the representatives ran
+    at and the checked launch's."""
     keep = {**sizes.concrete, **(sizes.concrete_from or {})}
+    for _ in range(4):
+        failing, why = _size_paths(prog, launch, sh, sizes)
+        if WRAPS not in why:
+            return sizes
+        (trip,) = failing.values()
+        names = trip.reads(launch, sizes) or {v.name for v in sizes.vars}
+        best: tuple[float, SizeDomain] | None = None
+        for i, v in enumerate(sizes.vars):
+            if v.name not in names:
+                continue
+            def one(t: int, i: int = i) -> SizeDomain:
+                return replace(sizes, vars=[replace(u, hi=t) if k == i else u for k, u in enumerate(sizes.vars)])
+            top = _greatest(trip, launch, _tops(v, keep.get(v.name, v.lo)), one)
+            if top is not None and (best is None or top / v.hi > best[0]):
+                best = (top / v.hi, one(top))
+        if best is None:
+            big = max(sizes.vars, key=lambda v: v.hi)
+            top = _greatest(trip, launch, _tops(replace(big, multiple=1), max(keep.get(v.name, v.lo) for v in sizes.vars)),
+                            sizes.narrowed)
+            if top is None:
+                return None
+            best = (0.0, sizes.narrowed(top))
+        sizes = best[1]
+    return None
 
-    def ends(d: SizeDomain) -> bool:
-        return WRAPS not in _size_paths(prog, launch, sh, d)[1]
 
-    def search(cands: list[int], at) -> int | None:
-        """The greatest of `cands` (descending) where the loops end, assuming a narrower domain ends too."""
-        if not cands or not ends(at(cands[-1])):
-            return None
-        lo, hi = 0, len(cands) - 1  # cands[hi] ends
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if ends(at(cands[mid])):
-                hi = mid
-            else:
-                lo = mid + 1
-        return cands[hi]
+def _greatest(trip: _Trips, launch: Launch, cands: list[int], at) -> int | None:
+    """The greatest of `cands` (descending) where `trip` is proved to end over `at(top)`, by binary search (a
+    narrower domain ends where a wider one does). The narrowest is asked every k; a wider top t at most the
+    k's that t / (narrowest top) more periods take (a counter's periods grow with the size), two to spare."""
+    if not cands or trip.bound(launch, at(cands[-1])):
+        return None
+    k0, t0 = trip.limit.bit_length() - 1, cands[-1]
 
-    best: tuple[float, SizeDomain] | None = None
-    for i, v in enumerate(sizes.vars):
-        def one(t: int, i: int = i) -> SizeDomain:
-            return replace(sizes, vars=[replace(u, hi=t) if k == i else u for k, u in enumerate(sizes.vars)])
-        top = search(_tops(v, keep.get(v.name, v.lo)), one)
-        if top is not None and (best is None or top / v.hi > best[0]):
-            best = (top / v.hi, one(top))
-    if best is not None:
-        return best[1]
-    floor = max(keep.get(v.name, v.lo) for v in sizes.vars)
-    big = max(sizes.vars, key=lambda v: v.hi)
-    top = search(_tops(replace(big, multiple=1), floor), sizes.narrowed)
-    return sizes.narrowed(top) if top is not None else None
+    def ends(t: int) -> bool:
+        return not trip.bound(launch, at(t), range(max(1, k0 - 1), min(TRIP_BITS, k0 + math.ceil(math.log2(t / t0)) + 2) + 1))
+
+    lo, hi = 0, len(cands) - 1  # cands[hi] ends
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends(cands[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return cands[hi]
 
 
 def _at(point: dict[str, int]) -> str:
@@ -1659,7 +1684,7 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
             trips[ident] = _Trips(ident, [(x, v) for x, v, _ in backs], f"{prog.code[head].span}")
             why = trips[ident].bound(launch, sizes)
             if why:
-                return {}, why
+                return {ident: trips[ident]}, why  # the loop not proved to end (_widest reads it)
         checks += [(ident, x, v, w) for x, v, w in others]
     for ident, x, v, where in checks:
         sp = _Space(launch, sizes, "lc", trips)
