@@ -889,14 +889,15 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     if require_summary and not (run.loops and run.loops.summaries):
         return None, "symbolic not applicable: no loop long enough to summarise"
     try:
-        got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes)
+        wraps: list[_Trips] = []
+        got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes, wraps)
         if got is None and sizes is not None and WRAPS in why:
             # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof over
             # the widest narrower domain where the loops end (`_widest`), else over sizes up to NARROW_TO; the
             # reason it stops there said with it. Each is a full proof over its domain.
             whole = why.removeprefix("symbolic not applicable: ")
             tried: dict[str, str] = {}  # narrower domain -> why its proof failed
-            wide = _widest(prog, launch, sh, sizes)
+            wide = _widest(prog, launch, sh, sizes, wraps[0] if wraps else None)
             for small in ([wide] if wide is not None else []) + (
                     [sizes.narrowed(NARROW_TO)] if any(v.hi > NARROW_TO for v in sizes.vars) else []):
                 if small.describe() in tried or small.describe() == sizes.describe():
@@ -952,19 +953,21 @@ def _tops(v, floor: int) -> list[int]:
     return sorted(out, reverse=True)
 
 
-def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> SizeDomain | None:
+def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain, trip: _Trips | None = None
+            ) -> SizeDomain | None:
     """A narrower domain where the loops whose trip count is a size are proved to end (`_Trips.bound`), as
     wide as a binary search over `_tops` finds: one size its back edge reads narrowed (the one that keeps the
     most of its range), else all of them to one top; repeated while another loop does not end there. Only a
     choice of domain (probes ask k near the one the narrowest top needs, not all of 1 .. TRIP_BITS): the
     proof over it is then made in full (check_symbolic). Every domain keeps the sizes the representatives ran
-    at and the checked launch's."""
+    at and the checked launch's. trip: the loop not proved to end over `sizes`, where the caller knows it."""
     keep = {**sizes.concrete, **(sizes.concrete_from or {})}
     for _ in range(4):
-        failing, why = _size_paths(prog, launch, sh, sizes)
-        if WRAPS not in why:
-            return sizes
-        (trip,) = failing.values()
+        if trip is None:
+            failing, why = _size_paths(prog, launch, sh, sizes)
+            if WRAPS not in why:
+                return sizes
+            (trip,) = failing.values()
         names = trip.reads(launch, sizes) or {v.name for v in sizes.vars}
         best: tuple[float, SizeDomain] | None = None
         for i, v in enumerate(sizes.vars):
@@ -982,20 +985,22 @@ def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) -> Siz
             if top is None:
                 return None
             best = (0.0, sizes.narrowed(top))
-        sizes = best[1]
+        sizes, trip = best[1], None
     return None
 
 
 def _greatest(trip: _Trips, launch: Launch, cands: list[int], at) -> int | None:
     """The greatest of `cands` (descending) where `trip` is proved to end over `at(top)`, by binary search (a
-    narrower domain ends where a wider one does). The narrowest is asked every k; a wider top t at most the
-    k's that t / (narrowest top) more periods take (a counter's periods grow with the size), two to spare."""
+    narrower domain ends where a wider one does). The narrowest is asked every k (its least is k0); a wider top
+    t only the k's near k0 + log2(t / narrowest), as many more periods as a counter stepping through the size
+    takes (any k where the bound holds shows the loop ends; the proof finds the least)."""
     if not cands or trip.bound(launch, at(cands[-1])):
         return None
     k0, t0 = trip.limit.bit_length() - 1, cands[-1]
 
     def ends(t: int) -> bool:
-        return not trip.bound(launch, at(t), range(max(1, k0 - 1), min(TRIP_BITS, k0 + math.ceil(math.log2(t / t0)) + 2) + 1))
+        k = k0 + math.ceil(math.log2(t / t0))
+        return not trip.bound(launch, at(t), range(max(1, k - 1), min(TRIP_BITS, k + 1) + 1))
 
     lo, hi = 0, len(cands) - 1  # cands[hi] ends
     while lo < hi:
@@ -1306,7 +1311,8 @@ def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | Non
 
 
 def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float,
-           sizes: SizeDomain | None = None):
+           sizes: SizeDomain | None = None, wraps: list | None = None):
+    """(report, "") or (None, why not). wraps: gets the loop not proved to end, where that is why (_widest)."""
     inhabitant = None
     if sizes is not None:
         inhabitant, why = _inhabitant(launch, sizes)
@@ -1324,6 +1330,8 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     if sizes is not None:
         trips, why = _size_paths(prog, launch, sh, sizes)
         if why:
+            if wraps is not None and WRAPS in why:
+                wraps.extend(trips.values())
             return None, f"symbolic not applicable: {why}"
         for cl in classes.values():
             cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
