@@ -45,6 +45,7 @@ from dataclasses import replace
 
 import numpy as np
 import z3
+from z3 import z3util
 
 from ptx_parser import ast as A
 
@@ -410,11 +411,12 @@ class _Trips:
     def runs(self, t, env: dict):
         return z3.And(z3.ULT(t, self.limit), self.again(t - 1, env))
 
-    def bound(self, launch: Launch, sizes: SizeDomain) -> str:
-        """Find `limit`; "" when found, else why not (with the sizes at which the loop goes on)."""
+    def bound(self, launch: Launch, sizes: SizeDomain, ks: range | None = None) -> str:
+        """Find `limit` (2^k, the least k of `ks`, all of 1 .. TRIP_BITS by default, where it holds); "" when
+        found, else why not."""
         sp = _Space(launch, sizes, "lim")
         t = z3.BitVec("lim_t", 64)
-        for k in range(1, TRIP_BITS + 1):
+        for k in ks if ks is not None else range(1, TRIP_BITS + 1):
             s = _solver()
             s.add(sp.facts + [t == 2**k - 1, self.again(t - 1, sp.leaves), self.again(t, sp.leaves)])
             res = _check(s)
@@ -423,6 +425,12 @@ class _Trips:
                 return ""
         return (f"the loop at {self.where} {WRAPS} 2^{TRIP_BITS} periods at every size of the domain (a counter "
                 "that wraps near the top of the domain, say)")
+
+    def reads(self, launch: Launch, sizes: SizeDomain) -> set[str]:
+        """The sizes its back edges depend on (through the parameters and the grid)."""
+        sp = _Space(launch, sizes, "rd")
+        got = {str(c) for c in z3util.get_vars(self.again(z3.BitVec("rd_t", 64), sp.leaves))}
+        return {v.name for v in sizes.vars if f"rd_{v.name}" in got}
 
 
 class _CtaidTrips(_Trips):
@@ -881,18 +889,28 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     if require_summary and not (run.loops and run.loops.summaries):
         return None, "symbolic not applicable: no loop long enough to summarise"
     try:
-        got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes)
-        if got is None and sizes is not None and WRAPS in why and any(v.hi > NARROW_TO for v in sizes.vars):
-            # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof
-            # over sizes up to NARROW_TO, the reason it stops there said with it
-            small = sizes.narrowed(NARROW_TO)
-            got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
-            if got is None:
-                return None, f"{why}; over sizes up to {NARROW_TO}: {why2.removeprefix('symbolic not applicable: ')}"
-            got.notes.insert(0, f"symbolic sizes: checked for sizes up to {NARROW_TO} ({small.describe()}); over "
-                                f"the whole domain ({sizes.describe()}) not proven: "
-                                + why.removeprefix("symbolic not applicable: "))
-            got.stats.setdefault("sizes", {})["not_proven_above"] = why.removeprefix("symbolic not applicable: ")
+        wraps: list[_Trips] = []
+        got, why = _prove(prog, launch, run.machine, sh, rep, reps, t0, sizes, wraps)
+        if got is None and sizes is not None and WRAPS in why:
+            # a loop not proved to end over the whole domain (a counter that wraps near 2^31): the proof over
+            # the widest narrower domain where the loops end (`_widest`), else over sizes up to NARROW_TO; the
+            # reason it stops there said with it. Each is a full proof over its domain.
+            whole = why.removeprefix("symbolic not applicable: ")
+            tried: dict[str, str] = {}  # narrower domain -> why its proof failed
+            wide = _widest(prog, launch, sh, sizes, wraps[0] if wraps else None)
+            for small in ([wide] if wide is not None else []) + (
+                    [sizes.narrowed(NARROW_TO)] if any(v.hi > NARROW_TO for v in sizes.vars) else []):
+                if small.describe() in tried or small.describe() == sizes.describe():
+                    continue
+                got, why2 = _prove(prog, launch, run.machine, sh, rep, reps, t0, small)
+                if got is not None:
+                    got.notes.insert(0, f"symbolic sizes: checked for sizes in {small.describe()}"
+                                        + "".join(f"; over {d} not proven: {w}" for d, w in tried.items())
+                                        + f"; over the whole domain ({sizes.describe()}) not proven: {whole}")
+                    got.stats.setdefault("sizes", {})["not_proven_above"] = whole
+                    return got, why2
+                tried[small.describe()] = why2.removeprefix("symbolic not applicable: ")
+                why = f"{why}; over {small.describe()}: {tried[small.describe()]}"
         return got, why
     except _OutOfTime:
         return None, "symbolic not applicable: the time limit passed during the Z3 proof"
@@ -919,6 +937,79 @@ def _found_before_stop(e: ShadowFailed, why: str) -> tuple[Report | None, str]:
 
 #: The narrower range a proof over every size retries when the whole domain is not proven.
 NARROW_TO = 2**20
+
+
+def _tops(v, floor: int) -> list[int]:
+    """Upper ends to try for size `v`, greatest first: a power of two less a power of two (2^31 - 4096: the
+    largest size where a counter stepping by 4096 from 0 stays below 2^31), or a power of two; each a
+    multiple of v's, at least `floor` and below v.hi."""
+    p = 1 << max(1, v.hi).bit_length()
+    out = set()
+    for j in range(1, p.bit_length()):
+        for t in (p - (1 << j), 1 << j):
+            t -= t % v.multiple
+            if max(floor, v.lo) <= t < v.hi:
+                out.add(t)
+    return sorted(out, reverse=True)
+
+
+def _widest(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain, trip: _Trips | None = None
+            ) -> SizeDomain | None:
+    """A narrower domain where the loops whose trip count is a size are proved to end (`_Trips.bound`), as
+    wide as a binary search over `_tops` finds: one size its back edge reads narrowed (the one that keeps the
+    most of its range), else all of them to one top; repeated while another loop does not end there. Only a
+    choice of domain (probes ask k near the one the narrowest top needs, not all of 1 .. TRIP_BITS): the
+    proof over it is then made in full (check_symbolic). Every domain keeps the sizes the representatives ran
+    at and the checked launch's. trip: the loop not proved to end over `sizes`, where the caller knows it."""
+    keep = {**sizes.concrete, **(sizes.concrete_from or {})}
+    for _ in range(4):
+        if trip is None:
+            failing, why = _size_paths(prog, launch, sh, sizes)
+            if WRAPS not in why:
+                return sizes
+            (trip,) = failing.values()
+        names = trip.reads(launch, sizes) or {v.name for v in sizes.vars}
+        best: tuple[float, SizeDomain] | None = None
+        for i, v in enumerate(sizes.vars):
+            if v.name not in names:
+                continue
+            def one(t: int, i: int = i) -> SizeDomain:
+                return replace(sizes, vars=[replace(u, hi=t) if k == i else u for k, u in enumerate(sizes.vars)])
+            top = _greatest(trip, launch, _tops(v, keep.get(v.name, v.lo)), one)
+            if top is not None and (best is None or top / v.hi > best[0]):
+                best = (top / v.hi, one(top))
+        if best is None:
+            big = max(sizes.vars, key=lambda v: v.hi)
+            top = _greatest(trip, launch, _tops(replace(big, multiple=1), max(keep.get(v.name, v.lo) for v in sizes.vars)),
+                            sizes.narrowed)
+            if top is None:
+                return None
+            best = (0.0, sizes.narrowed(top))
+        sizes, trip = best[1], None
+    return None
+
+
+def _greatest(trip: _Trips, launch: Launch, cands: list[int], at) -> int | None:
+    """The greatest of `cands` (descending) where `trip` is proved to end over `at(top)`, by binary search (a
+    narrower domain ends where a wider one does). The narrowest is asked every k (its least is k0); a wider top
+    t only the k's near k0 + log2(t / narrowest), as many more periods as a counter stepping through the size
+    takes (any k where the bound holds shows the loop ends; the proof finds the least)."""
+    if not cands or trip.bound(launch, at(cands[-1])):
+        return None
+    k0, t0 = trip.limit.bit_length() - 1, cands[-1]
+
+    def ends(t: int) -> bool:
+        k = k0 + math.ceil(math.log2(t / t0))
+        return not trip.bound(launch, at(t), range(max(1, k - 1), min(TRIP_BITS, k + 1) + 1))
+
+    lo, hi = 0, len(cands) - 1  # cands[hi] ends
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ends(cands[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return cands[hi]
 
 
 def _at(point: dict[str, int]) -> str:
@@ -1220,7 +1311,8 @@ def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | Non
 
 
 def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list, t0: float,
-           sizes: SizeDomain | None = None):
+           sizes: SizeDomain | None = None, wraps: list | None = None):
+    """(report, "") or (None, why not). wraps: gets the loop not proved to end, where that is why (_widest)."""
     inhabitant = None
     if sizes is not None:
         inhabitant, why = _inhabitant(launch, sizes)
@@ -1238,6 +1330,8 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
     if sizes is not None:
         trips, why = _size_paths(prog, launch, sh, sizes)
         if why:
+            if wraps is not None and WRAPS in why:
+                wraps.extend(trips.values())
             return None, f"symbolic not applicable: {why}"
         for cl in classes.values():
             cl.bounds = {i: trips[i] for i in cl.loops if i in trips}
@@ -1604,7 +1698,7 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
             trips[ident] = _Trips(ident, [(x, v) for x, v, _ in backs], f"{prog.code[head].span}")
             why = trips[ident].bound(launch, sizes)
             if why:
-                return {}, why
+                return {ident: trips[ident]}, why  # the loop not proved to end (_widest reads it)
         checks += [(ident, x, v, w) for x, v, w in others]
     for ident, x, v, where in checks:
         sp = _Space(launch, sizes, "lc", trips)

@@ -13,13 +13,23 @@ loop's back edge `k0 < K` decides on the size K, so the number of iterations is 
   of 128 the last iteration ends at K - 1 and it is race_free. Checked at K = 1024 (fine itself),
   the smallest failing size K = 1 is the witness, run concretely.
 - `EARLY` skips the loop with `@p bra` on K < 1 outside it: proved to go the same way at every K.
+- `REDUCE` again over the whole int32 range: the counter wraps only above K = 2^31 - 128, so the proof is
+  made over the widest range `_widest` finds where the loop is proved to end (K up to 2^30; `_Trips` bounds
+  periods by powers of two), not over K up to 2^20 only. Beside it, `REDUCE_STORE_AT` stores to
+  y[tid + 128] once K >= 2^16 (y holds 128 floats): out of bounds there only, the witness run concretely; and
+  `REDUCE_STORE_HIGH` does so only from K = 2^24 on, inside the wider range and above 2^20: the wide proof
+  fails and the verdict holds for K up to 2^20 only, saying so (its witness would run 2^17 iterations).
 """
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 import ptx_parser
 from symexec import Launch, load_program
 from symexec.check import check_kernel
+from symexec.check.grid import VALIDATION_ITERATIONS, _tops
 from symexec.check.sizes import SizeDomain, SizeVar
 from symexec.paged import ZeroBytes
 
@@ -81,11 +91,11 @@ def test_a_reduction_is_in_bounds_for_every_k_up_to_the_stated_range() -> None:
     r = _check(REDUCE, 300)
     assert r.verdict == "race_free", r.notes
     assert "fallback" not in r.stats["sizes"], r.notes
-    assert r.stats["sizes"]["domain"] == "K in [1, 1048576]"
+    assert r.stats["sizes"]["domain"] == "K in [1, 1073741824]"
     assert "is not proved to end within" in r.stats["sizes"]["not_proven_above"]
-    assert any("proven for ALL sizes (K in [1, 1048576])" in a for a in r.assumptions), r.assumptions
+    assert any("proven for ALL sizes (K in [1, 1073741824])" in a for a in r.assumptions), r.assumptions
     assert any("ran at K = 4800" in a for a in r.assumptions), r.assumptions  # the loop summarised there
-    assert any("checked for sizes up to 1048576" in n and "wraps" in n for n in r.notes), r.notes
+    assert any("checked for sizes in K in [1, 1073741824]" in n and "wraps" in n for n in r.notes), r.notes
 
 
 def test_a_mask_k_le_k_is_out_of_bounds_unless_k_is_a_multiple_of_the_block() -> None:
@@ -131,3 +141,46 @@ def test_a_loop_body_laid_out_after_the_kernel_end_is_part_of_the_loop() -> None
     assert not any("proven for ALL sizes" in a for a in r.assumptions), r.assumptions
     at_129 = check_kernel(load_program(ptx_parser.parse(SCATTERED, "red.ptx"), "red"), _launch(129))
     assert at_129.verdict == "out_of_bounds", at_129.verdict  # what the claim would have hidden
+
+
+def _store_from(bit: int) -> str:
+    """REDUCE with its final store moved to y[tid + 128] (past y's 128 floats) once K >= 2^bit."""
+    return REDUCE.replace(
+        "DONE:\n    mul.wide.u32 %rd5, %r3, 4;",
+        f"DONE:\n    shr.u32 %r7, %r1, {bit};\n    min.u32 %r7, %r7, 1;\n    shl.b32 %r7, %r7, 7;\n"
+        "    add.u32 %r7, %r7, %r3;\n    mul.wide.u32 %rd5, %r7, 4;")
+
+
+REDUCE_STORE_AT = _store_from(16)
+REDUCE_STORE_HIGH = _store_from(24)
+
+
+def test_a_store_out_of_bounds_only_from_k_2_16_is_found_with_a_concrete_witness() -> None:
+    r = _check(REDUCE_STORE_AT, 300)  # the checked launch (K = 300) stores in bounds
+    assert r.verdict == "out_of_bounds", (r.verdict, r.notes)
+    k = r.stats["witness_sizes"]["K"]
+    assert 2**16 <= k and k <= 128 * VALIDATION_ITERATIONS, k  # a size the witness ran at (its loop short enough)
+    concrete = check_kernel(load_program(ptx_parser.parse(REDUCE_STORE_AT, "red.ptx"), "red"), _launch(k))
+    assert concrete.verdict == "out_of_bounds", concrete.verdict  # the witness size, checked as a plain launch
+
+
+def test_a_store_out_of_bounds_only_above_2_24_keeps_the_proof_below_2_20() -> None:
+    r = _check(REDUCE_STORE_HIGH, 300)
+    assert not any("K in [1, 1073741824]" in a and "proven for ALL sizes" in a for a in r.assumptions), r.assumptions
+    assert r.verdict == "race_free", (r.verdict, r.notes)  # proved only where it holds, saying where it was not
+    assert r.stats["sizes"]["domain"] == "K in [1, 1048576]", r.stats["sizes"]
+    assert any("over K in [1, 1073741824] not proven" in n for n in r.notes), r.notes
+
+
+@given(st.integers(min_value=1, max_value=2**31 - 1), st.integers(min_value=0, max_value=2**31 - 1),
+       st.sampled_from([1, 2, 16, 128]))
+def test_tops_are_multiples_in_range_greatest_first(hi: int, floor: int, multiple: int) -> None:
+    v = SizeVar("K", multiple, max(multiple, hi - hi % multiple), multiple)
+    got = _tops(v, floor)
+    assert got == sorted(set(got), reverse=True)
+    assert all(t % multiple == 0 and max(floor, v.lo) <= t < v.hi for t in got)
+    # the greatest size a counter stepping by 2^j from 0 stays below 2^31 at, when in range
+    for j in range(4, 13):
+        t = 2**31 - 2**j
+        if v.hi > t >= max(floor, v.lo) and t % multiple == 0 and v.hi <= 2**31:
+            assert t in got
