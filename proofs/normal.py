@@ -1227,7 +1227,10 @@ class Normalizer:
         row's sum, read by each element of the row) is not walked into: it is one pair, decided once for them all, and
         a node with several users keeps its normal form (memo) for the next pair that holds it."""
         T = self.T
-        op_, sort_, aux_, fl = T.op, T.sort, T.aux, self._float_sort
+        if not self._float_sort.size:  # (a sort registered after it was made reads as not float: not walked)
+            self._float_sort = _float_sorts()
+        fl = self._float_sort
+        op_, sort_, aux_ = T.op, T.sort, T.aux
         shared = self._users()
         n_shared = shared.size
         out: list[tuple[int, int]] = []
