@@ -124,7 +124,8 @@ SUSPECT_CODE = -1
 #: Elements per buffer tried by Normalizer.equal_sharing before it is given up there when none was proved by it
 SHARING_TRIES = 16
 SHARING_MAX = 2048  # FlashAttention cross-target: 288 row representatives; cross_entropy_zloss: 48 000 solo elements
-#: Elements per buffer tried by Normalizer.equal_congruent before it is given up there when none was proved by it
+#: Elements per buffer tried by Normalizer.equal_congruent before it is given up there when none was proved by it (in a
+#: buffer with more than SHARING_MAX elements to prove on their own only: cross_entropy_zloss' 48 000)
 CONGRUENCE_TRIES = 16
 
 REAL_ASSUMPTIONS = [
@@ -199,7 +200,9 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         # own than SHARING_MAX (each try walks both whole DAGs, where the whole forms' memo serves every element)
         tried = 0 if solo.size <= SHARING_MAX else SHARING_TRIES
         sharing0 = sharing
-        ctried, congruent0 = 0, congruent
+        # equal_congruent only where equal_sharing is gated out: where both apply, a pair that needs the whole forms
+        # (sinkhorn_attention's) costs what equal_sharing saves (back to back, load ~7: 29.6 -> 52.5 s CPU)
+        ctried, congruent0 = (0 if solo.size > SHARING_MAX else CONGRUENCE_TRIES), congruent
         for s in range(0, solo.size, chunk):
             check_time_limit(f"comparing the normal forms of {name}")
             if res.suspect_count >= max_suspects:  # the verdict cannot be verified any more: stop comparing
