@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 
 from semantics.formats import bits_to_fraction, get_format
-from semantics.terms import SORTS, Kind, Op, TermStore, mods
+from semantics.terms import COMMUTATIVE, SORTS, Kind, Op, TermStore, mods
 
 __all__ = ["Normalizer", "NF", "Rat", "Inf", "AtomKind", "NoRealMeaning", "POS_INF", "NEG_INF"]
 
@@ -98,6 +98,11 @@ SHARING_BUDGET = 1 << 17
 #: DAGs (FlashAttention cross-target: ~1600 of 37 400; softmax_warp_row's candidate shares its inputs only)
 SHARING_REGION = 8
 SHARING_WORK = 1 << 17
+#: Node pairs Normalizer.congruence_pairs walks down from one element's two roots before it gives up (cross_entropy_zloss'
+#: gradient: sm_89's and sm_80's builds differ in 8 and 12 nodes of an element's 57 000, its label test `v == y` against
+#: `(y - 96) - 4 == 0`, below the row's `valid` select; the walk stops at the bf16 conversion, a node with two users);
+#: past it the element is compared as a whole.
+CONGRUENCE_NODES = 64
 #: Monomials the cache of expanded atoms (Normalizer._expanded, shared by the elements of one comparison
 #: run) may hold; past it the cache is emptied (a cache: only speed is lost), so it cannot grow without bound.
 EXPANDED_CACHE_LIMIT = 1_000_000
@@ -283,6 +288,7 @@ class Normalizer:
         #: (a, b) -> _linear_eq(a, b): a function of the two (immutable, hash-consed) terms, asked by _wide_equality
         #: and again by _bits_cmp for each comparison, and again for each chunk whose subgraph holds it
         self._linear_eqs: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self._congruent: dict[tuple[int, int], bool] = {}
 
     # ------------------------------------------------------------------ tables
     def atom(self, kind: AtomKind, payload: tuple) -> int:
@@ -1205,6 +1211,83 @@ class Normalizer:
         elif op not in _FINITE_OPS:
             return 0
         return int(all(fin[k] == 1 for k in kids))
+
+    # ------------------------------------------------------------------ congruence above the differing subterms
+    def congruence_pairs(self, c: int, r: int, limit: int = CONGRUENCE_NODES) -> list[tuple[int, int]] | None:
+        """The pairs of subterms (a of c, b of r) where the two terms first differ, walking down from the roots
+        through nodes of one float operation (_CONGRUENT: +, -, *, fma, neg, abs, min, max, exp2, mma, float
+        conversions, if-then-else) with the same sort, modifiers and arity whose differing children are floats
+        (an if-then-else's condition, an mma's packed operands, a conversion from integers: the same node on both
+        sides, or the pair stops there); None past `limit` pairs or where the roots themselves are the only pair.
+        If every returned pair is equal (for every input, in the real reading), so are c and r: each node on the
+        way is the same function (the real reading of its operation, which reads its children's values only) of
+        children that are pairwise equal or the same node, so equal by induction (congruence; no atom stands for
+        anything and no finiteness is needed, unlike equal_sharing's substitution). Commutative operands (interned
+        sorted by id) are paired by a shared operand where one is. A pair of nodes that both have several users (a
+        row's sum, read by each element of the row) is not walked into: it is one pair, decided once for them all, and
+        a node with several users keeps its normal form (memo) for the next pair that holds it."""
+        T = self.T
+        if not self._float_sort.size:  # (a sort registered after it was made reads as not float: not walked)
+            self._float_sort = _float_sorts()
+        fl = self._float_sort
+        op_, sort_, aux_ = T.op, T.sort, T.aux
+        shared = self._users()
+        n_shared = shared.size
+        out: list[tuple[int, int]] = []
+        stack, seen = [(c, r)], set()
+        while stack:
+            a, b = stack.pop()
+            if a == b or (a, b) in seen:
+                continue
+            seen.add((a, b))
+            if len(seen) > limit:
+                return None
+            o = int(op_[a])
+            if (a, b) != (c, r) and a < n_shared and b < n_shared and shared[a] and shared[b]:
+                out.append((a, b))  # both used by several nodes (a row's sum): one pair for all its users
+                continue
+            if o == int(op_[b]) and o in _CONGRUENT and sort_[a] == sort_[b] and aux_[a] == aux_[b] \
+                    and fl[sort_[a]]:
+                ka, kb = T.kids(a), T.kids(b)
+                if len(ka) == len(kb):
+                    if len(ka) == 2 and o in _COMMUTATIVE_OPS and (ka[0] == kb[1] or ka[1] == kb[0]):
+                        kb = (kb[1], kb[0])
+                    pairs = [(x, y) for x, y in zip(ka, kb) if x != y]
+                    if all(sort_[x] == sort_[y] and fl[sort_[x]] for x, y in pairs):
+                        stack.extend(pairs)
+                        continue
+            out.append((a, b))
+        return None if out == [(c, r)] else out
+
+    def equal_congruent(self, cs: list[int], rs: list[int]) -> np.ndarray:
+        """Per element (cs[j], rs[j]), whether it is proved by congruence_pairs: every pair where the two terms
+        differ has equal normal forms (the whole procedure, `of` and `equal`, on the pair's subterms; a pair is
+        decided once per normalizer: its terms never change). A pair without a real meaning or past a budget is not
+        proved; the element is then compared as a whole by the caller, as before."""
+        self._float_sort = _float_sorts()  # sorts are registered as they are first made
+        walks = [self.congruence_pairs(c, r) for c, r in zip(cs, rs)]
+        known = self._congruent
+        fresh = sorted({p for w in walks if w for p in w if p not in known})
+        if fresh:
+            roots = np.array([x for p in fresh for x in p], np.int64)
+            try:
+                nfs = self.of(roots)
+                got = [(nfs[2 * j], nfs[2 * j + 1]) for j in range(len(fresh))]
+            except NoRealMeaning:  # one pair's: each on its own
+                got = []
+                for a, b in fresh:
+                    try:
+                        got.append(tuple(self.of(np.array([a, b], np.int64))))
+                    except NoRealMeaning:
+                        got.append(None)
+            for p, xy in zip(fresh, got):
+                try:
+                    known[p] = xy is not None and self.equal(*xy)
+                except TooBig:
+                    known[p] = False
+        return np.array([bool(w) and all(known[p] for p in w) for w in walks], bool)
+
+    _congruent: dict  # (a, b) -> whether their normal forms are equal (equal_congruent), set in __init__
 
     _fin = np.zeros(0, np.int8)  # per node: 1 finite (_finite_node), 0 not, -1 not known yet
     _float_sort = np.zeros(0, bool)
@@ -2239,6 +2322,13 @@ def _num_text(c: Coef) -> str:
 #: Float operations whose real reading is finite when their operands' are (Normalizer._finite_node).
 _FINITE_OPS = frozenset(int(o) for o in (Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.FNEG, Op.FABS, Op.FMIN, Op.FMAX,
                                          Op.FEX2))
+#: Float operations whose real reading is a function of their children's values alone (congruence_pairs walks
+#: through them): the finite ones, mma (its accumulate c + sum a_i b_i), conversions between float formats (the
+#: identity, or the clamp of .sat / .relu) and if-then-else (the selected branch's value).
+_CONGRUENT = _FINITE_OPS | frozenset(int(o) for o in (Op.MMA, Op.CVT, Op.ITE))
+_COMMUTATIVE_OPS = frozenset(int(o) for o in COMMUTATIVE)
+
+
 def _float_sorts() -> np.ndarray:
     """Per sort id, whether it is a float sort (sorts are registered as they are first made)."""
     return np.array([s.kind is Kind.FLOAT for s in SORTS] + [False] * (256 - len(SORTS)))
