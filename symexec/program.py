@@ -94,6 +94,20 @@ class Program:
     # an inner scope's own range gets a new name, _Flattener.unique)
     _reg_memo: dict[str, RegDecl] = field(default_factory=dict, repr=False, compare=False)
 
+    @functools.cached_property
+    def bulk_wait_horizon(self) -> int | None:
+        """1 + the largest N of the program's `cp.async.bulk.wait_group N` without .read (0 where it has none): a
+        bulk group at least this many commits old is selected by every such wait (loops `Canon._bulk_key`); None
+        where some N is not an integer constant."""
+        most = 0
+        for ins in self.code:
+            if ins.opcode == "cp" and {".async", ".bulk", ".wait_group"} <= ins.modifiers and ".read" not in ins.modifiers:
+                n = ins.operands[0] if ins.operands else None
+                if not isinstance(n, A.IntLit):
+                    return None
+                most = max(most, int(n.value))
+        return most + 1
+
     def loop_body(self, head: int, latch: int) -> tuple[int, ...]:
         """The instructions of the loop closed by the back edge latch -> head, in code order: head and
         every instruction from which the latch is reached without passing head (the natural loop of

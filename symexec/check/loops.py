@@ -1666,7 +1666,7 @@ class Canon:
         epoch is lower: one stream per thread, issued in order), and its bytes' detector state is global memory,
         which the canonical state leaves out. Else each tile of a persistent kernel's bulk store, kept until
         the final wait, made the key grow forever (bench/results/i10tma-2026-12-06s39, blocker 2a)."""
-        horizon = _bulk_wait_horizon(self.b.prog)
+        horizon = self.b.prog.bulk_wait_horizon
         if horizon is None:
             return len(u.bulk_ops)
         out = []
@@ -2094,25 +2094,6 @@ def bulk_kept(ops: list, committed: np.ndarray, horizon: int) -> list:
     return [op for op in ops if not (op.performed and op.group < newest.get(op.lane, op.group))]
 
 
-_HORIZONS: dict[int, tuple] = {}  # id(program) -> (program, `_bulk_wait_horizon`)
-
-
-def _bulk_wait_horizon(prog) -> int | None:
-    """1 + the largest N of the program's `cp.async.bulk.wait_group N` without .read (0 where it has none): a
-    bulk group at least this many commits old is selected by every such wait (`Canon._bulk_key`); None where
-    some N is not an integer constant."""
-    key = id(prog)
-    if key not in _HORIZONS or _HORIZONS[key][0] is not prog:
-        most = 0
-        for ins in prog.code:
-            if ins.opcode == "cp" and {".async", ".bulk", ".wait_group"} <= ins.modifiers and ".read" not in ins.modifiers:
-                n = ins.operands[0] if ins.operands else None
-                if not isinstance(n, A.IntLit):
-                    most = None
-                    break
-                most = max(most, int(n.value))
-        _HORIZONS[key] = (prog, None if most is None else most + 1)
-    return _HORIZONS[key][1]
 
 
 def _parity_waits_only(prog) -> bool:

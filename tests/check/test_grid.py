@@ -529,6 +529,14 @@ def test_ctaid_dependent_trip_count_differing_in_one_cta_falls_back(tmp_path, le
 CAUSAL = Path(__file__).resolve().parents[1] / "regression"
 
 
+def _summaries_made(monkeypatch) -> list[list]:
+    """Per run of the checker (LoopSummariser.finish), the loop summaries it made, in run order."""
+    made: list[list] = []
+    finish = loops.LoopSummariser.finish
+    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.append(self.summaries)))
+    return made
+
+
 def _edited(tmp_path: Path, source: Path, name: str, *edits: tuple[str, str]) -> Path:
     """`source` (a regression case) with each (old, new) edit applied, written to tmp_path / name. Each `old`
     must occur: an edit the case no longer matches fails here instead of checking the unedited kernel."""
@@ -979,12 +987,10 @@ def test_persistent_tma_store_loop_is_summarised(case: str, monkeypatch) -> None
     a decision of the period (in the tensor at every t summarised). The twin stores tile 701 at tile 700's rows
     (CTAs 40 and 41 in iteration 10, skipped, neither representative): the access class with t finds the race
     symbolically. Both were run tile by tile ("a tensor store in a summarised loop")."""
-    made = []  # the summaries of every run (the race's report is its validation run's, without them)
-    finish = loops.LoopSummariser.finish
-    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    made = _summaries_made(monkeypatch)  # every run's (the race's report is its validation run's, without them)
     r = check_file(CAUSAL / f"{case}.ptx")
     assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
-    assert [s.skipped for s in made] == [10], made
+    assert [s.skipped for run in made for s in run] == [10], made
     method = r.stats["grid_method"]
     if case.endswith("_ok"):
         assert method == "symbolic", method
@@ -1002,15 +1008,13 @@ def test_persistent_tile_loop_with_a_divisor_per_iteration_is_summarised(case: s
     iteration") and its abandoned period left t in the divisor (KeyError, enumerated). The twin races in a
     skipped iteration between CTAs 40 and 41; with num_m = 256 rows is 0 in tiles 1024 .. 1055, which CTAs 34 ..
     65 reach in their last iteration: the proof falls back."""
-    made = []
-    finish = loops.LoopSummariser.finish
-    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.extend(self.summaries)))
+    made = _summaries_made(monkeypatch)
     path = CAUSAL / "grid_ctaid_persistent_tile_divisor_summarised_ok.ptx" if case == "zero" else CAUSAL / f"{case}.ptx"
     if case == "zero":
         path = _edited(tmp_path, path, "zero.ptx", ("sub.s32 %r7, 264, %r6;", "sub.s32 %r7, 256, %r6;"))
     r = check_file(path)
     assert r.verdict.split(":")[0] == ("race" if case.endswith("_race") else "race_free"), r.verdict
-    assert [s.skipped for s in made] == [10], made
+    assert [s.skipped for run in made for s in run] == [10], made
     method = r.stats["grid_method"]
     if case.endswith("_ok"):
         assert method == "symbolic", method
@@ -1031,9 +1035,7 @@ def test_persistent_loop_run_alone_is_summarised_with_an_inner_loop(case: str, m
     %ctaid are counted). The inner loop's period-1 guess, whose stage address depends on its own t only, is no
     longer noted as a %ctaid-dependent shared access (grid_shadow `_shared_differs`; its proof fails as before:
     a st.shared address that moves with t). The twin races in a skipped iteration between CTAs 40 and 41."""
-    made = []
-    finish = loops.LoopSummariser.finish
-    monkeypatch.setattr(loops.LoopSummariser, "finish", lambda self: (finish(self), made.append(self.summaries)))
+    made = _summaries_made(monkeypatch)
     r = check_file(CAUSAL / f"{case}.ptx")
     assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
     assert [[s.skipped for s in run] for run in made] == [[9], [10]], made  # the pair's run, then CTA 0 alone
