@@ -29,7 +29,7 @@ from ..machine import Batch, Group, InstructionObserver, is_machine_level
 from ..memory import LOCAL_BASE, PARAM_BASE, SHARED_BASE, WINDOW
 from ..opcodes import SCHEDULE_DEPENDENT, facts, strength
 from ..tensormap import TENSOR_MAP_BYTES, is_param_ident, tag_ident, unmodelled
-from .grid_expr import TOP, K, Sv, adapt, evaluate, leaves, replace_leaf, substitute, width
+from .grid_expr import TOP, K, Sv, adapt, evaluate, leaf_keys, leaves, replace_leaf, substitute, width
 from .grid_loops import divergence, skipped_loop
 from .grid_rules import transfer
 from .grid_wgmma import WgmmaWrites, wgmma_registers
@@ -1492,18 +1492,11 @@ class Shadow(InstructionObserver):
 
 
 def _t_only(e, idents: list[int]) -> bool:
-    """Does `e` hold a leaf t and only leaves t of the loops `idents` (and constants, lane placeholders)?"""
-    found = []
-
-    def ok(x) -> bool:
-        if not isinstance(x, tuple) or not x:
-            return True
-        if x[0] == "t":
-            found.append(x)
-            return x[2] in idents
-        return all(ok(y) for y in x[2:])
-
-    return ok(e) and bool(found)
+    """Does `e` hold a leaf t, and only leaves t of the loops `idents` among its t leaves?"""
+    if not isinstance(e, tuple) or not e:
+        return False
+    ts = {ident for tag, ident in leaf_keys(e) if tag == "t"}
+    return bool(ts) and ts <= set(idents)
 
 
 def uses_t(e, ident: int) -> bool:
