@@ -815,7 +815,9 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
                    require_summary: bool = False) -> tuple[Report | None, str]:
     """(report, "") when the symbolic grid check applies, else (None, why not). sizes: prove for
     every launch of the domain (symbolic sizes), not only `launch` (one of its points).
-    require_summary: only if the representatives' run summarised a loop (else not worth it)."""
+    require_summary: only if the representatives' run summarised a loop (else not worth it); a small grid
+    that kernel.py would enumerate anyway, so a stop of the shadow is never answered with the
+    representatives' partial run (`_found_before_stop`): every CTA runs and the report is complete."""
     t0 = time.perf_counter()
     gx, gy, gz = launch.grid
     if launch.num_ctas == 1 and sizes is None:
@@ -828,12 +830,12 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
     except ShadowFailed as e:  # the representatives' run stopped where the shadow failed
         longer = getattr(e, "longer", None)
         if longer is None or sizes is not None:
-            return _found_before_stop(e, f"{e}")
+            return _found_before_stop(e, f"{e}", partial=not require_summary)
         # a loop whose trip count depends on %ctaid (grid_loops.py): the CTA that goes on, alone
         try:
             reps, rep, sh, run = _represent(prog, launch, None, [longer], ctaid_trips=True)
         except ShadowFailed as e2:
-            return _found_before_stop(e2, f"{e}; with CTA {longer} run alone: {e2}")
+            return _found_before_stop(e2, f"{e}; with CTA {longer} run alone: {e2}", partial=not require_summary)
         if not rep.findings and cta_local_state(prog):  # one CTA of each trip pattern runs too
             patterns, why = _trip_patterns(sh, launch, longer)
             if why:
@@ -918,14 +920,16 @@ def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = Non
         return None, f"symbolic not applicable: internal: {type(e).__name__}: {e}"
 
 
-def _found_before_stop(e: ShadowFailed, why: str) -> tuple[Report | None, str]:
+def _found_before_stop(e: ShadowFailed, why: str, partial: bool = True) -> tuple[Report | None, str]:
     """The shadow stopped the representatives' run (`why`): the grid is enumerated instead (None, reason),
-    unless the run had found a bug before the stop. The representative CTAs executed concretely up to
+    unless the run had found a bug before the stop and a partial report is accepted (`partial`; a small
+    grid enumerates instead, so that what runs after the stop is checked too: a report names every
+    finding the launch has, not only the first ones). The representative CTAs executed concretely up to
     there, as they would when the grid is enumerated, so a race or fault among those instructions is
     one of the launch (run.py `run_checked` leaves `prefix` None where it is not: paths explored both
     ways, values a loop summary skipped); enumerating would find it again, at the cost of every CTA."""
     prefix = getattr(e, "prefix", None)
-    if prefix is None or not prefix.findings:
+    if not partial or prefix is None or not prefix.findings:
         return None, f"symbolic not applicable: {why}"
     prefix.notes.insert(0, f"the representative CTAs ran concretely up to where the symbolic grid stopped ({why}); "
                            "the finding is among the instructions they executed before it, and the rest of the "
