@@ -38,7 +38,7 @@ import pytest
 
 import ptx_parser
 from tests.mutation.engine import KINDS, mutations, sample_sites, sites
-from tests.mutation.runner import Status, run_kernel, suite_sample, suite_targets, table
+from tests.mutation.runner import Status, run_kernel, signature, suite_sample, suite_targets, table
 from tests.test_check_suite import TRITON_FINDINGS
 
 SAMPLE = 1
@@ -100,6 +100,25 @@ def test_sample_is_deterministic() -> None:
     a = sample_sites(ss, 1, 7)
     assert a == sample_sites(list(reversed(ss)), 1, 7)
     assert len({s.name for s in a}) == len(a) == len({s.name for s in ss})
+
+
+def test_signature_counts_every_pair_a_grouped_race_stands_for() -> None:
+    """A race grouped with the baseline's on overlapping bytes (findings.group_findings lists its other
+    pairs in details["also"]) has a signature of its own: its extra pairs' lines are in it."""
+    from symexec.check.findings import Finding, FindingKind, Site as FSite
+
+    def race(also: list[str]) -> Finding:
+        sites = [FSite((0, 0, 0), (0, 0, 0), "k.ptx:81:7", "tcgen05.alloc"),
+                 FSite((0, 0, 0), (31, 0, 0), "k.ptx:121:7", "cp.async.bulk.tensor.4d")]
+        return Finding(FindingKind.RACE, "data race on shared global_smem[0]: ordered ...", sites,
+                       {"also": also})
+
+    base = signature(race(["ld.shared.b32 at k.ptx:85:2 / cp.async.bulk.tensor.4d at k.ptx:121:7"]))
+    assert base[1] == (81, 85, 121)
+    grown = signature(race(["ld.shared.b32 at k.ptx:85:2 / cp.async.bulk.tensor.4d at k.ptx:121:7",
+                            "st.shared.v4.b32 at k.ptx:2142:2 / cp.async.bulk.tensor.4d.global at k.ptx:2170:8"]))
+    assert grown[1] == (81, 85, 121, 2142, 2170) and grown != base
+    assert signature(race([]))[1] == (81, 121)
 
 
 def test_table_is_well_formed() -> None:

@@ -18,6 +18,7 @@ that are not listed, make it not checkable: its mutants are not run.
 
 from __future__ import annotations
 
+import re
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -41,11 +42,23 @@ Signature = tuple[str, tuple[int, ...], str]
 _PROXY_ONLY = "but the accesses use different proxies"
 
 
+#: a PTX location "FILE:LINE:COL" inside a race's list of its other pairs of instructions (findings.py
+#: group_findings: "the same bytes also race between INSTR at FILE:LINE:COL / INSTR at FILE:LINE:COL")
+_AT_LINE = re.compile(r" at \S*?:(\d+):\d+")
+
+
 def signature(f) -> Signature:
     """The signature of a symexec.check Finding. ``how`` separates a race whose accesses are ordered
     and only miss a proxy fence ("proxy") from one whose accesses are not ordered at all (""), so
-    that a mutation removing the synchronisation under a known cross-proxy finding is a new one."""
-    lines = tuple(sorted({int(s.ptx.rsplit(":", 2)[-2]) for s in f.sites if s.ptx.count(":") >= 2}))
+    that a mutation removing the synchronisation under a known cross-proxy finding is a new one.
+    The lines are those of every pair of instructions the finding stands for: a race grouped with the
+    baseline's on overlapping bytes (its pairs in ``details["also"]``) is a new finding, not the
+    baseline's again (attention_tma sm_100a without its epilogue's fence.proxy.async: the O tile's
+    st.shared / TMA-store pairs joined the alloc slot's reviewed race on global_smem[0..3])."""
+    lines = {int(s.ptx.rsplit(":", 2)[-2]) for s in f.sites if s.ptx.count(":") >= 2}
+    for pair in f.details.get("also", []):
+        lines.update(int(m) for m in _AT_LINE.findall(pair))
+    lines = tuple(sorted(lines))
     how = "proxy" if f.kind.value == "race" and _PROXY_ONLY in f.message else ""
     return f.kind.value, lines, how
 
