@@ -181,6 +181,7 @@ class Shadow(InstructionObserver):
         self.taken: dict[int, list[tuple]] = {}
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
         self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
+        self._gmask: np.ndarray | None = None  # the lanes of the instruction being run (`_shared_guard_uniform`)
         self.tensor_reads: dict[int, str] = {}  # buffer index -> a tensor load recorded as reading all of it
         # loops whose trip count depends on %ctaid (grid_loops.py): with `ctaid_trips` set (grid.py runs the
         # CTA with the longest trip count alone) a back edge on %ctaid is a trip, as a back edge on the sizes
@@ -376,6 +377,7 @@ class Shadow(InstructionObserver):
         op = ins.opcode
         pc = self.pc
         region = self._region
+        self._gmask = g.mask
         if region is not None and not region["start"] <= pc < region["end"]:
             self._close_region()
             if self.failed is not None:
@@ -445,7 +447,8 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
-                    self.longer = self._goes_on(ins, g.mask) or self._enters(ins, g.mask)
+                    self.longer = self._goes_on(ins, g.mask) or self._enters(ins, g.mask) \
+                        or self._inside_loop(ins, g.mask)
                     self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
@@ -706,6 +709,25 @@ class Shadow(InstructionObserver):
         goes = (self._goes(self.pc, self._taken(ins, mask)).reshape(b.n_ctas, -1) & live).any(axis=1)
         on = np.nonzero(goes)[0]
         return tuple(int(x) for x in b.ctas[int(on[0])]) if on.size else None
+
+    def _inside_loop(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
+        """At a forward branch on %ctaid inside a loop with a conditional back edge, where the executed CTAs part
+        before any of them leaves the loop (a causal kernel's last iteration differs from the others': CTA 0's
+        first iteration is its last): the last executed CTA (the highest ids, the one with the most iterations
+        when the trip count grows with %ctaid), to run alone (grid.py). Only a choice: that run proves what it
+        proves for every CTA (each back edge and each decision an obligation over the grid, `_ctaid_trip`,
+        `_outcome`), and falls back where another CTA goes on longer or decides otherwise. None when `ins` is a
+        back edge or lies in no such loop."""
+        if ins.opcode != "bra" or self._back_edge(ins) is not None:
+            return None
+        prog, pc = self.prog, self.pc
+        for latch in sorted({*prog.back_branches, *prog.falls_back}):
+            head = self._head_of(latch)
+            if head is not None and prog.code[latch].guard is not None and pc in prog.loop_body(head, latch):
+                b = self.batch
+                live = np.nonzero((mask & b.valid).reshape(b.n_ctas, -1).any(axis=1))[0]
+                return tuple(int(x) for x in b.ctas[int(live[-1])]) if live.size else None
+        return None
 
     def _ctaid_trip(self, mask: np.ndarray, ins: A.Instruction, guard: tuple, taken: np.ndarray,
                     pc: int | None = None) -> None:
@@ -1223,7 +1245,34 @@ class Shadow(InstructionObserver):
         if lps and not any(e is TOP or leaves(e, ("c", "s", "g", "d", "q")) for e in exprs) \
                 and all(_t_only(e, lps) for e in exprs):
             return False
+        if a_state is None and guard is not None and self._shared_guard_uniform(ins, guard):
+            return False
         self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+        return True
+
+    def _shared_guard_uniform(self, ins: A.Instruction, guard) -> bool:
+        """With `ctaid_trips` (one CTA per trip pattern runs, grid.py `_trip_patterns`), a shared access whose address
+        is the same in every CTA and whose guard (`_shared_guard`: its predicate, inside a region on %ctaid with the
+        region's path) depends on %ctaid, and on nothing taken per iteration or per size (no t, size, grid or step
+        leaf): the guard becomes an obligation that every CTA decides it, per thread, as the executed CTA did (a
+        Uniform, proved by grid.py `_same_path` over every CTA whether or not it reaches the access: stricter than
+        needed). Proved, the access is made by the same threads at the same address in every CTA of the pattern,
+        as an unguarded one is; not proved, the grid falls back as when the guard made the access vary. True when
+        taken as an obligation. (flash_attention: a tcgen05.st under min(%ctaid.y * 128 + 128, S) > 0.)"""
+        mask = self._gmask
+        if not self.ctaid_trips or guard is TOP or mask is None or leaves(guard, ("t", "s", "g", "d")):
+            return False
+        try:
+            value = np.broadcast_to(evaluate(guard, self.lane_env()), mask.shape).astype(bool)
+        except (KeyError, TypeError, ValueError):
+            return False
+        lanes = mask & self.batch.valid
+        if self._region is None:
+            if ins.guard is None or (value != self._taken(ins, mask))[lanes].any():
+                return False  # the shadow disagrees with the run: never trust it
+        elif not value[lanes].all():
+            return False  # every lane that runs `ins` in a region took its path and passed its own predicate
+        self.uniform.append(self._uniform(ins, guard, mask, value, None))
         return True
 
     def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
