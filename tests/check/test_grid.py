@@ -676,6 +676,27 @@ def test_shared_access_guarded_on_ctaid_is_an_obligation_under_trip_patterns(cas
         assert {s.cta for f in r.findings for s in f.sites} == {(100, 0, 0)}, [f.sites for f in r.findings]
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_body_register_ok",
+                                  "grid_ctaid_trip_pattern_body_register_global_race"])
+def test_register_written_in_a_loop_on_ctaid_is_known_within_a_trip_pattern(case: str) -> None:
+    """After a loop on %ctaid (three trip patterns, shared memory), %r5 = smem + 4 * (j & 1), computed in the body
+    from %ctaid-free values only, addresses a shared read: it differs between the patterns but not within one, so
+    the run of one CTA per pattern covers the read (grid_shadow `_pattern_unknown`): symbolic race_free (before:
+    enumerated). The twin also stores to a global word picked by j & 1: for a global address the register is
+    still unknown (CTAs of other patterns hold other values; taking the last CTA's would hide the race of CTAs
+    64 + k and 128 + k), the grid is enumerated and the race found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and method == "symbolic", (r.verdict, method)
+        assert r.stats["trip_patterns"] == 3, r.stats
+    else:
+        assert r.verdict == "race", r.verdict
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+        assert "with CTA (191, 0, 0) run alone: the address of st.global.u32 at " in method, method
+        assert {s.cta[0] >> 6 for f in r.findings for s in f.sites} == {1, 2}, [f.sites for f in r.findings]
+
+
 @pytest.mark.parametrize("case", ["grid_ctaid_causal_loop_ok", "grid_ctaid_causal_loop_next_row_race"])
 def test_forward_branch_on_ctaid_inside_the_loop_runs_the_last_cta_alone(tmp_path, case: str) -> None:
     """The causal loop (trip count %ctaid + 1; the twin %ctaid + 2) with a block that the last iteration skips, a
