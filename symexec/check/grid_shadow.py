@@ -580,6 +580,8 @@ class Shadow(InstructionObserver):
                     self.regs[name] = val
                 continue
             if old is TOP:
+                if val is not None and name in self.regs.pattern:
+                    self.regs[name] = TOP  # lanes with a %ctaid-dependent value: no longer one value per pattern
                 continue
             cur = self.leaf(b.regs.get(name, np.zeros((), np.uint64)), 0 if rw == 1 else rw)
             ne = cur if val is None else (val if isinstance(val, tuple) else _full(self, val))
