@@ -656,7 +656,8 @@ def test_ctaid_dependent_trip_count_with_shared_memory_shares_the_longest_run(tm
                for a in r.assumptions), r.assumptions
 
 
-@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_shared_guard_ok", "grid_ctaid_trip_pattern_shared_guard_race"])
+@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_shared_guard_ok",
+                                  "grid_ctaid_trip_pattern_shared_guard_race"])
 def test_shared_access_guarded_on_ctaid_is_an_obligation_under_trip_patterns(case: str) -> None:
     """After a loop on %ctaid (three trip patterns, shared memory: one CTA of each runs), a shared store whose guard
     depends on %ctaid (the writer is thread (c == N)) at an address the same in every CTA: the guard becomes an
