@@ -45,6 +45,38 @@ _REGISTER_ONLY = frozenset({"add", "sub", "mul", "mad", "fma", "div", "rem", "ab
                             "brev", "bfe", "bfi", "prmt", "shf", "lop3", "cnot", "slct", "set", "fns", "bfind"})
 
 
+class _Regs(dict):
+    """The shadow's register states (absent: the run's value, the same in every CTA that runs the same path). It
+    remembers each register ever given another state (`varied`), and the registers that are unknown only because
+    CTAs of different trip patterns leave a loop (or skip a block) on %ctaid at different points (`pattern`, state
+    TOP: `Shadow._pattern_unknown`) until they are written again."""
+
+    __slots__ = ("varied", "pattern")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.varied: set[str] = set()
+        self.pattern: set[str] = set()
+
+    def __setitem__(self, name: str, state) -> None:
+        self.pattern.discard(name)
+        if state is not None:
+            self.varied.add(name)
+        super().__setitem__(name, state)
+
+    def __delitem__(self, name: str) -> None:
+        self.pattern.discard(name)
+        super().__delitem__(name)
+
+    def pop(self, name: str, *default):
+        self.pattern.discard(name)
+        return super().pop(name, *default)
+
+    def mark_pattern(self, name: str) -> None:
+        super().__setitem__(name, TOP)
+        self.pattern.add(name)
+
+
 class ShadowFailed(Exception):
     """Raised by a Shadow made with `stop=True` when it fails: the representatives' run is abandoned
     there (the grid is enumerated instead; running on would cost without deciding anything)."""
@@ -149,7 +181,7 @@ class Shadow(InstructionObserver):
         self._origins: PointerOrigins | None = None  # made on first need
         self.pc = -1
         self.ctl_ops = {ins.opcode for ins in prog.code if is_machine_level(ins.opcode)}
-        self.regs: dict[str, object] = {}
+        self.regs: _Regs = _Regs()
         self.ph: dict[int, np.ndarray] = {}
         self.failed: str | None = None
         self.accesses: list[Access] = []
@@ -181,6 +213,7 @@ class Shadow(InstructionObserver):
         self.taken: dict[int, list[tuple]] = {}
         self.loop_proofs: dict[int, tuple[LoopProof, int]] = {}
         self.uniform: list[Uniform] = []  # %ctaid-dependent guards every CTA must decide as the run did
+        self._gmask: np.ndarray | None = None  # the lanes of the instruction being run (`_shared_guard_uniform`)
         self.tensor_reads: dict[int, str] = {}  # buffer index -> a tensor load recorded as reading all of it
         # loops whose trip count depends on %ctaid (grid_loops.py): with `ctaid_trips` set (grid.py runs the
         # CTA with the longest trip count alone) a back edge on %ctaid is a trip, as a back edge on the sizes
@@ -376,6 +409,7 @@ class Shadow(InstructionObserver):
         op = ins.opcode
         pc = self.pc
         region = self._region
+        self._gmask = g.mask
         if region is not None and not region["start"] <= pc < region["end"]:
             self._close_region()
             if self.failed is not None:
@@ -445,7 +479,8 @@ class Shadow(InstructionObserver):
                 # the same way in every CTA as in the executed ones, or the proof falls back (grid.py)
                 u = self._outcome(ins, guard, g.mask)
                 if u is None:
-                    self.longer = self._goes_on(ins, g.mask) or self._enters(ins, g.mask)
+                    self.longer = self._goes_on(ins, g.mask) or self._enters(ins, g.mask) \
+                        or self._inside_loop(ins, g.mask)
                     self.fail(self._divergence(ins, g.mask))
                     return [], None
                 self.uniform.append(u)
@@ -545,6 +580,8 @@ class Shadow(InstructionObserver):
                     self.regs[name] = val
                 continue
             if old is TOP:
+                if val is not None and name in self.regs.pattern:
+                    self.regs[name] = TOP  # lanes with a %ctaid-dependent value: no longer one value per pattern
                 continue
             cur = self.leaf(b.regs.get(name, np.zeros((), np.uint64)), 0 if rw == 1 else rw)
             ne = cur if val is None else (val if isinstance(val, tuple) else _full(self, val))
@@ -707,6 +744,25 @@ class Shadow(InstructionObserver):
         on = np.nonzero(goes)[0]
         return tuple(int(x) for x in b.ctas[int(on[0])]) if on.size else None
 
+    def _inside_loop(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
+        """At a forward branch on %ctaid inside a loop with a conditional back edge, where the executed CTAs part
+        before any of them leaves the loop (a causal kernel's last iteration differs from the others': CTA 0's
+        first iteration is its last): the last executed CTA (the highest ids, the one with the most iterations
+        when the trip count grows with %ctaid), to run alone (grid.py). Only a choice: that run proves what it
+        proves for every CTA (each back edge and each decision an obligation over the grid, `_ctaid_trip`,
+        `_outcome`), and falls back where another CTA goes on longer or decides otherwise. None when `ins` is a
+        back edge or lies in no such loop."""
+        if ins.opcode != "bra" or self._back_edge(ins) is not None:
+            return None
+        prog, pc = self.prog, self.pc
+        for latch in sorted({*prog.back_branches, *prog.falls_back}):
+            head = self._head_of(latch)
+            if head is not None and prog.code[latch].guard is not None and pc in prog.loop_body(head, latch):
+                b = self.batch
+                live = np.nonzero((mask & b.valid).reshape(b.n_ctas, -1).any(axis=1))[0]
+                return tuple(int(x) for x in b.ctas[int(live[-1])]) if live.size else None
+        return None
+
     def _ctaid_trip(self, mask: np.ndarray, ins: A.Instruction, guard: tuple, taken: np.ndarray,
                     pc: int | None = None) -> None:
         """A loop's back edge on %ctaid (at `pc`, default the current one), decided `taken` per lane; the run
@@ -739,7 +795,27 @@ class Shadow(InstructionObserver):
         self.taken.pop(head, None)
         for i in self.prog.loop_body(head, pc):  # the CTAs leave at other iterations: unknown after the loop
             for name, _ in self._dests(self.prog.code[i]):
-                self.regs[name] = TOP
+                self._pattern_unknown(name)
+
+    def _pattern_unknown(self, name: str) -> None:
+        """Register `name`, written in a loop that CTAs leave at different iterations (`_ctaid_trip`) or in a block
+        some CTAs skip (`_entry_joined`), is unknown from here: TOP. One the shadow never gave a state other than
+        "the run's value" (`_Regs.varied`: every value it took was computed from %ctaid-free values only, no
+        %ctaid, size, iteration t, data (loads are TOP), guarded or partial write) is moreover the same in every CTA
+        of one trip pattern: those CTAs run the same instructions (every other decision an obligation, `_outcome`,
+        and the loops' trips and entries their pattern, grid.py `_trip_patterns`), so compute the same values; an
+        early leaver that shares the executed CTA's run leaves at the same back edge of a period from the state the
+        summary proved to repeat (a register that advances is an Sv of t in the period: varied), so with the
+        executed CTA's values. Such a register (`_Regs.pattern`) is still TOP for every proof over the grid (a
+        global address or a guard that reads it falls back: CTAs of other patterns hold other values), and a shared
+        access whose address is that register itself is CTA-local behaviour the same in every CTA of a pattern,
+        which the run of one CTA per pattern checks (`_shared_operands`, `_record`). (flash_attention sm_100a: the
+        MMA mbarrier address %r2192 after the key loop, period 2.)"""
+        regs = self.regs
+        if name in regs.pattern or (name not in regs and name not in regs.varied):
+            regs.mark_pattern(name)
+        else:
+            regs[name] = TOP
 
     def _enters(self, ins: A.Instruction, mask: np.ndarray) -> tuple | None:
         """At a loop's entry guard on %ctaid (a forward branch over a single-entry, single-exit block holding
@@ -780,13 +856,15 @@ class Shadow(InstructionObserver):
     def _entry_joined(self, end: int) -> None:
         """At the end of a block that CTAs which take its entry guard skip: the guard is no condition of
         what follows (every CTA runs it), and each register the block writes differs between the CTAs that
-        ran it and those that skipped it: unknown from here (an address or guard that uses one falls back)."""
+        ran it and those that skipped it: unknown from here (an address or guard that uses one falls back; a shared
+        address that is one the block computed from %ctaid-free values is the same within a trip pattern,
+        `_pattern_unknown`)."""
         # every group of threads that arrives (another may still have been in the block at the first arrival)
         start = self.entered.pop(end)[0] if end in self.entered else self.entry_ends[end]
         self.entry_ends[end] = start
         for x in self.prog.code[start + 1:end]:
             for name, _ in self._dests(x):
-                self.regs[name] = TOP
+                self._pattern_unknown(name)
 
     # ---------------------------------------------------------------- branches on the sizes
     def _latch(self, pc: int) -> tuple[int, bool] | None:
@@ -1204,8 +1282,16 @@ class Shadow(InstructionObserver):
         guard (`_shared_differs`)."""
         for o in operands:
             if isinstance(o, A.Address) and o.base is not None and o.base.name not in self.batch.var_addr \
-                    and self._shared_differs(ins, self.state(o.base), self._shared_guard(guard)):
+                    and self._shared_differs(ins, self._shared_base(o.base), self._shared_guard(guard)):
                 return
+
+    def _shared_base(self, base: A.Sym):
+        """The state of a shared address's base register for `_shared_differs`: None (the same in every CTA of a
+        trip pattern) for a register unknown only across trip patterns (`_pattern_unknown`) while `ctaid_trips`
+        (one CTA of each pattern runs, grid.py), else its state."""
+        if self.ctaid_trips and base.name in self.regs.pattern:
+            return None
+        return self.state(base)
 
     def _shared_differs(self, ins: A.Instruction, a_state, guard) -> bool:
         """A shared access with address state `a_state` and guard `guard` (`_shared_guard`): noted in
@@ -1223,7 +1309,34 @@ class Shadow(InstructionObserver):
         if lps and not any(e is TOP or leaves(e, ("c", "s", "g", "d", "q")) for e in exprs) \
                 and all(_t_only(e, lps) for e in exprs):
             return False
+        if a_state is None and guard is not None and self._shared_guard_uniform(ins, guard):
+            return False
         self.shared_varies = self.shared_varies or f"{ins.name} at {ins.span}"
+        return True
+
+    def _shared_guard_uniform(self, ins: A.Instruction, guard) -> bool:
+        """With `ctaid_trips` (one CTA per trip pattern runs, grid.py `_trip_patterns`), a shared access whose address
+        is the same in every CTA and whose guard (`_shared_guard`: its predicate, inside a region on %ctaid with the
+        region's path) depends on %ctaid, and on nothing taken per iteration or per size (no t, size, grid or step
+        leaf): the guard becomes an obligation that every CTA decides it, per thread, as the executed CTA did (a
+        Uniform, proved by grid.py `_same_path` over every CTA whether or not it reaches the access: stricter than
+        needed). Proved, the access is made by the same threads at the same address in every CTA of the pattern,
+        as an unguarded one is; not proved, the grid falls back as when the guard made the access vary. True when
+        taken as an obligation. (flash_attention: a tcgen05.st under min(%ctaid.y * 128 + 128, S) > 0.)"""
+        mask = self._gmask
+        if not self.ctaid_trips or guard is TOP or mask is None or leaves(guard, ("t", "s", "g", "d")):
+            return False
+        try:
+            value = np.broadcast_to(evaluate(guard, self.lane_env()), mask.shape).astype(bool)
+        except (KeyError, TypeError, ValueError):
+            return False
+        lanes = mask & self.batch.valid
+        if self._region is None:
+            if ins.guard is None or (value != self._taken(ins, mask))[lanes].any():
+                return False  # the shadow disagrees with the run: never trust it
+        elif not value[lanes].all():
+            return False  # every lane that runs `ins` in a region took its path and passed its own predicate
+        self.uniform.append(self._uniform(ins, guard, mask, value, None))
         return True
 
     def _tensor_copy(self, g, ins: A.Instruction, mask: np.ndarray, guard) -> None:
@@ -1412,7 +1525,9 @@ class Shadow(InstructionObserver):
                     self.loop_fail(f"the {sp[1:]} address of {ins.name} at {ins.span} changes from iteration to "
                                    "iteration", a_expr.expr)
         if sp.startswith(".shared"):
-            self._shared_differs(ins, a_state, self._shared_guard(guard))
+            base = aop.base if isinstance(aop, A.Address) and aop.base is not None else None
+            self._shared_differs(ins, a_state if base is None or a_state is not TOP else self._shared_base(base),
+                                 self._shared_guard(guard))
             return
         if a_state is TOP:
             self.fail(f"the address of {ins.name} at {ins.span} is not a function of %ctaid this check can follow")

@@ -707,6 +707,68 @@ def test_ctaid_dependent_trip_count_with_shared_memory_shares_the_longest_run(tm
                for a in r.assumptions), r.assumptions
 
 
+@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_shared_guard_ok",
+                                  "grid_ctaid_trip_pattern_shared_guard_race"])
+def test_shared_access_guarded_on_ctaid_is_an_obligation_under_trip_patterns(case: str) -> None:
+    """After a loop on %ctaid (three trip patterns, shared memory: one CTA of each runs), a shared store whose guard
+    depends on %ctaid (the writer is thread (c == N)) at an address the same in every CTA: the guard becomes an
+    obligation that every CTA decides it per thread as the executed CTA 191 did (grid_shadow
+    `_shared_guard_uniform`) instead of ending the symbolic grid. N = 1000 (no such CTA): proved, symbolic
+    race_free (before: enumerated). N = 100: Z3 refutes the obligation (CTA 100's writer is thread 1), the grid is
+    enumerated and CTA 100's race, which none of the pattern CTAs 0, 64, 191 has, is found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and method == "symbolic", (r.verdict, method)
+        assert r.stats["trip_patterns"] == 3 and r.stats["uniform_guards"] >= 1, r.stats
+    else:
+        assert r.verdict == "race", r.verdict
+        assert method.startswith("enumerate (symbolic not applicable: the guard of st.shared.u32 at "), method
+        assert "some CTA decides it otherwise than the executed ones" in method, method
+        assert {s.cta for f in r.findings for s in f.sites} == {(100, 0, 0)}, [f.sites for f in r.findings]
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_trip_pattern_body_register_ok",
+                                  "grid_ctaid_trip_pattern_body_register_global_race"])
+def test_register_written_in_a_loop_on_ctaid_is_known_within_a_trip_pattern(case: str) -> None:
+    """After a loop on %ctaid (three trip patterns, shared memory), %r5 = smem + 4 * (j & 1), computed in the body
+    from %ctaid-free values only, addresses a shared read: it differs between the patterns but not within one, so
+    the run of one CTA per pattern covers the read (grid_shadow `_pattern_unknown`): symbolic race_free (before:
+    enumerated). The twin also stores to a global word picked by j & 1: for a global address the register is
+    still unknown (CTAs of other patterns hold other values; taking the last CTA's would hide the race of CTAs
+    64 + k and 128 + k), the grid is enumerated and the race found."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free" and method == "symbolic", (r.verdict, method)
+        assert r.stats["trip_patterns"] == 3, r.stats
+    else:
+        assert r.verdict == "race", r.verdict
+        assert method.startswith("enumerate (symbolic not applicable: the loop at "), method
+        assert "with CTA (191, 0, 0) run alone: the address of st.global.u32 at " in method, method
+        assert {s.cta[0] >> 6 for f in r.findings for s in f.sites} == {1, 2}, [f.sites for f in r.findings]
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_causal_loop_ok", "grid_ctaid_causal_loop_next_row_race"])
+def test_forward_branch_on_ctaid_inside_the_loop_runs_the_last_cta_alone(tmp_path, case: str) -> None:
+    """The causal loop (trip count %ctaid + 1; the twin %ctaid + 2) with a block that the last iteration skips, a
+    barrier in it (as flash_attention skips the next tile's MMA issue): the representatives (CTAs 0 and 65) part
+    inside the loop at that forward branch, not at its back edge (CTA 0's first iteration is its last). The last
+    CTA now runs alone (grid_shadow `_inside_loop`; before, the grid was enumerated at once). The barrier is
+    CTA-local state and every CTA leaves at another iteration, 66 trip patterns, more than 8 (and the branch's
+    obligation would fail: CTA c decides it otherwise in its last iteration c, the obstacle left,
+    bench/results/i10fa100-2026-12-07s42), so the grid is enumerated, and the twin's race is found there."""
+    p = _edited(tmp_path, CAUSAL / f"{case}.ptx", "skip.ptx",
+                ("\tadd.u32 %r6, %r6, 1;\n", "\tsetp.ge.u32 %p3, %r6, %r13;\n\t@%p3 bra SKIP;\n\tbar.sync 0;\nSKIP:\n"
+                 "\tadd.u32 %r6, %r6, 1;\n"))
+    r = check_file(p)
+    method = r.stats["grid_method"]
+    assert method.startswith("enumerate (symbolic not applicable: the guard of bra at "), method
+    assert "the executed CTAs decide it differently" in method, method
+    assert "with CTA (65, 0, 0) run alone: 66 distinct trip patterns over the grid, more than 8" in method, method
+    assert r.verdict == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+
+
 @pytest.mark.parametrize("case", ["grid_ctaid_early_leavers_share_run_ok", "grid_ctaid_early_leavers_share_run_race"])
 def test_ctas_leaving_a_summarised_loop_earlier_share_the_run(case: str) -> None:
     """32 trip counts, each at least 6 (past the 4 warm-up iterations): every CTA shares the run of CTA 255, one
