@@ -15,7 +15,9 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
    D is a guess that 3 proves (by induction over the periods), so it may come from less history: for P >= 3
    from the boundary P back (`_deltas_early`), for P = 1 from the loop's first two boundaries
-   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them). Such
+   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them), or at
+   the loop's first boundary from its code (`_deltas_static`: each such register's one write in the loop adds a
+   constant or a register the loop does not write). Such
    a guess that fails is not final, keeps the history and costs no attempt. With P >= 3 guessed from one
    period of history, the proof also starts, speculatively, at the first boundary where P is guessed, before
    any repetition is seen; one that does not hold there leaves no trace.
