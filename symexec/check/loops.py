@@ -15,7 +15,9 @@ The proof (`LoopSummariser.on_back_edge`, at the loop head, when one group holds
    not depend on data advanced by the same amount D per lane from k-2P to k-P as from k-P to k.
    D is a guess that 3 proves (by induction over the periods), so it may come from less history: for P >= 3
    from the boundary P back (`_deltas_early`), for P = 1 from the loop's first two boundaries
-   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them). Such
+   (`_deltas_first`, the proof then started at the second without comparing states: 3 compares them), or at
+   the loop's first boundary from its code (`_deltas_static`: each such register's one write in the loop adds a
+   constant or a register the loop does not write). Such
    a guess that fails is not final, keeps the history and costs no attempt. With P >= 3 guessed from one
    period of history, the proof also starts, speculatively, at the first boundary where P is guessed, before
    any repetition is seen; one that does not hold there leaves no trace.
@@ -165,6 +167,7 @@ class _Attempt:
     speculative: bool = False  # started at an anchor, no repetition seen yet (`on_back_edge`): if it does not hold,
     # the run goes on as if it had not been tried
     first: bool = False  # D guessed by `_deltas_first` (period 1, from the loop's first two boundaries)
+    static: bool = False  # D read from the loop's code at its first boundary (`_deltas_static`; `first` is set too)
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,7 @@ class LoopSummariser:
         self._ident = 0
         self._early_tried: set[int] = set()  # heads where a proof from `_deltas_early` failed
         self._first_tried: set[int] = set()  # heads where a proof from `_deltas_first` failed
+        self._static_tried: set[int] = set()  # heads where a proof from `_deltas_static` failed
         self._first_notes: dict[int, str] = {}  # why it failed, per head (a note only if never summarised)
         self._resume = False  # a proof from `_deltas_first` failed at this boundary: it is recorded as any other
         self._inner: _Attempt | None = None  # an inner loop's period followed inside the proof's (`_nested`)
@@ -205,6 +209,7 @@ class LoopSummariser:
         self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
         self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
         self._held_steps: dict[int, dict[str, np.ndarray]] = {}  # per head: D of its last period-1 summary (`_nested`)
+        self._steps_cache: dict[tuple[int, int], dict[str, tuple | None]] = {}  # `_steps` per back edge
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -302,6 +307,17 @@ class LoopSummariser:
                 deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
                 even[p] = deltas
+        if len(hist) == 1 and soon and head not in self._static_tried:
+            # the loop's first boundary: a period-1 D read from its code (`_deltas_static`), the proof started here,
+            # one boundary before `_deltas_first` can guess (dion_update: its outer loops' latch block is the head,
+            # first reached after outer iteration 0, so their proofs followed outer iteration 2; now 1, with the
+            # inner loop in it summarised). A guess like the others: the closure and the state one period on
+            # decide, and one that fails leaves the history and the next boundary's guesses as without it
+            deltas = self._deltas_static(b, head, pc, snap)
+            if deltas is not None:
+                snap.canon = Canon(b, self.state, live, needed).key
+                self._start(b, head, k, 1, snap, deltas, first=True, static=True, latch=pc)
+                return
         # then the parts of the canonical state that need no ranking (Canon.early_key, taken at every
         # boundary): the full state (ranking every epoch and race-detector record, ~0.4-1.5 s a boundary
         # for attention_tma on sm_90a, where it never repeats) is taken only where they equal those of
@@ -604,6 +620,38 @@ class LoopSummariser:
             _keep_step(out, r, _advance(vm, vz, w, b.alive), b.alive)
         return out
 
+    def _deltas_static(self, b, head: int, latch: int, z: _Boundary) -> dict[str, np.ndarray] | None:
+        """Per live register that does not depend on data: its change D over one iteration as the loop's code
+        reads (`_steps`: its one write in the natural loop of latch -> head adds a constant or a register the
+        loop does not write), for a period of 1 at the loop's first boundary z; None where some such register
+        is written otherwise or nothing steps. A guess like `_deltas_first`'s: the closure (3 in the module
+        docstring) proves D by induction over the periods, whatever it was read from, and the state one period
+        on is compared with z's."""
+        key = (head, latch)
+        steps = self._steps_cache.get(key)
+        if steps is None:
+            steps = self._steps_cache[key] = _steps(b.prog, _cycle(b.prog, head, latch))
+        out: dict[str, np.ndarray] = {}
+        alive = b.alive
+        tr = self.state.tracker
+        for r in z.regs:
+            w = _followed_width(b, tr, r, alive)
+            if w is None or w == 1 or r not in steps:  # data, a predicate, or not written in the loop
+                continue
+            step = steps[r]
+            if step is None:
+                return None
+            src, neg = step
+            if isinstance(src, int):
+                d = np.full(alive.shape, src, dtype=object)
+            elif src in b.regs:
+                d = np.broadcast_to(b.regs[src], alive.shape).astype(np.int64).astype(object)
+            else:
+                return None
+            d = ((-d if neg else d) & ((1 << w) - 1)).astype(np.uint64)
+            _keep_step(out, r, d, alive)
+        return out or None
+
     def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
         """Per live register that does not depend on data: its change D from the boundary p back to now, where
         on every live lane it is 0 (the register repeats: a stage index, a barrier's parity) or p times the
@@ -629,7 +677,8 @@ class LoopSummariser:
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
-               early: bool = False, first: bool = False, latch: int = -1, speculative: bool = False) -> None:
+               early: bool = False, first: bool = False, latch: int = -1, speculative: bool = False,
+               static: bool = False) -> None:
         if not first:  # a first-boundaries guess that fails costs no attempt (`_abandon`)
             self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
@@ -639,7 +688,7 @@ class LoopSummariser:
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
-                               speculative, first)
+                               speculative, first, static)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -665,7 +714,10 @@ class LoopSummariser:
                 # a failed guess from the first two boundaries keeps the history (the period ran concretely, as
                 # any iteration; its end is recorded as the next boundary: `on_back_edge`) and costs no attempt, so
                 # the loop's other periods are found as before it was made (attention_tma's period 2, say)
-                self._first_tried.add(proof.head)
+                if proof.static:  # the next boundary's guess from the first two is still made
+                    self._static_tried.add(proof.head)
+                else:
+                    self._first_tried.add(proof.head)
                 self._resume = True
                 hist = self._history.get(proof.head)
                 if hist and hist[-1].arrival == proof.start:
@@ -1234,6 +1286,61 @@ def _step(st, start: Sv, w: int, alive: np.ndarray) -> tuple | None:
     for x in terms:
         step = simplify(("add", w, step, x))
     return step
+
+
+def _cycle(prog, head: int, latch: int) -> tuple[int, ...]:
+    """The instructions on some path head -> ... -> latch -> head: the natural loop of the back edge (`loop_body`)
+    less what head does not reach. They differ where head is a latch block laid out before the loop's header
+    (Triton's outer loops): that edge's natural loop then holds the code before the loop too, whose writes are
+    made once, not every iteration."""
+    succ = _successors(prog)
+    body = set(prog.loop_body(head, latch))
+    seen, todo = {head}, [head]
+    while todo:
+        for n in succ[todo.pop()]:
+            if n in body and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return tuple(sorted(seen))
+
+
+#: Integer types of an `add`/`sub` whose step `_steps` reads (9.7.1.1, 9.7.1.2: modulo 2^w, no saturation or carry).
+_STEP_TYPES = frozenset({".s16", ".u16", ".s32", ".u32", ".s64", ".u64"})
+
+
+def _steps(prog, body: tuple[int, ...]) -> dict[str, tuple | None]:
+    """Per register the loop's code writes (its instructions `body`): (src, neg) where its one write there is
+    `add r, r, src` or `add r, src, r` (neg False) or `sub r, r, src` (neg True), src an integer literal or a
+    register the loop does not write; None for any other write (several, guarded by anything, another opcode).
+    A register's change per iteration where the write runs once an iteration: a guess (`_deltas_static`)."""
+    writes: dict[str, list[A.Instruction]] = {}
+    code = prog.code
+    for pc in body:
+        ins = code[pc]
+        if not ins.operands or ins.opcode in ("st", "red", "bra", "brx", "bar", "barrier", "exit", "ret", "trap"):
+            continue
+        for r in _regs_in(ins.operands[0], prog):  # the first operand's registers of any other opcode: written
+            writes.setdefault(r, []).append(ins)
+    out: dict[str, tuple | None] = {}
+    for r, ws in writes.items():
+        out[r] = None
+        if len(ws) != 1:
+            continue
+        ins = ws[0]
+        if ins.opcode not in ("add", "sub") or ins.guard is not None or len(ins.operands) != 3 \
+                or not ins.modifiers or not ins.modifiers <= _STEP_TYPES:
+            continue
+        d, a, c = ins.operands
+        if ins.opcode == "add" and isinstance(c, A.Sym) and c.name == r:
+            a, c = c, a
+        if not (isinstance(d, A.Sym) and d.name == r and isinstance(a, A.Sym) and a.name == r):
+            continue
+        if isinstance(c, A.IntLit):
+            out[r] = (int(c.value), ins.opcode == "sub")
+        elif isinstance(c, A.Sym) and c.component is None and prog.reg(c.name) is not None \
+                and not writes.get(c.name):
+            out[r] = (c.name, ins.opcode == "sub")
+    return out
 
 
 # ---------------------------------------------------------------------------------- liveness

@@ -992,17 +992,75 @@ def test_canon_ranks_each_threads_clock_in_its_own_cta(monkeypatch) -> None:
     assert checked
 
 
-def test_period_one_guessed_from_the_first_two_boundaries() -> None:
+def test_period_one_guessed_from_the_first_two_boundaries(tmp_path) -> None:
     """A period-1 loop's step is guessed from its first two boundaries (loops.py `_deltas_first`, the first one
     the anchor of the canonical state), so its proof follows iteration 2, not 4 (dion_update: 1360 instructions an
-    inner iteration). The guess is a guess: a pointer whose step grows (linear over the first two boundaries,
-    quadratic after) fails the closure and the loop runs in full, its late out-of-bounds store found."""
-    r = check_file(REGRESSION / "loop_first_two_boundaries_linear_ok.ptx")
+    inner iteration), where the loop's code gives no step to guess from at its first boundary (`_deltas_static`:
+    here the pointer adds a register the loop writes). The guess is a guess: a pointer whose step grows (linear
+    over the first two boundaries, quadratic after) fails the closure and the loop runs in full, its late
+    out-of-bounds store found."""
+    text = (REGRESSION / "loop_first_two_boundaries_linear_ok.ptx").read_text()
+    step = "\tadd.u32 %r5, %r5, 64;\n"
+    assert step in text
+    path = tmp_path / "linear_step_written_in_the_loop.ptx"
+    path.write_text(text.replace(step, "\tmov.u32 %r7, 64;\n\tadd.u32 %r5, %r5, %r7;\n"))
+    r = check_file(path)
     (s,) = r.stats["loops_summarised"]
     assert r.verdict == "race_free" and s["period"] == 1 and s["from_iteration"] == 2 and s["iterations_skipped"] == 12, s
+    r = check_file(REGRESSION / "loop_first_two_boundaries_linear_ok.ptx")  # a constant step: read from the code
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["from_iteration"] == 1 and s["iterations_skipped"] == 13, s
     r = check_file(REGRESSION / "loop_first_two_boundaries_quadratic_late_oob.ptx")
     assert r.verdict == "out_of_bounds" and "out[4224]" in r.findings[0].message
     assert not r.stats.get("loops_summarised") and any("not its start value plus" in n for n in r.notes), r.notes
+
+
+def test_period_one_step_read_from_the_code_at_the_first_boundary() -> None:
+    """A period-1 loop whose live registers each have one write in the loop adding a constant or a register the loop
+    does not write: its step D is read from the code (loops.py `_deltas_static`) and its proof follows iteration 1,
+    one before the guess from the first two boundaries (dion_update: its outer loops' latch blocks are heads first
+    reached after outer iteration 0). A guess like the others: an add that runs in one iteration only (read as a
+    step of 1000 every iteration) fails the closure, nothing is skipped on it, and the late out-of-bounds store it
+    causes is found."""
+    r = check_file(REGRESSION / "loop_static_step_register_ok.ptx")
+    (s,) = r.stats["loops_summarised"]
+    assert r.verdict == "race_free" and s["period"] == 1 and s["from_iteration"] == 1 and s["iterations_skipped"] == 13, s
+    assert r.stats["grid_method"] == "symbolic", r.stats
+    r = check_file(REGRESSION / "loop_static_step_wrong_guess_late_oob.ptx")
+    assert r.verdict == "out_of_bounds" and "out[4712]" in r.findings[0].message, r.findings
+
+
+def test_static_steps_read_one_add_of_a_constant_or_an_invariant_register() -> None:
+    """`_steps` (the code `_deltas_static` reads): a register's one unguarded add/sub of itself and a literal or
+    a register the loop does not write is a step; several writes, a guarded one, a float add or a source written
+    in the loop is no step (None); a register only read is absent."""
+    body = """	add.s32 %r1, %r1, 64;
+	sub.u64 %rd1, %rd1, %rd2;
+	add.u32 %r2, %r3, %r2;
+	add.u32 %r4, %r4, %r5;
+	mov.u32 %r5, 1;
+	add.u32 %r6, %r6, 1;
+	add.u32 %r6, %r6, 1;
+	@%p1 add.u32 %r7, %r7, 1;
+	add.f32 %f1, %f1, 0f3F800000;
+	add.u32 %r8, %r8, %r9;"""
+    src = f""".version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{{
+	.reg .pred %p<3>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<4>;
+	.reg .f32 %f<4>;
+{body}
+	ret;
+}}
+"""
+    prog = load_program(ptx_parser.parse(src, "steps.ptx"), "k")
+    got = loopsmod._steps(prog, tuple(range(len(body.splitlines()))))
+    assert got == {"%r1": (64, False), "%rd1": ("%rd2", True), "%r2": ("%r3", False), "%r4": None, "%r5": None,
+                   "%r6": None, "%r7": None, "%f1": None, "%r8": ("%r9", False)}, got
 
 
 def test_short_loop_before_a_long_one_leaves_its_proof_open_no_longer(tmp_path) -> None:
@@ -1031,7 +1089,7 @@ PRO:
         path = tmp_path / f"prologue_{n}.ptx"
         path.write_text(text.replace("\tmov.u32 %r6, 0;", prologue.format(n=n), 1))
         r = check_file(path)
-        long = [s for s in r.stats.get("loops_summarised") or [] if s["iterations_skipped"] == 12]
+        long = [s for s in r.stats.get("loops_summarised") or [] if s["iterations_skipped"] == 13]
         assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic" and len(long) == 1, (n, r.stats)
 
 
