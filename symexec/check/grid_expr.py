@@ -69,16 +69,23 @@ def replace_leaf(e, tag: str, ident, by: tuple):
 
 
 # ("d", w, (loop, register)): a summarised loop's per-period step of a register while its period runs
-# (grid_shadow.Shadow.begin_loop), replaced by the step's expression once the period closes (loops.py)
-_LEAVES = ("c", "p", "q", "t", "s", "g", "d")
+# (grid_shadow.Shadow.begin_loop), replaced by the step's expression once the period closes (loops.py);
+# ("v", w, (loop, register)): a register recomputed every period, its value at the start of periods t >= 1 (only ever
+# the else-branch of an ite on t == 0), replaced by its end-of-period value at t - 1 once the period closes
+_LEAVES = ("c", "p", "q", "t", "s", "g", "d", "v")
 
 
 def simplify(e):
     """One level of folding: an operation on constants is its value; x+0, x-0, x|0, x^0, x*1 are x;
-    x*0 and x&0 are 0 (so that a loop's expression at t = 0 is again the expression of the run)."""
+    x*0 and x&0 are 0 (so that a loop's expression at t = 0 is again the expression of the run); an ite on a
+    constant condition, or with equal branches, is its branch."""
     if not isinstance(e, tuple) or not e or e[0] in ("k", "b") + _LEAVES:
         return e
     args = [x for x in e[2:] if isinstance(x, tuple)]
+    if e[0] in ("ite", "bite") and args[0][0] == "b":  # a decided choice: its branch (a loop's start at t = 0)
+        return args[1] if args[0][2] else args[2]
+    if e[0] in ("ite", "bite") and args[1] == args[2]:
+        return args[1]
     if args and all(a[0] in ("k", "b") for a in args):
         v = evaluate(e, {})
         return ("b", 0, bool(v)) if e[1] == 0 else K(int(v), e[1])

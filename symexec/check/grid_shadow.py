@@ -169,6 +169,9 @@ class Shadow(InstructionObserver):
         # symbolic sizes: the followed period's steps as leaves ("d", w, (loop, register)) and their
         # values in this run, until the period closes and names each step's expression (resolve_steps)
         self.steps: dict[tuple, np.ndarray] = {}
+        # registers recomputed every period (loops.py `_recomputed`): per leaf ("v", w, (loop, register)) their
+        # start expression and the run's values (the leaf's value in `lane_env`), until the period closes
+        self.starts: dict[str, tuple[object, np.ndarray]] = {}
         self._plain: dict[int, tuple] = {}  # pc -> (its instruction, `_plain_dests`)
         # symbolic sizes: the sizes' values in this run (leaves ("s", name), ("g", axis)), branches on the
         # sizes to prove constant, loops whose trip count depends on the sizes (`trips`),
@@ -661,6 +664,7 @@ class Shadow(InstructionObserver):
         if self.outer is not None:
             env[("t", self.outer.ident)] = np.zeros((), np.uint64)
         env.update({("d", k): v for k, v in self.steps.items()})
+        env.update({("v", k): v for k, (_, v) in self.starts.items()})
         return env
 
     def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray, control: bool = False) -> bool:
@@ -907,11 +911,14 @@ class Shadow(InstructionObserver):
         rows = np.column_stack(cols + [thread, outcome[lanes].astype(np.uint64)])
         return Uniform(f"{ins.name} at {ins.span}", canon, np.unique(rows, axis=0), loop)
 
-    def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
+    def begin_loop(self, ident: int, deltas: dict[str, np.ndarray], recomputed: frozenset[str] = frozenset()) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
         as their value now plus t times the change. With symbolic sizes the change is the leaf
         ("d", w, (ident, name)) (its value here: `deltas`): a step such as `BLOCK_K * stride` is a
-        function of the sizes, named when the period closes (loops.py, `resolve_steps`)."""
+        function of the sizes, named when the period closes (loops.py, `resolve_steps`). A register of
+        `recomputed` (written in each period from other values, not from itself: loops.py `_recomputed`) is
+        its value now at t = 0 and the leaf ("v", w, (ident, name)) at t >= 1, `ite(t == 0, now, v)`: the
+        closure names v, its value at the end of period t - 1, where that value does not read v."""
         self.loop = LoopProof(ident, len(self.accesses), [])
         self.steps = {}
         t = ("t", 64, ident)
@@ -922,6 +929,11 @@ class Shadow(InstructionObserver):
                 self.loop_fail(f"loop-carried register {name} is not followed by the shadow")
                 continue
             base = self.expr(A.Sym(name), f".b{w}")
+            if name in recomputed:
+                key = _step_key(ident, name)
+                self.starts[key] = (base, np.asarray(self.concrete(A.Sym(name), f".b{w}")).astype(np.uint64))
+                self.regs[name] = Sv(("ite", w, ("cmp", 0, "eq", t, K(0, 64)), base, ("v", w, key)))
+                continue
             step = self.leaf(d, w)
             if self.size_params and step[0] == "k":  # the same in every lane: it may be a function of the sizes
                 step = ("d", w, _step_key(ident, name))
@@ -970,14 +982,15 @@ class Shadow(InstructionObserver):
             self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
                            if not (r == pc and not (lanes & ~mask).any())]
 
-    def resolve_steps(self, ident: int, steps: dict[str, tuple]) -> None:
+    def resolve_steps(self, ident: int, steps: dict[str, tuple], tag: str = "d") -> None:
         """The period of loop `ident` closed with each register's step as an expression (of the sizes,
-        placeholders, constants; never of t): it replaces the step's leaf in everything recorded."""
+        placeholders, constants; never of t): it replaces the step's leaf in everything recorded. With
+        tag "v": each recomputed register's start value at t >= 1 (`begin_loop`), an expression of t."""
         def put(e):
-            if not isinstance(e, tuple) or not leaves(e, ("d",)):
+            if not isinstance(e, tuple) or not leaves(e, (tag,)):
                 return e
             for name, by in steps.items():
-                e = replace_leaf(e, "d", _step_key(ident, name), by)
+                e = replace_leaf(e, tag, _step_key(ident, name), by)
             return e
 
         for name, st in list(self.regs.items()):
@@ -995,7 +1008,11 @@ class Shadow(InstructionObserver):
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
         self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach), d.loop) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
-        self.steps = {}
+        if tag == "d":
+            self.steps = {}
+        else:
+            for name in steps:
+                self.starts.pop(_step_key(ident, name), None)
 
     def end_loop(self, t_value: int, accesses: bool) -> None:
         """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
@@ -1005,6 +1022,9 @@ class Shadow(InstructionObserver):
             return
         if self.steps:  # abandoned (t = 0 below): a step's leaf only ever multiplies t
             self.resolve_steps(proof.ident, {k.split("/", 1)[1]: K(0, 64) for k in self.steps})
+        mine = {k.split("/", 1)[1]: base for k, (base, _) in self.starts.items() if k.startswith(f"{proof.ident}/")}
+        if mine:  # abandoned: a recomputed register's leaf stands for t >= 1 only, and the period ran as t = 0
+            self.resolve_steps(proof.ident, mine, tag="v")
         trips = []  # back edges on %ctaid (ctaid_trips): handled after the registers are at t_value
         for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
             if self.ctaid_trips and leaves(d.expr, ("c",)) and self._head_of(d.pc) is not None:
