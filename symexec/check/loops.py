@@ -109,7 +109,7 @@ from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
 from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, replace_leaf, simplify, substitute
-from .grid_shadow import Decision, Shadow, uses_t
+from .grid_shadow import Decision, Shadow, _step_key, uses_t
 from .hb import SLOTS, Kind
 from .shadow import DATA, STALE, key_of, mix
 from .state import READ, CheckState, SkippedWrites, plain_access
@@ -831,27 +831,67 @@ class LoopSummariser:
         if steps:
             sh.resolve_steps(proof.ident, steps)
         if again:
-            # by induction over t: period 0 began with each at its start value (the run's); period t + 1 begins
-            # with what period t ended with, E(t), read without any of the registers' own start values (v), so
-            # ite(t == 0, start, E(t - 1)) is its value at the start of every period t (t + 1 < 2^64: no wrap)
-            t = ("t", 64, proof.ident)
-            earlier = ("sub", 64, t, K(1, 64))
-            # (where E is the start expression, without t, the register repeats: ite(t == 0, x, x) folds to x)
-            sh.resolve_steps(proof.ident, {r: replace_leaf(sh.expr(A.Sym(r), f".b{b.prog.reg(r).width}"), "t",
-                                                           proof.ident, earlier) for r in again}, tag="v")
+            starts = self._recomputed_starts(b, proof, again)
+            if isinstance(starts, str):
+                return starts
+            sh.resolve_steps(proof.ident, starts, tag="v")
+            for i, h in enumerate(held):  # a held register read one of them (scanned by `_first_change`)
+                for r, by in starts.items():
+                    h = dataclasses.replace(h, expr=replace_leaf(h.expr, "v", _step_key(proof.ident, r), by))
+                held[i] = h
         return None
+
+    def _recomputed_starts(self, b, proof: _Attempt, again: list[str]) -> dict[str, tuple] | str:
+        """The value at the start of period t >= 1 of each register begun as recomputed (the leaf v it stands for),
+        or why there is none. One whose end value E does not depend on t and repeats its start value in the run
+        (what `_closure` asks of any other register that does not depend on t) is its start value (ite(t == 0, x,
+        x) folds to x), and so is its v in the others' E. Every other one: by induction over t, period 0 began with
+        it at its start value (the run's), period t + 1 begins with what period t ended with, E(t), where E reads
+        no v left (no start value of a register recomputed), so ite(t == 0, start, E(t - 1)) is its value at the
+        start of every period t (t + 1 < 2^64: no wrap)."""
+        sh, alive, ident = self.shadow, b.alive, proof.ident
+        ends = {r: sh.expr(A.Sym(r), f".b{b.prog.reg(r).width}") for r in again}
+
+        def known(e, done: dict[str, tuple]):
+            for x, by in done.items():
+                e = replace_leaf(e, "v", _step_key(ident, x), by)
+            return e
+
+        same: dict[str, tuple] = {}
+        grew = True
+        while grew:
+            grew = False
+            for r in again:
+                if r in same:
+                    continue
+                e = known(ends[r], same)
+                before, now = proof.base.get(r), b.regs.get(r)
+                if not leaves(e, ("v",)) and not uses_t(e, ident) and before is not None and now is not None \
+                        and np.array_equal(np.broadcast_to(before, alive.shape)[alive],
+                                           np.broadcast_to(now, alive.shape)[alive]):
+                    same[r] = sh.starts[_step_key(ident, r)][0]
+                    grew = True
+        earlier = ("sub", 64, ("t", 64, ident), K(1, 64))
+        out = dict(same)
+        for r in again:
+            if r in same:
+                continue
+            e = known(ends[r], same)
+            if leaves(e, ("v",)):
+                return (f"loop-carried register {r} is neither its start value plus a fixed amount per period nor "
+                        "recomputed without its start value")
+            out[r] = replace_leaf(e, "t", ident, earlier)
+        return out
 
     def _recomputed_end(self, b, r: str) -> str | None:
         """Register `r`, begun as recomputed (grid_shadow `begin_loop`: ite(t == 0, start, v)): None where its value
-        at the end of the period, E(t), is followed by the shadow, reads no start value of a recomputed register (no
-        leaf v: E is what period t + 1 begins with, whatever those were) and agrees with the run; else why not."""
+        at the end of the period, E(t), is followed by the shadow, holds no data and agrees with the run; else why not
+        (whether E reads a start value, a leaf v: `_recomputed_starts`)."""
         sh = self.shadow
         w = b.prog.reg(r).width
         e = sh.expr(A.Sym(r), f".b{w}")
         if e is TOP or w > 64:
             return "is recomputed from values the symbolic grid does not follow"
-        if leaves(e, ("v",)):
-            return "is neither its start value plus a fixed amount per period nor recomputed without its start value"
         alive = b.alive
         taint = self.state.tracker.reg_taint.get(r)
         if taint is not None and (np.broadcast_to(taint, alive.shape)[alive] != 0).any():

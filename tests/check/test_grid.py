@@ -1152,3 +1152,38 @@ def test_wgmma_writes_marks_registers_written_since_the_fence_and_pending() -> N
     assert w.wrote(["a"], hi) == "a"  # committed, not retired
     w.wait_all(lo | hi)
     assert w.wrote(["a", "d"], lo | hi) is None
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_recomputed_coords_ok",
+                                  "grid_ctaid_persistent_recomputed_coords_late_race", "own_start"])
+def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, monkeypatch, tmp_path) -> None:
+    """The store at the loop head reads the tile coordinates the previous iteration computed (grouped ordering:
+    div/rem of the tile, not linear in the iteration). They are recomputed every period (loops `_recomputed`):
+    begun as ite(t == 0, start, v), closed with v = their end-of-period value at t - 1 (main: "loop-carried
+    register %r11 is not its start value plus a fixed amount per period", run tile by tile). The twin writes tile
+    992's block from tile 1000 (CTAs 2 and 10, iteration 15, skipped): found symbolically. A coordinate that also
+    reads the other's start value (pm ^= the previous pn) is not recomputed from the tile alone: not summarised,
+    the race it makes still found."""
+    made = _summaries_made(monkeypatch)
+    path = CAUSAL / "grid_ctaid_persistent_recomputed_coords_ok.ptx"
+    if case == "own_start":
+        path = _edited(tmp_path, path, "own_start.ptx",
+                       ("\tadd.s32 %r11, %r6, %r10;        // pm\n\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp",
+                        "\tadd.s32 %r11, %r6, %r10;        // pm\n\txor.b32 %r11, %r11, %r12;\n"
+                        "\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp"))
+    else:
+        path = CAUSAL / f"{case}.ptx"
+    r = check_file(path)
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    method = r.stats["grid_method"]
+    if case == "own_start":
+        assert not any(run for run in made), made
+        assert any("%r11 is neither its start value plus a fixed amount per period nor recomputed" in n
+                   for n in r.notes), r.notes
+        return
+    assert [s.skipped for run in made for s in run] == [12], made
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(2, 0, 0), (10, 0, 0)}, r.findings[0].sites
