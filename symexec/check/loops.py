@@ -880,6 +880,8 @@ class LoopSummariser:
             if leaves(e, ("v",)):
                 return (f"loop-carried register {r} is neither its start value plus a fixed amount per period nor "
                         "recomputed without its start value")
+            if leaves(e, ("p", "q")):  # the accesses' lane columns were named when recorded: no new one here
+                return f"loop-carried register {r} is recomputed from per-thread values"
             out[r] = replace_leaf(e, "t", ident, earlier)
         return out
 
