@@ -1014,6 +1014,51 @@ class Shadow(InstructionObserver):
             for name in steps:
                 self.starts.pop(_step_key(ident, name), None)
 
+    def resolve_starts(self, ident: int, starts: dict[str, tuple]) -> str | None:
+        """The period of loop `ident` closed with each recomputed register's value at the start of periods t >= 1
+        (`begin_loop`; loops.py `_recomputed_starts`): it replaces the register's leaf v everywhere recorded. Where
+        that value holds per-thread placeholders, each access recorded in the period gets a lane column for each
+        (its value at the row's thread: a placeholder is the same in every CTA, checked here), as `_canonical`
+        names them when an access is recorded; None, or why not (a divisor or branch condition would hold one)."""
+        lp = self.loop
+        new = sorted({k for e in starts.values() for tag, k in leaf_keys(e) if tag == "p"})
+        if new:
+            per_cta = self.batch.lanes_per_cta
+            for pid in new:
+                v = np.broadcast_to(np.asarray(self.ph[pid], np.uint64), (self.batch.n,)).reshape(-1, per_cta)
+                if (v != v[0]).any():
+                    return "is recomputed from per-thread values that differ between CTAs"
+            if any(leaves(e, ("v",)) for d in self.nonzero for e in (d.expr, d.reach) if isinstance(e, tuple)) \
+                    or any(leaves(c, ("v",)) for cs in self.taken.values() for c in cs):
+                return "is recomputed from per-thread values and read by a divisor or a branch on %ctaid"
+        self.resolve_steps(ident, starts, tag="v")
+        if new and lp is not None:
+            for i in range(lp.first_access, len(self.accesses)):
+                self.accesses[i] = self._lane_columns(self.accesses[i])
+        return None
+
+    def _lane_columns(self, a: Access) -> Access:
+        """`a` with its placeholders ("p", w, id) named as lane columns ("q", w, i) after those it has."""
+        exprs = [a.addr] + ([a.guard] if a.guard is not None else [])
+        pids = sorted({k for e in exprs for tag, k in leaf_keys(e) if tag == "p"})
+        if not pids:
+            return a
+        n = a.rows.shape[1] - 2
+        thread = a.rows[:, n].astype(np.int64)
+        cols = [np.broadcast_to(np.asarray(self.ph[pid], np.uint64), (self.batch.n,))[thread] for pid in pids]
+        at = {pid: n + j for j, pid in enumerate(pids)}
+
+        def name(e):
+            if not isinstance(e, tuple) or not e:
+                return e
+            if e[0] == "p":
+                return ("q", e[1], at[e[2]])
+            return e[:2] + tuple(name(x) for x in e[2:])
+
+        rows = np.unique(np.column_stack([a.rows[:, :n], *cols, a.rows[:, n:]]).astype(np.uint64), axis=0)
+        return Access(a.pc, a.kind, a.strong, a.buffer, a.size, name(a.addr), name(a.guard) if a.guard is not None
+                      else None, rows)
+
     def end_loop(self, t_value: int, accesses: bool) -> None:
         """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
         iteration t = t_value."""

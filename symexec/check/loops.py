@@ -577,10 +577,13 @@ class LoopSummariser:
 
     def _with_free(self, b, z: _Boundary, deltas: dict[str, np.ndarray], free: frozenset[str]) -> dict[str, np.ndarray]:
         """`deltas` and every register of `free` (recomputed every period) that holds no data, also one that did not
-        change over the boundaries read (a tile coordinate that repeats for a few tiles): each is begun as recomputed
-        (`_start`), its change here unused."""
+        change over the boundaries read (a tile coordinate that repeats for a few tiles) where the shadow follows it
+        as an expression (one the same in every CTA, a shared address, stays the run's value: a unit reading it
+        asks for that): each is begun as recomputed (`_start`), its change here unused."""
+        sh = self.shadow
         more = {r: np.zeros(b.alive.shape, np.uint64) for r in sorted(free) if r not in deltas and r in z.regs
-                and _followed_width(b, self.state.tracker, r, b.alive) is not None}
+                and _followed_width(b, self.state.tracker, r, b.alive) is not None
+                and sh.state(A.Sym(r)) not in (None, TOP)}
         return {**deltas, **more} if more else deltas
 
     def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary,
@@ -834,7 +837,9 @@ class LoopSummariser:
             starts = self._recomputed_starts(b, proof, again)
             if isinstance(starts, str):
                 return starts
-            sh.resolve_steps(proof.ident, starts, tag="v")
+            why = sh.resolve_starts(proof.ident, starts)
+            if why is not None:
+                return f"a loop-carried register {why}"
             for i, h in enumerate(held):  # a held register read one of them (scanned by `_first_change`)
                 for r, by in starts.items():
                     h = dataclasses.replace(h, expr=replace_leaf(h.expr, "v", _step_key(proof.ident, r), by))
@@ -880,8 +885,8 @@ class LoopSummariser:
             if leaves(e, ("v",)):
                 return (f"loop-carried register {r} is neither its start value plus a fixed amount per period nor "
                         "recomputed without its start value")
-            if leaves(e, ("p", "q")):  # the accesses' lane columns were named when recorded: no new one here
-                return f"loop-carried register {r} is recomputed from per-thread values"
+            if leaves(e, ("q",)):
+                return f"loop-carried register {r} is recomputed from values the symbolic grid does not follow"
             out[r] = replace_leaf(e, "t", ident, earlier)
         return out
 
@@ -1286,10 +1291,20 @@ def _recomputed(prog, head: int, latch: int) -> frozenset[str]:
     body computes it from registers that do not depend on it (through the body's writes, in any order). A tile's
     coordinates in a persistent loop, recomputed from the tile counter each period (a later write that reads the
     fresh value, `pn - (tile == X)`, is allowed; a counter `add r, r, c` is not one). Only which registers the proof
-    begins as recomputed (grid_shadow `begin_loop`): the closure decides (`_recomputed_end`)."""
+    begins as recomputed (grid_shadow `begin_loop`): the closure decides (`_recomputed_end`). The body's
+    instructions reached from the head only: a latch block laid out before the header makes the natural loop of
+    its edge hold the code before the loop (gemm_tma_persistent's tensor-map address, written once there)."""
+    body = set(prog.loop_body(head, latch))
+    succ = _successors(prog)
+    reached, todo = {head}, [head]
+    while todo:
+        for s in succ[todo.pop()]:
+            if s in body and s not in reached:
+                reached.add(s)
+                todo.append(s)
     deps: dict[str, set[str]] = {}
     writes: list[tuple[str, set[str]]] = []
-    for pc in prog.loop_body(head, latch):
+    for pc in sorted(reached):
         ins = prog.code[pc]
         if not ins.operands or ins.opcode in _NO_DEST:
             continue
