@@ -1155,7 +1155,8 @@ def test_wgmma_writes_marks_registers_written_since_the_fence_and_pending() -> N
 
 
 @pytest.mark.parametrize("case", ["grid_ctaid_persistent_recomputed_coords_ok",
-                                  "grid_ctaid_persistent_recomputed_coords_late_race", "own_start"])
+                                  "grid_ctaid_persistent_recomputed_coords_late_race", "own_start", "per_thread_ok",
+                                  "per_thread_race"])
 def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, monkeypatch, tmp_path) -> None:
     """The store at the loop head reads the tile coordinates the previous iteration computed (grouped ordering:
     div/rem of the tile, not linear in the iteration). They are recomputed every period (loops `_recomputed`):
@@ -1163,7 +1164,9 @@ def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, mo
     register %r11 is not its start value plus a fixed amount per period", run tile by tile). The twin writes tile
     992's block from tile 1000 (CTAs 2 and 10, iteration 15, skipped): found symbolically. A coordinate that also
     reads the other's start value (pm ^= the previous pn) is not recomputed from the tile alone: not summarised,
-    the race it makes still found."""
+    the race it makes still found. With the thread's index in the recomputed register (pn * 32 + tid: a per-thread
+    placeholder in its value, a lane column of the store for each period t >= 1, grid_shadow `resolve_starts`) the
+    same: proved, and tile 1000's element one short (tile 992's last) found."""
     made = _summaries_made(monkeypatch)
     path = CAUSAL / "grid_ctaid_persistent_recomputed_coords_ok.ptx"
     if case == "own_start":
@@ -1171,6 +1174,15 @@ def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, mo
                        ("\tadd.s32 %r11, %r6, %r10;        // pm\n\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp",
                         "\tadd.s32 %r11, %r6, %r10;        // pm\n\txor.b32 %r11, %r11, %r12;\n"
                         "\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp"))
+    elif case.startswith("per_thread"):
+        path = _edited(tmp_path, path, f"{case}.ptx",
+                       *[(f"\tdiv.s32 %r12, %r9, 8;           // pn\n{nxt}",
+                          f"\tdiv.s32 %r12, %r9, 8;           // pn\n\tshl.b32 %r12, %r12, 5;\n\tadd.u32 %r12, %r12, %r1;\n{nxt}")
+                         for nxt in ("LOOP:", "\tsetp")],
+                       ("\tshl.b32 %r13, %r11, 2;\n\tadd.s32 %r13, %r13, %r12;       // pm * 4 + pn: the previous "
+                        "iteration's coordinates\n\tshl.b32 %r14, %r13, 5;\n\tadd.u32 %r14, %r14, %r1;",
+                        "\tshl.b32 %r14, %r11, 7;\n\tadd.u32 %r14, %r14, %r12;"),
+                       *([("setp.eq.s32 %p3, %r4, 5000;", "setp.eq.s32 %p3, %r4, 1000;")] if case.endswith("race") else []))
     else:
         path = CAUSAL / f"{case}.ptx"
     r = check_file(path)
