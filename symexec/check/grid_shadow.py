@@ -852,13 +852,22 @@ class Shadow(InstructionObserver):
         A condition the proof could not state over the grid alone (a lane placeholder, a loop's iteration t, a
         step, unknown) is left out: then every CTA must have the divisor non-zero, as before."""
         reach = self._after_trips(self._own_guard)
-        if reach is TOP or (reach is not None and leaves(reach, ("p", "q", "t", "d"))):
-            reach = None
         # in a summarised period (not an inner one: grid_rules fails those): one obligation per period t, which
         # grid.py asks over t in [0, n) and the periods a CTA reaches; `end_loop` puts t = 0 where the period ran
         # as any other iteration
         lp = self.loop
         loop = lp.ident if lp is not None and self.outer is None and uses_t(d, lp.ident) else None
+        if loop is not None and self.ctaid_trips and reach is not TOP:
+            # and the back edges on %ctaid this period took before the division (a latch laid out before the header:
+            # the tile loop's exit is tested before the next tile's coordinates are divided): a CTA that leaves
+            # there in period t never divides in it (grid.py binds t for the reach as for the divisor)
+            for dec in lp.decisions:
+                if leaves(dec.expr, ("c",)) and self._head_of(dec.pc) is not None:
+                    goes = self._goes(dec.pc, dec.expr)
+                    reach = goes if reach is None else ("band", 0, reach, goes)
+        if reach is TOP or (reach is not None and (leaves(reach, ("p", "q", "d", "v")) or any(
+                tag == "t" and k != loop for tag, k in leaf_keys(reach)))):
+            reach = None
         self.nonzero.append(Divisor(d, where, reach, loop))
 
     def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
@@ -1126,8 +1135,9 @@ class Shadow(InstructionObserver):
                     self.taken.setdefault(head, []).append(substitute(self._goes(d.pc, d.expr), "t", proof.ident,
                                                                       t_value))
         for i, dv in enumerate(self.nonzero):  # t = t_value where the period ran as any iteration, else kept
-            if accesses and uses_t(dv.expr, proof.ident):
-                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where, dv.reach)
+            if accesses and (uses_t(dv.expr, proof.ident) or (dv.reach is not None and uses_t(dv.reach, proof.ident))):
+                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where,
+                                          None if dv.reach is None else substitute(dv.reach, "t", proof.ident, t_value))
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]

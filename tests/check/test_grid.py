@@ -1199,3 +1199,23 @@ def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, mo
     else:
         assert method.startswith("symbolic (Z3 overlap validated"), method
         assert {s.cta for s in r.findings[0].sites} == {(2, 0, 0), (10, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_rotated_divisor_ok", "grid_ctaid_persistent_rotated_divisor_late_race"])
+def test_rotated_persistent_loop_divides_only_where_it_goes_on(case: str, monkeypatch) -> None:
+    """Triton's persistent layout: the latch block (store, next tile, exit test on %ctaid) before the header, which
+    divides the next tile by rows = min(num_m - first_m, 8). CTA 0 runs alone (16 tiles to others' 15) and its
+    tile loop is summarised; a CTA that leaves at the exit test of a period never divides in it, so the division's
+    reach holds the back edges the period took before it (grid_shadow `divisor`): rows = 0 only in tiles no CTA
+    divides (before: "divisor at rem.s32 ... may be 0 in some CTA", enumerated). The twin (num_m one short)
+    collides two CTAs' blocks in the skipped 16th period: found symbolically."""
+    made = _summaries_made(monkeypatch)
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [[s.skipped for s in run] for run in made] == [[12], [13]], made  # the pair's run, then CTA 0 alone
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(6, 0, 0), (33, 0, 0)}, r.findings[0].sites
