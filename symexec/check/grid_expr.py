@@ -69,16 +69,23 @@ def replace_leaf(e, tag: str, ident, by: tuple):
 
 
 # ("d", w, (loop, register)): a summarised loop's per-period step of a register while its period runs
-# (grid_shadow.Shadow.begin_loop), replaced by the step's expression once the period closes (loops.py)
-_LEAVES = ("c", "p", "q", "t", "s", "g", "d")
+# (grid_shadow.Shadow.begin_loop), replaced by the step's expression once the period closes (loops.py);
+# ("v", w, (loop, register)): a register recomputed every period, its value at the start of periods t >= 1 (only ever
+# the else-branch of an ite on t == 0), replaced by its end-of-period value at t - 1 once the period closes
+_LEAVES = ("c", "p", "q", "t", "s", "g", "d", "v")
 
 
 def simplify(e):
     """One level of folding: an operation on constants is its value; x+0, x-0, x|0, x^0, x*1 are x;
-    x*0 and x&0 are 0 (so that a loop's expression at t = 0 is again the expression of the run)."""
+    x*0 and x&0 are 0 (so that a loop's expression at t = 0 is again the expression of the run); an ite with
+    equal branches is that branch, and a recomputed register's ite(t == 0, start, v) at t = 0 its start."""
     if not isinstance(e, tuple) or not e or e[0] in ("k", "b") + _LEAVES:
         return e
     args = [x for x in e[2:] if isinstance(x, tuple)]
+    if e[0] in ("ite", "bite") and args[1] == args[2]:  # (a decided choice is kept: dropping the other branch
+        return args[1]  # would drop its lane columns, which an access's rows still list)
+    if e[0] == "ite" and args[0] == ("b", 0, True) and args[2][0] == "v":  # a recomputed register at t = 0: its
+        return args[1]  # start (the leaf v, for t >= 1, names no lane column)
     if args and all(a[0] in ("k", "b") for a in args):
         v = evaluate(e, {})
         return ("b", 0, bool(v)) if e[1] == 0 else K(int(v), e[1])

@@ -201,6 +201,9 @@ class Shadow(InstructionObserver):
         # symbolic sizes: the followed period's steps as leaves ("d", w, (loop, register)) and their
         # values in this run, until the period closes and names each step's expression (resolve_steps)
         self.steps: dict[tuple, np.ndarray] = {}
+        # registers recomputed every period (loops.py `_recomputed`): per leaf ("v", w, (loop, register)) their
+        # start expression and the run's values (the leaf's value in `lane_env`), until the period closes
+        self.starts: dict[str, tuple[object, np.ndarray]] = {}
         self._plain: dict[int, tuple] = {}  # pc -> (its instruction, `_plain_dests`)
         # symbolic sizes: the sizes' values in this run (leaves ("s", name), ("g", axis)), branches on the
         # sizes to prove constant, loops whose trip count depends on the sizes (`trips`),
@@ -698,6 +701,7 @@ class Shadow(InstructionObserver):
         if self.outer is not None:
             env[("t", self.outer.ident)] = np.zeros((), np.uint64)
         env.update({("d", k): v for k, v in self.steps.items()})
+        env.update({("v", k): v for k, (_, v) in self.starts.items()})
         return env
 
     def _loop_guard(self, ins: A.Instruction, guard, mask: np.ndarray, control: bool = False) -> bool:
@@ -926,13 +930,22 @@ class Shadow(InstructionObserver):
         A condition the proof could not state over the grid alone (a lane placeholder, a loop's iteration t, a
         step, unknown) is left out: then every CTA must have the divisor non-zero, as before."""
         reach = self._after_trips(self._own_guard)
-        if reach is TOP or (reach is not None and leaves(reach, ("p", "q", "t", "d"))):
-            reach = None
         # in a summarised period (not an inner one: grid_rules fails those): one obligation per period t, which
         # grid.py asks over t in [0, n) and the periods a CTA reaches; `end_loop` puts t = 0 where the period ran
         # as any other iteration
         lp = self.loop
         loop = lp.ident if lp is not None and self.outer is None and uses_t(d, lp.ident) else None
+        if loop is not None and self.ctaid_trips and reach is not TOP:
+            # and the back edges on %ctaid this period took before the division (a latch laid out before the header:
+            # the tile loop's exit is tested before the next tile's coordinates are divided): a CTA that leaves
+            # there in period t never divides in it (grid.py binds t for the reach as for the divisor)
+            for dec in lp.decisions:
+                if leaves(dec.expr, ("c",)) and self._head_of(dec.pc) is not None:
+                    goes = self._goes(dec.pc, dec.expr)
+                    reach = goes if reach is None else ("band", 0, reach, goes)
+        if reach is TOP or (reach is not None and (leaves(reach, ("p", "q", "d", "v")) or any(
+                tag == "t" and k != loop for tag, k in leaf_keys(reach)))):
+            reach = None
         self.nonzero.append(Divisor(d, where, reach, loop))
 
     def _trip(self, head: int, value: np.ndarray, guard=None) -> None:
@@ -985,11 +998,14 @@ class Shadow(InstructionObserver):
         rows = np.column_stack(cols + [thread, outcome[lanes].astype(np.uint64)])
         return Uniform(f"{ins.name} at {ins.span}", canon, np.unique(rows, axis=0), loop)
 
-    def begin_loop(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
+    def begin_loop(self, ident: int, deltas: dict[str, np.ndarray], recomputed: frozenset[str] = frozenset()) -> None:
         """Follow the next iteration with registers `deltas` (name -> change per iteration, per lane)
         as their value now plus t times the change. With symbolic sizes the change is the leaf
         ("d", w, (ident, name)) (its value here: `deltas`): a step such as `BLOCK_K * stride` is a
-        function of the sizes, named when the period closes (loops.py, `resolve_steps`)."""
+        function of the sizes, named when the period closes (loops.py, `resolve_steps`). A register of
+        `recomputed` (written in each period from other values, not from itself: loops.py `_recomputed`) is
+        its value now at t = 0 and the leaf ("v", w, (ident, name)) at t >= 1, `ite(t == 0, now, v)`: the
+        closure names v, its value at the end of period t - 1, where that value does not read v."""
         self.loop = LoopProof(ident, len(self.accesses), [])
         self.steps = {}
         t = ("t", 64, ident)
@@ -1000,6 +1016,11 @@ class Shadow(InstructionObserver):
                 self.loop_fail(f"loop-carried register {name} is not followed by the shadow")
                 continue
             base = self.expr(A.Sym(name), f".b{w}")
+            if name in recomputed:
+                key = _step_key(ident, name)
+                self.starts[key] = (base, np.asarray(self.concrete(A.Sym(name), f".b{w}")).astype(np.uint64))
+                self.regs[name] = Sv(("ite", w, ("cmp", 0, "eq", t, K(0, 64)), base, ("v", w, key)))
+                continue
             step = self.leaf(d, w)
             if self.size_params and step[0] == "k":  # the same in every lane: it may be a function of the sizes
                 step = ("d", w, _step_key(ident, name))
@@ -1048,14 +1069,15 @@ class Shadow(InstructionObserver):
             self.poison = [(r, regs, lanes) for r, regs, lanes in self.poison
                            if not (r == pc and not (lanes & ~mask).any())]
 
-    def resolve_steps(self, ident: int, steps: dict[str, tuple]) -> None:
+    def resolve_steps(self, ident: int, steps: dict[str, tuple], tag: str = "d") -> None:
         """The period of loop `ident` closed with each register's step as an expression (of the sizes,
-        placeholders, constants; never of t): it replaces the step's leaf in everything recorded."""
+        placeholders, constants; never of t): it replaces the step's leaf in everything recorded. With
+        tag "v": each recomputed register's start value at t >= 1 (`begin_loop`), an expression of t."""
         def put(e):
-            if not isinstance(e, tuple) or not leaves(e, ("d",)):
+            if not isinstance(e, tuple) or not leaves(e, (tag,)):
                 return e
             for name, by in steps.items():
-                e = replace_leaf(e, "d", _step_key(ident, name), by)
+                e = replace_leaf(e, tag, _step_key(ident, name), by)
             return e
 
         for name, st in list(self.regs.items()):
@@ -1073,7 +1095,56 @@ class Shadow(InstructionObserver):
                 self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
         self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach), d.loop) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
-        self.steps = {}
+        if tag == "d":
+            self.steps = {}
+        else:
+            for name in steps:
+                self.starts.pop(_step_key(ident, name), None)
+
+    def resolve_starts(self, ident: int, starts: dict[str, tuple]) -> str | None:
+        """The period of loop `ident` closed with each recomputed register's value at the start of periods t >= 1
+        (`begin_loop`; loops.py `_recomputed_starts`): it replaces the register's leaf v everywhere recorded. Where
+        that value holds per-thread placeholders, each access recorded in the period gets a lane column for each
+        (its value at the row's thread: a placeholder is the same in every CTA, checked here), as `_canonical`
+        names them when an access is recorded; None, or why not (a divisor or branch condition would hold one)."""
+        lp = self.loop
+        new = sorted({k for e in starts.values() for tag, k in leaf_keys(e) if tag == "p"})
+        if new:
+            per_cta = self.batch.lanes_per_cta
+            for pid in new:
+                v = np.broadcast_to(np.asarray(self.ph[pid], np.uint64), (self.batch.n,)).reshape(-1, per_cta)
+                if (v != v[0]).any():
+                    return "is recomputed from per-thread values that differ between CTAs"
+            if any(leaves(e, ("v",)) for d in self.nonzero for e in (d.expr, d.reach) if isinstance(e, tuple)) \
+                    or any(leaves(c, ("v",)) for cs in self.taken.values() for c in cs):
+                return "is recomputed from per-thread values and read by a divisor or a branch on %ctaid"
+        self.resolve_steps(ident, starts, tag="v")
+        if new and lp is not None:
+            for i in range(lp.first_access, len(self.accesses)):
+                self.accesses[i] = self._lane_columns(self.accesses[i])
+        return None
+
+    def _lane_columns(self, a: Access) -> Access:
+        """`a` with its placeholders ("p", w, id) named as lane columns ("q", w, i) after those it has."""
+        exprs = [a.addr] + ([a.guard] if a.guard is not None else [])
+        pids = sorted({k for e in exprs for tag, k in leaf_keys(e) if tag == "p"})
+        if not pids:
+            return a
+        n = a.rows.shape[1] - 2
+        thread = a.rows[:, n].astype(np.int64)
+        cols = [np.broadcast_to(np.asarray(self.ph[pid], np.uint64), (self.batch.n,))[thread] for pid in pids]
+        at = {pid: n + j for j, pid in enumerate(pids)}
+
+        def name(e):
+            if not isinstance(e, tuple) or not e:
+                return e
+            if e[0] == "p":
+                return ("q", e[1], at[e[2]])
+            return e[:2] + tuple(name(x) for x in e[2:])
+
+        rows = np.unique(np.column_stack([a.rows[:, :n], *cols, a.rows[:, n:]]).astype(np.uint64), axis=0)
+        return Access(a.pc, a.kind, a.strong, a.buffer, a.size, name(a.addr), name(a.guard) if a.guard is not None
+                      else None, rows)
 
     def end_loop(self, t_value: int, accesses: bool) -> None:
         """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
@@ -1083,6 +1154,9 @@ class Shadow(InstructionObserver):
             return
         if self.steps:  # abandoned (t = 0 below): a step's leaf only ever multiplies t
             self.resolve_steps(proof.ident, {k.split("/", 1)[1]: K(0, 64) for k in self.steps})
+        mine = {k.split("/", 1)[1]: base for k, (base, _) in self.starts.items() if k.startswith(f"{proof.ident}/")}
+        if mine:  # abandoned: a recomputed register's leaf stands for t >= 1 only, and the period ran as t = 0
+            self.resolve_steps(proof.ident, mine, tag="v")
         trips = []  # back edges on %ctaid (ctaid_trips): handled after the registers are at t_value
         for d in proof.decisions:  # decided by the executed CTAs: every CTA must decide the same
             if self.ctaid_trips and leaves(d.expr, ("c",)) and self._head_of(d.pc) is not None:
@@ -1139,8 +1213,9 @@ class Shadow(InstructionObserver):
                     self.taken.setdefault(head, []).append(substitute(self._goes(d.pc, d.expr), "t", proof.ident,
                                                                       t_value))
         for i, dv in enumerate(self.nonzero):  # t = t_value where the period ran as any iteration, else kept
-            if accesses and uses_t(dv.expr, proof.ident):
-                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where, dv.reach)
+            if accesses and (uses_t(dv.expr, proof.ident) or (dv.reach is not None and uses_t(dv.reach, proof.ident))):
+                self.nonzero[i] = Divisor(substitute(dv.expr, "t", proof.ident, t_value), dv.where,
+                                          None if dv.reach is None else substitute(dv.reach, "t", proof.ident, t_value))
         if accesses:
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]

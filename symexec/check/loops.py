@@ -110,8 +110,8 @@ from semantics.bitops import PRMT_MODES, prmt_source_bytes
 from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
-from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, simplify, substitute
-from .grid_shadow import Decision, Shadow, uses_t
+from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, replace_leaf, simplify, substitute
+from .grid_shadow import Decision, Shadow, _step_key, uses_t
 from .hb import SLOTS, Kind
 from .shadow import DATA, STALE, key_of, mix
 from .state import READ, CheckState, SkippedWrites, plain_access
@@ -168,6 +168,7 @@ class _Attempt:
     # the run goes on as if it had not been tried
     first: bool = False  # D guessed by `_deltas_first` (period 1, from the loop's first two boundaries)
     static: bool = False  # D read from the loop's code at its first boundary (`_deltas_static`; `first` is set too)
+    recomputed: frozenset[str] = frozenset()  # of `deltas`: begun as recomputed every period (`_recomputed`)
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ class LoopSummariser:
         self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
         self._held_steps: dict[int, dict[str, np.ndarray]] = {}  # per head: D of its last period-1 summary (`_nested`)
         self._steps_cache: dict[tuple[int, int], dict[str, tuple | None]] = {}  # `_steps` per back edge
+        self._free: dict[tuple[int, int], frozenset[str]] = {}  # per back edge: its loop's `_recomputed` live registers
 
     # ------------------------------------------------------------------ the machine's hook
     def on_back_edge(self, b, g, ins: A.Instruction, pc: int) -> None:
@@ -293,6 +295,9 @@ class LoopSummariser:
         # every CTA: one on %ctaid, the sizes or data starts as on main (`_trip_patterns` in grid.py reads which
         # CTAs leave before the summary: starting earlier made period-2 early leavers fall back to enumeration)
         soon = self._uniform_back_edge(b, ins)
+        free = self._free.get((head, pc))
+        if free is None:
+            free = self._free[(head, pc)] = _recomputed(b.prog, head, pc) & frozenset(live)
         for p in range(1, PERIOD_MAX + 1):
             if len(hist) <= p:
                 break
@@ -300,13 +305,13 @@ class LoopSummariser:
                 continue
             if len(hist) > 2 * p:
                 a, m = hist[-1 - 2 * p], hist[-1 - p]
-                deltas = self._deltas(b, a, m, snap) if snap.arrival - a.arrival == 2 * p else None
+                deltas = self._deltas(b, a, m, snap, free) if snap.arrival - a.arrival == 2 * p else None
             elif p == 1 and len(hist) == 2:
                 deltas = self._deltas_first(b, hist[-2], snap) if soon and head not in self._first_tried else None
             else:
-                deltas = self._deltas_early(b, hist, p) if early_ok and p >= EARLY_PERIOD_MIN else None
+                deltas = self._deltas_early(b, hist, p, free) if early_ok and p >= EARLY_PERIOD_MIN else None
             if deltas is not None:
-                even[p] = deltas
+                even[p] = self._with_free(b, snap, deltas, free)
         if len(hist) == 1 and soon and head not in self._static_tried:
             # the loop's first boundary: a period-1 D read from its code (`_deltas_static`), the proof started here,
             # one boundary before `_deltas_first` can guess (dion_update: its outer loops' latch block is the head,
@@ -347,7 +352,8 @@ class LoopSummariser:
         for p, deltas in even.items():
             if hist[-1 - p].canon == snap.canon or (p == 1 and guess):
                 guess = len(hist) <= 2 * p
-                self._start(b, head, k, p, snap, deltas, early=guess and p > 1, first=guess and p == 1, latch=pc)
+                self._start(b, head, k, p, snap, deltas, early=guess and p > 1, first=guess and p == 1, latch=pc,
+                            recomputed=free)
                 return
         # An anchor of a period guessed from one period of history (`_deltas_early`, p >= EARLY_PERIOD_MIN): the
         # proof starts here, before its state is seen to repeat (its first comparison, p boundaries on, is the
@@ -360,7 +366,7 @@ class LoopSummariser:
         # 4) is compared as before (attention_tma on sm_120: period 2, not a speculative 4)
         p = min(even) if anchor and even else 0  # an anchor may be a period-1 loop's second boundary alone
         if p >= EARLY_PERIOD_MIN and len(hist) <= 2 * p and hist[-1 - p].canon is None:
-            self._start(b, head, k, p, snap, even[p], early=True, latch=pc, speculative=True)
+            self._start(b, head, k, p, snap, even[p], early=True, latch=pc, speculative=True, recomputed=free)
 
     def _snapshot(self, b, head: int, k: int) -> tuple[_Boundary, list[_Boundary]]:
         """Boundary k of the loop at `head` (its live registers and `Canon.early_key`), added to its history."""
@@ -585,9 +591,22 @@ class LoopSummariser:
                 out.append((r, w, vs + [vz]))
         return out
 
-    def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary) -> dict[str, np.ndarray] | None:
+    def _with_free(self, b, z: _Boundary, deltas: dict[str, np.ndarray], free: frozenset[str]) -> dict[str, np.ndarray]:
+        """`deltas` and every register of `free` (recomputed every period) that holds no data, also one that did not
+        change over the boundaries read (a tile coordinate that repeats for a few tiles) where the shadow follows it
+        as an expression (one the same in every CTA, a shared address, stays the run's value: a unit reading it
+        asks for that): each is begun as recomputed (`_start`), its change here unused."""
+        sh = self.shadow
+        more = {r: np.zeros(b.alive.shape, np.uint64) for r in sorted(free) if r not in deltas and r in z.regs
+                and _followed_width(b, self.state.tracker, r, b.alive) is not None
+                and sh.state(A.Sym(r)) not in (None, TOP)}
+        return {**deltas, **more} if more else deltas
+
+    def _deltas(self, b, a: _Boundary, m: _Boundary, z: _Boundary,
+                free: frozenset[str] = frozenset()) -> dict[str, np.ndarray] | None:
         """Per live register that does not depend on data: its change per period, the same from a to
-        m as from m to z (None when some register does not advance evenly)."""
+        m as from m to z (None when some register does not advance evenly, except one of `free`: recomputed
+        every period, `_recomputed`, its last change kept)."""
         regs = self._followed(b, z, (a, m))
         if regs is None:
             return None
@@ -598,7 +617,7 @@ class LoopSummariser:
                     return None
                 continue
             d1, d2 = _advance(va, vm, w, b.alive), _advance(vm, vz, w, b.alive)
-            if (d1 != d2)[b.alive].any():
+            if (d1 != d2)[b.alive].any() and r not in free:
                 return None
             _keep_step(out, r, d2, b.alive)
         return out
@@ -652,7 +671,8 @@ class LoopSummariser:
             _keep_step(out, r, d, alive)
         return out or None
 
-    def _deltas_early(self, b, hist: list[_Boundary], p: int) -> dict[str, np.ndarray] | None:
+    def _deltas_early(self, b, hist: list[_Boundary], p: int,
+                      free: frozenset[str] = frozenset()) -> dict[str, np.ndarray] | None:
         """Per live register that does not depend on data: its change D from the boundary p back to now, where
         on every live lane it is 0 (the register repeats: a stage index, a barrier's parity) or p times the
         change over each of the last two iterations (it moves linearly); None otherwise. A guess from fewer
@@ -671,24 +691,25 @@ class LoopSummariser:
                 continue
             d, d1, d2 = _advance(vm, vz, w, alive), _advance(vx, vy, w, alive), _advance(vy, vz, w, alive)
             linear = (d1 == d2) & (d == ((d2 * np.uint64(p)) & _width_mask(w)))
-            if not ((d == 0) | linear)[alive].all():
+            if not ((d == 0) | linear)[alive].all() and r not in free:
                 return None
             _keep_step(out, r, d, alive)
         return out
 
     def _start(self, b, head: int, k: int, p: int, z: _Boundary, deltas: dict[str, np.ndarray],
                early: bool = False, first: bool = False, latch: int = -1, speculative: bool = False,
-               static: bool = False) -> None:
+               static: bool = False, recomputed: frozenset[str] = frozenset()) -> None:
+        recomputed = recomputed & frozenset(deltas)
         if not first:  # a first-boundaries guess that fails costs no attempt (`_abandon`)
             self._attempts[head] = self._attempts.get(head, 0) + 1
         self._ident += 1
         sh = self.shadow
-        sh.begin_loop(self._ident, deltas)
+        sh.begin_loop(self._ident, deltas, recomputed)
         self._nest_hist.clear()
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
-                               speculative, first, static)
+                               speculative, first, static, recomputed)
 
     def _abandon(self, why: str, final: bool = False) -> None:
         """The proof does not hold: the period ran concretely, as t = 0; nothing is skipped. `final`:
@@ -812,14 +833,22 @@ class LoopSummariser:
     def _closure(self, b, proof: _Attempt, held: list[_Held]) -> str | None:
         """Every live register is its start value plus (t+1)*D (D its change per period), or repeats
         and does not depend on t, or repeats and is a function of t and the thread only that `held` gets
-        (`_held`: the periods summarised end before its value first changes)."""
+        (`_held`: the periods summarised end before its value first changes), or is recomputed every period
+        (`_recomputed_end`)."""
         sh = self.shadow
         tr = self.state.tracker
         alive = b.alive
         steps: dict[str, tuple] = {}
+        again: list[str] = []
         for r in sorted(self._live_in(b.prog, proof.head)):  # sorted: the same register named first on every run
             st = sh.regs.get(r)
             start = proof.begun.get(r)
+            if r in proof.recomputed:
+                why = self._recomputed_end(b, r)
+                if why is not None:
+                    return f"loop-carried register {r} {why}"
+                again.append(r)
+                continue
             if r in proof.deltas and isinstance(start, Sv) and leaves(start.expr, ("d",)):
                 step = _step(st, start, b.prog.reg(r).width, alive)
                 if step is None:
@@ -855,6 +884,81 @@ class LoopSummariser:
                 return f"register {r} is live at the loop head and does not repeat"
         if steps:
             sh.resolve_steps(proof.ident, steps)
+        if again:
+            starts = self._recomputed_starts(b, proof, again)
+            if isinstance(starts, str):
+                return starts
+            why = sh.resolve_starts(proof.ident, starts)
+            if why is not None:
+                return f"a loop-carried register {why}"
+            for i, h in enumerate(held):  # a held register read one of them (scanned by `_first_change`)
+                for r, by in starts.items():
+                    h = dataclasses.replace(h, expr=replace_leaf(h.expr, "v", _step_key(proof.ident, r), by))
+                held[i] = h
+        return None
+
+    def _recomputed_starts(self, b, proof: _Attempt, again: list[str]) -> dict[str, tuple] | str:
+        """The value at the start of period t >= 1 of each register begun as recomputed (the leaf v it stands for),
+        or why there is none. One whose end value E does not depend on t and repeats its start value in the run
+        (what `_closure` asks of any other register that does not depend on t) is its start value (ite(t == 0, x,
+        x) folds to x), and so is its v in the others' E. Every other one: by induction over t, period 0 began with
+        it at its start value (the run's), period t + 1 begins with what period t ended with, E(t), where E reads
+        no v left (no start value of a register recomputed), so ite(t == 0, start, E(t - 1)) is its value at the
+        start of every period t (t + 1 < 2^64: no wrap)."""
+        sh, alive, ident = self.shadow, b.alive, proof.ident
+        ends = {r: sh.expr(A.Sym(r), f".b{b.prog.reg(r).width}") for r in again}
+
+        def known(e, done: dict[str, tuple]):
+            for x, by in done.items():
+                e = replace_leaf(e, "v", _step_key(ident, x), by)
+            return e
+
+        same: dict[str, tuple] = {}
+        grew = True
+        while grew:
+            grew = False
+            for r in again:
+                if r in same:
+                    continue
+                e = known(ends[r], same)
+                before, now = proof.base.get(r), b.regs.get(r)
+                if not leaves(e, ("v",)) and not uses_t(e, ident) and before is not None and now is not None \
+                        and np.array_equal(np.broadcast_to(before, alive.shape)[alive],
+                                           np.broadcast_to(now, alive.shape)[alive]):
+                    same[r] = sh.starts[_step_key(ident, r)][0]
+                    grew = True
+        earlier = ("sub", 64, ("t", 64, ident), K(1, 64))
+        out = dict(same)
+        for r in again:
+            if r in same:
+                continue
+            e = known(ends[r], same)
+            if leaves(e, ("v",)):
+                return (f"loop-carried register {r} is neither its start value plus a fixed amount per period nor "
+                        "recomputed without its start value")
+            if leaves(e, ("q",)):
+                return f"loop-carried register {r} is recomputed from values the symbolic grid does not follow"
+            out[r] = replace_leaf(e, "t", ident, earlier)
+        return out
+
+    def _recomputed_end(self, b, r: str) -> str | None:
+        """Register `r`, begun as recomputed (grid_shadow `begin_loop`: ite(t == 0, start, v)): None where its value
+        at the end of the period, E(t), is followed by the shadow, holds no data and agrees with the run; else why not
+        (whether E reads a start value, a leaf v: `_recomputed_starts`)."""
+        sh = self.shadow
+        w = b.prog.reg(r).width
+        e = sh.expr(A.Sym(r), f".b{w}")
+        if e is TOP or w > 64:
+            return "is recomputed from values the symbolic grid does not follow"
+        alive = b.alive
+        taint = self.state.tracker.reg_taint.get(r)
+        if taint is not None and (np.broadcast_to(taint, alive.shape)[alive] != 0).any():
+            return "is recomputed from data"
+        got = np.broadcast_to(evaluate(e, sh.lane_env(0)), alive.shape)[alive]
+        run = np.broadcast_to(np.asarray(b.regs.get(r, np.zeros((), np.uint64))).astype(np.uint64)
+                              & _width_mask(w), alive.shape)[alive]
+        if (got != run.astype(object)).any():  # the shadow disagrees with the run
+            return "internal: is recomputed to a value the run does not have"
         return None
 
     def _held(self, b, proof: _Attempt, r: str, st, held: list[_Held]) -> str | None:
@@ -1231,6 +1335,49 @@ def _when(ts: np.ndarray, seq: int) -> np.ndarray:
     """When the access made `seq`-th in the followed period (grid_shadow.LoopProof sites) runs in periods `ts`: a
     key ordered as the skipped periods run their accesses (each period makes them in the same order)."""
     return ts.astype(np.int64) * (1 << 32) + seq
+
+
+def _recomputed(prog, head: int, latch: int) -> frozenset[str]:
+    """Registers (wider than a predicate) the loop closed by latch -> head recomputes: some unguarded write of the
+    body computes it from registers that do not depend on it (through the body's writes, in any order). A tile's
+    coordinates in a persistent loop, recomputed from the tile counter each period (a later write that reads the
+    fresh value, `pn - (tile == X)`, is allowed; a counter `add r, r, c` is not one). Only which registers the proof
+    begins as recomputed (grid_shadow `begin_loop`): the closure decides (`_recomputed_end`). The body's
+    instructions reached from the head only: a latch block laid out before the header makes the natural loop of
+    its edge hold the code before the loop (gemm_tma_persistent's tensor-map address, written once there)."""
+    body = set(prog.loop_body(head, latch))
+    succ = _successors(prog)
+    reached, todo = {head}, [head]
+    while todo:
+        for s in succ[todo.pop()]:
+            if s in body and s not in reached:
+                reached.add(s)
+                todo.append(s)
+    deps: dict[str, set[str]] = {}
+    writes: list[tuple[str, set[str]]] = []
+    for pc in sorted(reached):
+        ins = prog.code[pc]
+        if not ins.operands or ins.opcode in _NO_DEST:
+            continue
+        reads = set().union(*(_regs_in(o, prog) for o in _read_operands(ins)[1:])) if len(ins.operands) > 1 else set()
+        for r in _regs_in(ins.operands[0], prog):
+            deps.setdefault(r, set()).update(reads | ({r, ins.guard.pred} if ins.guard is not None else set()))
+            if ins.guard is None:
+                writes.append((r, reads))
+    out = set()
+    for r, reads in writes:
+        reg = prog.reg(r)
+        if r in out or reg is None or reg.width <= 1:
+            continue
+        seen, todo = set(), list(reads)
+        while todo and r not in seen:
+            x = todo.pop()
+            if x not in seen:
+                seen.add(x)
+                todo.extend(deps.get(x, ()))
+        if r not in seen:
+            out.add(r)
+    return frozenset(out)
 
 
 def _followed_width(b, tracker, r: str, alive: np.ndarray) -> int | None:

@@ -1265,3 +1265,71 @@ def test_wgmma_writes_marks_registers_written_since_the_fence_and_pending() -> N
     assert w.wrote(["a"], hi) == "a"  # committed, not retired
     w.wait_all(lo | hi)
     assert w.wrote(["a", "d"], lo | hi) is None
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_recomputed_coords_ok",
+                                  "grid_ctaid_persistent_recomputed_coords_late_race", "own_start", "per_thread_ok",
+                                  "per_thread_race"])
+def test_persistent_loop_with_recomputed_coordinates_is_summarised(case: str, monkeypatch, tmp_path) -> None:
+    """The store at the loop head reads the tile coordinates the previous iteration computed (grouped ordering:
+    div/rem of the tile, not linear in the iteration). They are recomputed every period (loops `_recomputed`):
+    begun as ite(t == 0, start, v), closed with v = their end-of-period value at t - 1 (main: "loop-carried
+    register %r11 is not its start value plus a fixed amount per period", run tile by tile). The twin writes tile
+    992's block from tile 1000 (CTAs 2 and 10, iteration 15, skipped): found symbolically. A coordinate that also
+    reads the other's start value (pm ^= the previous pn) is not recomputed from the tile alone: not summarised,
+    the race it makes still found. With the thread's index in the recomputed register (pn * 32 + tid: a per-thread
+    placeholder in its value, a lane column of the store for each period t >= 1, grid_shadow `resolve_starts`) the
+    same: proved, and tile 1000's element one short (tile 992's last) found."""
+    made = _summaries_made(monkeypatch)
+    path = CAUSAL / "grid_ctaid_persistent_recomputed_coords_ok.ptx"
+    if case == "own_start":
+        path = _edited(tmp_path, path, "own_start.ptx",
+                       ("\tadd.s32 %r11, %r6, %r10;        // pm\n\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp",
+                        "\tadd.s32 %r11, %r6, %r10;        // pm\n\txor.b32 %r11, %r11, %r12;\n"
+                        "\tdiv.s32 %r12, %r9, 8;           // pn\n\tsetp"))
+    elif case.startswith("per_thread"):
+        path = _edited(tmp_path, path, f"{case}.ptx",
+                       *[(f"\tdiv.s32 %r12, %r9, 8;           // pn\n{nxt}",
+                          f"\tdiv.s32 %r12, %r9, 8;           // pn\n\tshl.b32 %r12, %r12, 5;\n\tadd.u32 %r12, %r12, %r1;\n{nxt}")
+                         for nxt in ("LOOP:", "\tsetp")],
+                       ("\tshl.b32 %r13, %r11, 2;\n\tadd.s32 %r13, %r13, %r12;       // pm * 4 + pn: the previous "
+                        "iteration's coordinates\n\tshl.b32 %r14, %r13, 5;\n\tadd.u32 %r14, %r14, %r1;",
+                        "\tshl.b32 %r14, %r11, 7;\n\tadd.u32 %r14, %r14, %r12;"),
+                       *([("setp.eq.s32 %p3, %r4, 5000;", "setp.eq.s32 %p3, %r4, 1000;")] if case.endswith("race") else []))
+    else:
+        path = CAUSAL / f"{case}.ptx"
+    r = check_file(path)
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    method = r.stats["grid_method"]
+    if case == "own_start":
+        assert not any(run for run in made), made
+        assert any("%r11 is neither its start value plus a fixed amount per period nor recomputed" in n
+                   for n in r.notes), r.notes
+        return
+    assert [s.skipped for run in made for s in run] == [12], made
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(2, 0, 0), (10, 0, 0)}, r.findings[0].sites
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_rotated_divisor_ok", "grid_ctaid_persistent_rotated_divisor_late_race"])
+def test_rotated_persistent_loop_divides_only_where_it_goes_on(case: str, monkeypatch) -> None:
+    """Triton's persistent layout: the latch block (store, next tile, exit test on %ctaid) before the header, which
+    divides the next tile by rows = min(num_m - first_m, 8). CTA 0 runs alone (16 tiles to others' 15) and its
+    tile loop is summarised; a CTA that leaves at the exit test of a period never divides in it, so the division's
+    reach holds the back edges the period took before it (grid_shadow `divisor`): rows = 0 only in tiles no CTA
+    divides (before: "divisor at rem.s32 ... may be 0 in some CTA", enumerated). The twin (num_m one short)
+    collides two CTAs' blocks in the skipped 16th period: found symbolically."""
+    made = _summaries_made(monkeypatch)
+    r = check_file(CAUSAL / f"{case}.ptx")
+    assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
+    assert [[s.skipped for s in run] for run in made] == [[12], [13]], made  # the pair's run, then CTA 0 alone
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert method == "symbolic", method
+    else:
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        ctas = {s.cta for s in r.findings[0].sites}  # a colliding pair of group 31 (Z3 picks which: 6 and 33, 3 and 30)
+        assert len(ctas) == 2 and all(c[0] < 34 for c in ctas), r.findings[0].sites

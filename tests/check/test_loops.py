@@ -86,6 +86,36 @@ def test_simplify_gives_back_the_runs_expression_at_t_0() -> None:
     assert simplify(("and", 32, ("k", 32, 6), ("k", 32, 3))) == ("k", 32, 2)
 
 
+def _coords(tile):
+    """Triton's grouped tile_coords (num_n = 4, GROUP_M = 8) of a tile, as grid_expr expressions or Python ints."""
+    if isinstance(tile, int):
+        return (tile // 32 * 8 + tile % 32 % 8) * 4 + tile % 32 // 8
+    group = ("udiv", 32, tile, ("k", 32, 32))
+    within = ("urem", 32, tile, ("k", 32, 32))
+    pm = ("add", 32, ("shl", 32, group, ("k", 32, 3)), ("urem", 32, within, ("k", 32, 8)))
+    return ("add", 32, ("shl", 32, pm, ("k", 32, 2)), ("udiv", 32, within, ("k", 32, 8)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(c=st.integers(0, 300), sms=st.integers(1, 300), k0=st.integers(0, 40), ts=st.lists(st.integers(0, 5000),
+                                                                                        min_size=1, max_size=8))
+def test_recomputed_start_is_the_previous_period_s_end(c: int, sms: int, k0: int, ts: list[int]) -> None:
+    """A register recomputed every period (loops `_recomputed_starts`): period t ends with E(t) = coords(tile of
+    period t + 1), tile = c + sms (k0 + t); its start at period t, ite(t == 0, start, E(t - 1)) with the start
+    the run's coordinates of period 0's tile, is the coordinates of period t's tile: against the loop run in
+    Python, at every t, also with t substituted (folded on the way)."""
+    t = ("t", 64, 5)
+    tile_at = lambda x: ("add", 32, ("c", 32, 0), ("mul", 32, ("k", 32, sms), ("add", 32, ("k", 32, k0), x)))  # noqa
+    end = _coords(tile_at(("add", 32, ("trunc", 32, t), ("k", 32, 1))))  # E(t): the next tile's
+    start = _coords(tile_at(("k", 32, 0)))
+    s = ("ite", 32, ("cmp", 0, "eq", t, ("k", 64, 0)), start,
+         loopsmod.replace_leaf(end, "t", 5, ("sub", 64, t, ("k", 64, 1))))
+    for x in [0, *ts]:
+        want = _coords((c + sms * (k0 + x)) & 0xFFFFFFFF)
+        assert int(evaluate(s, {("t", 5): np.uint64(x), ("c", 0): np.uint64(c)})) == want & 0xFFFFFFFF
+        assert int(evaluate(substitute(s, "t", 5, x), {("c", 0): np.uint64(c)})) == want & 0xFFFFFFFF
+
+
 # ------------------------------------------------------------------------------ liveness
 
 LOOP = """
