@@ -1223,10 +1223,64 @@ def _too_long(sp: _Space, point: dict[str, int] | None) -> str:
     return ""
 
 
-def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, stats: dict) -> Report | None:
+#: Queries `_canonical` may ask to pin one witness, and Z3's resource limit of each (about 0.3 s of CPU): a
+#: binary search per key, so a CTA index costs at most log2 of its grid dimension, a size log2 of its range.
+CANON_QUERIES = 160
+CANON_RLIMIT = 5_000_000
+
+
+def _canonical(s: z3.Solver, sp: _Space, cvars: list) -> z3.ModelRef:
+    """The model of `s` (just found sat) least in lexicographic order over the CTA indices of `cvars` (each CTA's x,
+    y, z, unsigned) and then the sizes (in the domain's order, signed): the witness a finding names, so that a
+    kernel gives the same report in every run. Z3 hands back whichever model its search meets first, which
+    depends on the context's history (the ids its terms were given, what earlier queries left in its caches),
+    so the same query in one process can give another model; a fixed seed does not help there. Each key is
+    pinned in turn by a binary search between its least possible value and the model's value, each step a
+    query with the key bounded above (push/pop), after which the key is fixed at its least value: the
+    answer depends only on which bounds are satisfiable, never on which model Z3 gives. A step Z3 does not
+    decide (CANON_RLIMIT), or past CANON_QUERIES steps, leaves the key at the least value shown so far (still
+    a model of `s`: nothing is claimed of it but that it satisfies the query, which the concrete replay of
+    `_witness` then checks as before). Only findings pay for this: a proof's queries are unsat."""
+    mdl = s.model()
+    keys = [(c[k], 0, False) for c in cvars for k in range(3)]
+    if sp.sizes is not None:
+        keys += [(sp.env[v.name].t, v.lo, True) for v in sp.sizes.vars]
+    left = CANON_QUERIES
+    s.push()
+    try:
+        for key, least, signed in keys:
+            val = mdl.eval(key, model_completion=True)
+            hi = val.as_signed_long() if signed else val.as_long()
+            lo = least
+            while lo < hi and left > 0:
+                # the least value first (a CTA index 0, a size at its lower end: usually the answer), then halves
+                mid = lo if lo == least else (lo + hi) // 2
+                left -= 1
+                s.push()
+                s.add(key <= mid if signed else z3.ULE(key, mid))
+                s.set("rlimit", CANON_RLIMIT)
+                s.set("timeout", _ms_left(Z3_QUERY_MS))
+                res = s.check()
+                s.set("rlimit", 0)
+                if res == z3.sat:
+                    mdl = s.model()
+                    val = mdl.eval(key, model_completion=True)
+                    hi = val.as_signed_long() if signed else val.as_long()
+                s.pop()
+                if res == z3.unsat:
+                    lo = mid + 1
+                elif res != z3.sat:
+                    left = 0  # undecided: keep what is shown
+            s.add(key == hi)
+    finally:
+        s.pop()
+    return mdl
+
+
+def _witness(prog: Program, sp: _Space, mdl: z3.ModelRef, cvars: list, what: str, stats: dict) -> Report | None:
     """Run the CTAs of a model concretely (at the model's sizes); the report if it finds something."""
-    point = sp.point(s.model())
-    ctas = sorted({_model_cta(s, c) for c in cvars})
+    point = sp.point(mdl)
+    ctas = sorted({_model_cta(mdl, c) for c in cvars})
     long = _too_long(sp, point)
     if long:
         stats["not_validated"] = long
@@ -1409,7 +1463,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                         s.pop()
                         first = None
                         _check(s)
-                w = _witness(prog, sp, s, [c], "bounds witness validated concretely", stats)
+                w = _witness(prog, sp, _canonical(s, sp, [c]), [c], "bounds witness validated concretely", stats)
                 if w is not None:
                     if first is not None:
                         var = sizes.vars[0]
@@ -1465,10 +1519,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             if res != z3.sat or validations >= MAX_VALIDATIONS:
                 return None, ("symbolic not applicable: possible cross-CTA overlap not refuted"
                               + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
-            x, y = _model_cta(s, c1), _model_cta(s, c2)
-            point = sp.point(s.model())
+            mdl = _canonical(s, sp, [c1, c2])
+            x, y = _model_cta(mdl, c1), _model_cta(mdl, c2)
+            point = sp.point(mdl)
             validations += 1
-            found = _witness(prog, sp, s, [c1, c2], "Z3 overlap validated on two concrete CTAs", stats)
+            found = _witness(prog, sp, mdl, [c1, c2], "Z3 overlap validated on two concrete CTAs", stats)
             if found is not None:
                 return found, ""
             block = [c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)]
@@ -1821,10 +1876,11 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
                                             f"{prog.code[a.a.pc].name} at {prog.code[a.a.pc].span} may touch the "
                                             "same bytes from two threads")
                 break
-            x = _model_cta(s, c)
-            point = sp.point(s.model())
+            mdl = _canonical(s, sp, [c])
+            x = _model_cta(mdl, c)
+            point = sp.point(mdl)
             budget -= 1
-            found = _witness(prog, sp, s, [c], "Z3 intra-CTA overlap validated concretely", stats)
+            found = _witness(prog, sp, mdl, [c], "Z3 intra-CTA overlap validated concretely", stats)
             if found is not None:
                 return None, found
             at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
@@ -1987,6 +2043,5 @@ class _Moves:
         return got
 
 
-def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:
-    mdl = s.model()
+def _model_cta(mdl: z3.ModelRef, c) -> tuple[int, int, int]:
     return tuple(mdl.eval(c[k], model_completion=True).as_long() for k in range(3))  # type: ignore[return-value]
