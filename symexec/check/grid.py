@@ -1357,8 +1357,8 @@ def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | Non
         s = _solver()
         s.add(sp.facts + at)
         res = s.check()
-        if res == z3.sat:
-            return sp.point(s.model()), ""
+        if res == z3.sat:  # all the checked sizes, else the least point (a model Z3 picks would vary between runs)
+            return sp.point(s.model() if len(at) == len(sp.env) else _canonical(s, sp, [])), ""
     return None, ("symbolic not applicable: the size domain (" + sizes.describe() + ", with the grid limits and the "
                   "compiled-in facts) is " + ("empty" if res == z3.unsat else "not shown to be non-empty")
                   + ": a proof over it would be vacuous")
@@ -1722,7 +1722,8 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
         s.add(grid + [other])
         res = _check(s)
         if res != z3.unsat:
-            at = "" if res != z3.sat else " (at " + ", ".join(f"{k} = {v}" for k, v in sp.point(s.model()).items()) + ")"
+            at = "" if res != z3.sat else " (at " + ", ".join(
+                f"{k} = {v}" for k, v in sp.point(_canonical(s, sp, [])).items()) + ")"  # the least sizes: same note
             return {}, f"{dec.where} depends on a problem size and goes another way at some sizes{at}"
     summarised: dict[int, int] = {}
     for _lp, head in sh.loop_proofs.values():

@@ -5,10 +5,14 @@ sys.path.insert(0, '.')
 import tcgen05  # noqa: F401
 from pathlib import Path
 from volta.check_cli import check_file
+from volta.results import BadInput
 
 
 def rep(p: Path) -> str:
-    r = check_file(p).to_json()
+    try:
+        r = check_file(p).to_json()
+    except BadInput as e:  # a launch CUDA refuses: the message is the report
+        return f'bad input: {e}'
     r.get('stats', {}).pop('seconds', None)
     return json.dumps(r, sort_keys=True, default=str)
 
