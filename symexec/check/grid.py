@@ -54,6 +54,7 @@ from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
+from .canon import Key, least_model
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_loops import cta_local_state
@@ -1231,50 +1232,13 @@ CANON_RLIMIT = 5_000_000
 
 def _canonical(s: z3.Solver, sp: _Space, cvars: list) -> z3.ModelRef:
     """The model of `s` (just found sat) least in lexicographic order over the CTA indices of `cvars` (each CTA's x,
-    y, z, unsigned) and then the sizes (in the domain's order, signed): the witness a finding names, so that a
-    kernel gives the same report in every run. Z3 hands back whichever model its search meets first, which
-    depends on the context's history (the ids its terms were given, what earlier queries left in its caches),
-    so the same query in one process can give another model; a fixed seed does not help there. Each key is
-    pinned in turn by a binary search between its least possible value and the model's value, each step a
-    query with the key bounded above (push/pop), after which the key is fixed at its least value: the
-    answer depends only on which bounds are satisfiable, never on which model Z3 gives. A step Z3 does not
-    decide (CANON_RLIMIT), or past CANON_QUERIES steps, leaves the key at the least value shown so far (still
-    a model of `s`: nothing is claimed of it but that it satisfies the query, which the concrete replay of
-    `_witness` then checks as before). Only findings pay for this: a proof's queries are unsat."""
-    mdl = s.model()
-    keys = [(c[k], 0, False) for c in cvars for k in range(3)]
+    y, z, unsigned) and then the sizes (in the domain's order, signed, from their least values): the witness a
+    finding names, so that a kernel gives the same report in every run (canon.py says why Z3's own model does not).
+    Only findings (and notes naming sizes) pay for this: a proof's queries are unsat."""
+    keys = [Key(c[k]) for c in cvars for k in range(3)]
     if sp.sizes is not None:
-        keys += [(sp.env[v.name].t, v.lo, True) for v in sp.sizes.vars]
-    left = CANON_QUERIES
-    s.push()
-    try:
-        for key, least, signed in keys:
-            val = mdl.eval(key, model_completion=True)
-            hi = val.as_signed_long() if signed else val.as_long()
-            lo = least
-            while lo < hi and left > 0:
-                # the least value first (a CTA index 0, a size at its lower end: usually the answer), then halves
-                mid = lo if lo == least else (lo + hi) // 2
-                left -= 1
-                s.push()
-                s.add(key <= mid if signed else z3.ULE(key, mid))
-                s.set("rlimit", CANON_RLIMIT)
-                s.set("timeout", _ms_left(Z3_QUERY_MS))
-                res = s.check()
-                s.set("rlimit", 0)
-                if res == z3.sat:
-                    mdl = s.model()
-                    val = mdl.eval(key, model_completion=True)
-                    hi = val.as_signed_long() if signed else val.as_long()
-                s.pop()
-                if res == z3.unsat:
-                    lo = mid + 1
-                elif res != z3.sat:
-                    left = 0  # undecided: keep what is shown
-            s.add(key == hi)
-    finally:
-        s.pop()
-    return mdl
+        keys += [Key(sp.env[v.name].t, v.lo, True) for v in sp.sizes.vars]
+    return least_model(s, keys, CANON_QUERIES, CANON_RLIMIT, _ms_left(Z3_QUERY_MS))
 
 
 def _witness(prog: Program, sp: _Space, mdl: z3.ModelRef, cvars: list, what: str, stats: dict) -> Report | None:

@@ -1,5 +1,5 @@
-"""Canonical witnesses (grid._canonical): a finding of the symbolic grid names the lexicographically least CTAs
-(then sizes) of the query's models, whichever model Z3 happened to give, so the same kernel gives the same report
+"""Canonical witnesses (canon.py, grid._canonical, paths._least_input): a finding of the symbolic grid names the
+lexicographically least CTAs (then sizes) of the query's models, one a path condition allows the least input bytes, whichever model Z3 happened to give, so the same kernel gives the same report
 in every run, in one process or not.
 
 The oracle is enumeration: every point of a small grid (and size range) tested against the same constraint in
@@ -110,8 +110,11 @@ def test_an_undecided_step_keeps_a_model_of_the_query(monkeypatch) -> None:
 
 REGRESSION = Path(__file__).parent.parent / "regression"
 #: Regression cases whose reports differed between two runs in one process before witnesses were canonical
-#: (bench/results/i10wit-2026-12-07s42/README.md): the CTAs a symbolic-grid witness named.
-TWICE = ["grid_ctaid_entry_guard_entering_race", "grid_ctaid_long_ctas_race"]
+#: (bench/results/i10wit-2026-12-07s42/README.md): the CTAs (and so the regions and counts) a symbolic-grid witness
+#: named, and in tcgen05_st_data_branch_direct_race the input a path condition's model gave (paths.py).
+TWICE = ["grid_ctaid_entry_guard_entering_race", "grid_ctaid_long_ctas_race", "grid_row_pitch_next_row_load_race",
+         "grid_slices_nested_loop_pitch_short_race", "loop_nested_outer_rows_overlap_race",
+         "loop_sext_round_trip_late_race", "tcgen05_st_data_branch_direct_race", "tma_store_ctaid_boxes_overlap_race"]
 
 
 def _report(name: str) -> str:
