@@ -115,7 +115,8 @@ REGRESSION = Path(__file__).parent.parent / "regression"
 #: loop_nested_inner_rows_middle_oob differ too (bench/results/i10ovh3-2026-12-07s41/README.md).
 TWICE = ["grid_ctaid_entry_guard_entering_race", "grid_ctaid_long_ctas_race", "grid_row_pitch_next_row_load_race",
          "grid_slices_nested_loop_pitch_short_race", "loop_nested_outer_rows_overlap_race",
-         "loop_nested_inner_rows_middle_oob", "loop_sext_round_trip_late_race", "tcgen05_st_data_branch_direct_race", "tma_store_ctaid_boxes_overlap_race"]
+         "loop_nested_inner_rows_middle_oob", "loop_sext_round_trip_late_race", "tcgen05_st_data_branch_direct_race",
+         "tma_store_ctaid_boxes_overlap_race"]
 
 
 def _report(name: str) -> str:
