@@ -1,6 +1,7 @@
 """Canonical witnesses (canon.py, grid._canonical, paths._least_input): a finding of the symbolic grid names the
-lexicographically least CTAs (then sizes) of the query's models, one a path condition allows the least input bytes, whichever model Z3 happened to give, so the same kernel gives the same report
-in every run, in one process or not.
+lexicographically least CTAs (then sizes) of the query's models, one a path condition allows the least input
+bytes, whichever model Z3 happened to give, so the same kernel gives the same report in every run, in one process
+or not.
 
 The oracle is enumeration: every point of a small grid (and size range) tested against the same constraint in
 Python, the least one in the same order (CTA x, y, z of each CTA in turn, then the sizes)."""
