@@ -54,6 +54,7 @@ from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
+from .canon import Key, least_model
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_loops import cta_local_state
@@ -1227,10 +1228,27 @@ def _too_long(sp: _Space, point: dict[str, int] | None) -> str:
     return ""
 
 
-def _witness(prog: Program, sp: _Space, s: z3.Solver, cvars: list, what: str, stats: dict) -> Report | None:
+#: Queries `_canonical` may ask to pin one witness, and Z3's resource limit of each (about 0.3 s of CPU): a
+#: binary search per key, so a CTA index costs at most log2 of its grid dimension, a size log2 of its range.
+CANON_QUERIES = 160
+CANON_RLIMIT = 5_000_000
+
+
+def _canonical(s: z3.Solver, sp: _Space, cvars: list) -> z3.ModelRef:
+    """The model of `s` (just found sat) least in lexicographic order over the CTA indices of `cvars` (each CTA's x,
+    y, z, unsigned) and then the sizes (in the domain's order, signed, from their least values): the witness a
+    finding names, so that a kernel gives the same report in every run (canon.py says why Z3's own model does not).
+    Only findings (and notes naming sizes) pay for this: a proof's queries are unsat."""
+    keys = [Key(c[k]) for c in cvars for k in range(3)]
+    if sp.sizes is not None:
+        keys += [Key(sp.env[v.name].t, v.lo, True) for v in sp.sizes.vars]
+    return least_model(s, keys, CANON_QUERIES, CANON_RLIMIT, _ms_left(Z3_QUERY_MS))
+
+
+def _witness(prog: Program, sp: _Space, mdl: z3.ModelRef, cvars: list, what: str, stats: dict) -> Report | None:
     """Run the CTAs of a model concretely (at the model's sizes); the report if it finds something."""
-    point = sp.point(s.model())
-    ctas = sorted({_model_cta(s, c) for c in cvars})
+    point = sp.point(mdl)
+    ctas = sorted({_model_cta(mdl, c) for c in cvars})
     long = _too_long(sp, point)
     if long:
         stats["not_validated"] = long
@@ -1307,8 +1325,8 @@ def _inhabitant(launch: Launch, sizes: SizeDomain) -> tuple[dict[str, int] | Non
         s = _solver()
         s.add(sp.facts + at)
         res = s.check()
-        if res == z3.sat:
-            return sp.point(s.model()), ""
+        if res == z3.sat:  # all the checked sizes, else the least point (a model Z3 picks would vary between runs)
+            return sp.point(s.model() if len(at) == len(sp.env) else _canonical(s, sp, [])), ""
     return None, ("symbolic not applicable: the size domain (" + sizes.describe() + ", with the grid limits and the "
                   "compiled-in facts) is " + ("empty" if res == z3.unsat else "not shown to be non-empty")
                   + ": a proof over it would be vacuous")
@@ -1413,7 +1431,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
                         s.pop()
                         first = None
                         _check(s)
-                w = _witness(prog, sp, s, [c], "bounds witness validated concretely", stats)
+                w = _witness(prog, sp, _canonical(s, sp, [c]), [c], "bounds witness validated concretely", stats)
                 if w is not None:
                     if first is not None:
                         var = sizes.vars[0]
@@ -1469,10 +1487,11 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             if res != z3.sat or validations >= MAX_VALIDATIONS:
                 return None, ("symbolic not applicable: possible cross-CTA overlap not refuted"
                               + (f" ({stats['not_validated']})" if "not_validated" in stats else ""))
-            x, y = _model_cta(s, c1), _model_cta(s, c2)
-            point = sp.point(s.model())
+            mdl = _canonical(s, sp, [c1, c2])
+            x, y = _model_cta(mdl, c1), _model_cta(mdl, c2)
+            point = sp.point(mdl)
             validations += 1
-            found = _witness(prog, sp, s, [c1, c2], "Z3 overlap validated on two concrete CTAs", stats)
+            found = _witness(prog, sp, mdl, [c1, c2], "Z3 overlap validated on two concrete CTAs", stats)
             if found is not None:
                 return found, ""
             block = [c1[k] == x[k] for k in range(3)] + [c2[k] == y[k] for k in range(3)]
@@ -1671,7 +1690,8 @@ def _size_paths(prog: Program, launch: Launch, sh: Shadow, sizes: SizeDomain) ->
         s.add(grid + [other])
         res = _check(s)
         if res != z3.unsat:
-            at = "" if res != z3.sat else " (at " + ", ".join(f"{k} = {v}" for k, v in sp.point(s.model()).items()) + ")"
+            at = "" if res != z3.sat else " (at " + ", ".join(
+                f"{k} = {v}" for k, v in sp.point(_canonical(s, sp, [])).items()) + ")"  # the least sizes: same note
             return {}, f"{dec.where} depends on a problem size and goes another way at some sizes{at}"
     summarised: dict[int, int] = {}
     for _lp, head in sh.loop_proofs.values():
@@ -1825,10 +1845,11 @@ def _intra_cta(prog: Program, launch: Launch, pairs: list, reps: list, stats: di
                                             f"{prog.code[a.a.pc].name} at {prog.code[a.a.pc].span} may touch the "
                                             "same bytes from two threads")
                 break
-            x = _model_cta(s, c)
-            point = sp.point(s.model())
+            mdl = _canonical(s, sp, [c])
+            x = _model_cta(mdl, c)
+            point = sp.point(mdl)
             budget -= 1
-            found = _witness(prog, sp, s, [c], "Z3 intra-CTA overlap validated concretely", stats)
+            found = _witness(prog, sp, mdl, [c], "Z3 intra-CTA overlap validated concretely", stats)
             if found is not None:
                 return None, found
             at = [e.t == point[k] for k, e in sp.env.items()] if point is not None else []
@@ -1991,6 +2012,5 @@ class _Moves:
         return got
 
 
-def _model_cta(s: z3.Solver, c) -> tuple[int, int, int]:
-    mdl = s.model()
+def _model_cta(mdl: z3.ModelRef, c) -> tuple[int, int, int]:
     return tuple(mdl.eval(c[k], model_completion=True).as_long() for k in range(3))  # type: ignore[return-value]

@@ -27,6 +27,7 @@ import z3
 from ptx_parser import ast as A
 from semantics.ptx.core import tinfo
 
+from .canon import Key, free_consts, least_model
 from .findings import Finding
 from .reach import Judgement, Outcome
 from .terms import LoadRecord, OpRecord, TermLog
@@ -434,6 +435,20 @@ def judge_findings(findings: list[Finding], run: "CheckRun", prog: "Program", la
     return out
 
 
+#: Queries `_least_input` may ask, and Z3's resource limit of each (canon.py).
+CANON_QUERIES = 160
+CANON_RLIMIT = 5_000_000
+
+
+def _least_input(s: z3.Solver, terms: Terms, names: dict) -> z3.ModelRef:
+    """The model of `s` (sat) least over the input bytes its conditions mention, by buffer name and offset: the
+    input a judgement names is then the same in every run (canon.py)."""
+    used = free_consts(s.assertions())
+    order = sorted(terms.inputs.items(), key=lambda kv: (str(names.get(kv[0][0], kv[0][0])), kv[0][1]))
+    keys = [Key(var) for _, var in order if var.get_id() in used]
+    return least_model(s, keys, CANON_QUERIES, CANON_RLIMIT, QUERY_MS)
+
+
 def _replay_model(f: Finding, pc: PathConditions, alt, prog: "Program", launch: "Launch", ctas,
                   names: dict) -> Judgement:
     """A satisfiable path condition: run the model's input concretely; the finding is possible only
@@ -445,7 +460,7 @@ def _replay_model(f: Finding, pc: PathConditions, alt, prog: "Program", launch: 
     s.add(*sum((pc.literals(p, row) or [] for p, row in alt), []))
     if s.check() != z3.sat:
         return Judgement(f, Outcome.UNKNOWN, "Z3 could not give a model of the branch conditions")
-    given = model_input(s.model(), pc.terms, launch, names)
+    given = model_input(_least_input(s, pc.terms, names), pc.terms, launch, names)
     if given is None:
         return Judgement(f, Outcome.UNKNOWN, "the branch conditions are satisfiable, but the model's input could not "
                                              "be replayed (inputs not held as arrays)")
