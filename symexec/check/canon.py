@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 import z3
 
+#: Queries one witness may ask (`least_model`'s budget), and Z3's resource limit of each (about 0.3 s of CPU): a
+#: binary search per key, so a CTA index costs at most log2 of its grid dimension, a size log2 of its range.
+QUERIES = 160
+RLIMIT = 5_000_000
+
 
 @dataclass(frozen=True)
 class Key:

@@ -54,7 +54,7 @@ from ..machine import _LIMITS
 from ..program import Program
 from .findings import GridMethod, Report, Verdict
 from .bv2int import Untranslatable, to_int
-from .canon import Key, least_model
+from .canon import QUERIES as CANON_QUERIES, RLIMIT as CANON_RLIMIT, Key, least_model
 from .monotone import refute as refute_by_monotonicity
 from .grid_expr import evaluate
 from .grid_loops import cta_local_state
@@ -1226,12 +1226,6 @@ def _too_long(sp: _Space, point: dict[str, int] | None) -> str:
             return (f"at {where} the loop at {tr.where} runs more than {VALIDATION_ITERATIONS} periods (its counter "
                     "may wrap and never end): the witness was not run")
     return ""
-
-
-#: Queries `_canonical` may ask to pin one witness, and Z3's resource limit of each (about 0.3 s of CPU): a
-#: binary search per key, so a CTA index costs at most log2 of its grid dimension, a size log2 of its range.
-CANON_QUERIES = 160
-CANON_RLIMIT = 5_000_000
 
 
 def _canonical(s: z3.Solver, sp: _Space, cvars: list) -> z3.ModelRef:

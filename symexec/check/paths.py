@@ -27,7 +27,7 @@ import z3
 from ptx_parser import ast as A
 from semantics.ptx.core import tinfo
 
-from .canon import Key, free_consts, least_model
+from .canon import QUERIES as CANON_QUERIES, RLIMIT as CANON_RLIMIT, Key, free_consts, least_model
 from .findings import Finding
 from .reach import Judgement, Outcome
 from .terms import LoadRecord, OpRecord, TermLog
@@ -433,11 +433,6 @@ def judge_findings(findings: list[Finding], run: "CheckRun", prog: "Program", la
         else:
             out.append(Judgement(f, Outcome.UNKNOWN, "Z3 could not decide the branch conditions in time"))
     return out
-
-
-#: Queries `_least_input` may ask, and Z3's resource limit of each (canon.py).
-CANON_QUERIES = 160
-CANON_RLIMIT = 5_000_000
 
 
 def _least_input(s: z3.Solver, terms: Terms, names: dict) -> z3.ModelRef:
