@@ -307,49 +307,18 @@ def test_finding_before_the_shadow_stops_is_reported_without_enumerating(case: s
     else:
         assert "all 128 CTAs were executed" in r.notes[0]
 
-SMALL_GRID_TWO_BUGS = """
-.version 8.0
-.target sm_80
-.address_size 64
-.visible .entry k(.param .u64 out)
-{
-  .reg .pred %p<3>;
-  .reg .b16 %rs<2>;
-  .reg .b32 %r<8>;
-  .reg .b64 %rd<4>;
-  .shared .align 4 .b32 flag;
-  ld.param.u64 %rd1, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r5, 0;
-LOOP:
-  add.u32 %r5, %r5, 1;
-  setp.lt.u32 %p2, %r5, 8;
-  @%p2 bra LOOP;
-  st.shared.b32 [flag], 16842752;
-  bar.sync 0;
-  ld.shared.b8 %rs1, [flag+2];
-  setp.eq.b16 %p1, %rs1, 0;
-  @%p1 bra DONE;
-  mov.u32 %r2, %ctaid.x;
-  shl.b32 %r3, %r2, 6;
-  add.s32 %r4, %r3, %r1;
-  add.s32 %r4, %r4, 1;
-  mul.wide.u32 %rd2, %r4, 4;
-  add.s64 %rd3, %rd1, %rd2;
-  st.global.u32 [%rd3], %r4;
-DONE:
-  ret;
-}
-"""
 
 
 def test_a_small_grid_enumerates_past_the_shadow_s_stop_for_a_complete_report() -> None:
-    """A grid of 4 CTAs with a loop: the symbolic pair is tried (kernel.py, small grid of loops), and its
+    """grid_shared_flag_two_warps_race on a grid of 4 CTAs, with a loop first and its store one element on: the symbolic pair is tried (kernel.py, small grid of loops), and its
     shadow stops at the branch on the shared flag after the flag's race (as in the 128-CTA case above).
     A small grid is enumerated then, so the out-of-bounds store after the branch (index + 1: the last
     thread of the last CTA writes one element past `out`) is reported with the race, not cut off."""
-    prog = load_program(ptx_parser.parse(SMALL_GRID_TWO_BUGS, "two_bugs.ptx"))
+    src = (REGRESSION / "grid_shared_flag_two_warps_race.ptx").read_text()
+    src = src.replace("\tmov.u32 %r1, %tid.x;\n", "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r5, 0;\nLOOP:\n\tadd.u32 %r5, %r5, 1;\n"
+                      "\tsetp.lt.u32 %p2, %r5, 8;\n\t@%p2 bra LOOP;\n")  # a loop: the small grid is tried symbolically
+    src = src.replace("\tadd.s32 %r4, %r3, %r1;\n", "\tadd.s32 %r4, %r3, %r1;\n\tadd.s32 %r4, %r4, 1;\n")  # one past
+    prog = load_program(ptx_parser.parse(src, "two_bugs.ptx"))
     launch = Launch((4,), (64,), {"out": np.zeros(256, np.int32)}, ["out"])
     r = check_kernel(prog, launch)
     kinds = sorted({f.kind.value for f in r.findings})
