@@ -40,9 +40,10 @@ class Key:
 
 
 def least_model(s: z3.Solver, keys: list[Key], budget: int, rlimit: int, timeout_ms: int) -> z3.ModelRef:
-    """The model of `s` (just found sat) least over `keys` in order (see the module docstring); `s` is left as it
-    was (its own scope pushed and popped). At most `budget` extra queries, each within Z3's `rlimit` and
-    `timeout_ms`."""
+    """The model of `s` (just found sat) least over `keys` in order (see the module docstring). `s` keeps its
+    assertions (its own scope pushed and popped) and its resource limit (reset to none); its timeout is left at
+    `timeout_ms`, so a caller that asks `s` again sets its own first (every caller does). At most `budget` extra
+    queries, each within Z3's `rlimit` and `timeout_ms`."""
     mdl = s.model()
     s.push()
     try:
