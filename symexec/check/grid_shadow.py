@@ -1017,14 +1017,14 @@ class Shadow(InstructionObserver):
                 continue
             base = self.expr(A.Sym(name), f".b{w}")
             if name in recomputed:
-                key = _step_key(ident, name)
+                key = step_key(ident, name)
                 self.starts[key] = (base, np.asarray(self.concrete(A.Sym(name), f".b{w}")).astype(np.uint64))
                 self.regs[name] = Sv(("ite", w, ("cmp", 0, "eq", t, K(0, 64)), base, ("v", w, key)))
                 continue
             step = self.leaf(d, w)
             if self.size_params and step[0] == "k":  # the same in every lane: it may be a function of the sizes
-                step = ("d", w, _step_key(ident, name))
-                self.steps[_step_key(ident, name)] = np.asarray(d, np.uint64)
+                step = ("d", w, step_key(ident, name))
+                self.steps[step_key(ident, name)] = np.asarray(d, np.uint64)
             self.regs[name] = Sv(("add", w, base, ("mul", w, adapt(t, w), step)))
 
     def begin_inner(self, ident: int, deltas: dict[str, np.ndarray]) -> None:
@@ -1077,7 +1077,7 @@ class Shadow(InstructionObserver):
             if not isinstance(e, tuple) or not leaves(e, (tag,)):
                 return e
             for name, by in steps.items():
-                e = replace_leaf(e, tag, _step_key(ident, name), by)
+                e = replace_leaf(e, tag, step_key(ident, name), by)
             return e
 
         for name, st in list(self.regs.items()):
@@ -1099,7 +1099,7 @@ class Shadow(InstructionObserver):
             self.steps = {}
         else:
             for name in steps:
-                self.starts.pop(_step_key(ident, name), None)
+                self.starts.pop(step_key(ident, name), None)
 
     def resolve_starts(self, ident: int, starts: dict[str, tuple]) -> str | None:
         """The period of loop `ident` closed with each recomputed register's value at the start of periods t >= 1
@@ -1717,7 +1717,10 @@ def _const(op) -> int | None:
         return None
 
 
-def _step_key(ident: int, name: str) -> str:
+def step_key(ident: int, name: str) -> str:
+    """The name of register `name`'s step (or, for a recomputed register, its start value "v") in loop proof
+    `ident`: the key of `Shadow.steps` / `Shadow.starts` and of the leaves that stand for them (loops.py reads it
+    too, when it resolves a recomputed register's start)."""
     return f"{ident}/{name}"
 
 

@@ -111,7 +111,7 @@ from ..events import Buffer, MemSpace, SyncKind
 from ..paged import PAGE
 from ..wgmma import parse_spec
 from .grid_expr import TOP, K, Sv, evaluate, leaf_keys, leaves, replace_leaf, simplify, substitute
-from .grid_shadow import Decision, Shadow, _step_key, uses_t
+from .grid_shadow import Decision, Shadow, step_key, uses_t
 from .hb import SLOTS, Kind
 from .shadow import DATA, STALE, key_of, mix
 from .state import READ, CheckState, SkippedWrites, plain_access
@@ -893,7 +893,7 @@ class LoopSummariser:
                 return f"a loop-carried register {why}"
             for i, h in enumerate(held):  # a held register read one of them (scanned by `_first_change`)
                 for r, by in starts.items():
-                    h = dataclasses.replace(h, expr=replace_leaf(h.expr, "v", _step_key(proof.ident, r), by))
+                    h = dataclasses.replace(h, expr=replace_leaf(h.expr, "v", step_key(proof.ident, r), by))
                 held[i] = h
         return None
 
@@ -910,7 +910,7 @@ class LoopSummariser:
 
         def known(e, done: dict[str, tuple]):
             for x, by in done.items():
-                e = replace_leaf(e, "v", _step_key(ident, x), by)
+                e = replace_leaf(e, "v", step_key(ident, x), by)
             return e
 
         same: dict[str, tuple] = {}
@@ -925,7 +925,7 @@ class LoopSummariser:
                 if not leaves(e, ("v",)) and not uses_t(e, ident) and before is not None and now is not None \
                         and np.array_equal(np.broadcast_to(before, alive.shape)[alive],
                                            np.broadcast_to(now, alive.shape)[alive]):
-                    same[r] = sh.starts[_step_key(ident, r)][0]
+                    same[r] = sh.starts[step_key(ident, r)][0]
                     grew = True
         earlier = ("sub", 64, ("t", 64, ident), K(1, 64))
         out = dict(same)
