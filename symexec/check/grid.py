@@ -210,7 +210,7 @@ class _Class:
                     except KeyError:  # a leaf this query does not bind (another loop's t): dropped, a superset
                         pass
             member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept
-                            + _box_offsets(a.box, o, tag))
+                            + (_box_offsets(a.box, o, tag) if self.box_offsets() is not None else []))
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
@@ -231,19 +231,30 @@ class _Class:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
 
+    def box_offsets(self) -> np.ndarray | None:
+        """The box's row offsets, sorted (`Access.box`), where every row's offset is one of them (so the relaxed
+        side may read the offset as the box's index columns, `_box_offsets`); None for a class without a box or
+        one whose offsets are not all the box's."""
+        if not self.a.box:
+            return None
+        if "box_offsets" not in self.cache:
+            offs = np.zeros(1, np.uint64)
+            for stride, count in self.a.box:
+                offs = (offs[:, None] + np.arange(count, dtype=np.uint64)[None, :] * np.uint64(stride)).reshape(-1)
+            offs = np.unique(offs)
+            self.cache["box_offsets"] = offs if np.isin(self.all_rows()[:, -1], offs).all() else None
+        return self.cache["box_offsets"]
+
     def box_lanes(self) -> np.ndarray | None:
         """For a tensor store's class (`Access.box`) whose rows are exactly L x B, L its distinct lane rows
         (constants and thread) and B the box's offsets (`grid_shadow._tensor_store` records them so; checked
         here: every row's lane part is in L and offset in B, and there are |L| |B| distinct rows): L, with an
         offset column of 0. None for any other class: its table is its rows."""
-        if not self.a.box:
+        offs = self.box_offsets()
+        if offs is None:
             return None
         if "box_lanes" not in self.cache:
             rows = np.unique(self.all_rows(), axis=0)
-            offs = np.zeros(1, np.uint64)
-            for stride, count in self.a.box:
-                offs = (offs[:, None] + np.arange(count, dtype=np.uint64)[None, :] * np.uint64(stride)).reshape(-1)
-            offs = np.unique(offs)
             lanes = np.unique(rows[:, :-1], axis=0)
             product = (lanes.shape[0] * offs.size == rows.shape[0]
                        and np.array_equal(np.unique(rows[:, -1]), offs))

@@ -1335,7 +1335,8 @@ def test_box_offsets_are_exactly_the_box_s_row_offsets(box, start, probe) -> Non
 def test_box_lanes_is_the_lane_table_only_for_a_product_of_lanes_and_box() -> None:
     """_Class.box_lanes: a tensor store's rows (each lane's row times the box's offsets, as _tensor_store
     records them) give the exact table of its lanes, offset 0, and `listed` counts those; rows that are not that
-    product (one row missing, or an offset outside the box) keep the class's own table."""
+    product (one row missing, or an offset outside the box) keep the class's own table, and the relaxed side
+    reads the box's index columns only where every offset is the box's (`box_offsets`)."""
     from symexec.check.grid import _Class
     from symexec.check.grid_shadow import Access
     box = ((512, 128),)
@@ -1356,6 +1357,8 @@ def test_box_lanes_is_the_lane_table_only_for_a_product_of_lanes_and_box() -> No
     moved = rows.copy()
     moved[-1, -1] += np.uint64(1)
     assert cls(moved).box_lanes() is None
+    assert cls(moved).box_offsets() is None  # an offset outside the box: the relaxed side keeps the interval
+    assert np.array_equal(cls(rows[1:]).box_offsets(), offs)  # a subset of the box: its index columns still hold
     assert cls(rows, ()).box_lanes() is None and cls(rows, ()).listed() == 32768
 
 
