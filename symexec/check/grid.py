@@ -191,6 +191,12 @@ class _Class:
         ncol = rows.shape[1] - 2
         lane = z3.BitVec(f"{tag}_t", 32)
         cols = [env[("q", i)] for i in range(ncol)] + [lane, o]
+        lanes = None if relaxed else self.box_lanes()
+        if lanes is not None:
+            # a tensor store's rows are each lane's row times the box's offsets (`box_lanes`): the table lists the
+            # lanes (offset column o0, 0 in each), the box's index columns give o - o0, exactly
+            o0 = z3.BitVec(f"{tag}_o0", 64)
+            rows, cols = lanes, cols[:-1] + [o0]
         if relaxed:
             # the guard's conjuncts that name no lane column (reach conditions: back edges and entry guards on
             # %ctaid passed, grid_shadow `_after_trips`) stay: each is a condition of every row, so keeping it
@@ -203,7 +209,8 @@ class _Class:
                         kept.append(_z3(x, env))
                     except KeyError:  # a leaf this query does not bind (another loop's t): dropped, a superset
                         pass
-            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept)
+            member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept
+                            + (_box_offsets(a.box, o, tag) if self.box_offsets() is not None else []))
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
@@ -211,7 +218,8 @@ class _Class:
             member = z3.And([rows_formula(cols, rows)]
                             + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
                             + _affine_rows(rows, cols) + _row_lemmas(rows, cols)
-                            + _lane_part_lemmas(a.addr, rows, cols) + iters)
+                            + _lane_part_lemmas(a.addr, rows, cols) + iters
+                            + (_box_offsets(a.box, o, tag, start=cols[-1]) if lanes is not None else []))
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -222,6 +230,61 @@ class _Class:
         if len(self.rows) > 1:
             self.rows = [np.unique(np.concatenate(self.rows), axis=0)]
         return self.rows[0]
+
+    def box_offsets(self) -> np.ndarray | None:
+        """The box's row offsets, sorted (`Access.box`), where every row's offset is one of them (so the relaxed
+        side may read the offset as the box's index columns, `_box_offsets`); None for a class without a box or
+        one whose offsets are not all the box's."""
+        if not self.a.box:
+            return None
+        if "box_offsets" not in self.cache:
+            offs = np.zeros(1, np.uint64)
+            for stride, count in self.a.box:
+                offs = (offs[:, None] + np.arange(count, dtype=np.uint64)[None, :] * np.uint64(stride)).reshape(-1)
+            offs = np.unique(offs)
+            self.cache["box_offsets"] = offs if np.isin(self.all_rows()[:, -1], offs).all() else None
+        return self.cache["box_offsets"]
+
+    def box_lanes(self) -> np.ndarray | None:
+        """For a tensor store's class (`Access.box`) whose rows are exactly L x B, L its distinct lane rows
+        (constants and thread) and B the box's offsets (`grid_shadow._tensor_store` records them so; checked
+        here: every row's lane part is in L and offset in B, and there are |L| |B| distinct rows): L, with an
+        offset column of 0. None for any other class: its table is its rows."""
+        offs = self.box_offsets()
+        if offs is None:
+            return None
+        if "box_lanes" not in self.cache:
+            rows = np.unique(self.all_rows(), axis=0)
+            lanes = np.unique(rows[:, :-1], axis=0)
+            product = (lanes.shape[0] * offs.size == rows.shape[0]
+                       and np.array_equal(np.unique(rows[:, -1]), offs))
+            self.cache["box_lanes"] = (np.column_stack([lanes, np.zeros(lanes.shape[0], np.uint64)])
+                                       if product else None)
+        return self.cache["box_lanes"]
+
+    def listed(self) -> int:
+        """The rows of this class's exact table (`side`): its lanes for a tensor store's box, else its rows."""
+        lanes = self.box_lanes()
+        return (lanes if lanes is not None else self.all_rows()).shape[0]
+
+
+def _box_offsets(box: tuple[tuple[int, int], ...], o, tag: str, start=None) -> list:
+    """The offset column `o` of a tensor store's rows as the box's outer index columns (`Access.box`):
+    o = sum_k i_k * stride_k with 0 <= i_k < count_k (PTX 9.7.9.25.5.2: the box is boxDim[0] elements per
+    combination of its outer indices, at those byte strides of the tensor map, 5.5.3). That is exactly the set
+    the rows' offsets take for each lane (`grid_shadow._tensor_store`), so the relaxed side stays a superset of
+    the accesses; unlike the interval [min, max] of the offsets, it leaves out the bytes between the box's rows,
+    where a horizontally adjacent tile's box lies. No wrap: sum (count_k - 1) * stride_k is the tensor's
+    extent (the box lies inside it, an obligation of `_tensor_store`), far below 2^63. `start`: o - start is
+    the box's offset instead (the exact side, `_Class.box_lanes`: start is the lane row's offset column)."""
+    if not box:
+        return []
+    out, total = [], z3.BitVecVal(0, 64) if start is None else start
+    for k, (stride, count) in enumerate(box):
+        i = z3.BitVec(f"{tag}_box{k}", 64)
+        out.append(z3.ULT(i, count))
+        total = total + i * z3.BitVecVal(stride, 64)
+    return out + [o == total]
 
 
 def _conjuncts(e: tuple) -> list[tuple]:
@@ -274,7 +337,7 @@ def families(classes: list[_Class], max_rows: int = MAX_ROWS) -> list[_Class]:
         a, consts = cl.a, []
         skel = (_skeleton(a.addr, consts), _skeleton(a.guard, consts))
         key = (a.buffer, a.kind, a.strong, a.size, skel, cl.all_rows().shape[1], tuple(sorted(cl.loops.items())),
-               tuple(sorted(cl.bounds)))
+               tuple(sorted(cl.bounds)), a.box)
         groups.setdefault(key, []).append((cl, consts))
     out: list[_Class] = []
     for members in groups.values():
@@ -1336,7 +1399,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
             return None, why
     classes: dict = {}
     for a in sh.accesses:
-        key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1])
+        key = (a.buffer, a.kind, a.strong, a.size, a.addr, a.guard, a.rows.shape[1], a.box)
         if key in classes:
             classes[key].rows.append(a.rows)
         else:
@@ -1394,7 +1457,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         # bounds; too many rows to list: that must hold. A guarded (masked) access is tried exactly first:
         # its superset drops the mask that keeps it in bounds, so it is almost never unsat (gemm_fp16 under
         # --sizes symbolic: 0 of 123, 72 of 164 s CPU), and is asked only when the exact query is undecided.
-        relaxed = cl.all_rows().shape[0] > MAX_ROWS
+        relaxed = cl.listed() > MAX_ROWS
         order = (True,) if relaxed else (False, True) if cl.a.guard is not None else (True, False)
         exact = None  # (answer, solver) of the exact query: the one a witness is read from
         for superset in order:
@@ -1463,7 +1526,7 @@ def _prove(prog: Program, launch: Launch, m, sh: Shadow, rep: Report, reps: list
         s = _solver()
         s.add(g1 + g2 + [distinct, m1, m2, z3.ULT(o1, o2 + a.a.size), z3.ULT(o2, o1 + w.a.size)])
         stats["z3_queries"] += 1
-        listed = max(w.all_rows().shape[0], a.all_rows().shape[0]) <= MAX_ROWS  # the exact query can follow
+        listed = max(w.listed(), a.listed()) <= MAX_ROWS  # the exact query can follow
         if _check(s, quick=listed) == z3.unsat:
             continue  # refuted on the relaxation (a superset of the lanes' accesses)
         if not listed:

@@ -15,7 +15,7 @@ barrier whose guard depends on %ctaid, or a global access whose address is TOP.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -92,6 +92,11 @@ class Access:
     addr: tuple  # canonical expression (placeholders renamed ("q", w, i))
     guard: tuple | None  # canonical boolean expression, None: executes on every listed lane
     rows: np.ndarray  # (k, n_placeholders + 2) uint64: placeholder values, thread index in the CTA, offset
+    # a tensor store's box (PTX 9.7.9.25.5.2): (byte stride, count) of each outer box dimension, () otherwise.
+    # Where given, the rows' offset column is exactly {sum i_k * stride_k : 0 <= i_k < count_k} for each lane's
+    # row (`_tensor_store`), which grid.py's relaxed queries read as rank-1 independent index columns instead of
+    # one byte interval [min, max] (that interval holds the neighbouring tile's bytes between the box's rows)
+    box: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -1092,7 +1097,7 @@ class Shadow(InstructionObserver):
             lp.reads = [(put(w[0]),) + tuple(w[1:]) for w in lp.reads]
             for i in range(lp.first_access, len(self.accesses)):
                 a = self.accesses[i]
-                self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size, put(a.addr), put(a.guard), a.rows)
+                self.accesses[i] = replace(a, addr=put(a.addr), guard=put(a.guard))
         self.nonzero = [Divisor(put(d.expr), d.where, put(d.reach), d.loop) for d in self.nonzero]
         self.taken = {h: [put(c) for c in cs] for h, cs in self.taken.items()}
         if tag == "d":
@@ -1143,8 +1148,7 @@ class Shadow(InstructionObserver):
             return e[:2] + tuple(name(x) for x in e[2:])
 
         rows = np.unique(np.column_stack([a.rows[:, :n], *cols, a.rows[:, n:]]).astype(np.uint64), axis=0)
-        return Access(a.pc, a.kind, a.strong, a.buffer, a.size, name(a.addr), name(a.guard) if a.guard is not None
-                      else None, rows)
+        return replace(a, addr=name(a.addr), guard=name(a.guard) if a.guard is not None else None, rows=rows)
 
     def end_loop(self, t_value: int, accesses: bool) -> None:
         """Leave loop mode: every register (and, if `accesses`, every access recorded in it) at
@@ -1220,10 +1224,9 @@ class Shadow(InstructionObserver):
             for i in range(proof.first_access, len(self.accesses)):
                 a = self.accesses[i]
                 if leaves(a.addr, ("t",)) or (a.guard is not None and leaves(a.guard, ("t",))):
-                    self.accesses[i] = Access(a.pc, a.kind, a.strong, a.buffer, a.size,
-                                              substitute(a.addr, "t", proof.ident, t_value),
-                                              None if a.guard is None else substitute(a.guard, "t", proof.ident,
-                                                                                         t_value), a.rows)
+                    self.accesses[i] = replace(a, addr=substitute(a.addr, "t", proof.ident, t_value),
+                                               guard=None if a.guard is None else substitute(a.guard, "t", proof.ident,
+                                                                                              t_value))
 
     def _dests(self, ins: A.Instruction) -> list[tuple[str, str]]:
         if not ins.operands:
@@ -1536,7 +1539,8 @@ class Shadow(InstructionObserver):
         rows = np.repeat(rows, outer.size, axis=0)
         rows[:, -1] = np.tile(outer.astype(np.uint64), lanes.size)
         self.accesses.append(Access(self.pc, WRITE, strength(ins), buf, tm.box_dims[0] * tm.elem_bytes, canon[0],
-                                    canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0)))
+                                    canon[1] if len(canon) > 1 else None, np.unique(rows, axis=0),
+                                    tuple(zip(strides[1:], tm.box_dims[1:]))))
 
     def _param_map(self, sym: A.Sym, lanes: np.ndarray, where: str):
         """The launch's tensor map that the tensor-map operand names, when it is a kernel parameter

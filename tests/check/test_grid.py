@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import triton
 import triton.language as tl
 
@@ -1045,8 +1047,9 @@ def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str
     name no lane column (`_conjuncts`: the back edges on %ctaid taken), so a CTA past its last tile makes no
     store there and the bounds hold (they fell back: "32768 distinct lane offsets in one access class"). The
     twin without the wait_group.read races on the stage across tiles (the representative's run finds it); the
-    twin whose stride is one short stores tile 65 from CTAs 0 and 65: the relaxed overlap query is sat, the
-    grid is enumerated and the race found."""
+    twin whose stride is one short stores tile 65 from CTAs 0 and 65: the relaxed overlap query is sat and the
+    exact one, over the box's 256 lanes and its outer index column (`_Class.box_lanes`), finds the pair (the
+    grid was enumerated while the exact table had to list the 32768 rows)."""
     r = check_file(CAUSAL / f"{case}.ptx")
     assert r.verdict.split(":")[0] == ("race_free" if case.endswith("_ok") else "race"), r.verdict
     method = r.stats["grid_method"]
@@ -1056,7 +1059,7 @@ def test_persistent_tma_store_relaxed_queries_keep_the_reach_condition(case: str
         assert method.startswith("symbolic (finding in a representative CTA"), method
         assert "shared stage" in r.findings[0].message, r.findings[0].message
     else:
-        assert method.startswith("enumerate (symbolic not applicable: too many distinct lane offsets"), method
+        assert method.startswith("symbolic (Z3 overlap validated"), method
         assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (65, 0, 0)}, r.findings[0].sites
 
 
@@ -1302,3 +1305,78 @@ def test_rotated_persistent_loop_divides_only_where_it_goes_on(case: str, monkey
         assert method.startswith("symbolic (Z3 overlap validated"), method
         ctas = {s.cta for s in r.findings[0].sites}  # a colliding pair of group 31 (Z3 picks which: 6 and 33, 3 and 30)
         assert len(ctas) == 2 and all(c[0] < 34 for c in ctas), r.findings[0].sites
+
+
+def _box_set(box: list[tuple[int, int]]) -> set[int]:
+    """The byte offsets of a box's rows, in Python: sum i_k * stride_k over 0 <= i_k < count_k."""
+    offs = {0}
+    for stride, count in box:
+        offs = {o + i * stride for o in offs for i in range(count)}
+    return offs
+
+
+@given(box=st.lists(st.tuples(st.integers(1, 1 << 20), st.integers(1, 6)), min_size=1, max_size=3),
+       start=st.sampled_from([0, 16, 4096]), probe=st.integers(0, 1 << 22))
+@settings(max_examples=60, deadline=None)
+def test_box_offsets_are_exactly_the_box_s_row_offsets(box, start, probe) -> None:
+    """grid._box_offsets: o is one of the box's row offsets (plus `start`, the exact side's lane offset) iff
+    the Z3 constraint holds at o: the relaxed side stays a superset of the accesses, and leaves out the bytes
+    between the rows (the interval [min, max] held them)."""
+    import z3
+    from symexec.check.grid import _box_offsets
+    want = {start + o for o in _box_set(box)}
+    o = z3.BitVec("o", 64)
+    for v in (probe, min(want), max(want), *sorted(want)[:3]):
+        s = z3.Solver()
+        s.add(_box_offsets(tuple(box), o, "x", start=z3.BitVecVal(start, 64)) + [o == v])
+        assert (s.check() == z3.sat) == (v in want), (box, start, v)
+
+
+def test_box_lanes_is_the_lane_table_only_for_a_product_of_lanes_and_box() -> None:
+    """_Class.box_lanes: a tensor store's rows (each lane's row times the box's offsets, as _tensor_store
+    records them) give the exact table of its lanes, offset 0, and `listed` counts those; rows that are not that
+    product (one row missing, or an offset outside the box) keep the class's own table, and the relaxed side
+    reads the box's index columns only where every offset is the box's (`box_offsets`)."""
+    from symexec.check.grid import _Class
+    from symexec.check.grid_shadow import Access
+    box = ((512, 128),)
+    offs = np.array(sorted(_box_set(list(box))), np.uint64)
+    lanes = np.array([[0, t, 0] for t in range(256)], np.uint64)  # one placeholder column, thread, offset
+    rows = np.repeat(lanes, offs.size, axis=0)
+    rows[:, -1] = np.tile(offs, lanes.shape[0])
+    addr = ("add", 64, ("k", 64, 4096), ("zext", 64, ("q", 32, 0)))
+
+    def cls(r: np.ndarray, b=box) -> _Class:
+        return _Class(Access(pc=0, kind=1, strong=1, buffer=0, size=128, addr=addr, guard=None, rows=r, box=b))
+
+    full = cls(rows)
+    assert full.all_rows().shape[0] == 32768
+    assert full.listed() == 256
+    assert np.array_equal(full.box_lanes(), lanes)
+    assert cls(rows[1:]).box_lanes() is None and cls(rows[1:]).listed() == 32767
+    moved = rows.copy()
+    moved[-1, -1] += np.uint64(1)
+    assert cls(moved).box_lanes() is None
+    assert cls(moved).box_offsets() is None  # an offset outside the box: the relaxed side keeps the interval
+    assert np.array_equal(cls(rows[1:]).box_offsets(), offs)  # a subset of the box: its index columns still hold
+    assert cls(rows, ()).box_lanes() is None and cls(rows, ()).listed() == 32768
+
+
+@pytest.mark.parametrize("case", ["grid_ctaid_persistent_tma_store_row_band_ok",
+                                  "grid_ctaid_persistent_tma_store_row_band_overlap_race"])
+def test_persistent_tma_store_boxes_adjacent_in_a_row_band(case: str) -> None:
+    """Four 64 x 128 boxes side by side in each row band (tile = c + 66 k, (pm, pn) = (tile >> 2, tile & 3)):
+    the byte interval of one box's rows holds its neighbours' rows, so the relaxed overlap query over the
+    offset interval was sat and the grid enumerated ("too many distinct lane offsets to refute a cross-CTA
+    overlap", main 506c877). The box read as its outer index column (Access.box) refutes it, and the exact
+    query lists the 256 lanes instead of 32768 rows: proved symbolically. The twin's box starts 8 columns
+    into its neighbour's: the exact query finds CTAs 0 and 1 (tiles 0 and 1), validated concretely."""
+    r = check_file(CAUSAL / f"{case}.ptx")
+    method = r.stats["grid_method"]
+    if case.endswith("_ok"):
+        assert r.verdict == "race_free", r.verdict
+        assert method == "symbolic", method
+    else:
+        assert r.verdict.split(":")[0] == "race", r.verdict
+        assert method.startswith("symbolic (Z3 overlap validated"), method
+        assert {s.cta for s in r.findings[0].sites} == {(0, 0, 0), (1, 0, 0)}, r.findings[0].sites
