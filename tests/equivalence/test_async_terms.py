@@ -143,11 +143,12 @@ VARIANTS = [
     ("bf16", {".f32.f16.f16": ".f32.bf16.bf16"}),
     # A from four registers (9.7.15.5.1.1, the fragment of symexec.wgmma_layout.a_fragment), scale-d a
     # predicate register, D's old values data
-    ("a_registers_scale_d", {_ZERO_D: _DATA_D,
-                             _MMA: _MMA.replace("%rd5, %rd6, 0, 1, 1, 0, 0", "{%r10, %r11, %r12, %r13}, %rd6, %p3, 1, 1, 0")}),
+    ("a_registers_scale_d", {_ZERO_D: _DATA_D, _MMA: _MMA.replace("%rd5, %rd6, 0, 1, 1, 0, 0",
+                                                                   "{%r10, %r11, %r12, %r13}, %rd6, %p3, 1, 1, 0")}),
     # f16 accumulators: two elements per register, element 2r in the low half
     ("f16_accumulators", {_ZERO_D: _DATA_D.replace("%f1, %r10", "%r14, %r10").replace("%f2, %r11", "%r15, %r11"),
-                          _MMA: "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r14, %r15}, %rd5, %rd6, %p3, 1, 1, 0, 0;",
+                          _MMA: "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r14, %r15}, %rd5, %rd6, %p3, "
+                                "1, 1, 0, 0;",
                           "st.global.v4.f32 [%rd8], {%f1, %f2, %f3, %f4};": "st.global.v2.b32 [%rd8], {%r14, %r15};"}),
 ]
 
