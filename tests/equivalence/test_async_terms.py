@@ -114,7 +114,9 @@ def test_seeded_wgmma_operand_bug_is_found_by_the_terms(what: str, mutate) -> No
     module = ptx_parser.parse(_seeded(mutate), f"gemm_fp16.sm_90a.{what}.ptx")
     rep = prove(contract_kernel(GEMM, module, "sm_90a"), triton_kernel(GEMM, "sm_80"), TermStore())
     r = rep.result
-    assert r.outcome is not Outcome.VERIFIED and r.suspect_count > 0, r.verdict
+    # the elements the first four wgmma of each K step feed (rows 0-63 of each 128-row tile: 6400 of
+    # 11520, 2026-12-07) differ; those of the other four are still proved
+    assert r.outcome is Outcome.INCONCLUSIVE and 0 < r.suspect_count < sum(p.elements for p in r.proofs), r.verdict
     assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
     assert r.suspects[0].why == "different real-arithmetic normal forms", r.suspects[0]
 
