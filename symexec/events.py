@@ -215,6 +215,27 @@ class AsyncCompleted:
     lanes: np.ndarray | None = None  # stream operations: the lanes whose part completed (None: all)
 
 
+@dataclass(frozen=True, eq=False)
+class MmaPerformed:
+    """A warpgroup MMA (wgmma.mma_async, PTX 9.7.15.5.2) is being performed, told inside its
+    `asyncops.performing` context before it reads its operands (symexec/wgmma.py): what an
+    observer needs beside the accesses and register reads that follow to give D a meaning. Its
+    reads come in the emulator's order: A's (64 x k) elements through a descriptor (none when A is
+    in registers: its four registers are read instead), then B's (n x k) elements, each row-major
+    (MN index, then K: symexec.wgmma_layout.matrix_addresses), then the D registers."""
+
+    op: AsyncOp
+    n: int
+    k: int
+    dtype: str  # .f32, .f16, .s32
+    atype: str
+    btype: str
+    a_in_registers: bool
+    scale_d: bool  # False: D = A*B, the old D is not an input (9.7.15.5.2)
+    scale_a: int  # imm-scale-a: 1 or -1 (negate A)
+    scale_b: int
+
+
 # ---------------------------------------------------------------------- thread groups
 
 
@@ -247,7 +268,7 @@ class Exited:
     lanes: np.ndarray
 
 
-Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | CopyLayout | AsyncCompleted | GroupSplit
+Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | CopyLayout | AsyncCompleted | MmaPerformed | GroupSplit
          | Reconverged | Exited)
 
 
@@ -271,6 +292,8 @@ class Observer:
 
     def on_async_completed(self, ev: AsyncCompleted) -> None: ...
 
+    def on_mma_performed(self, ev: MmaPerformed) -> None: ...
+
     def on_split(self, ev: GroupSplit) -> None: ...
 
     def on_reconverge(self, ev: Reconverged) -> None: ...
@@ -280,6 +303,7 @@ class Observer:
 
 _HOOK = {MemoryAccess: "on_access", Release: "on_release", Acquire: "on_acquire", Fence: "on_fence",
          AsyncIssued: "on_async_issued", CopyLayout: "on_copy_layout", AsyncCompleted: "on_async_completed",
+         MmaPerformed: "on_mma_performed",
          GroupSplit: "on_split",
          Reconverged: "on_reconverge", Exited: "on_exit"}
 

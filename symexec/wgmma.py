@@ -43,7 +43,7 @@ from semantics.errors import UndefinedBehavior, Unsupported
 from semantics.formats import BF16, E4M3, E5M2, F16, F32, decode
 
 from . import asyncops
-from .events import AsyncOp, Completion
+from .events import AsyncOp, Completion, MmaPerformed
 from .machine import Batch, FindingKind, Group, Machine
 from .memory import from_bytes
 from .units import Unit, UnitState
@@ -368,6 +368,10 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
     """Read A, B, D now, compute, write D (the completion point of the operation), as the
     operation (its pc, through the async proxy) for observers."""
     with asyncops.performing(b, op.async_op, op.ins, op.lanes):
+        if b.observers and op.async_op is not None:
+            s = op.spec
+            b.emit(MmaPerformed(op.async_op, s.n, s.k, s.dtype, s.atype, s.btype, s.a_regs is not None, op.scale_d,
+                                s.scale_a, s.scale_b))
         _compute(b, st, op)
 
 

@@ -26,10 +26,10 @@ from ptx_parser import ast as A
 from semantics.errors import Unsupported
 from semantics.ptx.core import tinfo
 from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sources
-from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, mods_id, sort_of_type,
-                             sort_widths)
+from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
+                             sort_of_type, sort_widths)
 
-from ..events import Buffer, MemoryAccess, MemSpace, Observer, Proxy, SplitReason, Stream
+from ..events import Buffer, MemoryAccess, MemSpace, MmaPerformed, Observer, Proxy, SplitReason, Stream
 from ..machine import BranchDecision
 from ..memory import scatter_rows
 from ..opcodes import touches_memory_or_sync
@@ -145,6 +145,7 @@ class TermShadow(Observer):
         self._op_source: dict[int, int] = {}  # bulk store writes op -> its reads op
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
+        self._mma_refused: dict[int, int] = {}  # wgmma op ident -> gap: its descriptor or scale-d depends on data
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
         # per register, per lane: the term of a correctly rounded rcp/div/sqrt/rsqrt of concrete operands
         # whose bits the register holds (CONCRETE where none); see _exact_terms
@@ -210,9 +211,14 @@ class TermShadow(Observer):
         # an asynchronous computation being performed (wgmma.mma_async: symexec/wgmma.py) read
         # bytes holding tensor data: the registers it writes have no term meaning (opaque)
         self.async_data = False
+        # a wgmma.mma_async being performed (events.MmaPerformed) and its shared-memory operands as read,
+        # (term, position, concrete bytes) per read in the emulator's order (A through a descriptor, then B)
+        self.mma: MmaPerformed | None = None
+        self.mma_reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
     _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute",
-              "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data")
+              "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data", "mma",
+              "mma_reads")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -494,6 +500,8 @@ class TermShadow(Observer):
             return self._ldmatrix_results(ins)
         if op in ("atom",):
             return self._atom_result(ins, width)
+        if self.mma is not None and self.mma.op.ins is ins:
+            return self._mma_results()
         if self.async_data:  # its operands came from memory the registers do not show: never concrete
             g = self.gap(f"{ins.name}: asynchronous computation over tensor data (no term meaning yet)", ins)
             out = np.full(self.n, CONCRETE, np.int64)
@@ -878,8 +886,10 @@ class TermShadow(Observer):
         lanes, flat = ev.lanes, ev.flat
         if not op.copy or ev.atomic:
             if not ev.write and not ev.atomic:  # a computation's operand (wgmma's A/B from shared memory)
-                term, _ = self._read_bytes(ev.buffer, shadow, flat)
+                term, pos = self._read_bytes(ev.buffer, shadow, flat)
                 self.async_data |= bool((term != CONCRETE).any())
+                if self.mma is not None and self.mma.op is op:
+                    self.mma_reads.append((term, pos, self._concrete_bytes(ev.buffer, flat)))
                 return
             if ev.write:
                 g = self.gap(f"{op.ins.name}: asynchronous {'reduction' if ev.atomic else 'computation'} "
@@ -962,13 +972,122 @@ class TermShadow(Observer):
 
     def on_async_issued(self, ev) -> None:
         """A bulk store is issued as two operations, its source reads and its destination writes
-        (symexec/tma.py, async_copy.py): the writes move the reads' bytes."""
+        (symexec/tma.py, async_copy.py): the writes move the reads' bytes. A wgmma.mma_async reads its
+        descriptors and scale-d at issue (9.7.15.5.2): where they hold data, its results get no meaning."""
         op = ev.op
+        if op.unit == "wgmma":
+            self._mma_issued(op)
         prev = self._last_issued
         if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
                 and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
             self._op_source[op.ident] = prev.ident
         self._last_issued = op
+
+    # ---- warpgroup MMA (wgmma.mma_async, PTX 9.7.15.5.2)
+    def on_mma_performed(self, ev: MmaPerformed) -> None:
+        """A wgmma.mma_async is performed now (at the wgmma.wait_group covering it): its operand reads
+        and D register writes follow in this context (symexec/wgmma.py _compute)."""
+        self.mma = ev
+        self.mma_reads = []
+
+    def _mma_issued(self, op) -> None:
+        from ..wgmma import parse_spec
+
+        spec = parse_spec(op.ins)
+        lanes = op.lanes
+        for r in (spec.b_desc, spec.a_desc, spec.scale_d):
+            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
+            if ids is not None and (np.broadcast_to(ids, (self.n,))[lanes] != CONCRETE).any():
+                self._mma_refused[op.ident] = self.gap(
+                    f"{op.ins.name}: its matrix descriptor or scale-d ({r.name}) depends on tensor data", op.ins)
+                return
+
+    def _mma_refusal(self, ev: MmaPerformed, n_args: int) -> str | None:
+        """Why this wgmma has no term meaning here (None: it has one)."""
+        if ev.atype not in _MMA_FLOAT16 or ev.btype != ev.atype or ev.dtype not in (".f32", ".f16"):
+            return f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands (only .f16/.bf16 have a term meaning)"
+        if ev.scale_a != 1 or ev.scale_b != 1:
+            return f"{ev.op.ins.name}: imm-scale-a/imm-scale-b -1 (negated operands) has no term meaning yet"
+        want_reads = 1 if ev.a_in_registers else 2
+        d_regs = ev.n // 2 if ev.dtype == ".f32" else ev.n // 4
+        if len(self.mma_reads) != want_reads or n_args != (4 if ev.a_in_registers else 0) + d_regs:
+            return f"{ev.op.ins.name}: operand reads not in the order the term rule expects"
+        return None
+
+    def _mma_results(self) -> list[np.ndarray]:
+        """D of the wgmma being performed, per D register of the warpgroup's lanes: each element
+        (m, n) = one MMA node (scale-d ? D[m, n] : 0) + sum_k A[m, k] * B[n, k] in the accumulator
+        type, as mma.sync's (semantics.symbolic._mma; the order and rounding of the sum are
+        unspecified, 9.7.15.5.2). A and B are the terms of the bytes the emulator read, in its
+        order (symexec.wgmma_layout.matrix_addresses: swizzles and transposes are already applied),
+        or A's registers in the A fragment layout (9.7.15.5.1.1); D's registers in the D fragment."""
+        from ..wgmma_layout import a_fragment, d_fragment
+
+        ev, ins = self.mma, self.ins
+        widths = _dest_widths(ins, self.prog)
+        sym = self.async_data or any((np.asarray(a.ids) != CONCRETE).any() for a in self.args)
+        if not sym:  # nothing it read depends on the input: its bits are the value
+            return [np.int64(CONCRETE)] * len(widths)
+        why = self._mma_refusal(ev, len(self.args))
+        g = self._mma_refused.get(ev.op.ident)
+        if why is not None or g is not None:
+            g = self.gap(why, ins) if why is not None else g
+            out = np.full(self.n, CONCRETE, np.int64)
+            return [self._opaque_lanes(out, w, g) for w in widths]
+        lanes, n, k = ev.op.lanes, ev.n, ev.k
+        ty = ev.atype[1:]
+        esort = float_sort(ty)
+        B = Builder(self.T, self.n)
+        everyone = np.ones(self.n, bool)
+        args = self.args
+        if ev.a_in_registers:
+            regs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args[:4]], axis=1)  # (128, 4)
+            flat = regs.reshape(-1)
+            halves = np.stack([B.as_float(B.extract(flat, 16 * j, 16), ty) for j in (0, 1)], axis=1)
+            rows, cols = a_fragment(16)  # element j: register j // 2, half j % 2 (low first)
+            Am = np.zeros((64, k), np.int64)
+            Am[rows, cols] = halves.reshape(128, 8)
+            args = args[4:]
+        else:
+            Am = self._mma_elements(self.mma_reads[0], esort).reshape(64, k)
+        Bm = self._mma_elements(self.mma_reads[-1], esort).reshape(n, k)
+        rows, cols = d_fragment(n)  # (128, n/2)
+        acc_ty = ev.dtype[1:]
+        acc = float_sort(acc_ty)
+        Dregs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args], axis=1)  # (128, regs)
+        C = np.zeros((64, n), np.int64)
+        if not ev.scale_d:  # D = A*B: the old D is not an operand (9.7.15.5.2)
+            C[:] = self.T.const(acc, np.zeros(1, np.uint64))[0]
+        elif acc_ty == "f32":
+            C[rows, cols] = B.as_float(Dregs.reshape(-1), "f32").reshape(128, -1)
+        else:  # two f16 elements per register, element 2r in the low half
+            fl = Dregs.reshape(-1)
+            C[rows, cols] = np.stack([B.as_float(B.extract(fl, 16 * j, 16), "f16") for j in (0, 1)],
+                                     axis=1).reshape(128, -1)
+        aux = mods_id(Mods(elems=(ty, ty, acc_ty)))
+        kids = np.concatenate([C.reshape(64, n, 1), np.broadcast_to(Am[:, None, :], (64, n, k)),
+                               np.broadcast_to(Bm[None, :, :], (64, n, k))], axis=2)
+        D = self.T.make(Op.MMA, acc, aux, kids.reshape(64 * n, 1 + 2 * k)).reshape(64, n)
+        Dl = D[rows, cols]  # (128, n/2): the thread's elements in register order
+        if acc_ty == "f16":
+            Dl = Dl.reshape(128, -1, 2)
+            Dl = B.concat([Dl[..., 1].reshape(-1), Dl[..., 0].reshape(-1)]).reshape(128, -1)
+        outs = []
+        for j in range(Dl.shape[1]):
+            o = np.full(self.n, CONCRETE, np.int64)
+            o[lanes] = Dl[:, j]
+            outs.append(o)
+        return outs
+
+    def _mma_elements(self, read: tuple[np.ndarray, np.ndarray, np.ndarray], sort: int) -> np.ndarray:
+        """Float terms of the elements of one shared-memory operand read (a row of bytes per element),
+        constants where the bytes are the same for every input."""
+        term, pos, concrete = read
+        ids = self._assemble(term, pos, concrete, sort)
+        nb = concrete.shape[1]
+        bits = np.ascontiguousarray(concrete).view(np.dtype(f"<u{nb}")).reshape(-1).astype(np.uint64)
+        B = Builder(self.T, ids.size)
+        return B.value(Arg(ids, bits, 8 * nb), sort, np.ones(ids.size, bool))
 
     # ------------------------------------------------------------------ results
     def outputs(self) -> dict[str, BufferOutput]:
@@ -992,6 +1111,10 @@ class TermShadow(Observer):
                                            sh.stores[flat].max(axis=1), sh.atomics[flat].max(axis=1),
                                            sh.writer[flat].max(axis=1))
         return out
+
+
+#: wgmma.mma_async multiplicand types whose results have a term meaning (_mma_results)
+_MMA_FLOAT16 = (".f16", ".bf16")
 
 
 def _per_lane_fill(ins: A.Instruction | None) -> bool:

@@ -2,34 +2,184 @@
 shared-memory descriptors, PTX ISA 9.7.15.5.2; tcgen05.ld's tensor-memory cells, 9.7.16.8): the
 registers it writes must never be taken as concrete when those bytes hold tensor data. Before this
 rule, Triton's wgmma (sm_90a) and tcgen05 (sm_100a) builds of gemm_fp16 had every output element
-concrete, so comparing two such kernels compared the bits of one input and called it a proof."""
+concrete, so comparing two such kernels compared the bits of one input and called it a proof.
+
+Since 2026-12-07 (branch i11wg) a wgmma.mma_async with .f16/.bf16 multiplicands has a term meaning
+(symexec/check/termshadow.py `_mma_results`): each D element is one MMA node, (scale-d ? D : 0) +
+sum_k A[m, k] * B[n, k], over the terms of the shared-memory bytes its descriptors address (read in
+the emulator's own order, symexec/wgmma_layout.py) or of its A registers, made when the
+wgmma.wait_group covering it performs it. Triton's sm_90a gemm_fp16 is proved equal to its sm_80
+(mma.sync) build, and seeded bugs in the wgmma operands are found; other kinds (fp8, integer) stay
+opaque with a gap naming them, as tcgen05 does."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("triton")
 
-from harness.equivalence import triton_kernel  # noqa: E402
+import ptx_parser  # noqa: E402
+from harness.compile import compile_contract  # noqa: E402
+from harness.equivalence import contract_kernel, triton_kernel  # noqa: E402
 from harness.suite import all_contracts  # noqa: E402
 from proofs.equivalence import Outcome  # noqa: E402
 from proofs.prove import prove, run_side  # noqa: E402
-from semantics.terms import CONCRETE, TermStore  # noqa: E402
+from semantics.terms import CONCRETE, Op, TermStore  # noqa: E402
 
-GEMM = {c.name: c for c in all_contracts()}["gemm_fp16"]
+CONTRACTS = {c.name: c for c in all_contracts()}
+GEMM = CONTRACTS["gemm_fp16"]
+#: a wgmma.mma_async's descriptor operands: ... }, a-desc, b-desc, scale-d, imm-scale-a, ...
+_DESCS = re.compile(r"\}, (%rd\d+), (%rd\d+), (%p\d+|[01]),")
 
 
-@pytest.mark.parametrize("arch,unit", [("sm_90a", "wgmma"), ("sm_100a", "tcgen05")])
-def test_async_unit_results_are_opaque_not_concrete(arch: str, unit: str) -> None:
-    report, side = run_side(triton_kernel(GEMM, arch), TermStore())
+@pytest.mark.parametrize("name,arch,unit,why", [("gemm_fp16", "sm_100a", "tcgen05", "no term meaning"),
+                                                ("gemm_fp8", "sm_90a", "wgmma", ".e4m3 multiplicands")])
+def test_async_unit_results_are_opaque_not_concrete(name: str, arch: str, unit: str, why: str) -> None:
+    """tcgen05 (sm_100a) and wgmma over fp8 elements have no term meaning: opaque, with a named gap."""
+    report, side = run_side(triton_kernel(CONTRACTS[name], arch), TermStore())
     assert report.verdict == "race_free"
     (out,) = side.outputs.values()
     assert out.terms.size > 0 and not (np.asarray(out.terms) == CONCRETE).any()
-    assert any(g.ins is not None and g.ins.opcode.startswith(unit) for g in side.gaps)
+    assert any(g.ins is not None and g.ins.opcode.startswith(unit) and why in g.why for g in side.gaps), \
+        [g.describe() for g in side.gaps]
 
 
-def test_two_wgmma_builds_are_not_verified_by_their_bits() -> None:
-    rep = prove(triton_kernel(GEMM, "sm_90a", label="candidate"), triton_kernel(GEMM, "sm_90a"))
+def test_two_tcgen05_builds_are_not_verified_by_their_bits() -> None:
+    rep = prove(triton_kernel(GEMM, "sm_100a", label="candidate"), triton_kernel(GEMM, "sm_100a"))
     assert rep.result.outcome is Outcome.UNSUPPORTED
-    assert "wgmma.mma_async" in rep.result.verdict
+    assert "tcgen05" in rep.result.verdict
+
+
+def test_wgmma_build_is_proved_equivalent_to_the_mma_sync_build() -> None:
+    """Triton's sm_90a gemm_fp16 (eight m64n128k16 wgmma per K step, B MN-major with a 128-byte swizzle,
+    one group in flight) against its sm_80 build (mma.sync): every element proved, no gap."""
+    T = TermStore()
+    rep = prove(triton_kernel(GEMM, "sm_90a", label="candidate"), triton_kernel(GEMM, "sm_80"), T)
+    assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
+    assert sum(p.elements for p in rep.result.proofs) == GEMM_ELEMENTS
+    cand = rep.sides["candidate"]
+    assert not cand.gaps, [g.describe() for g in cand.gaps]
+    assert all(r.verdict == "race_free" for r in rep.checks.values())
+    # the outputs are built from MMA nodes (not opaque leaves, not concrete bits)
+    (out,) = cand.outputs.values()
+    assert (np.asarray(out.terms) != CONCRETE).all()
+    assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
+
+
+GEMM_ELEMENTS = 11520  # gemm_fp16's output at its verify instance (C: 144 x 80)
+
+
+def _below(T: TermStore, roots: np.ndarray, limit: int = 5000) -> set[int]:
+    seen: set[int] = set()
+    todo = [int(r) for r in roots]
+    while todo and len(seen) < limit:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        todo.extend(int(x) for x in T.kids(i))
+    return seen
+
+
+def _seeded(mutate) -> str:
+    """gemm_fp16's sm_90a PTX with the first two wgmma.mma_async of its first group changed by `mutate`
+    (their descriptor operands (a, b) -> the new ones)."""
+    ptx = compile_contract(GEMM, "sm_90a").ptx
+    lines = ptx.splitlines()
+    at = [i for i, ln in enumerate(lines) if "wgmma.mma_async" in ln][:2]
+    descs = [_DESCS.search(lines[i]) for i in at]
+    assert all(descs), [lines[i][-80:] for i in at]
+    new = mutate([(d.group(1), d.group(2)) for d in descs])
+    for i, d, (a, b) in zip(at, descs, new):
+        lines[i] = lines[i][:d.start()] + f"}}, {a}, {b}, {d.group(3)}," + lines[i][d.end():]
+    out = "\n".join(lines) + "\n"
+    assert out != ptx + "\n" and out.count("wgmma.mma_async") == ptx.count("wgmma.mma_async")
+    return out
+
+
+#: the second wgmma reads the first's B (a wrong B descriptor offset: K slice 0 twice, slice 1 never)
+WRONG_B = ("wrong_b_descriptor", lambda d: [d[0], (d[1][0], d[0][1])])
+#: the first two wgmma swap their A descriptors (A's K slices 0 and 1 against B's slices 1 and 0)
+SWAPPED_A = ("swapped_a_descriptors", lambda d: [(d[1][0], d[0][1]), (d[0][0], d[1][1])])
+
+
+@pytest.mark.parametrize("what,mutate", [WRONG_B, SWAPPED_A], ids=lambda v: v if isinstance(v, str) else "")
+def test_seeded_wgmma_operand_bug_is_found_by_the_terms(what: str, mutate) -> None:
+    """The terms themselves tell the bug apart (no concrete run decides it here): the elements differ
+    in their real-arithmetic normal forms, none is proved equal by accident."""
+    module = ptx_parser.parse(_seeded(mutate), f"gemm_fp16.sm_90a.{what}.ptx")
+    rep = prove(contract_kernel(GEMM, module, "sm_90a"), triton_kernel(GEMM, "sm_80"), TermStore())
+    r = rep.result
+    # the elements the first four wgmma of each K step feed (rows 0-63 of each 128-row tile: 6400 of
+    # 11520, 2026-12-07) differ; those of the other four are still proved
+    assert r.outcome is Outcome.INCONCLUSIVE and 0 < r.suspect_count < sum(p.elements for p in r.proofs), r.verdict
+    assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
+    assert r.suspects[0].why == "different real-arithmetic normal forms", r.suspects[0]
+
+
+def test_seeded_wgmma_bug_is_not_equivalent_with_a_replayed_witness(tmp_path: Path) -> None:
+    """`volta check BUG.ptx --contract gemm_fp16 --equivalence` against the sm_80 build: not_equivalent,
+    with an input on which the emulator shows the outputs differ beyond the contract's tolerance."""
+    from volta.equiv_cli import run_equivalence
+
+    path = tmp_path / "gemm_fp16.wrong_b_descriptor.sm_90a.ptx"
+    path.write_text(_seeded(WRONG_B[1]))
+    report = run_equivalence(path, contract="gemm_fp16", reference_arch="sm_80", timeout=600)
+    assert report.verdict == "not_equivalent", (report.verdict, report.notes[:3])
+    (f,) = report.findings
+    w = f.details["witness"]
+    assert w["replayed"] and abs(w["candidate"] - w["reference"]) > w["allowed"]
+
+
+CASES = Path(__file__).parent / "cases"
+_MMA = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd5, %rd6, 0, 1, 1, 0, 0;"
+_ZERO_D = "".join(f"\tmov.f32 %f{i}, 0f00000000;\n" for i in range(1, 5))
+_DATA_D = "\tsetp.ne.u32 %p3, %r1, 1000;\n" + "".join(f"\tmov.b32 %f{i}, %r{9 + i};\n" for i in range(1, 5))
+#: variants of the wgmma_kmajor case (tests/equivalence/cases): (name, {old text: new text})
+VARIANTS = [
+    ("descriptors_scale_d_0", {}),
+    ("bf16", {".f32.f16.f16": ".f32.bf16.bf16"}),
+    # A from four registers (9.7.15.5.1.1, the fragment of symexec.wgmma_layout.a_fragment), scale-d a
+    # predicate register, D's old values data
+    ("a_registers_scale_d", {_ZERO_D: _DATA_D, _MMA: _MMA.replace("%rd5, %rd6, 0, 1, 1, 0, 0",
+                                                                   "{%r10, %r11, %r12, %r13}, %rd6, %p3, 1, 1, 0")}),
+    # f16 accumulators: two elements per register, element 2r in the low half
+    ("f16_accumulators", {_ZERO_D: _DATA_D.replace("%f1, %r10", "%r14, %r10").replace("%f2, %r11", "%r15, %r11"),
+                          _MMA: "wgmma.mma_async.sync.aligned.m64n8k16.f16.f16.f16 {%r14, %r15}, %rd5, %rd6, %p3, "
+                                "1, 1, 0, 0;",
+                          "st.global.v4.f32 [%rd8], {%f1, %f2, %f3, %f4};": "st.global.v2.b32 [%rd8], {%r14, %r15};"}),
+]
+
+
+@pytest.mark.parametrize("name,edits", VARIANTS, ids=[v[0] for v in VARIANTS])
+def test_wgmma_terms_evaluate_to_the_emulators_bits(name: str, edits: dict[str, str], tmp_path: Path) -> None:
+    """Each register term written when the wgmma is performed, evaluated on the run's input, is the
+    emulator's bits (the shadow's self-check), and so is every output element's term; no gap."""
+    from semantics.termeval import Incremental, evaluate
+    from symexec.check.run import run_checked
+    from symexec.check.termshadow import equivalence_run
+    from tests.equivalence.test_shadow import _leaf
+    from volta.equiv_cli import spec_kernel
+
+    text = (CASES / "wgmma_kmajor.ptx").read_text()
+    for old, new in edits.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / f"wgmma_{name}.ptx"
+    path.write_text(text)
+    k, _, _ = spec_kernel(path, "candidate")
+    T = TermStore()
+    run, shadow = equivalence_run(k.prog, k.launch, T, k.buffers)
+    leaf = _leaf(k.launch)
+    shadow.self_check = Incremental(T, leaf)
+    assert run_checked(run, k.prog, k.launch).verdict == "race_free"
+    assert not shadow.gaps, [g.describe() for g in shadow.gaps]
+    assert not shadow.mismatches and shadow.checked > 0 and shadow.unchecked == 0, shadow.mismatches[:2]
+    (out,) = shadow.outputs().values()
+    assert (out.terms != CONCRETE).all()
+    assert (evaluate(T, out.terms, leaf) == out.bits.astype(np.uint64)).all()
+    assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}

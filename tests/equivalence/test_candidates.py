@@ -14,8 +14,9 @@ from volta.equiv_cli import run_equivalence
 CANDIDATES = Path(__file__).resolve().parents[2] / "examples" / "candidates"
 
 #: (contract, candidate, Triton target of the reference or None: the one nearest the candidate's). Triton's
-#: sm_90a conv2d and gemm_accumulate are wgmma builds, which have no term meaning yet: their mma.sync
-#: candidates (valid PTX on both targets) are compared with Triton's sm_80 build. Measured at load 13-19
+#: sm_90a conv2d and gemm_accumulate are wgmma builds, which had no term meaning until 2026-12-07 (branch
+#: i11wg, tests/equivalence/test_async_terms.py): their mma.sync candidates (valid PTX on both targets) are
+#: compared with Triton's sm_80 build (kept: the times below are against it). Measured at load 13-19
 #: (bench/results/equiv-candidates-2026-12-02b): conv2d_halo_mma 27 s CPU / 318 MiB, gemm_splitk (split-K
 #: by red.global.add.f32) 60 s CPU / 633 MiB.
 VERIFIED = [("rowsum", "rowsum/rowsum_warp_row.sm_80.ptx", None),

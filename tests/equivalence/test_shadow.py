@@ -71,6 +71,13 @@ def test_terms_are_the_machines_values(name: str, arch: str) -> None:
     _check(name, arch, self_check=name in ("relu", "softmax", "bitdelta", "gemv"))
 
 
+def test_wgmma_terms_are_the_machines_values() -> None:
+    """Triton's sm_90a gemm_fp16: the MMA terms given to wgmma.mma_async's accumulators when its
+    wgmma.wait_group performs it (termshadow._mma_results) evaluate to the emulator's bits, chained
+    through scale-d over eight wgmma per K step (6 s CPU, 2026-12-07)."""
+    _check("gemm_fp16", "sm_90a", self_check=True)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name,arch", SLOW, ids=lambda v: v)
 def test_terms_are_the_machines_values_large(name: str, arch: str) -> None:
