@@ -273,6 +273,7 @@ class Normalizer:
         self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
         self._big: set[int] = set()  # terms whose subgraphs have more than small_subgraph's limit of nodes
+        self._leaves: dict[int, frozenset | None] = {}  # term -> its input leaves (_leaves_of), None: more than 16
         # _merge_exp2: ((exp2 atom, exponent), ...) -> exp2 of the sum, as exp2_atom gives it
         self._exp2_products: dict[tuple, tuple[int | None, Coef]] = {}
         self._shapes: dict[tuple, bytes] = {}  # a term's shape (leaves as positions) -> its table
@@ -1892,7 +1893,7 @@ class Normalizer:
         from semantics.termeval import small_subgraph, table_of
 
         T = self.T
-        if self._wide_equality(i):
+        if self._wide_equality(i) or self._no_table(i):
             return None
         nodes = small_subgraph(T, i, big=self._big)
         if nodes is None:
@@ -1915,6 +1916,66 @@ class Normalizer:
         key = ("table", tuple(leaves.tolist()), values)
         self._tables[i] = key
         return key
+
+    def _no_table(self, i: int) -> bool:
+        """Does table(i) answer None by its input leaves alone, without its subgraph's walk? True when term i reads
+        more than TABLE_BITS input bits and _support's first test (lemmas.support_possible) refuses those leaves
+        (more than SUPPORT_LEAVES of them, a float leaf, or none of at most TABLE_BITS bits): table() would walk
+        the subgraph (small_subgraph), find these leaves and answer None, or answer None for a subgraph past its
+        limit. So the answer is table()'s, only cheaper: the leaves are kept per node (_leaves_of), where each walk
+        made them again (cross_entropy_zloss' reference: 30 720 bits of packed label masks `(m >> j) & 1 != 0`,
+        each a walk of its whole 16-bit mask tree; the label leaf is 32 bits wide). False when not known."""
+        from .lemmas import SUPPORT_LEAVES, support_possible
+
+        leaves = self._leaves_of(i)
+        if leaves is False:  # not known within the walk's budget: table() decides as before
+            return False
+        if leaves is None:  # more than SUPPORT_LEAVES leaves (of one bit at least each): > TABLE_BITS bits too
+            return SUPPORT_LEAVES >= TABLE_BITS
+        ids = sorted(leaves)
+        widths = _widths(self.T, ids)
+        return sum(widths) > TABLE_BITS and not support_possible(self.T, ids, TABLE_BITS)
+
+    def _leaves_of(self, i: int, budget: int = 4096) -> frozenset | None | bool:
+        """The INPUT leaves of term i's subgraph (None: more than lemmas.SUPPORT_LEAVES of them), kept per node, made
+        children first; False where more than `budget` nodes not known yet would have to be visited (nothing is
+        claimed then; the nodes finished so far are kept: a node's leaves never change)."""
+        from .lemmas import SUPPORT_LEAVES
+
+        memo, T = self._leaves, self.T
+        if i in memo:
+            return memo[i]
+        todo, seen = [i], 0
+        while todo:
+            x = todo[-1]
+            if x in memo:
+                todo.pop()
+                continue
+            if int(T.op[x]) == Op.INPUT:
+                memo[x] = frozenset((x,))
+                todo.pop()
+                continue
+            kids = T.kids(x)
+            missing = [k for k in kids if k not in memo]
+            if missing:
+                seen += len(missing)
+                if seen > budget:
+                    return False
+                todo.extend(missing)
+                continue
+            todo.pop()
+            got: frozenset | None = frozenset()
+            for k in kids:
+                lk = memo[k]
+                if lk is None:
+                    got = None
+                    break
+                got = got | lk
+                if len(got) > SUPPORT_LEAVES:
+                    got = None
+                    break
+            memo[x] = got
+        return memo[i]
 
     def _wide_equality(self, i: int) -> bool:
         """Is term i a comparison `+-x + c == d` (or !=) of an integer input leaf x wider than TABLE_BITS
@@ -2184,6 +2245,11 @@ class Normalizer:
 
 
 # ---------------------------------------------------------------------- helpers
+
+def _widths(T: TermStore, ids: list[int]) -> list[int]:
+    """The bit widths of term ids' sorts."""
+    return [SORTS[int(s)].width for s in T.sort[ids]] if ids else []
+
 
 def _check_time(doing: str) -> None:
     """Stop with the run's time limit (symexec.TimeLimit: the verdict is inconclusive, naming it)."""
