@@ -1077,13 +1077,7 @@ class RaceDetector:
         fresh = ~eq
         nf = int(fresh.sum())
         need = self._nodes + nf
-        if need > self._node_rec.size:
-            cap = max(need, 2 * self._node_rec.size, 4096)
-            for name in ("_node_rec", "_node_prev", "_node_mult"):
-                old = getattr(self, name)
-                new = np.empty(cap, old.dtype)
-                new[:self._nodes] = old[:self._nodes]
-                setattr(self, name, new)
+        self._node_room(need)
         fi = np.flatnonzero(fresh)
         ids = np.full(k, -1, np.int64)
         ids[fi] = np.arange(self._nodes, need, dtype=np.int64)
@@ -1103,6 +1097,16 @@ class RaceDetector:
             np.add.at(self._node_mult, owner[eq], 1)
         ends = np.flatnonzero(_then(first[1:], True))  # each byte's last read
         st.rhead[byte.take(ends)] = owner.take(ends)
+
+    def _node_room(self, need: int) -> None:
+        """Room for `need` read nodes."""
+        if need > self._node_rec.size:
+            cap = max(need, 2 * self._node_rec.size, 4096)
+            for name in ("_node_rec", "_node_prev", "_node_mult"):
+                old = getattr(self, name)
+                new = np.empty(cap, old.dtype)
+                new[:self._nodes] = old[:self._nodes]
+                setattr(self, name, new)
 
     # ------------------------------------------------------------------ atomics and plain accesses
     def _atomics(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray, kind: np.ndarray) -> None:
@@ -1286,9 +1290,10 @@ class RaceDetector:
             keys = (group[:, None] * GPAGE + np.arange(0, GPAGE, og, dtype=np.int64)).reshape(-1)
             keys = keys[keys < st.nbytes]
             w, h = st.lastw[keys], st.rhead[keys]
+            has = np.flatnonzero(h >= 0)
             for j in range(ng, og, ng):
                 st.lastw[keys + j] = w
-                st.rhead[keys + j] = h
+                st.rhead[keys + j] = self._copied_heads(h, has)
             for x in (keys.tolist() if st.atomic else ()):
                 ab = st.atomic.get(x)
                 if ab is not None:
@@ -1299,6 +1304,28 @@ class RaceDetector:
                         st.atomic[x + j] = _AtomicByte(list(ab.plain), dict(ab.last), best)
             st.gran[group] = ng
             st.fine = True
+
+    def _copied_heads(self, h: np.ndarray, has: np.ndarray) -> np.ndarray:
+        """Read-list heads `h` (-1: none; `has`: where not) for a new granule: each a new node with the old
+        head's record, predecessor and count. A new granule starts with the reads of the one it lies in, but
+        its newest node must be its own: `_push_reads` counts an identical later read (a thread re-reading
+        the same bytes) into the byte's newest node, and a node shared by several granules would count it
+        once per granule (16 one-byte keys of a refined 16-byte read: 16 reads counted for one, so a later
+        unordered write's byte-pair count was 1 + 15 x 16 = 241 instead of 31). Older nodes are never
+        changed after they stop being the newest, so they stay shared."""
+        if has.size == 0:
+            return h
+        old = h.take(has).astype(np.int64)
+        n0 = self._nodes
+        need = n0 + old.size
+        self._node_room(need)
+        self._node_rec[n0:need] = self._node_rec.take(old)
+        self._node_prev[n0:need] = self._node_prev.take(old)
+        self._node_mult[n0:need] = self._node_mult.take(old)
+        self._nodes = need
+        out = np.array(h, copy=True)
+        out[has] = np.arange(n0, need, dtype=out.dtype)
+        return out
 
     def _gc(self) -> None:
         """Drop the records and read nodes that no byte refers to any more."""

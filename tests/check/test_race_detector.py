@@ -186,6 +186,61 @@ def test_atomic_and_plain_pairs_of_many_bytes_count_every_byte(ops, ctas: int, c
     assert new == _old(oracle_races.find_races(log, clocks, T), log)
 
 
+def test_identical_reread_after_a_refinement_counts_once() -> None:
+    """A refinement gives each new granule its own newest read node: thread 0 reads 16 bytes (one granule), writes
+    byte 0 (granules of 1 from then on), reads the same 16 bytes again from the same instruction (an identical read,
+    counted into its byte's newest node), and thread 1 then writes the 16 bytes unordered. Each byte's reads since
+    its last write conflict once each: byte 0 one read (the second), bytes 1-15 two reads each. With the 16 keys
+    sharing one node the second read was counted 15 times into it (count 1 + 15 x 16)."""
+    saved = races.WINDOW
+    races.WINDOW = 1  # the refinement in a window of its own, between the two reads
+    try:
+        ops = [("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 0, 1, WRITE, 0, 1, 0, 0, 2, True),
+               ("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 1, 1, WRITE, 0, 16, 0, 0, 3, True)]
+        clocks = Clocks(1, T)
+        detector = RaceDetector(clocks, T)
+        log = _trace(ops, 1, detector, clocks)
+        new = _new(detector.races())
+    finally:
+        races.WINDOW = saved
+    assert new == _old(oracle_races.find_races(log, clocks, T), log)
+    by_reader = {pc_a: count for _, _, pc_a, _, _, _, _, _, count, _ in new}
+    assert by_reader == {2: 1, 1: 1 + 15 * 2}  # the write of byte 0; the reads (byte 0 once, bytes 1-15 twice)
+
+
+#: a read of whole granules, an access that refines them, the same read again (identical: same instruction,
+#: threads, epochs and bytes), then any accesses (the later writes test the reads kept)
+#: (one thread's read: the lanes of one instruction reading a byte are different reads; all in shared memory)
+_aligned_read = st.tuples(st.just("access"), st.integers(0, 2 * T - 1), st.sampled_from([1, 1, 2]), st.just(READ),
+                          st.sampled_from([0, 16, 256]), st.sampled_from([16, 16, 8]), st.just(0), st.just(0),
+                          st.integers(0, 3), st.just(True))
+_small = st.tuples(st.just("access"), st.integers(0, 2 * T - 1), st.integers(1, 2 * T - 1),
+                   st.sampled_from([READ, WRITE, ATOMIC]), st.integers(0, 24), st.sampled_from([1, 2, 4]),
+                   st.sampled_from([0, 0, 1]), st.integers(0, 2), st.integers(0, 3), st.just(True))
+_repeated = st.tuples(_aligned_read, st.lists(_small, min_size=1, max_size=3),
+                      st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=12)).map(
+    lambda t: [t[0], *t[1], t[0], *t[2]])
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=_repeated, ctas=st.integers(1, 2), window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans())
+def test_detector_matches_batch_pass_on_repeated_accesses(ops, ctas: int, window: int, gc: bool) -> None:
+    """A read repeated identically after a refinement (counted into its bytes' newest read nodes) counts every
+    byte pair as the batch pass does."""
+    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS
+    races.WINDOW = window
+    if gc:
+        races.GC_EVERY, races.GC_ALWAYS = 4, True
+    try:
+        clocks = Clocks(ctas, T)
+        detector = RaceDetector(clocks, T)
+        log = _trace(ops, ctas, detector, clocks)
+        new = _new(detector.races())
+    finally:
+        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS = saved
+    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window))
+
+
 def test_refined_granule_past_the_buffer_end() -> None:
     """A buffer whose size (STRIDE = 300 bytes) is not a multiple of the 16-byte granule: refining its last
     page copies the state of its last granule (288..303) to the finer granules up to that granule's end,
