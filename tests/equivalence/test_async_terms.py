@@ -155,6 +155,32 @@ VARIANTS = [
 ]
 
 
+#: the integer form (.s8/.u8 multiplicands, .s32 accumulators, k32; PTX 9.7.15.5.2): the same 32-byte K rows,
+#: so the same descriptors; int8 input bytes, b32 accumulator registers, an int32 output
+_INT = {'"dtype": "float16", "shape": [1152]': '"dtype": "int8", "shape": [2304]',
+        '"out": {"dtype": "float32"': '"out": {"dtype": "int32"',
+        "st.global.v4.f32 [%rd8], {%f1, %f2, %f3, %f4};": "st.global.v4.b32 [%rd8], {%r2, %r3, %r4, %r5};"}
+_INT_MMA = "wgmma.mma_async.sync.aligned.m64n8k32.s32.{a}.{b}{sat} {{%r2, %r3, %r4, %r5}}, {src}, %rd6, {scale_d};"
+_INT_ZERO_D = {_ZERO_D: "".join(f"\tmov.b32 %r{i}, 0;\n" for i in range(2, 6))}
+#: D's old values: data bytes with bits 12-30 set (near INT32_MAX or just below 0): the sum wraps or,
+#: with .satfinite, clamps for many elements
+_INT_DATA_D = {_ZERO_D: "\tsetp.ne.u32 %p3, %r1, 1000;\n"
+               + "".join(f"\tor.b32 %r{i}, %r{8 + i}, 0x7FFFF000;\n" for i in range(2, 6))}
+VARIANTS += [
+    ("s8_descriptors_scale_d_0", {**_INT, **_INT_ZERO_D,
+                                  _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="0")}),
+    ("u8_s8_data_d_wraps", {**_INT, **_INT_DATA_D,
+                            _MMA: _INT_MMA.format(a="u8", b="s8", sat="", src="%rd5", scale_d="%p3")}),
+    ("s8_u8_data_d_satfinite", {**_INT, **_INT_DATA_D,
+                                _MMA: _INT_MMA.format(a="s8", b="u8", sat=".satfinite", src="%rd5",
+                                                      scale_d="%p3")}),
+    # A from four registers, four s8 elements each (9.7.15.5.1.1.3)
+    ("s8_a_registers", {**_INT, **_INT_DATA_D,
+                        _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="{%r10, %r11, %r12, %r13}",
+                                              scale_d="%p3")}),
+]
+
+
 @pytest.mark.parametrize("name,edits", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_wgmma_terms_evaluate_to_the_emulators_bits(name: str, edits: dict[str, str], tmp_path: Path) -> None:
     """Each register term written when the wgmma is performed, evaluated on the run's input, is the
