@@ -1009,8 +1009,8 @@ class TermShadow(Observer):
         if not (floats or ints):
             return (f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands "
                     "(only .f16/.bf16 and .s8/.u8 have a term meaning)")
-        if ev.scale_a != 1 or ev.scale_b != 1:
-            return f"{ev.op.ins.name}: imm-scale-a/imm-scale-b -1 (negated operands) has no term meaning yet"
+        if ev.scale_a not in (1, -1) or ev.scale_b not in (1, -1) or (ints and (ev.scale_a, ev.scale_b) != (1, 1)):
+            return f"{ev.op.ins.name}: imm-scale-a/b {ev.scale_a}/{ev.scale_b} has no term meaning"
         want_reads = 1 if ev.a_in_registers else 2
         d_regs = ev.n // 4 if ev.dtype == ".f16" else ev.n // 2  # .f32 / .s32: one element a register
         if len(self.mma_reads) != want_reads or n_args != (4 if ev.a_in_registers else 0) + d_regs:
@@ -1048,6 +1048,11 @@ class TermShadow(Observer):
         else:
             Am = self._mma_elements(self.mma_reads[0], _mma_elem_sort(a_ty)).reshape(64, k)
         Bm = self._mma_elements(self.mma_reads[-1], _mma_elem_sort(b_ty)).reshape(n, k)
+        # imm-scale-a/b -1: that multiplicand's elements negated before the products (9.7.15.5.2)
+        if ev.scale_a == -1:
+            Am = B.make(Op.FNEG, _mma_elem_sort(a_ty), NO_MODS, Am.reshape(-1)).reshape(Am.shape)
+        if ev.scale_b == -1:
+            Bm = B.make(Op.FNEG, _mma_elem_sort(b_ty), NO_MODS, Bm.reshape(-1)).reshape(Bm.shape)
         rows, cols = d_fragment(n)  # (128, n/2)
         acc = _mma_elem_sort(acc_ty)
         Dregs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args], axis=1)  # (128, regs)

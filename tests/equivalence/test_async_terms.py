@@ -155,6 +155,16 @@ VARIANTS = [
 ]
 
 
+VARIANTS += [
+    # imm-scale-a / imm-scale-b -1: A's or B's elements negated before the products (9.7.15.5.2)
+    # (scale-d 0: with data D far below the products, the emulator's float64 sum (A*B, then + D) and
+    # termeval._mma's (D first) can round differently by an ulp, whatever the signs; see the i11wg2 README)
+    ("negated_a", {_MMA: _MMA.replace("%rd5, %rd6, 0, 1, 1, 0, 0", "%rd5, %rd6, 0, -1, 1, 0, 0")}),
+    ("negated_b_bf16", {_MMA: _MMA.replace(".f16.f16", ".bf16.bf16").replace("%rd5, %rd6, 0, 1, 1, 0, 0",
+                                                                             "%rd5, %rd6, 0, 1, -1, 0, 0")}),
+    ("negated_a_registers", {_ZERO_D: _DATA_D, _MMA: _MMA.replace(
+        "%rd5, %rd6, 0, 1, 1, 0, 0", "{%r10, %r11, %r12, %r13}, %rd6, %p3, -1, 1, 0")}),
+]
 #: the integer form (.s8/.u8 multiplicands, .s32 accumulators, k32; PTX 9.7.15.5.2): the same 32-byte K rows,
 #: so the same descriptors; int8 input bytes, b32 accumulator registers, an int32 output
 _INT = {'"dtype": "float16", "shape": [1152]': '"dtype": "int8", "shape": [2304]',
