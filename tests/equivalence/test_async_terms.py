@@ -9,8 +9,10 @@ Since 2026-12-07 (branch i11wg) a wgmma.mma_async with .f16/.bf16 multiplicands 
 sum_k A[m, k] * B[n, k], over the terms of the shared-memory bytes its descriptors address (read in
 the emulator's own order, symexec/wgmma_layout.py) or of its A registers, made when the
 wgmma.wait_group covering it performs it. Triton's sm_90a gemm_fp16 is proved equal to its sm_80
-(mma.sync) build, and seeded bugs in the wgmma operands are found; other kinds (fp8, integer) stay
-opaque with a gap naming them, as tcgen05 does."""
+(mma.sync) build, and seeded bugs in the wgmma operands are found. Since branch i11wg2 the integer
+kinds (.s8/.u8 multiplicands, .s32 accumulators) are mma.sync's integer MMA node (wrapped, or clamped
+with .satfinite) and imm-scale-a/b -1 negates that operand's element terms; fp8 and tf32 stay opaque
+with a gap naming them, as tcgen05 does."""
 
 from __future__ import annotations
 
