@@ -146,6 +146,8 @@ class TermShadow(Observer):
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self._mma_refused: dict[int, int] = {}  # wgmma op ident -> gap: its descriptor or scale-d depends on data
+        # integer wgmma MMA node -> a bound on |its value| (exact sum), where it provably never leaves int32
+        self._int_mma_bound: dict[int, int] = {}
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
         # per register, per lane: the term of a correctly rounded rcp/div/sqrt/rsqrt of concrete operands
         # whose bits the register holds (CONCRETE where none); see _exact_terms
@@ -1067,11 +1069,22 @@ class TermShadow(Observer):
             fl = Dregs.reshape(-1)
             C[rows, cols] = np.stack([B.as_float(B.extract(fl, 16 * j, 16), "f16") for j in (0, 1)],
                                      axis=1).reshape(128, -1)
+        bound = None
+        if acc_ty == "s32":
+            bound = self._int_mma_bound_of(C, a_ty, b_ty, k)
+            if bound is None:
+                g = self.gap(f"{ins.name}: integer accumulators of unbounded range (the proofs read an s32 MMA as "
+                             "its exact sum: only where it provably stays inside int32, 9.7.15.5.2)", ins)
+                out = np.full(self.n, CONCRETE, np.int64)
+                return [self._opaque_lanes(out, w, g) for w in widths]
         # integers: exact, then wrapped to s32 or (.satfinite) clamped, as termeval._mma and the emulator
         aux = mods_id(Mods(elems=(a_ty, b_ty, acc_ty), sat=ev.satfinite))
         kids = np.concatenate([C.reshape(64, n, 1), np.broadcast_to(Am[:, None, :], (64, n, k)),
                                np.broadcast_to(Bm[None, :, :], (64, n, k))], axis=2)
         D = self.T.make(Op.MMA, acc, aux, kids.reshape(64 * n, 1 + 2 * k)).reshape(64, n)
+        if bound is not None:
+            for d in np.unique(D).tolist():
+                self._int_mma_bound[int(d)] = max(bound, self._int_mma_bound.get(int(d), 0))
         Dl = D[rows, cols]  # (128, n/2): the thread's elements in register order
         if acc_ty == "f16":
             Dl = Dl.reshape(128, -1, 2)
@@ -1082,6 +1095,26 @@ class TermShadow(Observer):
             o[lanes] = Dl[:, j]
             outs.append(o)
         return outs
+
+    def _int_mma_bound_of(self, C: np.ndarray, a_ty: str, b_ty: str, k: int) -> int | None:
+        """A bound on |C + sum_k A*B| for an integer wgmma, or None where it may leave int32. proofs/normal.py
+        reads an s32 MMA node as its exact integer sum (wrap and .satfinite are not in its normal form), which
+        is its value only without overflow: so an integer wgmma gets a term only when its old D is a constant
+        or an earlier integer wgmma's node of known bound, and the new bound stays inside int32."""
+        def most(ty: str) -> int:
+            return 128 if ty == "s8" else 255
+        T = self.T
+        worst = 0
+        for c in np.unique(C).tolist():
+            if int(T.op[c]) == Op.CONST:
+                v = int(T.aux[c]) & 0xFFFFFFFF
+                worst = max(worst, abs(v - (1 << 32) if v >> 31 else v))
+            elif c in self._int_mma_bound:
+                worst = max(worst, self._int_mma_bound[c])
+            else:
+                return None
+        bound = worst + k * most(a_ty) * most(b_ty)
+        return bound if bound < 1 << 31 else None
 
     def _mma_a_registers(self, B: Builder, regs_args: list[Arg], lanes: np.ndarray, ty: str, k: int) -> np.ndarray:
         """A (64 x k) from the warpgroup's four A registers in the A fragment layout (9.7.15.5.1.1):

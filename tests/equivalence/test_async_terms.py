@@ -181,13 +181,12 @@ _INT_DATA_D = {_ZERO_D: "\tsetp.ne.u32 %p3, %r1, 1000;\n"
 VARIANTS += [
     ("s8_descriptors_scale_d_0", {**_INT, **_INT_ZERO_D,
                                   _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="0")}),
-    ("u8_s8_data_d_wraps", {**_INT, **_INT_DATA_D,
-                            _MMA: _INT_MMA.format(a="u8", b="s8", sat="", src="%rd5", scale_d="%p3")}),
-    ("s8_u8_data_d_satfinite", {**_INT, **_INT_DATA_D,
-                                _MMA: _INT_MMA.format(a="s8", b="u8", sat=".satfinite", src="%rd5",
-                                                      scale_d="%p3")}),
+    ("u8_s8_scale_d_zero_register", {**_INT, **_INT_ZERO_D,
+                                     _MMA: _INT_MMA.format(a="u8", b="s8", sat="", src="%rd5", scale_d="1")}),
+    ("s8_u8_satfinite", {**_INT, **_INT_ZERO_D,
+                         _MMA: _INT_MMA.format(a="s8", b="u8", sat=".satfinite", src="%rd5", scale_d="1")}),
     # A from four registers, four s8 elements each (9.7.15.5.1.1.3)
-    ("s8_a_registers", {**_INT, **_INT_DATA_D,
+    ("s8_a_registers", {**_INT, **_INT_ZERO_D,
                         _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="{%r10, %r11, %r12, %r13}",
                                               scale_d="%p3")}),
 ]
@@ -221,3 +220,28 @@ def test_wgmma_terms_evaluate_to_the_emulators_bits(name: str, edits: dict[str, 
     assert (out.terms != CONCRETE).all()
     assert (evaluate(T, out.terms, leaf) == out.bits.astype(np.uint64)).all()
     assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
+
+
+@pytest.mark.parametrize("sat", ["", ".satfinite"])
+def test_integer_wgmma_over_data_accumulators_is_refused(sat: str, tmp_path: Path) -> None:
+    """An integer wgmma whose old D is data of unknown range (here near INT32_MAX: the sum wraps, or clamps
+    with .satfinite, on many elements) gets no term: proofs/normal.py reads an s32 MMA as its exact sum, so
+    a wrapping and a clamping build would be "proved" equal (they were, before this guard)."""
+    from symexec.check.run import run_checked
+    from symexec.check.termshadow import equivalence_run
+    from volta.equiv_cli import spec_kernel
+
+    text = (CASES / "wgmma_kmajor.ptx").read_text()
+    for old, new in {**_INT, **_INT_DATA_D,
+                     _MMA: _INT_MMA.format(a="s8", b="s8", sat=sat, src="%rd5", scale_d="%p3")}.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "wgmma_s8_data_d.ptx"
+    path.write_text(text)
+    k, _, _ = spec_kernel(path, "candidate")
+    run, shadow = equivalence_run(k.prog, k.launch, TermStore(), k.buffers)
+    assert run_checked(run, k.prog, k.launch).verdict == "race_free"
+    assert any("integer accumulators of unbounded range" in g.why for g in shadow.gaps), \
+        [g.describe() for g in shadow.gaps]
+    (out,) = shadow.outputs().values()
+    assert not (out.terms == CONCRETE).any()
