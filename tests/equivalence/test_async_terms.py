@@ -185,6 +185,11 @@ VARIANTS += [
                                      _MMA: _INT_MMA.format(a="u8", b="s8", sat="", src="%rd5", scale_d="1")}),
     ("s8_u8_satfinite", {**_INT, **_INT_ZERO_D,
                          _MMA: _INT_MMA.format(a="s8", b="u8", sat=".satfinite", src="%rd5", scale_d="1")}),
+    # two chained: the second's old D is the first's MMA node (bound 2 * 32 * 128 * 128, inside int32)
+    ("s8_chained", {**_INT, **_INT_ZERO_D,
+                    _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="0")
+                    + "\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;\n\twgmma.fence.sync.aligned;\n\t"
+                    + _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="1")}),
     # A from four registers, four s8 elements each (9.7.15.5.1.1.3)
     ("s8_a_registers", {**_INT, **_INT_ZERO_D,
                         _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="{%r10, %r11, %r12, %r13}",
