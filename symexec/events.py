@@ -234,6 +234,7 @@ class MmaPerformed:
     scale_d: bool  # False: D = A*B, the old D is not an input (9.7.15.5.2)
     scale_a: int  # imm-scale-a: 1 or -1 (negate A)
     scale_b: int
+    satfinite: bool = False  # integer (.s32) only: clamp to int32 instead of wrapping (9.7.15.5.2)
 
 
 # ---------------------------------------------------------------------- thread groups

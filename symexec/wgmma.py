@@ -371,7 +371,7 @@ def _perform(b: Batch, st: WarpgroupState, op: Op) -> None:
         if b.observers and op.async_op is not None:
             s = op.spec
             b.emit(MmaPerformed(op.async_op, s.n, s.k, s.dtype, s.atype, s.btype, s.a_regs is not None, op.scale_d,
-                                s.scale_a, s.scale_b))
+                                s.scale_a, s.scale_b, s.satfinite))
         _compute(b, st, op)
 
 

@@ -146,6 +146,8 @@ class TermShadow(Observer):
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self._mma_refused: dict[int, int] = {}  # wgmma op ident -> gap: its descriptor or scale-d depends on data
+        # integer wgmma MMA node -> a bound on |its value| (exact sum), where it provably never leaves int32
+        self._int_mma_bound: dict[int, int] = {}
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
         # per register, per lane: the term of a correctly rounded rcp/div/sqrt/rsqrt of concrete operands
         # whose bits the register holds (CONCRETE where none); see _exact_terms
@@ -1004,12 +1006,15 @@ class TermShadow(Observer):
 
     def _mma_refusal(self, ev: MmaPerformed, n_args: int) -> str | None:
         """Why this wgmma has no term meaning here (None: it has one)."""
-        if ev.atype not in _MMA_FLOAT16 or ev.btype != ev.atype or ev.dtype not in (".f32", ".f16"):
-            return f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands (only .f16/.bf16 have a term meaning)"
-        if ev.scale_a != 1 or ev.scale_b != 1:
-            return f"{ev.op.ins.name}: imm-scale-a/imm-scale-b -1 (negated operands) has no term meaning yet"
+        floats = ev.atype in _MMA_FLOAT16 and ev.btype == ev.atype and ev.dtype in (".f32", ".f16")
+        ints = ev.atype in _MMA_INT8 and ev.btype in _MMA_INT8 and ev.dtype == ".s32"
+        if not (floats or ints):
+            return (f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands "
+                    "(only .f16/.bf16 and .s8/.u8 have a term meaning)")
+        if ev.scale_a not in (1, -1) or ev.scale_b not in (1, -1) or (ints and (ev.scale_a, ev.scale_b) != (1, 1)):
+            return f"{ev.op.ins.name}: imm-scale-a/b {ev.scale_a}/{ev.scale_b} has no term meaning"
         want_reads = 1 if ev.a_in_registers else 2
-        d_regs = ev.n // 2 if ev.dtype == ".f32" else ev.n // 4
+        d_regs = ev.n // 4 if ev.dtype == ".f16" else ev.n // 2  # .f32 / .s32: one element a register
         if len(self.mma_reads) != want_reads or n_args != (4 if ev.a_in_registers else 0) + d_regs:
             return f"{ev.op.ins.name}: operand reads not in the order the term rule expects"
         return None
@@ -1021,7 +1026,7 @@ class TermShadow(Observer):
         unspecified, 9.7.15.5.2). A and B are the terms of the bytes the emulator read, in its
         order (symexec.wgmma_layout.matrix_addresses: swizzles and transposes are already applied),
         or A's registers in the A fragment layout (9.7.15.5.1.1); D's registers in the D fragment."""
-        from ..wgmma_layout import a_fragment, d_fragment
+        from ..wgmma_layout import d_fragment
 
         ev, ins = self.mma, self.ins
         widths = _dest_widths(ins, self.prog)
@@ -1035,39 +1040,51 @@ class TermShadow(Observer):
             out = np.full(self.n, CONCRETE, np.int64)
             return [self._opaque_lanes(out, w, g) for w in widths]
         lanes, n, k = ev.op.lanes, ev.n, ev.k
-        ty = ev.atype[1:]
-        esort = float_sort(ty)
+        a_ty, b_ty, acc_ty = ev.atype[1:], ev.btype[1:], ev.dtype[1:]
         B = Builder(self.T, self.n)
         everyone = np.ones(self.n, bool)
         args = self.args
         if ev.a_in_registers:
-            regs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args[:4]], axis=1)  # (128, 4)
-            flat = regs.reshape(-1)
-            halves = np.stack([B.as_float(B.extract(flat, 16 * j, 16), ty) for j in (0, 1)], axis=1)
-            rows, cols = a_fragment(16)  # element j: register j // 2, half j % 2 (low first)
-            Am = np.zeros((64, k), np.int64)
-            Am[rows, cols] = halves.reshape(128, 8)
+            Am = self._mma_a_registers(B, args[:4], lanes, a_ty, k)
             args = args[4:]
         else:
-            Am = self._mma_elements(self.mma_reads[0], esort).reshape(64, k)
-        Bm = self._mma_elements(self.mma_reads[-1], esort).reshape(n, k)
+            Am = self._mma_elements(self.mma_reads[0], _mma_elem_sort(a_ty)).reshape(64, k)
+        Bm = self._mma_elements(self.mma_reads[-1], _mma_elem_sort(b_ty)).reshape(n, k)
+        # imm-scale-a/b -1: that multiplicand's elements negated before the products (9.7.15.5.2)
+        if ev.scale_a == -1:
+            Am = B.make(Op.FNEG, _mma_elem_sort(a_ty), NO_MODS, Am.reshape(-1)).reshape(Am.shape)
+        if ev.scale_b == -1:
+            Bm = B.make(Op.FNEG, _mma_elem_sort(b_ty), NO_MODS, Bm.reshape(-1)).reshape(Bm.shape)
         rows, cols = d_fragment(n)  # (128, n/2)
-        acc_ty = ev.dtype[1:]
-        acc = float_sort(acc_ty)
+        acc = _mma_elem_sort(acc_ty)
         Dregs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args], axis=1)  # (128, regs)
         C = np.zeros((64, n), np.int64)
         if not ev.scale_d:  # D = A*B: the old D is not an operand (9.7.15.5.2)
             C[:] = self.T.const(acc, np.zeros(1, np.uint64))[0]
+        elif acc_ty == "s32":  # one s32 element per register, its bits as they are
+            C[rows, cols] = Dregs
         elif acc_ty == "f32":
             C[rows, cols] = B.as_float(Dregs.reshape(-1), "f32").reshape(128, -1)
         else:  # two f16 elements per register, element 2r in the low half
             fl = Dregs.reshape(-1)
             C[rows, cols] = np.stack([B.as_float(B.extract(fl, 16 * j, 16), "f16") for j in (0, 1)],
                                      axis=1).reshape(128, -1)
-        aux = mods_id(Mods(elems=(ty, ty, acc_ty)))
+        bound = None
+        if acc_ty == "s32":
+            bound = self._int_mma_bound_of(C, a_ty, b_ty, k)
+            if bound is None:
+                g = self.gap(f"{ins.name}: integer accumulators of unbounded range (the proofs read an s32 MMA as "
+                             "its exact sum: only where it provably stays inside int32, 9.7.15.5.2)", ins)
+                out = np.full(self.n, CONCRETE, np.int64)
+                return [self._opaque_lanes(out, w, g) for w in widths]
+        # integers: exact, then wrapped to s32 or (.satfinite) clamped, as termeval._mma and the emulator
+        aux = mods_id(Mods(elems=(a_ty, b_ty, acc_ty), sat=ev.satfinite))
         kids = np.concatenate([C.reshape(64, n, 1), np.broadcast_to(Am[:, None, :], (64, n, k)),
                                np.broadcast_to(Bm[None, :, :], (64, n, k))], axis=2)
         D = self.T.make(Op.MMA, acc, aux, kids.reshape(64 * n, 1 + 2 * k)).reshape(64, n)
+        if bound is not None:
+            for d in np.unique(D).tolist():
+                self._int_mma_bound[int(d)] = max(bound, self._int_mma_bound.get(int(d), 0))
         Dl = D[rows, cols]  # (128, n/2): the thread's elements in register order
         if acc_ty == "f16":
             Dl = Dl.reshape(128, -1, 2)
@@ -1078,6 +1095,44 @@ class TermShadow(Observer):
             o[lanes] = Dl[:, j]
             outs.append(o)
         return outs
+
+    def _int_mma_bound_of(self, C: np.ndarray, a_ty: str, b_ty: str, k: int) -> int | None:
+        """A bound on |C + sum_k A*B| for an integer wgmma, or None where it may leave int32. proofs/normal.py
+        reads an s32 MMA node as its exact integer sum (wrap and .satfinite are not in its normal form), which
+        is its value only without overflow: so an integer wgmma gets a term only when its old D is a constant
+        or an earlier integer wgmma's node of known bound, and the new bound stays inside int32."""
+        def most(ty: str) -> int:
+            return 128 if ty == "s8" else 255
+        T = self.T
+        worst = 0
+        for c in np.unique(C).tolist():
+            if int(T.op[c]) == Op.CONST:
+                v = int(T.aux[c]) & 0xFFFFFFFF
+                worst = max(worst, abs(v - (1 << 32) if v >> 31 else v))
+            elif c in self._int_mma_bound:
+                worst = max(worst, self._int_mma_bound[c])
+            else:
+                return None
+        bound = worst + k * most(a_ty) * most(b_ty)
+        return bound if bound < 1 << 31 else None
+
+    def _mma_a_registers(self, B: Builder, regs_args: list[Arg], lanes: np.ndarray, ty: str, k: int) -> np.ndarray:
+        """A (64 x k) from the warpgroup's four A registers in the A fragment layout (9.7.15.5.1.1):
+        element j of a thread is register j // per, bits (j % per) * width up (low first)."""
+        from ..wgmma_layout import a_fragment
+
+        width = 8 if ty in ("s8", "u8") else 16
+        per = 32 // width
+        everyone = np.ones(self.n, bool)
+        regs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in regs_args], axis=1)  # (128, 4)
+        flat = regs.reshape(-1)
+        parts = [B.extract(flat, width * j, width) for j in range(per)]
+        if width == 16:
+            parts = [B.as_float(x, ty) for x in parts]
+        rows, cols = a_fragment(width)
+        Am = np.zeros((64, k), np.int64)
+        Am[rows, cols] = np.stack(parts, axis=1).reshape(128, 4 * per)
+        return Am
 
     def _mma_elements(self, read: tuple[np.ndarray, np.ndarray, np.ndarray], sort: int) -> np.ndarray:
         """Float terms of the elements of one shared-memory operand read (a row of bytes per element),
@@ -1115,6 +1170,13 @@ class TermShadow(Observer):
 
 #: wgmma.mma_async multiplicand types whose results have a term meaning (_mma_results)
 _MMA_FLOAT16 = (".f16", ".bf16")
+_MMA_INT8 = (".s8", ".u8")
+
+
+def _mma_elem_sort(ty: str) -> int:
+    """The term sort of a wgmma element: integers (.s8/.u8 multiplicands, .s32 accumulators) are their
+    bits, as mma.sync's integer form (semantics.symbolic._mma); f16/bf16/f32 are floats."""
+    return bits_sort(int(ty[1:])) if ty[0] in "su" else float_sort(ty)
 
 
 def _per_lane_fill(ins: A.Instruction | None) -> bool:

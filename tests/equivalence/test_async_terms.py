@@ -9,8 +9,10 @@ Since 2026-12-07 (branch i11wg) a wgmma.mma_async with .f16/.bf16 multiplicands 
 sum_k A[m, k] * B[n, k], over the terms of the shared-memory bytes its descriptors address (read in
 the emulator's own order, symexec/wgmma_layout.py) or of its A registers, made when the
 wgmma.wait_group covering it performs it. Triton's sm_90a gemm_fp16 is proved equal to its sm_80
-(mma.sync) build, and seeded bugs in the wgmma operands are found; other kinds (fp8, integer) stay
-opaque with a gap naming them, as tcgen05 does."""
+(mma.sync) build, and seeded bugs in the wgmma operands are found. Since branch i11wg2 the integer
+kinds (.s8/.u8 multiplicands, .s32 accumulators) are mma.sync's integer MMA node (wrapped, or clamped
+with .satfinite) and imm-scale-a/b -1 negates that operand's element terms; fp8 and tf32 stay opaque
+with a gap naming them, as tcgen05 does."""
 
 from __future__ import annotations
 
@@ -155,6 +157,46 @@ VARIANTS = [
 ]
 
 
+VARIANTS += [
+    # imm-scale-a / imm-scale-b -1: A's or B's elements negated before the products (9.7.15.5.2)
+    # (scale-d 0: with data D far below the products, the emulator's float64 sum (A*B, then + D) and
+    # termeval._mma's (D first) can round differently by an ulp, whatever the signs; see the i11wg2 README)
+    ("negated_a", {_MMA: _MMA.replace("%rd5, %rd6, 0, 1, 1, 0, 0", "%rd5, %rd6, 0, -1, 1, 0, 0")}),
+    ("negated_b_bf16", {_MMA: _MMA.replace(".f16.f16", ".bf16.bf16").replace("%rd5, %rd6, 0, 1, 1, 0, 0",
+                                                                             "%rd5, %rd6, 0, 1, -1, 0, 0")}),
+    ("negated_a_registers", {_ZERO_D: _DATA_D, _MMA: _MMA.replace(
+        "%rd5, %rd6, 0, 1, 1, 0, 0", "{%r10, %r11, %r12, %r13}, %rd6, %p3, -1, 1, 0")}),
+]
+#: the integer form (.s8/.u8 multiplicands, .s32 accumulators, k32; PTX 9.7.15.5.2): the same 32-byte K rows,
+#: so the same descriptors; int8 input bytes, b32 accumulator registers, an int32 output
+_INT = {'"dtype": "float16", "shape": [1152]': '"dtype": "int8", "shape": [2304]',
+        '"out": {"dtype": "float32"': '"out": {"dtype": "int32"',
+        "st.global.v4.f32 [%rd8], {%f1, %f2, %f3, %f4};": "st.global.v4.b32 [%rd8], {%r2, %r3, %r4, %r5};"}
+_INT_MMA = "wgmma.mma_async.sync.aligned.m64n8k32.s32.{a}.{b}{sat} {{%r2, %r3, %r4, %r5}}, {src}, %rd6, {scale_d};"
+_INT_ZERO_D = {_ZERO_D: "".join(f"\tmov.b32 %r{i}, 0;\n" for i in range(2, 6))}
+#: D's old values: data bytes with bits 12-30 set (near INT32_MAX or just below 0): the sum wraps or,
+#: with .satfinite, clamps for many elements
+_INT_DATA_D = {_ZERO_D: "\tsetp.ne.u32 %p3, %r1, 1000;\n"
+               + "".join(f"\tor.b32 %r{i}, %r{8 + i}, 0x7FFFF000;\n" for i in range(2, 6))}
+VARIANTS += [
+    ("s8_descriptors_scale_d_0", {**_INT, **_INT_ZERO_D,
+                                  _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="0")}),
+    ("u8_s8_scale_d_zero_register", {**_INT, **_INT_ZERO_D,
+                                     _MMA: _INT_MMA.format(a="u8", b="s8", sat="", src="%rd5", scale_d="1")}),
+    ("s8_u8_satfinite", {**_INT, **_INT_ZERO_D,
+                         _MMA: _INT_MMA.format(a="s8", b="u8", sat=".satfinite", src="%rd5", scale_d="1")}),
+    # two chained: the second's old D is the first's MMA node (bound 2 * 32 * 128 * 128, inside int32)
+    ("s8_chained", {**_INT, **_INT_ZERO_D,
+                    _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="0")
+                    + "\n\twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;\n\twgmma.fence.sync.aligned;\n\t"
+                    + _INT_MMA.format(a="s8", b="s8", sat="", src="%rd5", scale_d="1")}),
+    # A from four registers, four s8 elements each (9.7.15.5.1.1.3)
+    ("s8_a_registers", {**_INT, **_INT_ZERO_D,
+                        _MMA: _INT_MMA.format(a="s8", b="s8", sat="", src="{%r10, %r11, %r12, %r13}",
+                                              scale_d="%p3")}),
+]
+
+
 @pytest.mark.parametrize("name,edits", VARIANTS, ids=[v[0] for v in VARIANTS])
 def test_wgmma_terms_evaluate_to_the_emulators_bits(name: str, edits: dict[str, str], tmp_path: Path) -> None:
     """Each register term written when the wgmma is performed, evaluated on the run's input, is the
@@ -183,3 +225,28 @@ def test_wgmma_terms_evaluate_to_the_emulators_bits(name: str, edits: dict[str, 
     assert (out.terms != CONCRETE).all()
     assert (evaluate(T, out.terms, leaf) == out.bits.astype(np.uint64)).all()
     assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
+
+
+@pytest.mark.parametrize("sat", ["", ".satfinite"])
+def test_integer_wgmma_over_data_accumulators_is_refused(sat: str, tmp_path: Path) -> None:
+    """An integer wgmma whose old D is data of unknown range (here near INT32_MAX: the sum wraps, or clamps
+    with .satfinite, on many elements) gets no term: proofs/normal.py reads an s32 MMA as its exact sum, so
+    a wrapping and a clamping build would be "proved" equal (they were, before this guard)."""
+    from symexec.check.run import run_checked
+    from symexec.check.termshadow import equivalence_run
+    from volta.equiv_cli import spec_kernel
+
+    text = (CASES / "wgmma_kmajor.ptx").read_text()
+    for old, new in {**_INT, **_INT_DATA_D,
+                     _MMA: _INT_MMA.format(a="s8", b="s8", sat=sat, src="%rd5", scale_d="%p3")}.items():
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "wgmma_s8_data_d.ptx"
+    path.write_text(text)
+    k, _, _ = spec_kernel(path, "candidate")
+    run, shadow = equivalence_run(k.prog, k.launch, TermStore(), k.buffers)
+    assert run_checked(run, k.prog, k.launch).verdict == "race_free"
+    assert any("integer accumulators of unbounded range" in g.why for g in shadow.gaps), \
+        [g.describe() for g in shadow.gaps]
+    (out,) = shadow.outputs().values()
+    assert not (out.terms == CONCRETE).any()
