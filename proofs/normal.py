@@ -273,6 +273,7 @@ class Normalizer:
         self._flatten_budget = FLATTEN_BUDGET  # monomials _flatten_lets may still copy
         self._tables: dict[int, tuple | None] = {}  # bit-level term -> its function table key
         self._big: set[int] = set()  # terms whose subgraphs have more than small_subgraph's limit of nodes
+        self._mma_bounds: dict[int, int | None] = {}  # integer MMA node -> _int_mma_bound
         self._leaves: dict[int, frozenset | None] = {}  # term -> its input leaves (_leaves_of), None: more than 16
         # _merge_exp2: ((exp2 atom, exponent), ...) -> exp2 of the sum, as exp2_atom gives it
         self._exp2_products: dict[tuple, tuple[int | None, Coef]] = {}
@@ -1429,11 +1430,15 @@ class Normalizer:
             k = (len(kids) - 1) // 2
             acc, own = self._get(kids[0], local, remaining)
             acc = acc if own else self._copy(acc)
-            a_t, b_t, _ = m.elems
+            a_t, b_t, c_t = m.elems
             for q in range(k):
                 x = self._operand(kids[1 + q], a_t, local, remaining)
                 y = self._operand(kids[1 + k + q], b_t, local, remaining)
                 acc = self.add(acc, self.mul(x, y), own_x=True)
+            if c_t == "s32" and self._int_mma_bound(i) is None:
+                # the sum may leave int32: its value is the exact sum wrapped (or, .satfinite, clamped) to
+                # 32 bits (9.7.14.5.14, 9.7.15.5.2), a function of the exact sum, not the sum itself
+                return self.app("mma.s32.satfinite" if m.sat else "mma.s32.wrap", acc)
             return acc
         if op is Op.SCALE:
             return self._scaled(kids, m, local, remaining)
@@ -2018,6 +2023,35 @@ class Normalizer:
         read_leaves = tuple(int(leaves[j]) for j in read)
         self.lemmas.append(Lemma(i, read_leaves[0], str(SORTS[int(self.T.sort[i])]), "support", smt2, "unsat"))
         return ("table", read_leaves, values)
+
+    def _int_mma_bound(self, i: int) -> int | None:
+        """A bound on |value| of integer (.s32) MMA node i read as its exact sum (acc + sum_k a * b), or None where
+        that sum may leave int32 (then wrapping or .satfinite decide its value): its accumulator is a constant the
+        normal form reads as a number below 2^31 or an integer MMA node of known bound, and the bound plus k times
+        the largest product of its element types (s8: 128, u8: 255, s4: 8, u4: 15) stays below 2^31."""
+        memo = self._mma_bounds
+        if i in memo:
+            return memo[i]
+        T = self.T
+        kids = T.kids(i)
+        a_t, b_t, c_t = mods(int(T.aux[i])).elems
+        most = {"s8": 128, "u8": 255, "s4": 8, "u4": 15}
+        acc = int(kids[0])
+        bound: int | None = None
+        if c_t == "s32" and a_t in most and b_t in most:
+            op = Op(int(T.op[acc]))
+            if op is Op.CONST:
+                v = int(T.aux[acc]) & 0xFFFFFFFF  # as _const reads it: the unsigned value of its bits
+                below = v if 0 <= v < 1 << 31 else None
+            elif op is Op.MMA:
+                below = self._int_mma_bound(acc)
+            else:
+                below = None
+            if below is not None:
+                total = below + (len(kids) - 1) // 2 * most[a_t] * most[b_t]
+                bound = total if total < 1 << 31 else None
+        memo[i] = bound
+        return bound
 
     def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:
         """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""
