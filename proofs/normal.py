@@ -2028,30 +2028,29 @@ class Normalizer:
         """A bound on |value| of integer (.s32) MMA node i read as its exact sum (acc + sum_k a * b), or None where
         that sum may leave int32 (then wrapping or .satfinite decide its value): its accumulator is a constant the
         normal form reads as a number below 2^31 or an integer MMA node of known bound, and the bound plus k times
-        the largest product of its element types (s8: 128, u8: 255, s4: 8, u4: 15) stays below 2^31."""
-        memo = self._mma_bounds
-        if i in memo:
-            return memo[i]
-        T = self.T
-        kids = T.kids(i)
-        a_t, b_t, c_t = mods(int(T.aux[i])).elems
+        the largest product of its element types (s8: 128, u8: 255, s4: 8, u4: 15) stays below 2^31. Made down the
+        chain of accumulators without recursion (a K loop chains one MMA per step: thousands deep)."""
+        memo, T = self._mma_bounds, self.T
+        chain, x = [], i
+        while x not in memo and int(T.op[x]) == Op.MMA:
+            chain.append(x)
+            x = int(T.kids(x)[0])
+        if x in memo:
+            below = memo[x]
+        elif int(T.op[x]) == Op.CONST:
+            v = int(T.aux[x]) & 0xFFFFFFFF  # as _const reads it: the unsigned value of its bits
+            below = v if v < 1 << 31 else None
+        else:
+            below = None
         most = {"s8": 128, "u8": 255, "s4": 8, "u4": 15}
-        acc = int(kids[0])
-        bound: int | None = None
-        if c_t == "s32" and a_t in most and b_t in most:
-            op = Op(int(T.op[acc]))
-            if op is Op.CONST:
-                v = int(T.aux[acc]) & 0xFFFFFFFF  # as _const reads it: the unsigned value of its bits
-                below = v if 0 <= v < 1 << 31 else None
-            elif op is Op.MMA:
-                below = self._int_mma_bound(acc)
-            else:
-                below = None
-            if below is not None:
-                total = below + (len(kids) - 1) // 2 * most[a_t] * most[b_t]
+        for node in reversed(chain):
+            a_t, b_t, c_t = mods(int(T.aux[node])).elems
+            bound = None
+            if below is not None and c_t == "s32" and a_t in most and b_t in most:
+                total = below + (len(T.kids(node)) - 1) // 2 * most[a_t] * most[b_t]
                 bound = total if total < 1 << 31 else None
-        memo[i] = bound
-        return bound
+            memo[node] = below = bound
+        return memo[i]
 
     def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:
         """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""

@@ -79,3 +79,14 @@ def test_bound_is_exact_sum_only_inside_int32(acc: int, k: int, types: tuple[str
         assert bound == worst
     else:
         assert bound is None
+
+
+def test_a_long_k_loop_chain_is_bounded_without_recursion() -> None:
+    """A K loop chains one MMA per step: 5000 steps of k = 1 s8 products from zero stay inside int32 (5000 x 16384),
+    and the bound is made down the chain without Python recursion (deeper than its default limit of 1000)."""
+    T = TermStore()
+    acc = T.const(S32, 0)
+    a, b = _leaves(T, "a", 1), _leaves(T, "b", 1)
+    for _ in range(5000):
+        acc = _mma(T, acc, a, b, False)
+    assert Normalizer(T)._int_mma_bound(int(acc[0])) == 5000 * 128 * 128
