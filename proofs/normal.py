@@ -46,6 +46,7 @@ from typing import Callable
 import numpy as np
 
 from semantics.formats import bits_to_fraction, get_format
+from semantics.ptx.mma import int_mma_bound
 from semantics.terms import COMMUTATIVE, SORTS, Kind, Op, TermStore, mods
 
 __all__ = ["Normalizer", "NF", "Rat", "Inf", "AtomKind", "NoRealMeaning", "POS_INF", "NEG_INF"]
@@ -2028,7 +2029,7 @@ class Normalizer:
         """A bound on |value| of integer (.s32) MMA node i read as its exact sum (acc + sum_k a * b), or None where
         that sum may leave int32 (then wrapping or .satfinite decide its value): its accumulator is a constant the
         normal form reads as a number below 2^31 or an integer MMA node of known bound, and the bound plus k times
-        the largest product of its element types (s8: 128, u8: 255, s4: 8, u4: 15) stays below 2^31. Made down the
+        the largest product of its element types stays below 2^31 (semantics.ptx.mma.int_mma_bound). Made down the
         chain of accumulators without recursion (a K loop chains one MMA per step: thousands deep)."""
         memo, T = self._mma_bounds, self.T
         chain, x = [], i
@@ -2042,14 +2043,10 @@ class Normalizer:
             below = v if v < 1 << 31 else None
         else:
             below = None
-        most = {"s8": 128, "u8": 255, "s4": 8, "u4": 15}
         for node in reversed(chain):
             a_t, b_t, c_t = mods(int(T.aux[node])).elems
-            bound = None
-            if below is not None and c_t == "s32" and a_t in most and b_t in most:
-                total = below + (len(T.kids(node)) - 1) // 2 * most[a_t] * most[b_t]
-                bound = total if total < 1 << 31 else None
-            memo[node] = below = bound
+            k = (len(T.kids(node)) - 1) // 2
+            memo[node] = below = int_mma_bound(below, k, a_t, b_t) if c_t == "s32" else None
         return memo[i]
 
     def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:

@@ -62,6 +62,20 @@ _ELEM = {"f16": (16, "f"), "bf16": (16, "f"), "tf32": (32, "f"), "f64": (64, "f"
          # 4/6-bit elements of .kind::f8f6f4 each in an 8-bit container (semantics.mxformats.CONTAINER8)
          "e2m1": (8, "f"), "e2m3": (8, "f"), "e3m2": (8, "f")}
 
+#: The largest magnitude of an integer multiplicand element (its type's range: s8 -128, u8 255, s4 -8, u4 15)
+INT_ELEMENT_MAGNITUDE = {"s8": 128, "u8": 255, "s4": 8, "u4": 15}
+
+
+def int_mma_bound(below: int | None, k: int, a: str, b: str) -> int | None:
+    """A bound on |c + sum of k products a * b| for |c| <= `below` (integer mma / wgmma, .s32 accumulators), or
+    None where that sum may leave int32 (or `below` is None, or an element type has no entry): there the
+    instruction's value is the sum wrapped, or with .satfinite clamped (9.7.14.5.14, 9.7.15.5.2), not the sum."""
+    if below is None or a not in INT_ELEMENT_MAGNITUDE or b not in INT_ELEMENT_MAGNITUDE:
+        return None
+    total = below + k * INT_ELEMENT_MAGNITUDE[a] * INT_ELEMENT_MAGNITUDE[b]
+    return total if total < 1 << 31 else None
+
+
 # shapes modelled per multiplicand family (9.7.14.5.14 "Syntax")
 _FAMILY_SHAPES = {
     "f16": {(16, 8, 8), (16, 8, 16)},

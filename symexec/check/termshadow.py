@@ -25,6 +25,7 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import Unsupported
 from semantics.ptx.core import tinfo
+from semantics.ptx.mma import int_mma_bound
 from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sources
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
                              sort_of_type, sort_widths)
@@ -1101,8 +1102,6 @@ class TermShadow(Observer):
         reads an s32 MMA node as its exact integer sum (wrap and .satfinite are not in its normal form), which
         is its value only without overflow: so an integer wgmma gets a term only when its old D is a constant
         or an earlier integer wgmma's node of known bound, and the new bound stays inside int32."""
-        def most(ty: str) -> int:
-            return 128 if ty == "s8" else 255
         T = self.T
         worst = 0
         for c in np.unique(C).tolist():
@@ -1113,8 +1112,7 @@ class TermShadow(Observer):
                 worst = max(worst, self._int_mma_bound[c])
             else:
                 return None
-        bound = worst + k * most(a_ty) * most(b_ty)
-        return bound if bound < 1 << 31 else None
+        return int_mma_bound(worst, k, a_ty, b_ty)
 
     def _mma_a_registers(self, B: Builder, regs_args: list[Arg], lanes: np.ndarray, ty: str, k: int) -> np.ndarray:
         """A (64 x k) from the warpgroup's four A registers in the A fragment layout (9.7.15.5.1.1):
