@@ -126,15 +126,14 @@ def _trace(ops, ctas: int, detector: RaceDetector, clocks: Clocks) -> list[Event
     return log
 
 
-@settings(max_examples=200, deadline=None)
-@given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
-       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans(), defer=st.sampled_from([1, 2, 4096]))
-def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool, defer: int) -> None:
-    """`gc`: drop the unreferenced records after every few accesses; `defer`: how many reads of a global
-    buffer not written yet are kept aside before they are tested (RaceDetector.flush)."""
+def _detector_and_batch(ops: list, ctas: int, window: int, gc: bool = False, defer: int | None = None
+                        ) -> tuple[list, list]:
+    """The races the detector reports on the trace of `ops` (its window, eager gc and read deferral set for the
+    run, restored after) and those the batch pass finds on the same trace, both as `_new` rows."""
     saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS, races.DEFER_MAX_EVENTS
     races.WINDOW = window
-    races.DEFER_MAX_EVENTS = defer
+    if defer is not None:
+        races.DEFER_MAX_EVENTS = defer
     if gc:
         races.GC_EVERY, races.GC_ALWAYS = 4, True
     try:
@@ -144,7 +143,17 @@ def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: in
         new = _new(detector.races())
     finally:
         races.WINDOW, races.GC_EVERY, races.GC_ALWAYS, races.DEFER_MAX_EVENTS = saved
-    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window, defer))
+    return new, _old(oracle_races.find_races(log, clocks, T), log)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops=st.lists(st.one_of(_access, _access, _barrier), min_size=1, max_size=40), ctas=st.integers(1, 2),
+       window=st.sampled_from([1, 8, 1 << 16]), gc=st.booleans(), defer=st.sampled_from([1, 2, 4096]))
+def test_detector_matches_batch_pass_on_random_traces(ops, ctas: int, window: int, gc: bool, defer: int) -> None:
+    """`gc`: drop the unreferenced records after every few accesses; `defer`: how many reads of a global
+    buffer not written yet are kept aside before they are tested (RaceDetector.flush)."""
+    new, old = _detector_and_batch(ops, ctas, window, gc, defer)
+    assert new == old, repr((ops, ctas, window, defer))
 
 
 @pytest.mark.parametrize("window", [1, 1 << 16])
@@ -192,18 +201,10 @@ def test_identical_reread_after_a_refinement_counts_once() -> None:
     counted into its byte's newest node), and thread 1 then writes the 16 bytes unordered. Each byte's reads since
     its last write conflict once each: byte 0 one read (the second), bytes 1-15 two reads each. With the 16 keys
     sharing one node the second read was counted 15 times into it (count 1 + 15 x 16)."""
-    saved = races.WINDOW
-    races.WINDOW = 1  # the refinement in a window of its own, between the two reads
-    try:
-        ops = [("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 0, 1, WRITE, 0, 1, 0, 0, 2, True),
-               ("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 1, 1, WRITE, 0, 16, 0, 0, 3, True)]
-        clocks = Clocks(1, T)
-        detector = RaceDetector(clocks, T)
-        log = _trace(ops, 1, detector, clocks)
-        new = _new(detector.races())
-    finally:
-        races.WINDOW = saved
-    assert new == _old(oracle_races.find_races(log, clocks, T), log)
+    ops = [("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 0, 1, WRITE, 0, 1, 0, 0, 2, True),
+           ("access", 0, 1, READ, 0, 16, 0, 0, 1, True), ("access", 1, 1, WRITE, 0, 16, 0, 0, 3, True)]
+    new, old = _detector_and_batch(ops, 1, window=1)  # the refinement in a window of its own, between the reads
+    assert new == old
     by_reader = {pc_a: count for _, _, pc_a, _, _, _, _, _, count, _ in new}
     assert by_reader == {2: 1, 1: 1 + 15 * 2}  # the write of byte 0; the reads (byte 0 once, bytes 1-15 twice)
 
@@ -227,18 +228,8 @@ _repeated = st.tuples(_aligned_read, st.lists(_small, min_size=1, max_size=3),
 def test_detector_matches_batch_pass_on_repeated_accesses(ops, ctas: int, window: int, gc: bool) -> None:
     """A read repeated identically after a refinement (counted into its bytes' newest read nodes) counts every
     byte pair as the batch pass does."""
-    saved = races.WINDOW, races.GC_EVERY, races.GC_ALWAYS
-    races.WINDOW = window
-    if gc:
-        races.GC_EVERY, races.GC_ALWAYS = 4, True
-    try:
-        clocks = Clocks(ctas, T)
-        detector = RaceDetector(clocks, T)
-        log = _trace(ops, ctas, detector, clocks)
-        new = _new(detector.races())
-    finally:
-        races.WINDOW, races.GC_EVERY, races.GC_ALWAYS = saved
-    assert new == _old(oracle_races.find_races(log, clocks, T), log), repr((ops, ctas, window))
+    new, old = _detector_and_batch(ops, ctas, window, gc)
+    assert new == old, repr((ops, ctas, window))
 
 
 def test_refined_granule_past_the_buffer_end() -> None:
