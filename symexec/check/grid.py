@@ -210,7 +210,7 @@ class _Class:
                     except KeyError:  # a leaf this query does not bind (another loop's t): dropped, a superset
                         pass
             member = z3.And([_in_range(v, rows[:, k]) for k, v in enumerate(cols)] + iters + kept
-                            + (_box_offsets(a.box, o, tag) if self.box_offsets() is not None else []))
+                            + (_box_index_columns(a.box, o, tag) if self.box_offsets() is not None else []))
             guard = z3.BoolVal(True)
         else:
             # the columns' ranges and an affine summary of the rows too (implied by them): the integer form
@@ -219,7 +219,7 @@ class _Class:
                             + [_in_range(v, rows[:, k]) for k, v in enumerate(cols)]
                             + _affine_rows(rows, cols) + _row_lemmas(rows, cols)
                             + _lane_part_lemmas(a.addr, rows, cols) + iters
-                            + (_box_offsets(a.box, o, tag, start=cols[-1]) if lanes is not None else []))
+                            + (_box_index_columns(a.box, o, tag, start=cols[-1]) if lanes is not None else []))
             guard = _z3(a.guard, env) if a.guard is not None else z3.BoolVal(True)
         addr = _z3(a.addr, env) + o
         out = (member, addr - z3.BitVecVal(base, 64), guard, rows.shape[0], lane)
@@ -233,7 +233,7 @@ class _Class:
 
     def box_offsets(self) -> np.ndarray | None:
         """The box's row offsets, sorted (`Access.box`), where every row's offset is one of them (so the relaxed
-        side may read the offset as the box's index columns, `_box_offsets`); None for a class without a box or
+        side may read the offset as the box's index columns, `_box_index_columns`); None for a class without a box or
         one whose offsets are not all the box's."""
         if not self.a.box:
             return None
@@ -268,7 +268,7 @@ class _Class:
         return (lanes if lanes is not None else self.all_rows()).shape[0]
 
 
-def _box_offsets(box: tuple[tuple[int, int], ...], o, tag: str, start=None) -> list:
+def _box_index_columns(box: tuple[tuple[int, int], ...], o, tag: str, start=None) -> list:
     """The offset column `o` of a tensor store's rows as the box's outer index columns (`Access.box`):
     o = sum_k i_k * stride_k with 0 <= i_k < count_k (PTX 9.7.9.25.5.2: the box is boxDim[0] elements per
     combination of its outer indices, at those byte strides of the tensor map, 5.5.3). That is exactly the set

@@ -1318,17 +1318,17 @@ def _box_set(box: list[tuple[int, int]]) -> set[int]:
 @given(box=st.lists(st.tuples(st.integers(1, 1 << 20), st.integers(1, 6)), min_size=1, max_size=3),
        start=st.sampled_from([0, 16, 4096]), probe=st.integers(0, 1 << 22))
 @settings(max_examples=60, deadline=None)
-def test_box_offsets_are_exactly_the_box_s_row_offsets(box, start, probe) -> None:
-    """grid._box_offsets: o is one of the box's row offsets (plus `start`, the exact side's lane offset) iff
+def test_box_index_columns_are_exactly_the_box_s_row_offsets(box, start, probe) -> None:
+    """grid._box_index_columns: o is one of the box's row offsets (plus `start`, the exact side's lane offset) iff
     the Z3 constraint holds at o: the relaxed side stays a superset of the accesses, and leaves out the bytes
     between the rows (the interval [min, max] held them)."""
     import z3
-    from symexec.check.grid import _box_offsets
+    from symexec.check.grid import _box_index_columns
     want = {start + o for o in _box_set(box)}
     o = z3.BitVec("o", 64)
     for v in (probe, min(want), max(want), *sorted(want)[:3]):
         s = z3.Solver()
-        s.add(_box_offsets(tuple(box), o, "x", start=z3.BitVecVal(start, 64)) + [o == v])
+        s.add(_box_index_columns(tuple(box), o, "x", start=z3.BitVecVal(start, 64)) + [o == v])
         assert (s.check() == z3.sat) == (v in want), (box, start, v)
 
 
