@@ -60,6 +60,8 @@ class Side:
     # every race of its run is warps of one instruction storing one value to the same bytes
     # (races.RaceDetector.replicated_stores_only): its outputs do not depend on which store lands
     replicated_stores_only: bool = False
+    # what its terms read into instructions the manual leaves open (TermShadow.assumptions): printed with the verdict
+    assumptions: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -284,6 +286,7 @@ def compare_outputs(T: TermStore, cand: Side, ref: Side, chunk: int = 256,
         res.proofs.append(proof)
         res.obligations.append((name, both, ct, rt, codes))
     res.assumptions += [a for a in N.assumptions if a not in res.assumptions]
+    res.assumptions += [f"{side.label}: {a}" for side in (cand, ref) for a in side.assumptions]
     res.stats = {"normal_form_nodes": N.steps - steps0, "kept_roots": N.root_hits - hits0, "atoms": len(N.atoms),
                  "instances": res.stats.get("instances", 0), "sharing": sharing, "congruent": congruent,
                  "seconds": round(time.perf_counter() - t0, 3), "too_big": too_big, "not_compared": skipped,

@@ -68,7 +68,8 @@ def run_side(k: KernelUnderTest, store: TermStore, safety: Report | None = None)
     inputs = {n for n, g in k.buffers.items() if g.symbolic}
     replicated = racy and report.outcome is Verdict.RACE and all(f.kind is FindingKind.RACE for f in report.findings) \
         and bool(run.state.detector.races()) and run.state.detector.replicated_stores_only()
-    return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs, replicated)
+    return report, Side(k.label, shadow.outputs(), shadow.gaps, shadow.opaque_why, inputs, replicated,
+                        list(shadow.assumptions))
 
 
 def safety_report(k: KernelUnderTest) -> Report:

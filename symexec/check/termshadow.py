@@ -136,6 +136,8 @@ class TermShadow(Observer):
         self.glob = None  # the machine's GlobalMemory (set by `attach`)
         self.gaps: list[Gap] = []
         self.opaque_why: dict[int, int] = {}  # OPAQUE term id -> index in gaps
+        # what the terms read into an instruction the manual leaves open (each printed with the verdict)
+        self.assumptions: list[str] = []
         self.mem: dict[Buffer, _Mem] = {}
         self.regs: dict[str, np.ndarray] = {}
         self.n = 0
@@ -1008,10 +1010,12 @@ class TermShadow(Observer):
     def _mma_refusal(self, ev: MmaPerformed, n_args: int) -> str | None:
         """Why this wgmma has no term meaning here (None: it has one)."""
         floats = ev.atype in _MMA_FLOAT16 and ev.btype == ev.atype and ev.dtype in (".f32", ".f16")
+        # fp8: A and B may differ (.e4m3 x .e5m2), .f16 or .f32 accumulators (9.7.15.5.2)
+        fp8 = ev.atype in _MMA_FP8 and ev.btype in _MMA_FP8 and ev.dtype in (".f32", ".f16")
         ints = ev.atype in _MMA_INT8 and ev.btype in _MMA_INT8 and ev.dtype == ".s32"
-        if not (floats or ints):
+        if not (floats or fp8 or ints):
             return (f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands "
-                    "(only .f16/.bf16 and .s8/.u8 have a term meaning)")
+                    "(only .f16/.bf16, .e4m3/.e5m2 and .s8/.u8 have a term meaning)")
         if ev.scale_a not in (1, -1) or ev.scale_b not in (1, -1) or (ints and (ev.scale_a, ev.scale_b) != (1, 1)):
             return f"{ev.op.ins.name}: imm-scale-a/b {ev.scale_a}/{ev.scale_b} has no term meaning"
         want_reads = 1 if ev.a_in_registers else 2
@@ -1024,7 +1028,8 @@ class TermShadow(Observer):
         """D of the wgmma being performed, per D register of the warpgroup's lanes: each element
         (m, n) = one MMA node (scale-d ? D[m, n] : 0) + sum_k A[m, k] * B[n, k] in the accumulator
         type, as mma.sync's (semantics.symbolic._mma; the order and rounding of the sum are
-        unspecified, 9.7.15.5.2). A and B are the terms of the bytes the emulator read, in its
+        unspecified, 9.7.15.5.2). fp8 elements (.e4m3/.e5m2, A and B may differ) are floats of their
+        format; with .f32 accumulators the verdict carries fp8_wgmma_assumption. A and B are the terms of the bytes the emulator read, in its
         order (symexec.wgmma_layout.matrix_addresses: swizzles and transposes are already applied),
         or A's registers in the A fragment layout (9.7.15.5.1.1); D's registers in the D fragment."""
         from ..wgmma_layout import d_fragment
@@ -1056,6 +1061,8 @@ class TermShadow(Observer):
             Am = B.make(Op.FNEG, _mma_elem_sort(a_ty), NO_MODS, Am.reshape(-1)).reshape(Am.shape)
         if ev.scale_b == -1:
             Bm = B.make(Op.FNEG, _mma_elem_sort(b_ty), NO_MODS, Bm.reshape(-1)).reshape(Bm.shape)
+        if ev.atype in _MMA_FP8 and acc_ty == "f32":
+            self._assume(fp8_wgmma_assumption(ins))
         rows, cols = d_fragment(n)  # (128, n/2)
         acc = _mma_elem_sort(acc_ty)
         Dregs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in args], axis=1)  # (128, regs)
@@ -1097,6 +1104,10 @@ class TermShadow(Observer):
             outs.append(o)
         return outs
 
+    def _assume(self, text: str) -> None:
+        if text not in self.assumptions:
+            self.assumptions.append(text)
+
     def _int_mma_bound_of(self, C: np.ndarray, a_ty: str, b_ty: str, k: int) -> int | None:
         """A bound on |C + sum_k A*B| for an integer wgmma, or None where it may leave int32. proofs/normal.py
         reads an s32 MMA node as its exact integer sum (wrap and .satfinite are not in its normal form), which
@@ -1116,16 +1127,17 @@ class TermShadow(Observer):
 
     def _mma_a_registers(self, B: Builder, regs_args: list[Arg], lanes: np.ndarray, ty: str, k: int) -> np.ndarray:
         """A (64 x k) from the warpgroup's four A registers in the A fragment layout (9.7.15.5.1.1):
-        element j of a thread is register j // per, bits (j % per) * width up (low first)."""
+        element j of a thread is register j // per, bits (j % per) * width up (low first). 8-bit
+        elements (.e4m3/.e5m2, .s8/.u8) are four to a register, 16-bit ones two (9.7.15.5.1.1 table)."""
         from ..wgmma_layout import a_fragment
 
-        width = 8 if ty in ("s8", "u8") else 16
+        width = _MMA_A_BITS[ty]
         per = 32 // width
         everyone = np.ones(self.n, bool)
         regs = np.stack([B.value(a, bits_sort(32), everyone)[lanes] for a in regs_args], axis=1)  # (128, 4)
         flat = regs.reshape(-1)
         parts = [B.extract(flat, width * j, width) for j in range(per)]
-        if width == 16:
+        if ty[0] not in "su":  # float elements: their bits read in their format
             parts = [B.as_float(x, ty) for x in parts]
         rows, cols = a_fragment(width)
         Am = np.zeros((64, k), np.int64)
@@ -1168,7 +1180,24 @@ class TermShadow(Observer):
 
 #: wgmma.mma_async multiplicand types whose results have a term meaning (_mma_results)
 _MMA_FLOAT16 = (".f16", ".bf16")
+_MMA_FP8 = (".e4m3", ".e5m2")
 _MMA_INT8 = (".s8", ".u8")
+#: bits of one A element in its register (9.7.15.5.1.1: four 8-bit, two 16-bit elements per .b32 register)
+_MMA_A_BITS = {"f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+
+
+def fp8_wgmma_assumption(ins: A.Instruction) -> str:
+    """What the proof assumes of an fp8 wgmma with .f32 accumulators: PTX 9.7.15.5.2's note says the current
+    implementation accumulates them "at higher than half precision but lower than single precision" (an H200
+    kept 14 significant bits: symexec/wgmma_numerics.py, VOLTA_WGMMA_ARITHMETIC=sm90). The MMA node is the
+    real sum (as every float MMA), rounded to .f32 for the precision check (proofs/precision.py), which so
+    compares it as an f32 accumulation: it would not report a reference that accumulates fp8 products in
+    true f32 against this narrower one."""
+    where = f" at {ins.span}" if ins.span is not None else ""
+    return (f"{ins.name}{where}: an fp8 (.e4m3/.e5m2) wgmma.mma_async with .f32 accumulators is read as the exact "
+            "sum of its products; its accumulation precision is not modelled (PTX 9.7.15.5.2 note: higher than "
+            "half but lower than single precision; an H200 kept 14 significant bits) and the precision check "
+            "counts it as an f32 rounding")
 
 
 def _mma_elem_sort(ty: str) -> int:
