@@ -57,6 +57,10 @@ def _own_keys(T: TermStore, nodes: np.ndarray) -> np.ndarray:
     rounds[[int(o) for o in ROUNDING]] = True
     ops, sorts = T.op[nodes], T.sort[nodes].astype(np.int64)
     keys = np.where(rounds[ops], sort_key[sorts], _NONE_KEY)
+    # f32 bits read as .tf32 (a wgmma .tf32 operand drops their low 13 bits, PTX 9.7.15.5.2): a tf32 rounding
+    tf32 = _FMT_NAMES.index("tf32")
+    keys = np.where((ops == Op.FLOAT) & ((sort_key[sorts] & 0xFF) == tf32) & (sort_key[sorts] != _NONE_KEY),
+                    sort_key[sorts], keys)
     cvt = np.nonzero((ops == Op.CVT) & (sort_key[sorts] != _NONE_KEY))[0]
     if cvt.size:
         auxes, inv = np.unique(T.aux[nodes[cvt]], return_inverse=True)

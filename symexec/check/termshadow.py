@@ -1012,10 +1012,12 @@ class TermShadow(Observer):
         floats = ev.atype in _MMA_FLOAT16 and ev.btype == ev.atype and ev.dtype in (".f32", ".f16")
         # fp8: A and B may differ (.e4m3 x .e5m2), .f16 or .f32 accumulators (9.7.15.5.2)
         fp8 = ev.atype in _MMA_FP8 and ev.btype in _MMA_FP8 and ev.dtype in (".f32", ".f16")
+        # tf32: A and B alike, .f32 accumulators; each element the top 19 bits of its word (9.7.15.5.2)
+        tf32 = ev.atype == ev.btype == ".tf32" and ev.dtype == ".f32"
         ints = ev.atype in _MMA_INT8 and ev.btype in _MMA_INT8 and ev.dtype == ".s32"
-        if not (floats or fp8 or ints):
+        if not (floats or fp8 or tf32 or ints):
             return (f"{ev.op.ins.name}: .{ev.atype[1:]} multiplicands "
-                    "(only .f16/.bf16, .e4m3/.e5m2 and .s8/.u8 have a term meaning)")
+                    "(only .f16/.bf16, .tf32, .e4m3/.e5m2 and .s8/.u8 have a term meaning)")
         if ev.scale_a not in (1, -1) or ev.scale_b not in (1, -1) or (ints and (ev.scale_a, ev.scale_b) != (1, 1)):
             return f"{ev.op.ins.name}: imm-scale-a/b {ev.scale_a}/{ev.scale_b} has no term meaning"
         want_reads = 1 if ev.a_in_registers else 2
@@ -1128,7 +1130,8 @@ class TermShadow(Observer):
     def _mma_a_registers(self, B: Builder, regs_args: list[Arg], lanes: np.ndarray, ty: str, k: int) -> np.ndarray:
         """A (64 x k) from the warpgroup's four A registers in the A fragment layout (9.7.15.5.1.1):
         element j of a thread is register j // per, bits (j % per) * width up (low first). 8-bit
-        elements (.e4m3/.e5m2, .s8/.u8) are four to a register, 16-bit ones two (9.7.15.5.1.1 table)."""
+        elements (.e4m3/.e5m2, .s8/.u8) are four to a register, 16-bit ones two, .tf32 one (9.7.15.5.1.1 table);
+        a .tf32 element is its register's bits read as tf32 (the top 19: semantics.formats.TF32)."""
         from ..wgmma_layout import a_fragment
 
         width = _MMA_A_BITS[ty]
@@ -1183,7 +1186,7 @@ _MMA_FLOAT16 = (".f16", ".bf16")
 _MMA_FP8 = (".e4m3", ".e5m2")
 _MMA_INT8 = (".s8", ".u8")
 #: bits of one A element in its register (9.7.15.5.1.1: four 8-bit, two 16-bit elements per .b32 register)
-_MMA_A_BITS = {"f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
+_MMA_A_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "s8": 8, "u8": 8}
 
 
 def fp8_wgmma_assumption(ins: A.Instruction) -> str:

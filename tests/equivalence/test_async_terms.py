@@ -14,8 +14,9 @@ kinds (.s8/.u8 multiplicands, .s32 accumulators) are mma.sync's integer MMA node
 with .satfinite) and imm-scale-a/b -1 negates that operand's element terms. Since branch i11fp8 fp8
 multiplicands (.e4m3/.e5m2, A and B may differ; .f16/.f32 accumulators) are MMA nodes over float elements of
 those formats, as mma.sync's; an fp8 wgmma with .f32 accumulators adds an assumption the verdict prints (its
-accumulation precision, PTX 9.7.15.5.2's note, is not modelled). tf32 stays opaque with a gap naming it, as
-tcgen05 does."""
+accumulation precision, PTX 9.7.15.5.2's note, is not modelled). .tf32 multiplicands are their f32 words read
+as tf32 (the low 13 bits dropped): the same real for the normal form, a tf32 rounding for the precision check.
+tcgen05 stays opaque with a gap naming it."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ _DESCS = re.compile(r"\}, (%rd\d+), (%rd\d+), (%p\d+|[01]),")
 @pytest.mark.parametrize("name,arch,unit,why", [("gemm_fp16", "sm_100a", "tcgen05", "no term meaning")])
 def test_async_unit_results_are_opaque_not_concrete(name: str, arch: str, unit: str, why: str) -> None:
     """tcgen05 (sm_100a) has no term meaning: opaque, with a named gap (wgmma over fp8 elements was here
-    until branch i11fp8; tf32 wgmma: test_tf32_wgmma_is_opaque_with_a_named_gap)."""
+    until branch i11fp8)."""
     report, side = run_side(triton_kernel(CONTRACTS[name], arch), TermStore())
     assert report.verdict == "race_free"
     (out,) = side.outputs.values()
@@ -244,9 +245,15 @@ VARIANTS += [
 
 
 #: the tf32 form (.tf32 A and B, .f32 accumulators, k8: the same 32-byte K rows, so the same descriptors;
-#: f32 input words)
-_TF32 = {'"dtype": "float16", "shape": [1152]': '"dtype": "float32", "shape": [576]',
-         _MMA: "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%f1, %f2, %f3, %f4}, %rd5, %rd6, 0, 1, 1;"}
+#: f32 input words, whose low 13 bits the wgmma drops, 9.7.15.5.2)
+_TF32_INPUT = {'"dtype": "float16", "shape": [1152]': '"dtype": "float32", "shape": [576]'}
+_TF32_MMA = "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {{%f1, %f2, %f3, %f4}}, {src}, %rd6, {scale_d}, {sa}, 1;"
+VARIANTS += [
+    ("tf32_descriptors", {**_TF32_INPUT, _MMA: _TF32_MMA.format(src="%rd5", scale_d="0", sa=1)}),
+    # A from four registers, one tf32 element each (9.7.15.5.1.1.2), A negated, scale-d a predicate, data D
+    ("tf32_a_registers_negated", {**_TF32_INPUT, _ZERO_D: _DATA_D,
+                                  _MMA: _TF32_MMA.format(src="{%r10, %r11, %r12, %r13}", scale_d="%p3", sa=-1)}),
+]
 
 
 @pytest.mark.parametrize("name,edits", VARIANTS, ids=[v[0] for v in VARIANTS])
@@ -324,22 +331,23 @@ def test_fp8_a_fragment_bug_is_found_by_the_terms() -> None:
             assert r.suspects[0].why == "different real-arithmetic normal forms", r.suspects[0]
 
 
-def test_tf32_wgmma_is_opaque_with_a_named_gap(tmp_path: Path) -> None:
-    """tf32 multiplicands (their low 13 bits dropped before the products, 9.7.15.5.2) have no term meaning
-    yet: the results are opaque, never concrete, and the gap names .tf32."""
-    from symexec.check.run import run_checked
-    from symexec.check.termshadow import equivalence_run
+
+def test_tf32_wgmma_rounding_is_seen_by_the_precision_check() -> None:
+    """A .tf32 wgmma reads each f32 word's top 19 bits (9.7.15.5.2): as real arithmetic that is the word itself
+    (the same reading as any float rounding), and the precision check counts it as a tf32 rounding. Against a
+    naive fp32 dot of the words rounded by cvt.rz.tf32.f32 it is proved with no precision finding; against the
+    unrounded fp32 dot the reals agree but the check reports the candidate's tf32 (11-bit) rounding."""
+    from proofs.precision import precision_findings
     from volta.equiv_cli import spec_kernel
 
-    text = (CASES / "wgmma_kmajor.ptx").read_text()
-    for old, new in _TF32.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    path = tmp_path / "wgmma_tf32.ptx"
-    path.write_text(text)
-    k, _, _ = spec_kernel(path, "candidate")
-    run, shadow = equivalence_run(k.prog, k.launch, TermStore(), k.buffers)
-    assert run_checked(run, k.prog, k.launch).verdict == "race_free"
-    assert any(".tf32 multiplicands" in g.why for g in shadow.gaps), [g.describe() for g in shadow.gaps]
-    (out,) = shadow.outputs().values()
-    assert out.terms.size and not (out.terms == CONCRETE).any()
+    cand, _, _ = spec_kernel(CASES / "wgmma_tf32.ptx", "candidate")
+    for ref_case, narrower in (("wgmma_tf32_ref.ptx", False), ("wgmma_f32_dot_ref.ptx", True)):
+        ref, _, _ = spec_kernel(CASES / ref_case, "reference")
+        rep = prove(cand, ref, TermStore())
+        assert rep.result.outcome is Outcome.VERIFIED, (ref_case, rep.result.verdict)
+        found = precision_findings(rep)
+        if narrower:
+            (f,) = found
+            assert (f.candidate_format, f.reference_format) == ("tf32", "f32") and f.elements.size == 512, f.describe()
+        else:
+            assert not found, [f.describe() for f in found]
