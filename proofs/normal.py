@@ -2079,7 +2079,7 @@ class Normalizer:
         T = self.T
         x, _ = self._get(k, local, remaining)
         ks = SORTS[int(T.sort[k])]
-        if ks.kind is Kind.FLOAT and (ks.fmt == sort.fmt or _tf32_of_f32(ks, sort)):
+        if ks.kind is Kind.FLOAT and (ks.fmt == sort.fmt or _tf32_view(ks, sort)):
             return x
         if int(T.op[k]) == Op.CONST:
             from semantics.terms import float_sort
@@ -2089,7 +2089,7 @@ class Normalizer:
         src = self._slice_source(k, 0, ks.width)
         if src is not None:
             ss = SORTS[int(T.sort[src])]
-            if ss.kind is Kind.FLOAT and ((ss.fmt == sort.fmt and ss.width == sort.width) or _tf32_of_f32(ss, sort)):
+            if ss.kind is Kind.FLOAT and ((ss.fmt == sort.fmt and ss.width == sort.width) or _tf32_view(ss, sort)):
                 (got,) = self.of(np.array([src], np.int64))  # the very bits of a float of this format
                 return got
         got = self._bit_trick(k, sort)
@@ -2418,10 +2418,9 @@ def _num_text(c: Coef) -> str:
 #: Float operations whose real reading is finite when their operands' are (Normalizer._finite_node).
 _FINITE_OPS = frozenset(int(o) for o in (Op.FADD, Op.FSUB, Op.FMUL, Op.FFMA, Op.FNEG, Op.FABS, Op.FMIN, Op.FMAX,
                                          Op.FEX2))
-#: Float operations whose real reading is a function of their children's values alone (congruence_pairs walks
-#: through them): the finite ones, mma (its accumulate c + sum a_i b_i), conversions between float formats (the
-#: identity, or the clamp of .sat / .relu) and if-then-else (the selected branch's value).
-def _tf32_of_f32(src, dst) -> bool:
+
+
+def _tf32_view(src, dst) -> bool:
     """The bits of a float of sort `src` read as `dst`, the same real: an f32's bits read as .tf32 (a
     wgmma.mma_async .tf32 operand: "truncate lower 13 bits of the 32-bit input data", PTX 9.7.15.5.2;
     semantics.formats.TF32 is those top 19 bits) are the f32 rounded toward zero to tf32, read as the same
@@ -2430,6 +2429,9 @@ def _tf32_of_f32(src, dst) -> bool:
     return (src.fmt, dst.fmt) in (("f32", "tf32"), ("tf32", "f32"))
 
 
+#: Float operations whose real reading is a function of their children's values alone (congruence_pairs walks
+#: through them): the finite ones, mma (its accumulate c + sum a_i b_i), conversions between float formats (the
+#: identity, or the clamp of .sat / .relu) and if-then-else (the selected branch's value).
 _CONGRUENT = _FINITE_OPS | frozenset(int(o) for o in (Op.MMA, Op.CVT, Op.ITE))
 _COMMUTATIVE_OPS = frozenset(int(o) for o in COMMUTATIVE)
 
