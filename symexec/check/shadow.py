@@ -1275,8 +1275,8 @@ class _LoadElements:
         # every element of every lane tainted and one whole value (a load of data stored whole, the common
         # case): Tracker._element_of's number of element j is then its first byte's number on every lane
         # (no lane is numbered by its bytes, none by its bits), decided once for the m elements
-        self.plain = n > 0 and every(self.taint) and every(self.whole)
-        self.untainted = not some(self.taint)
+        self.plain = bool(n > 0 and every(self.taint) and every(self.whole))
+        self.untainted = bool(not some(self.taint))
 
 
 def _warp_or(t: np.ndarray) -> np.ndarray:
