@@ -25,6 +25,7 @@ Two facts travel with every value in check mode:
 
 from __future__ import annotations
 
+import enum
 import functools
 import hashlib
 from dataclasses import dataclass
@@ -337,12 +338,13 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
     is elementwise, and each row starts from its own state after the leading scalars (the first
     array part p gives p ^ step(h), as in _mix_from)."""
     n = a.shape[0]
-    lo = np.empty((2, n), np.uint64)
+    s = np.empty((2, n), np.uint64)
     hi = np.empty((2, n), np.uint64)
-    lo[0], lo[1] = a, x
-    hi[0], hi[1] = b, y
-    s = np.minimum(lo, hi)
-    np.maximum(lo, hi, out=hi)
+    # each row's min and max written in place (4 calls; stacking the operands first took 6 more)
+    np.minimum(a, b, out=s[0])
+    np.minimum(x, y, out=s[1])
+    np.maximum(a, b, out=hi[0])
+    np.maximum(x, y, out=hi[1])
     first = _PRODUCT_FIRST.get((key, k, rkey))
     if first is None:
         if len(_PRODUCT_FIRST) >= 1 << 12:
@@ -350,17 +352,40 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
         first = _PRODUCT_FIRST[(key, k, rkey)] = np.array(
             [[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
         first.flags.writeable = False
+    cs = _pair_constants(n)
+    if cs is None:
+        cs, tmp, c1, tmp1 = _SCALARS, None, _SCALARS, None
+    else:
+        tmp, c1 = cs[7], _constants((n,))
+        tmp1 = tmp[0]
     s ^= first
-    s *= _STEP
-    s ^= s >> _S32
+    s *= cs[5]
+    s ^= s >> cs[6] if tmp is None else np.right_shift(s, cs[6], out=tmp)
     s ^= hi
     if c is not None:  # the number's third part (fma's addend); the real number has two
         s0 = s[0]
-        s0 *= _STEP
-        s0 ^= s0 >> _S32
+        s0 *= c1[5]
+        s0 ^= s0 >> c1[6] if tmp1 is None else np.right_shift(s0, c1[6], out=tmp1)
         s0 ^= c
-    _splitmix_owned(s, _SCALARS)
+    _splitmix_owned(s, cs, tmp)
     return s[0], s[1]
+
+
+#: _constants' arrays of shape (2, n) and a (2, n) scratch array, per n (product_numbers' pass): a numpy
+#: scalar operand costs its ufunc call a scalar conversion, as for _constants (the same bits either way)
+_PAIR_SHAPED: dict[int, tuple[np.ndarray, ...]] = {}
+
+
+def _pair_constants(n: int) -> tuple | None:
+    got = _PAIR_SHAPED.get(n)
+    if got is None:
+        if 2 * n > _SHAPED_MAX or len(_PAIR_SHAPED) >= 64 or _constants((n,)) is None:
+            return None
+        consts = tuple(np.full((2, n), v, np.uint64) for v in (30, _M1, 27, _M2, 31, _STEP_INT, 32))
+        for a in consts:
+            a.flags.writeable = False
+        got = _PAIR_SHAPED[n] = consts + (np.empty((2, n), np.uint64),)
+    return got
 
 
 def _spread(x, shape: tuple, owned: bool = False) -> np.ndarray:
@@ -445,6 +470,74 @@ class Choice:
     special: bool
 
 
+class RealRule(enum.Enum):
+    """How Tracker._real makes a result's real-arithmetic number from its inputs' (the module docstring:
+    sums flattened, fma(a, b, c) = a*b + c); NONE: the result's exact number."""
+
+    NONE = enum.auto()
+    ADD = enum.auto()  # add, 2 inputs: x + y
+    SUB = enum.auto()  # sub, 2 inputs: x - y
+    FMA = enum.auto()  # floating fma / mad, 3 inputs: x*y + z
+    MUL = enum.auto()  # floating mul, 2 inputs: x*y
+    NEG = enum.auto()  # neg, 1 input: -x
+    MOVE = enum.auto()  # floating mov / cvt, 1 input: x
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the tracker's rules read of one static instruction, decided from its opcode, modifiers and
+    types once (Tracker.begin) instead of at every dynamic result: a kernel's loop runs the same few
+    instructions thousands of times (dion_update: 8224 fma results). Every field is a function of the
+    instruction alone, so the numbers are the same bits as when each rule read the instruction."""
+
+    ins: object  # the instruction (keeps its id, the cache's key, from being reused)
+    key: int  # key_of(ins.name): its results' numbers' key
+    opcode: str
+    collective: str | None  # "warp" (LaneScope WARP / WARP_UNIFORM), "opaque" (MULTI_WARP), None: lane-local
+    uniform: bool  # LaneScope.WARP_UNIFORM
+    commutative: bool  # symexec.opcodes: the first two operands commute
+    symmetric: bool  # every operand order is the same result (max(a, b, c))
+    real: RealRule
+    real_inputs: int  # the number of inputs `real` applies to
+    product_inputs: int  # a floating product (_real_product) with this many inputs (mul 2, fma / mad 3); 0: none
+    f32x2: bool  # an .f32x2 type: pairwise on packed halves (sm_100)
+
+
+def _make_plan(ins) -> _Plan:
+    op = ins.opcode
+    f = facts(op)
+    lanes = f.lanes
+    if op == "tcgen05" and ".ld" in ins.modifiers:
+        lanes = LaneScope.LANE  # each lane's registers are the tensor-memory cells it reads
+    collective = "warp" if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM) else \
+        "opaque" if lanes is LaneScope.MULTI_WARP else None
+    floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
+    real, n = {"add": (RealRule.ADD, 2), "sub": (RealRule.SUB, 2), "neg": (RealRule.NEG, 1)}.get(op, (RealRule.NONE, -1))
+    if floaty and op in ("fma", "mad"):
+        real, n = RealRule.FMA, 3
+    elif floaty and op == "mul":
+        real, n = RealRule.MUL, 2
+    elif floaty and op in ("mov", "cvt"):
+        real, n = RealRule.MOVE, 1
+    product = (2 if op == "mul" else 3) if floaty and op in ("fma", "mad", "mul") else 0
+    return _Plan(ins, key_of(ins.name), op, collective, facts(ins.opcode).lanes is LaneScope.WARP_UNIFORM,
+                 bool(f.commutative), bool(f.symmetric), real, n, product, any(t == ".f32x2" for t in ins.types))
+
+
+#: id(instruction) -> its _Plan (the plan holds the instruction: an id is not reused while cached); cleared when full
+_PLANS: dict[int, _Plan] = {}
+_PLANS_MAX = 1 << 14
+
+
+def plan_of(ins) -> _Plan:
+    got = _PLANS.get(id(ins))
+    if got is None or got.ins is not ins:
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        got = _PLANS[id(ins)] = _make_plan(ins)
+    return got
+
+
 class Tracker:
     """Register and memory shadows for one batch, fed by GroupExec's read/write hooks.
 
@@ -471,6 +564,9 @@ class Tracker:
         # third of the tracker's time (the FlashAttention pair's equivalence runs)
         self.numbered = True
         self.pc = -1
+        # (taint, every(taint)) of the result _result numbered last (on_write_reg clears it first): _real's
+        # test of the same array, without a second count (one C call and its wrapper per result)
+        self.taint_every: tuple[np.ndarray, bool] | None = None
         self._zeros = np.zeros(n, dtype=np.uint8)
         self._unnumbered = np.zeros(n, dtype=np.uint64)
         self._unnumbered.flags.writeable = False
@@ -481,6 +577,7 @@ class Tracker:
     # -------------------------------------------------------------- per instruction
     def begin(self, ins) -> None:
         self.ins = ins
+        self.plan = None if ins is None else plan_of(ins)
         # per input operand: its number (None: numbered by its bits, in_bits), real number, width, taint
         self.in_hash: list[np.ndarray | None] = []
         self.in_bits: list[np.ndarray | None] = []
@@ -505,15 +602,9 @@ class Tracker:
         self.product: tuple[np.ndarray, np.ndarray] | None = None
         self.address_mode = False
         if ins is not None:
-            lanes = facts(ins.opcode).lanes
-            if ins.opcode == "tcgen05" and ".ld" in ins.modifiers:
-                lanes = LaneScope.LANE  # each lane's registers are the tensor-memory cells it reads
-            if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM):
-                self.collective = "warp"
-            elif lanes is LaneScope.MULTI_WARP:
-                self.collective = "opaque"
+            self.collective = self.plan.collective
 
-    _PER_INSTRUCTION = ("ins", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
+    _PER_INSTRUCTION = ("ins", "plan", "pc", "in_hash", "in_bits", "in_real", "in_width", "_in_taint", "in_parts", "in_taints",
                         "in_value", "addr_taint", "loaded", "loaded_lanes", "load_cursor", "load_elements",
                         "write_index", "permute", "store_map", "collective", "warp_key", "coll_taint", "product", "address_mode")
 
@@ -605,17 +696,17 @@ class Tracker:
     # ---- packed pairs (two 32-bit elements in a 64-bit register)
     def _is_pack(self, width: int) -> bool:
         """mov.b64 d, {a, b}: the destination's halves are the two inputs."""
-        return width == 64 and self.ins is not None and self.ins.opcode == "mov" and self.in_width == [32, 32] \
+        return width == 64 and self.ins is not None and self.plan.opcode == "mov" and self.in_width == [32, 32] \
             and self.loaded is None and self.collective is None and not self.control
 
     def _is_unpack(self, width: int) -> bool:
         """mov.b64 {a, b}, d with d's halves known."""
-        return width == 32 and self.ins is not None and self.ins.opcode == "mov" and self.in_width == [64] \
+        return width == 32 and self.ins is not None and self.plan.opcode == "mov" and self.in_width == [64] \
             and self.in_parts and self.in_parts[0] is not None and self.loaded is None and not self.control
 
     def _is_pairwise(self, width: int) -> bool:
         """An .f32x2 operation (sm_100): each half of the result comes from the same half of each input."""
-        return width == 64 and self.ins is not None and any(t == ".f32x2" for t in self.ins.types) \
+        return width == 64 and self.ins is not None and self.plan.f32x2 \
             and self.in_width and all(w == 64 for w in self.in_width) and self.loaded is None \
             and self.collective is None and not self.control
 
@@ -667,16 +758,18 @@ class Tracker:
                      old: np.ndarray | None = None) -> None:
         """Register `name` gets `value` on lanes `mask` (all when `full`); `old`: its bits before."""
         parts = None
-        pair = self._pair_result(value, width) if (self.tainted or self.control) else None
+        tainted = self.tainted
+        self.taint_every = None
+        pair = self._pair_result(value, width) if (tainted or self.control) else None
         if pair is not None:
             h, t, r, parts = pair
-        elif self._is_unpack(width) and self.tainted:
+        elif tainted and self._is_unpack(width):
             k = self.write_index
             self.write_index += 1
             H, T, R = self.in_parts[0]
             h, t, r = H[:, k], T[:, k], R[:, k]
         else:
-            h, t = self._result(np.asarray(value), width)
+            h, t = self._result(np.asarray(value), width, tainted)
             r = None if h is None else self._real(h, t)
         self._parts(name, parts, mask, full)
         if full:
@@ -721,44 +814,42 @@ class Tracker:
     def _real(self, h: np.ndarray, t: np.ndarray | None) -> np.ndarray:
         """Real-arithmetic number of the value just written (see the module docstring)."""
         ins = self.ins
+        known = self.taint_every
+        every_t = known[1] if known is not None and known[0] is t else None  # _result's every(t), if it was t
         if ins is None or self.loaded is not None or self.collective is not None or t is None \
-                or not self.numbered or not some(t):
+                or not self.numbered or not (every_t or some(t)):
             return h
         if self.permute is not None:
             return np.where(t != 0, self.real_in(0)[self.permute], h) if self.in_real else h
-        op = ins.opcode
-        floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
-        n_in = len(self.in_real)
+        plan = self.plan
+        rule = plan.real
+        if rule is RealRule.NONE or len(self.in_real) != plan.real_inputs:
+            return h
         # (the operands are (n,) arrays, real_in: numpy's integer array arithmetic wraps mod 2^64 without
         # the overflow warning of its scalars, so no np.errstate is needed around it)
-        if op == "add" and n_in == 2:
-            r = self.real_in(0) + self.real_in(1)
-        elif op == "sub" and n_in == 2:
-            r = self.real_in(0) - self.real_in(1)
-        elif op in ("fma", "mad") and floaty and n_in == 3:
+        if rule is RealRule.FMA:
             r = self._product(h) + self.real_in(2)
-        elif op == "mul" and floaty and n_in == 2:
+        elif rule is RealRule.ADD:
+            r = self.real_in(0) + self.real_in(1)
+        elif rule is RealRule.SUB:
+            r = self.real_in(0) - self.real_in(1)
+        elif rule is RealRule.MUL:
             r = self._product(h)
-        elif op == "neg" and n_in == 1:
+        elif rule is RealRule.NEG:
             r = np.uint64(0) - self.real_in(0)
-        elif op in ("mov", "cvt") and n_in == 1 and floaty:
+        else:  # RealRule.MOVE
             r = self.real_in(0)
-        else:
-            return h
-        if np.shape(r) == self._shape and every(t):
+        if np.shape(r) == self._shape and (every(t) if every_t is None else every_t):
             return r  # the common case: every lane depends on data, so none keeps its bits' number
         return np.where(self._lanes(t) != 0, r, h)
 
     def _real_product(self) -> bool:
         """Is the instruction a floating-point product whose real number _real makes from inputs 0 and 1
         (fma / mad with 3 inputs, mul with 2)?"""
-        ins = self.ins
-        if ins is None or ins.opcode not in ("fma", "mad", "mul"):
+        if self.ins is None:
             return False
-        n_in = len(self.in_real)
-        if n_in != (2 if ins.opcode == "mul" else 3) or len(self.in_hash) != n_in:
-            return False
-        return any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
+        n = self.plan.product_inputs
+        return n != 0 and len(self.in_real) == n and len(self.in_hash) == n
 
     def _product(self, h: np.ndarray) -> np.ndarray:
         """mix(RMUL, min(x, y), max(x, y)) of inputs 0 and 1's real numbers: the one _result computed
@@ -769,9 +860,9 @@ class Tracker:
         x, y = self.real_in(0), self.real_in(1)
         return mix(RMUL_KEY, np.minimum(x, y), np.maximum(x, y))
 
-    def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray) -> np.ndarray:
-        """`h` on tainted lanes, the bits' number on the others."""
-        if every(taint):
+    def _numbered(self, h: np.ndarray, taint: np.ndarray, value: np.ndarray, every_t: bool | None = None) -> np.ndarray:
+        """`h` on tainted lanes, the bits' number on the others; `every_t`: every(taint), if known."""
+        if every(taint) if every_t is None else every_t:
             return h
         v = self._lanes(value)
         if type(v) is np.ndarray and v.shape == self._shape and np.shape(taint) == self._shape:
@@ -782,9 +873,9 @@ class Tracker:
                 return np.where(taint != 0, h, const_number(u[0]))
         return np.where(taint != 0, h, const_number(v))
 
-    def _result(self, value: np.ndarray, width: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _result(self, value: np.ndarray, width: int, tainted: bool | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(number, taint) of the instruction's next result; (None, None): it does not depend on data
-        (numbered by its bits)."""
+        (numbered by its bits). `tainted`: self.tainted, if the caller asked it already."""
         k = self.write_index
         self.write_index += 1
         if self.control:  # implicit flow: which value is written depends on data
@@ -808,7 +899,7 @@ class Tracker:
                     got.loaded = self.loaded
                 return self._element_of(got, lo // nb, value)
             return self._element(bh[:, lo:lo + nb], bp[:, lo:lo + nb], bt[:, lo:lo + nb], value, width)
-        if not self.tainted:
+        if not (self.tainted if tainted is None else tainted):
             return None, None
         taint = self._in_taint.copy()
         if self.permute is not None:  # shfl: lane l's result is lane src[l]'s input
@@ -821,12 +912,11 @@ class Tracker:
             return np.asarray(self._numbered(self.hash_in(0)[src], taint, value), np.uint64), taint.astype(np.uint8)
         if not self.numbered:
             return self._unnumbered, taint
-        ins = self.ins
-        if ins is not None and ins.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
+        plan = self.plan
+        if plan is not None and plan.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
             return np.asarray(self.hash_in(0), np.uint64), taint  # the same bits: the same number
         parts = [self.hash_in(i) for i in range(len(self.in_hash))]
-        f = facts(ins.opcode) if ins is not None else None
-        key = key_of(ins.name if ins is not None else "?")
+        key = plan.key if plan is not None else key_of("?")
         product = None
         if self._real_product():
             # a floating-point product (fma / mad / mul): its number and the real number _real makes of it,
@@ -834,13 +924,15 @@ class Tracker:
             m, product = product_numbers(key, k, parts[0], parts[1], parts[2] if len(parts) == 3 else None,
                                          RMUL_KEY, self.real_in(0), self.real_in(1))
         else:
-            if f is not None and f.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
+            if plan is not None and plan.symmetric and len(parts) >= 2:  # max(a, b, c): any order of the inputs
                 parts = list(np.sort(np.stack(parts), axis=0))
-            elif f is not None and f.commutative and len(parts) >= 2:
+            elif plan is not None and plan.commutative and len(parts) >= 2:
                 a, b = parts[0], parts[1]
                 parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
             m = mix(key, np.uint64(k), *parts)
-        h = self._numbered(m, taint, value)
+        every_t = every(taint)
+        self.taint_every = (taint, every_t)  # for _real, on the taint this returns
+        h = self._numbered(m, taint, value, every_t)
         self.product = None if product is None else (h, product)
         if self.terms is not None and len(self.in_value) == len(self.in_hash):
             sel = np.nonzero(taint)[0]
@@ -878,10 +970,10 @@ class Tracker:
             if self.loaded is not None:
                 cols += [self.loaded[0][:, i] for i in range(self.loaded[0].shape[1])]
                 cols += [self.loaded[1][:, i].astype(np.uint64) for i in range(self.loaded[1].shape[1])]
-            per_lane = mix(key_of(self.ins.name if self.ins is not None else "?"), *cols) if cols else \
+            per_lane = mix(self.plan.key if self.ins is not None else key_of("?"), *cols) if cols else \
                 np.zeros(self.n, np.uint64)
             warp = row_number(key_of("warp"), per_lane.reshape(-1, 32))
-            uniform = self.ins is not None and facts(self.ins.opcode).lanes is LaneScope.WARP_UNIFORM
+            uniform = self.ins is not None and self.plan.uniform
             lane = np.zeros(self.n, np.uint64) if uniform else np.arange(self.n, dtype=np.uint64) % np.uint64(32)
             # kept stepped: result k's number _mix_from(w, (k,)) is finish(step(w) ^ k)
             self.warp_key = _step(mix(key_of("collective"), np.repeat(warp, 32), lane))
@@ -891,6 +983,10 @@ class Tracker:
     def _element_of(self, got: "_LoadElements", j: int, value):
         """_element of element j of a vector load, from the numbers of all of its elements at once
         (the same per lane: every step of _element is a function of the lane's row of bytes)."""
+        if got.plain:  # every lane depends on data and read one whole value: the steps below give these
+            return got.first[:, j].copy(), got.taint[:, j].copy()
+        if got.untainted:  # no element of any lane depends on data: each is numbered by its bits
+            return None, None
         taint = got.taint[:, j]
         if not some(taint):
             return None, None
@@ -1176,6 +1272,11 @@ class _LoadElements:
         pos = (bp.reshape(n * m, nb) == _expected_positions(nb))
         self.whole = (rows_all(same) & rows_all(pos)).reshape(n, m)
         self.first = h3[:, :, 0]
+        # every element of every lane tainted and one whole value (a load of data stored whole, the common
+        # case): Tracker._element_of's number of element j is then its first byte's number on every lane
+        # (no lane is numbered by its bytes, none by its bits), decided once for the m elements
+        self.plain = bool(n > 0 and every(self.taint) and every(self.whole))
+        self.untainted = bool(not some(self.taint))
 
 
 def _warp_or(t: np.ndarray) -> np.ndarray:
