@@ -17,7 +17,7 @@ without the reduction: the count is the integer it is in a real launch.
 from __future__ import annotations
 
 import z3
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 
 import ptx_parser
 from harness.contract import cdiv
@@ -147,6 +147,10 @@ def test_the_leading_count_bounds_the_count_s_integer_form() -> None:
     assert "%" not in " ".join(x.sexpr() for x in ints) and "mod" not in " ".join(x.sexpr() for x in ints), ints
 
 
+#: Z3 resource limit of the integer side of test_a_bounded_sub_product_keeps_the_integer_form_exact (deterministic,
+#: unlike a time limit; test_bv2int._same_answer's)
+_INT_RLIMIT = 2_000_000
+
 _CMP = {"ule": z3.ULE, "uge": z3.UGE, "ult": z3.ULT, "ugt": z3.UGT, "sle": lambda a, b: a <= b,
         "sge": lambda a, b: a >= b}
 
@@ -167,12 +171,17 @@ def test_a_bounded_sub_product_keeps_the_integer_form_exact(lo: int, hi: int, qu
         bound = [_flipped(b) for b in bound]
     product = [x * y * z, z * (y * x), (x * z) * y, x * y * z * 1][order]
     fs = bound + [_CMP[query](product, c), _CMP[outer](z, pin)]
-    got = []
-    for f in (fs, to_int(fs)):
-        s = z3.Solver()
-        s.add(f)
-        got.append(s.check())
-    assert got[0] == got[1], (fs, got)
+    bv, ints = z3.Solver(), z3.Solver()
+    bv.add(fs)
+    ints.add(to_int(fs))
+    # the integer form's `mod`s of products are nonlinear integer arithmetic, where Z3 may search without end (a
+    # draw held a CI worker in Z3 for over 5 minutes, its memory unchanged, until the worker was killed: 2026-12-07).
+    # Bounded, as every query of the checker is: an unknown agrees with anything (the checker then falls back to the
+    # concrete launch); a sat or unsat must be the bits' (150 draws: 0-1 unknown)
+    ints.set("rlimit", _INT_RLIMIT)
+    want, got = bv.check(), ints.check()
+    event(f"integer form: {got}")
+    assert got == want or got == z3.unknown, (fs, want, got)
 
 
 def _flipped(b):
