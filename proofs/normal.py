@@ -2066,8 +2066,9 @@ class Normalizer:
             if m.relu:
                 r = self.extremum(True, [r, Rat({})])
             return self._sat(r, m)
-        if not dst_int:  # integer to float: the integer's value
-            return self._int_atom(kids[0], src[0] == "s")
+        if not dst_int:  # integer to float: the integer's value; .sat then clamps it to [0, 1] (PTX 9.7.9.21: "for
+            # floating-point destination types, .sat limits the result to the range [0.0, 1.0]")
+            return self._sat(self._int_atom(kids[0], src[0] == "s"), m)
         if not src_int:  # float to integer: rounding and saturation, uninterpreted
             return self.app(f"cvt.{m.rnd}.{dst}.{src}{'.sat' if m.sat else ''}", x)
         return self._int_atom(i, False)

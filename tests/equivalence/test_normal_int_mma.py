@@ -90,3 +90,26 @@ def test_a_long_k_loop_chain_is_bounded_without_recursion() -> None:
     for _ in range(5000):
         acc = _mma(T, acc, a, b, False)
     assert Normalizer(T)._int_mma_bound(int(acc[0])) == 5000 * 128 * 128
+
+
+def test_sat_on_an_integer_to_float_conversion_clamps_to_the_unit_interval() -> None:
+    """cvt.rn.sat.f32.s32 limits its result to [0.0, 1.0] (PTX 9.7.9.21); up to stop 44 normal.py read it as the
+    plain conversion, so a candidate that saturates where the reference does not had equal normal forms. Checked
+    against the emulator's arithmetic (termeval): the two differ on inputs outside [0, 1] and agree on 0 and 1."""
+    from semantics.termeval import evaluate
+    from semantics.terms import float_sort
+
+    T = TermStore()
+    x = T.input("x", np.arange(1), S32)
+    f32 = float_sort("f32")
+
+    def cvt(sat: bool) -> np.ndarray:
+        return T.make(Op.CVT, f32, mods_id(Mods(rnd="rn", sat=sat, elems=("f32", "s32"))), [x])
+
+    plain, clamped, again = cvt(False), cvt(True), cvt(True)
+    N = Normalizer(T)
+    p, c, c2 = N.of(np.concatenate([plain, clamped, again]))
+    assert not N.equal(p, c) and N.equal(c, c2)
+    for v, same in ((0, True), (1, True), (2, False), ((1 << 32) - 5, False)):  # -5 as s32
+        bits = evaluate(T, np.concatenate([plain, clamped]), lambda buf, elems, sort: np.full(len(elems), v, np.uint64))
+        assert (int(bits[0]) == int(bits[1])) == same, (v, bits)
