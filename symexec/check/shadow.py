@@ -520,7 +520,7 @@ def _make_plan(ins) -> _Plan:
     elif floaty and op in ("mov", "cvt"):
         real, n = RealRule.MOVE, 1
     product = (2 if op == "mul" else 3) if floaty and op in ("fma", "mad", "mul") else 0
-    return _Plan(ins, key_of(ins.name), op, collective, facts(ins.opcode).lanes is LaneScope.WARP_UNIFORM,
+    return _Plan(ins, key_of(ins.name), op, collective, f.lanes is LaneScope.WARP_UNIFORM,
                  bool(f.commutative), bool(f.symmetric), real, n, product, any(t == ".f32x2" for t in ins.types))
 
 
