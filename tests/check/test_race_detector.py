@@ -34,17 +34,7 @@ import oracle_races
 
 REGRESSION = Path(__file__).resolve().parents[1] / "regression"
 CASES = sorted(p for p in REGRESSION.glob("*.ptx") if "expect" in header(p))
-#: Cases whose full log the all-pairs oracle cannot hold: 128 CTAs run 64 tcgen05.mma each, every one
-#: logging its shared-memory operand reads; the oracle's pass over that log was killed by the kernel's
-#: OOM killer at 22 GB in the fresh-clone CI run at c433b93. Their verdicts (and the loop summary's
-#: agreement with running every iteration) are tested by tests/test_regression.py and tests/check/test_loops.py.
-ORACLE_TOO_LARGE = {
-    "loop_tcgen05_pipeline_ok": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit in memory",
-    "loop_tcgen05_pipeline_late_reuse_race": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not fit "
-                                             "in memory",
-    "loop_tcgen05_pipeline_early_reuse_race": "the oracle's log of 128 CTAs x 64 tcgen05.mma operand reads does not "
-                                              "fit in memory",
-}
+ORACLE_TOO_LARGE: dict = {}
 
 
 def _old(pairs, log) -> list[tuple]:
