@@ -34,7 +34,6 @@ import oracle_races
 
 REGRESSION = Path(__file__).resolve().parents[1] / "regression"
 CASES = sorted(p for p in REGRESSION.glob("*.ptx") if "expect" in header(p))
-ORACLE_TOO_LARGE: dict = {}
 
 
 def _old(pairs, log) -> list[tuple]:
@@ -48,8 +47,7 @@ def _new(pairs) -> list[tuple]:
             for p in pairs]
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.skip(reason=ORACLE_TOO_LARGE[p.stem])]
-                                               if p.stem in ORACLE_TOO_LARGE else []) for p in CASES])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem) for p in CASES])
 def test_detector_matches_batch_pass_on_regression_case(path: Path, monkeypatch) -> None:
     monkeypatch.setattr(races, "WINDOW", 64)  # many windows: the state between them matters
     monkeypatch.setattr(races, "GC_EVERY", 256)  # and records dropped as soon as no byte refers to them
