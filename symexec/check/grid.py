@@ -712,6 +712,14 @@ Z3_QUERY_MS = 30_000
 #: A query bit-blasting has not decided in this long is also tried over the integers (bv2int.py),
 #: within INT_RLIMIT of Z3's resource count (about 2 s of CPU per 30 million).
 Z3_QUICK_MS = 3_000
+#: Bit-blasting is bounded by Z3's resource count, not by time, so that a loaded machine gets the answers an
+#: idle one does (a quick query at 2.6 s of CPU alone turned unknown under load, and test_sizes_families' race
+#: fell back to the checked launch in CI): about Z3_QUICK_MS of CPU (grid queries of the sizes tests: 2.5-7
+#: million a second), then about the rest of Z3_QUERY_MS. The time limits stay, WALL_SLACK times longer, as a
+#: net for work Z3 does not count (and the run's own time limit still ends a query).
+QUICK_RLIMIT = 10_000_000
+LONG_RLIMIT = 80_000_000
+WALL_SLACK = 4
 INT_RLIMIT = 100_000_000
 #: The linear abstraction with monotonicity lemmas (monotone.py) answers in 10-130 ms where it
 #: refutes at all (row-wise bounds and overlaps); past this it gives way to nlsat.
@@ -733,9 +741,11 @@ def _ms_left(ms: int) -> int:
 
 
 def _solver() -> z3.Solver:
-    """A solver whose queries end by Z3_QUERY_MS and by the run's time limit, if one is set."""
+    """A solver whose queries end by LONG_RLIMIT of Z3's resource count (about Z3_QUERY_MS of CPU), by
+    WALL_SLACK * Z3_QUERY_MS of wall time and by the run's time limit, if one is set."""
     s = z3.Solver()
-    s.set("timeout", _ms_left(Z3_QUERY_MS))
+    s.set("rlimit", LONG_RLIMIT)
+    s.set("timeout", _ms_left(WALL_SLACK * Z3_QUERY_MS))
     return s
 
 
@@ -861,18 +871,27 @@ def _check_once(s: z3.Solver, quick: bool = False):
         first = _int_check(ints, INT_FIRST_RLIMIT, None)
         if first == z3.unsat:
             return z3.unsat
-    s.set("timeout", _ms_left(Z3_QUICK_MS))
-    res = s.check()
+    res = _bounded_check(s, QUICK_RLIMIT, Z3_QUICK_MS)
     if res != z3.unknown or quick:
         return res
     if ints is None:
         ints = _ints(given)
-    if ints is not None and refute_by_monotonicity(ints, MONO_RLIMIT, _ms_left(Z3_QUERY_MS)):
+    if ints is not None and refute_by_monotonicity(ints, MONO_RLIMIT, _ms_left(WALL_SLACK * Z3_QUERY_MS)):
         return z3.unsat
     if first == z3.unknown and _int_check(ints, INT_RLIMIT, 4 * Z3_QUERY_MS) == z3.unsat:
         return z3.unsat
-    s.set("timeout", _ms_left(Z3_QUERY_MS - Z3_QUICK_MS))
-    return s.check()
+    return _bounded_check(s, LONG_RLIMIT, Z3_QUERY_MS - Z3_QUICK_MS)
+
+
+def _bounded_check(s: z3.Solver, rlimit: int, ms: int):
+    """s.check() within `rlimit` of Z3's resource count more than it has used (the limit is relative), with
+    WALL_SLACK * ms of wall time (and the run's time limit) as a net; then the solver has `_solver`'s bounds."""
+    s.set("rlimit", rlimit)
+    s.set("timeout", _ms_left(WALL_SLACK * ms))
+    try:
+        return s.check()
+    finally:
+        s.set("rlimit", LONG_RLIMIT)
 
 
 def check_symbolic(prog: Program, launch: Launch, sizes: SizeDomain | None = None,
@@ -1343,10 +1362,10 @@ def _at_small_sizes(s: z3.Solver, sp: _Space, stats: dict) -> tuple:
     s.push()  # on the solver of the exact query: what it learnt there is what finds the model at once
     s.add([sp.env[v.name].t <= v.lo + SMALL_SIZES * v.multiple for v in sp.sizes.vars])
     s.set("rlimit", SMALL_RLIMIT)  # more resources than the solver has used so far (Z3's limit is relative)
-    s.set("timeout", _ms_left(Z3_QUERY_MS))
+    s.set("timeout", _ms_left(WALL_SLACK * Z3_QUERY_MS))
     stats["z3_queries"] += 1
     res = s.check()
-    s.set("rlimit", 0)
+    s.set("rlimit", LONG_RLIMIT)
     if res == z3.sat:
         stats["small_sizes_witness"] = stats.get("small_sizes_witness", 0) + 1
         return z3.sat, s
