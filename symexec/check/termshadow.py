@@ -30,7 +30,8 @@ from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sourc
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
                              sort_of_type, sort_widths)
 
-from ..events import Buffer, MemoryAccess, MemSpace, MmaPerformed, Observer, Proxy, SplitReason, Stream
+from ..events import (Buffer, MemoryAccess, MemSpace, MmaPerformed, Observer, Proxy, SplitReason, Stream,
+                      TensorMmaPerformed)
 from ..machine import BranchDecision
 from ..memory import scatter_rows
 from ..opcodes import touches_memory_or_sync
@@ -149,6 +150,10 @@ class TermShadow(Observer):
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self._mma_refused: dict[int, int] = {}  # wgmma op ident -> gap: its descriptor or scale-d depends on data
+        # tcgen05.mma op ident -> (the op being performed, its shared-memory reads so far: (buffer, flat, term, pos))
+        self._tmma: dict[int, tuple[TensorMmaPerformed, list[tuple[Buffer, np.ndarray, np.ndarray, np.ndarray]]]] = {}
+        self._tmma_refused: dict[int, int] = {}  # tcgen05.mma op ident -> gap: an operand register holds data
+        self._tst: dict[int, _TmemStore] = {}  # tcgen05.st op ident -> its source registers' terms at issue
         # integer wgmma MMA node -> a bound on |its value| (exact sum), where it provably never leaves int32
         self._int_mma_bound: dict[int, int] = {}
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
@@ -220,10 +225,14 @@ class TermShadow(Observer):
         # (term, position, concrete bytes) per read in the emulator's order (A through a descriptor, then B)
         self.mma: MmaPerformed | None = None
         self.mma_reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # a tcgen05.ld being completed in this context: (term, position) of the tensor-memory bytes it read per
+        # lane, register j's bytes at 4j..4j+3 (tcgen05/unit.py _report_ld_reads), and the registers written so far
+        self.tld: tuple[np.ndarray, np.ndarray] | None = None
+        self.tld_next = 0
 
     _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute",
               "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data", "mma",
-              "mma_reads")
+              "mma_reads", "tld", "tld_next")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -296,14 +305,17 @@ class TermShadow(Observer):
     def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray,
                      old_bits: np.ndarray | None) -> None:
         self._update_exact(name, value, width, mask)
-        if self.pending is None:
-            self.pending = self._results(width)
-        if self.pending:
-            new = self.pending.pop(0)
-        else:  # more writes than the rule gave terms for: never guess
-            g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
-            new = self._opaque_lanes(np.full(self.n, CONCRETE, np.int64), width, g) if self.async_data \
-                else self._opaque_where_symbolic(width, g)
+        if self.tld is not None:  # tcgen05.ld: one register at a time, from the bytes it read
+            new = self._tmem_ld_result(value, mask)
+        else:
+            if self.pending is None:
+                self.pending = self._results(width)
+            if self.pending:
+                new = self.pending.pop(0)
+            else:  # more writes than the rule gave terms for: never guess
+                g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
+                new = self._opaque_lanes(np.full(self.n, CONCRETE, np.int64), width, g) if self.async_data \
+                    else self._opaque_where_symbolic(width, g)
         new = self._fit(np.broadcast_to(new, (self.n,)), width)
         old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
         if self.guard is not None:  # lanes whose guard depends on data: if-then-else of new and old
@@ -895,6 +907,14 @@ class TermShadow(Observer):
                 self.async_data |= bool((term != CONCRETE).any())
                 if self.mma is not None and self.mma.op is op:
                     self.mma_reads.append((term, pos, self._concrete_bytes(ev.buffer, flat)))
+                t = self._tmma.get(op.ident)
+                if t is not None and ev.buffer.space is MemSpace.SHARED:
+                    t[1].append((ev.buffer, flat.reshape(-1), term.reshape(-1), pos.reshape(-1)))
+                return
+            t = self._tmma.pop(op.ident, None) if ev.write and not ev.atomic else None
+            if t is not None:  # a tcgen05.mma's D cells
+                shadow.term[flat], shadow.pos[flat] = self._tensor_mma_cells(t[0], t[1], flat, shadow)
+                shadow.wrote(flat, ev.pc, self._rows(lanes))
                 return
             if ev.write:
                 g = self.gap(f"{op.ins.name}: asynchronous {'reduction' if ev.atomic else 'computation'} "
@@ -907,12 +927,25 @@ class TermShadow(Observer):
             if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
                 return
             term, pos = self._read_bytes(ev.buffer, shadow, flat)
-            # registers written in this context take these bytes (tcgen05.ld: tensor memory to
-            # registers, tcgen05/unit.py) without a term rule: opaque where the bytes hold data
+            if ev.buffer.space is MemSpace.TMEM and op.ins is self.ins and _is_tcgen05(op.ins, ".ld"):
+                # tcgen05.ld completing in its own context (tcgen05/unit.py _complete_ld): the registers it
+                # writes next take these bytes, register j bytes 4j..4j+3 of each lane's row (9.7.16.8.3)
+                if self.tld is None:
+                    self.tld = (np.full((self.n, flat.shape[1]), CONCRETE, np.int64),
+                                np.zeros((self.n, flat.shape[1]), np.uint8))
+                if self.tld[0].shape[1] == flat.shape[1]:
+                    self.tld[0][lanes], self.tld[1][lanes] = term, pos
+                    return
+            # registers written in this context take these bytes without a term rule: opaque where the
+            # bytes hold data
             self.async_data |= bool((term != CONCRETE).any())
             self._op_read.add(op.ident)
             for i, lane in enumerate(lanes.tolist()):
                 self._op_bytes.setdefault((op.ident, lane), []).append((term[i], pos[i]))
+            return
+        if op.unit == "tcgen05" and _is_tcgen05(op.ins, ".st"):
+            shadow.term[flat], shadow.pos[flat] = self._tmem_st_cells(op, lanes, flat)
+            shadow.wrote(flat, ev.pc, self._rows(lanes))
             return
         k, nb = flat.shape
         H = np.full((k, nb), CONCRETE, np.int64)
@@ -982,11 +1015,179 @@ class TermShadow(Observer):
         op = ev.op
         if op.unit == "wgmma":
             self._mma_issued(op)
+        elif op.unit == "tcgen05" and _is_tcgen05(op.ins, ".mma"):
+            self._tensor_mma_issued(op)
+        elif op.unit == "tcgen05" and _is_tcgen05(op.ins, ".st"):
+            self._tmem_st_issued(op)
         prev = self._last_issued
         if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
                 and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
             self._op_source[op.ident] = prev.ident
         self._last_issued = op
+
+    # ---- Blackwell tensor-core MMA (tcgen05.mma, PTX 9.7.16.10.9) and tcgen05.ld (9.7.16.8.3)
+    def on_tensor_mma_performed(self, ev: TensorMmaPerformed) -> None:
+        """A tcgen05.mma is performed now (tcgen05/unit.py _perform): its shared-memory reads, then its D cells
+        written, follow."""
+        self._tmma[ev.op.ident] = (ev, [])
+
+    def _tensor_mma_issued(self, op) -> None:
+        """tcgen05.mma reads its D address, descriptors, instruction descriptor and enable-input-d at issue
+        (9.7.16.10.9): where a register among them holds data, its D gets no meaning (as `_mma_issued`)."""
+        for o in op.ins.operands:
+            r = o.base if isinstance(o, A.Address) else o
+            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
+            if ids is not None and (np.broadcast_to(ids, (self.n,))[op.lanes] != CONCRETE).any():
+                self._tmma_refused[op.ident] = self.gap(
+                    f"{op.ins.name}: its address, descriptor or enable-input-d ({r.name}) depends on tensor data",
+                    op.ins)
+                return
+
+    def _tensor_mma_refusal(self, ev: TensorMmaPerformed) -> str | None:
+        """Why this tcgen05.mma has no term meaning here (None: it has one)."""
+        name = ev.op.ins.name
+        if ev.kind not in _TMMA_KINDS or ev.block_scaled or ev.dtype != "f32" \
+                or (ev.atype, ev.btype) not in _TMMA_KINDS[ev.kind]:
+            return (f"{name}: .kind::{ev.kind} {ev.atype} x {ev.btype} -> {ev.dtype} (only .kind::f16 (f16/bf16) and "
+                    ".kind::tf32 with f32 accumulators have a term meaning)")
+        if ev.a_in_tmem or ev.a_bytes is None or ev.b_bytes is None:
+            return f"{name}: operand A in tensor memory has no term meaning"
+        return None
+
+    def _tensor_mma_cells(self, ev: TensorMmaPerformed, reads: list, flat: np.ndarray,
+                          shadow: _Mem) -> tuple[np.ndarray, np.ndarray]:
+        """(term, position) of the D cells a tcgen05.mma writes (`flat`: (M, N) cells row-major, 4 bytes each,
+        tcgen05.ops.d_region): element (m, n) = one MMA node (enable-input-d ? old D[m, n] : 0) + sum_k A[m, k] *
+        B[n, k], the node of wgmma's f32 accumulation (`_mma_results`, semantics.symbolic._mma), over the terms of
+        the shared-memory bytes at the element addresses the emulator reads (events.TensorMmaPerformed, from
+        tcgen05.ops.operand_addresses_checked: swizzle and major-ness applied there, not here). Negate-A/B
+        (instruction descriptor bits 13/14, 9.7.16.4.2) negate that operand's elements. Anything else: opaque
+        cells with a gap naming the instruction."""
+        ins = ev.op.ins
+        m, n, k = ev.m, ev.n, ev.k
+        old_t = shadow.term[flat].reshape(-1)
+        old_p = shadow.pos[flat].reshape(-1)
+        why = self._tensor_mma_refusal(ev)
+        g = self._tmma_refused.get(ev.op.ident)
+        if why is None and g is None and flat.size != m * n * 4:
+            why = f"{ins.name}: D cells not written in the order the term rule expects"
+        found = None
+        if why is None and g is None:
+            found = self._tensor_mma_operands(ev, reads)
+            if found is None:
+                why = f"{ins.name}: operand bytes not read where the term rule expects them"
+        sym_in = any(r[2].size and (r[2] != CONCRETE).any() for r in reads) \
+            or (ev.enable_input_d and bool((old_t != CONCRETE).any()))
+        if not sym_in:  # nothing it read depends on the input: the emulator's bits are the value
+            return np.full(flat.shape, CONCRETE, np.int64), np.zeros(flat.shape, np.uint8)
+        if why is not None or g is not None:
+            g = self.gap(why, ins) if why is not None else g
+            return self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape), np.zeros(flat.shape, np.uint8)
+        (at, ap, ac), (bt, bp, bc) = found
+        a_ty, b_ty = ev.atype, ev.btype
+        Am = self._mma_elements((at, ap, ac), _mma_elem_sort(a_ty)).reshape(m, k)
+        Bm = self._mma_elements((bt, bp, bc), _mma_elem_sort(b_ty)).reshape(n, k)
+        B = Builder(self.T, self.n)
+        if ev.negate_a:
+            Am = B.make(Op.FNEG, _mma_elem_sort(a_ty), NO_MODS, Am.reshape(-1)).reshape(Am.shape)
+        if ev.negate_b:
+            Bm = B.make(Op.FNEG, _mma_elem_sort(b_ty), NO_MODS, Bm.reshape(-1)).reshape(Bm.shape)
+        acc = _mma_elem_sort("f32")
+        if ev.enable_input_d:  # the old D cells' terms, their bits from the unit (tensor memory is not ours)
+            bits = np.ascontiguousarray(ev.d_old.astype("<u4")).view(np.uint8).reshape(m * n, 4)
+            C = self._mma_elements((old_t.reshape(m * n, 4), old_p.reshape(m * n, 4), bits), acc)
+        else:  # D = A*B: the old D is not an operand
+            C = np.full(m * n, self.T.const(acc, np.zeros(1, np.uint64))[0], np.int64)
+        self._assume(tcgen05_mma_assumption(ins))
+        aux = mods_id(Mods(elems=(a_ty, b_ty, "f32"), sat=False))
+        kids = np.concatenate([C.reshape(m, n, 1), np.broadcast_to(Am[:, None, :], (m, n, k)),
+                               np.broadcast_to(Bm[None, :, :], (m, n, k))], axis=2)
+        D = self.T.make(Op.MMA, acc, aux, kids.reshape(m * n, 1 + 2 * k))
+        term = np.repeat(D, 4).reshape(flat.shape)
+        pos = np.tile(np.arange(4, dtype=np.uint8), m * n).reshape(flat.shape)
+        return term, pos
+
+    def _tensor_mma_operands(self, ev: TensorMmaPerformed, reads: list) -> tuple | None:
+        """((term, pos, concrete bytes) of A's elements (m*k, eb), the same of B's (n*k, eb)) from the op's
+        shared-memory reads, looked up at the element addresses of the event; None where a byte was not read."""
+        if not reads:
+            return None
+        buf = reads[0][0]
+        fl = np.concatenate([r[1] for r in reads])
+        tm = np.concatenate([r[2] for r in reads])
+        ps = np.concatenate([r[3] for r in reads])
+        order = np.argsort(fl, kind="stable")
+        fl, tm, ps = fl[order], tm[order], ps[order]
+        out = []
+        for addr in (ev.a_bytes, ev.b_bytes):
+            eb = addr.shape[-1]
+            a = addr.reshape(-1)
+            i = np.searchsorted(fl, a)
+            if (i >= fl.size).any() or (fl[np.minimum(i, fl.size - 1)] != a).any():
+                return None
+            out.append((tm[i].reshape(-1, eb), ps[i].reshape(-1, eb),
+                        self._concrete_bytes(buf, a).reshape(-1, eb)))
+        return tuple(out)
+
+    def _tmem_st_issued(self, op) -> None:
+        """tcgen05.st reads its source registers at issue (9.7.16.8.4; tcgen05/unit.py _ld_st): keep their
+        terms for the cells written at tcgen05.wait::st."""
+        vec = op.ins.operands[-1]
+        regs = vec.elements if isinstance(vec, A.Vector) else (vec,)
+        cols = []
+        for r in regs:
+            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
+            cols.append(np.full(op.lanes.size, CONCRETE, np.int64) if ids is None
+                        else np.broadcast_to(ids, (self.n,))[op.lanes].astype(np.int64))
+        self._tst[op.ident] = _TmemStore(np.asarray(op.lanes, np.int64), np.stack(cols, axis=1),
+                                         ".unpack::16b" in op.ins.modifiers)
+
+    def _tmem_st_cells(self, op, lanes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(term, position) of the cells a tcgen05.st writes: register j's term in bytes 4j..4j+3 of each lane's
+        row (tcgen05/unit.py _complete_st, register order). With .unpack::16b (each register split over two
+        cells) the cells are opaque where a register holds data: not followed."""
+        term = np.full(flat.shape, CONCRETE, np.int64)
+        pos = np.zeros(flat.shape, np.uint8)
+        st = self._tst.get(op.ident)
+        why = None
+        if st is None:
+            why = f"{op.ins.name}: source registers not seen at issue"
+        else:
+            i = np.searchsorted(st.lanes, lanes)
+            if (i >= st.lanes.size).any() or (st.lanes[np.minimum(i, st.lanes.size - 1)] != lanes).any():
+                why = f"{op.ins.name}: source registers not seen at issue"
+            else:
+                src = st.ids[i]  # (k, R)
+                if not (src != CONCRETE).any():
+                    return term, pos
+                widths = sort_widths()
+                if st.unpack:
+                    why = f"{op.ins.name}: .unpack::16b (register halves in two cells) has no term rule"
+                elif flat.shape[1] != 4 * src.shape[1] or (widths[self.T.sort[src[src != CONCRETE]]] != 32).any():
+                    why = f"{op.ins.name}: cells not written in the order the term rule expects"
+                else:
+                    return np.repeat(src, 4, axis=1), np.tile(np.arange(4, dtype=np.uint8), src.shape).reshape(
+                        flat.shape)
+        g = self.gap(why, op.ins)
+        return self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape), pos
+
+    def _tmem_ld_result(self, value: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The term of the next register a tcgen05.ld writes: its 4 bytes of tensor memory per lane (with
+        .pack::16b the low halves of two cells, already in register order), the register's bits for the
+        bytes without a term."""
+        term, pos = self.tld
+        j = self.tld_next
+        self.tld_next += 1
+        out = np.full(self.n, CONCRETE, np.int64)
+        if 4 * j + 4 > term.shape[1]:  # more writes than bytes read: never guess
+            g = self.gap(f"{self.ins.name}: unexpected register write", self.ins)
+            return self._opaque_lanes(out, 32, g)
+        t = term[:, 4 * j:4 * j + 4]
+        rows = np.nonzero(np.broadcast_to(mask, (self.n,)) & rows_any(t != CONCRETE))[0]
+        if rows.size:
+            bits = np.ascontiguousarray(np.broadcast_to(value, (self.n,)).astype("<u4")).view(np.uint8).reshape(-1, 4)
+            out[rows] = self._assemble(t[rows], pos[rows, 4 * j:4 * j + 4], bits[rows], bits_sort(32))
+        return out
 
     # ---- warpgroup MMA (wgmma.mma_async, PTX 9.7.15.5.2)
     def on_mma_performed(self, ev: MmaPerformed) -> None:
@@ -1201,6 +1402,34 @@ def fp8_wgmma_assumption(ins: A.Instruction) -> str:
             "sum of its products; its accumulation precision is not modelled (PTX 9.7.15.5.2 note: higher than "
             "half but lower than single precision; an H200 kept 14 significant bits) and the precision check "
             "counts it as an f32 rounding")
+
+
+@dataclass
+class _TmemStore:
+    """The source register terms of one tcgen05.st (one warp), read at issue."""
+
+    lanes: np.ndarray  # (k,) increasing thread slots
+    ids: np.ndarray  # (k, registers) term ids
+    unpack: bool
+
+
+#: tcgen05.mma kinds whose D has a term meaning, with their (A, B) element types (9.7.16.10.9; Table 42: the
+#: instruction descriptor's atype/btype for .kind::f16 are f16 or bf16, both alike; .kind::tf32 tf32)
+_TMMA_KINDS = {"f16": (("f16", "f16"), ("bf16", "bf16")), "tf32": (("tf32", "tf32"),)}
+
+
+def _is_tcgen05(ins: A.Instruction | None, sub: str) -> bool:
+    return ins is not None and ins.opcode == "tcgen05" and sub in ins.modifiers
+
+
+def tcgen05_mma_assumption(ins: A.Instruction) -> str:
+    """What the proof assumes of a tcgen05.mma with f32 accumulators: the manual (9.7.16.10.9) gives D = A x B + D
+    and neither the order nor the internal precision of the K-sum; the MMA node is the exact real sum (as wgmma's and
+    mma.sync's nodes), rounded once to f32 for the precision check, as the emulator's model (tcgen05/ops.py)."""
+    where = f" at {ins.span}" if ins.span is not None else ""
+    return (f"{ins.name}{where}: a tcgen05.mma with .f32 accumulators is read as the exact sum of its products and "
+            "old D; the order and internal precision of its accumulation are not specified (PTX 9.7.16.10.9) and not "
+            "modelled; the precision check counts it as one f32 rounding")
 
 
 def _mma_elem_sort(ty: str) -> int:
