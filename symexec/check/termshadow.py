@@ -636,6 +636,10 @@ class TermShadow(Observer):
             regs = np.stack([np.broadcast_to(a.ids, (self.n,)) for a in self.args])
             H = regs[src_reg, src_lane]
             P = src_byte.astype(np.uint8)
+        elif _is_tcgen05(ins, ".alloc"):
+            # the allocated tensor-memory address (9.7.16.7.1), the same for every input; written when the
+            # allocation succeeds, which may be inside another instruction's context (a blocked alloc woken)
+            H, P = np.full((k, nb), CONCRETE, np.int64), np.zeros((k, nb), np.uint8)
         else:
             H, P = self._value_bytes(lanes, nb)
         shadow.term[flat] = H

@@ -1,0 +1,89 @@
+"""Blackwell tcgen05 in the equivalence shadow (symexec/check/termshadow.py, since branch i11tc05):
+
+- a tcgen05.mma (PTX 9.7.16.10.9) of .kind::f16 (f16/bf16) or .kind::tf32 with f32 accumulators, when the
+  tcgen05 unit performs it (tcgen05/unit.py `_tell_mma`, events.TensorMmaPerformed), gives each D cell one
+  MMA node (enable-input-d ? old D : 0) + sum_k A[m, k] * B[n, k], wgmma's node, over the terms of the
+  shared-memory bytes at the element addresses the emulator itself reads (tcgen05.ops.operand_addresses_checked);
+  the verdict prints the assumption that its accumulation order and precision are not modelled;
+- tcgen05.ld (9.7.16.8.3) moves cell terms into the registers it writes, tcgen05.st (9.7.16.8.4) moves its source
+  registers' terms into the cells (before: the cells stayed CONCRETE and a load of them gave the explored
+  input's bits, main ca391ae: tcgen05_st_ld `inconclusive`, its output a constant);
+- anything else a tcgen05 unit computes stays opaque with a gap naming the instruction.
+
+The seeded bugs here are decided by the terms alone (`prove`, no concrete differential run): the elements
+have different real-arithmetic normal forms. tests/equivalence/test_cases.py runs the same cases through the
+CLI path (where the concrete differential test finds the bugs first)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
+from proofs.equivalence import Outcome
+from proofs.prove import prove
+from semantics.terms import CONCRETE, Op, TermStore
+from volta.equiv_cli import spec_kernel
+
+CASES = Path(__file__).parent / "cases"
+ASSUMPTION = "a tcgen05.mma with .f32 accumulators is read as the exact sum"
+
+
+def _prove(cand: str, ref: str):
+    c, _, _ = spec_kernel(CASES / f"{cand}.ptx", "candidate")
+    r, _, _ = spec_kernel(CASES / f"{ref}.ptx", "reference")
+    return prove(c, r, TermStore())
+
+
+def _ops_below(T: TermStore, root: int) -> list[int]:
+    """Ops on the path of first children from `root` (MMA -> its C -> ...)."""
+    out = []
+    i = int(root)
+    while True:
+        out.append(int(T.op[i]))
+        kids = T.kids(i)
+        if not len(kids):
+            return out
+        i = int(kids[0])
+
+
+def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot() -> None:
+    rep = _prove("tcgen05_mma", "tcgen05_mma_ref")
+    r = rep.result
+    assert r.outcome is Outcome.VERIFIED, r.verdict
+    assert sum(p.elements for p in r.proofs) == 1024
+    cand = rep.sides["candidate"]
+    assert not cand.gaps, [g.describe() for g in cand.gaps]
+    assert sum(ASSUMPTION in a for a in r.assumptions) == 2, r.assumptions  # one per tcgen05.mma
+    (out,) = cand.outputs.values()
+    assert (np.asarray(out.terms) != CONCRETE).all()
+    # each element: the second MMA node whose old D is the first's, whose old D is the constant 0
+    chain = _ops_below(rep.store, out.terms[0])
+    assert chain[:3] == [Op.MMA, Op.MMA, Op.CONST], chain
+
+
+@pytest.mark.parametrize("bug", ["tcgen05_mma_no_accumulate", "tcgen05_mma_a_rows_off"])
+def test_seeded_tcgen05_mma_bug_is_found_by_the_terms(bug: str) -> None:
+    """Accumulate flag flipped / A descriptor 8 rows off: every element differs in its normal form."""
+    rep = _prove(bug, "tcgen05_mma_ref")
+    r = rep.result
+    assert r.outcome is not Outcome.VERIFIED and r.suspect_count > 0, r.verdict
+    assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
+    assert r.suspects[0].why == "different real-arithmetic normal forms", r.suspects[0]
+
+
+def test_tcgen05_st_then_ld_moves_the_register_terms() -> None:
+    rep = _prove("tcgen05_st_ld", "tcgen05_st_ld_ref")
+    assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
+    (out,) = rep.sides["candidate"].outputs.values()
+    T = rep.store
+    assert all(int(T.op[t]) == Op.INPUT for t in out.terms[:4])
+
+
+def test_tcgen05_ld_of_the_wrong_column_is_found_by_the_terms() -> None:
+    rep = _prove("tcgen05_st_ld_wrong_column", "tcgen05_st_ld_ref")
+    r = rep.result
+    assert r.outcome is not Outcome.VERIFIED and r.suspect_count == 128, r.verdict
+    assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
