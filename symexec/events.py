@@ -255,9 +255,10 @@ class TensorMmaPerformed:
     n: int
     k: int
     a_in_tmem: bool  # A is read from tensor memory ([a-tmem])
-    # (m, k, element bytes) / (n, k, element bytes) flat shared-memory byte indices of each element; None for A in
-    # tensor memory and for sub-byte elements (f6/f4 of the block-scaled kinds)
+    # (m, k, element bytes) / (n, k, element bytes) flat byte indices of each element: of the batch's shared-memory
+    # buffer, for A in tensor memory of its tensor-memory buffer; None for sub-byte elements (f6/f4)
     a_bytes: np.ndarray | None
+    a_tmem_bits: np.ndarray | None  # (m, k, element bytes) uint8: A's bytes in tensor memory (the observer has none)
     b_bytes: np.ndarray | None
     enable_input_d: bool  # False: D = A*B, the old D is not an input
     d_old: np.ndarray | None  # (m, n) uint32 old D cells when enable_input_d

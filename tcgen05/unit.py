@@ -1028,7 +1028,8 @@ def _report_footprint(u: Tcgen05Unit, lane: int, op: TensorOp) -> None:
 
 def _tell_mma(u: Tcgen05Unit, h: AsyncOp, op: MmaOp) -> None:
     """Tell observers the MMA being performed (events.TensorMmaPerformed) with the element addresses the
-    emulator itself reads (ops.operand_addresses_checked, as ops.mma does) and the old D cells. Byte-container
+    emulator itself reads (ops.operand_addresses_checked, as ops.mma does; for A in tensor memory the cells of
+    ops.tmem_operand and their bytes) and the old D cells. Byte-container
     kinds only: sub-byte elements (.kind::mxf8f6f4 f6/f4, mxf4) get no addresses (an observer sees
     block_scaled and the kind)."""
     b = u.batch
@@ -1043,14 +1044,23 @@ def _tell_mma(u: Tcgen05Unit, h: AsyncOp, op: MmaOp) -> None:
         return base + ops.operand_addresses_checked(sb, decode_smem_desc(raw), rows, idesc.k, ty, k_major, op.ins,
                                                     container)
 
-    a_bytes = None if op.a.in_tmem else elements(op.a.value, idesc.m, idesc.atype, not idesc.transpose_a)
+    fp = ops.mma_footprint(idesc, op.d_addr, op.a, op.b_desc, True, sb, op.ins, op.scaled)
+    a_bits = None
+    if op.a.in_tmem:  # byte elements only (ops.check_modelled): (rows, k, eb) of the cells, MODEL layout of ops.tmem_operand
+        eb = ops.element_bytes(idesc.atype, op.ins)
+        lanes, cols = fp.a_tmem
+        a_bytes = T.byte_offsets(op.cta, lanes, cols).reshape(idesc.m, -1)[:, :idesc.k * eb].reshape(idesc.m, idesc.k, eb)
+        words = u.tmem.cells[op.cta][lanes, cols].astype("<u4")
+        a_bits = words.view(np.uint8).reshape(idesc.m, -1)[:, :idesc.k * eb].reshape(idesc.m, idesc.k, eb).copy()
+    else:
+        a_bytes = elements(op.a.value, idesc.m, idesc.atype, not idesc.transpose_a)
     b_bytes = elements(op.b_desc, idesc.n, idesc.btype, not idesc.transpose_b)
     d_old = None
     if op.enable_input_d:
-        lanes, cols = ops.mma_footprint(idesc, op.d_addr, op.a, op.b_desc, True, sb, op.ins, op.scaled).d
+        lanes, cols = fp.d
         d_old = u.tmem.cells[op.cta][lanes, cols].copy()
     b.emit(TensorMmaPerformed(h, idesc.kind, idesc.atype, idesc.btype, idesc.dtype, idesc.m, idesc.n, idesc.k,
-                              op.a.in_tmem, a_bytes, b_bytes, op.enable_input_d, d_old, idesc.negate_a, idesc.negate_b,
+                              op.a.in_tmem, a_bytes, a_bits, b_bytes, op.enable_input_d, d_old, idesc.negate_a, idesc.negate_b,
                               idesc.block_scaled, idesc.saturate))
 
 

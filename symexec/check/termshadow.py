@@ -912,7 +912,7 @@ class TermShadow(Observer):
                 if self.mma is not None and self.mma.op is op:
                     self.mma_reads.append((term, pos, self._concrete_bytes(ev.buffer, flat)))
                 t = self._tmma.get(op.ident)
-                if t is not None and ev.buffer.space is MemSpace.SHARED:
+                if t is not None:
                     t[1].append((ev.buffer, flat.reshape(-1), term.reshape(-1), pos.reshape(-1)))
                 return
             t = self._tmma.pop(op.ident, None) if ev.write and not ev.atomic else None
@@ -1054,8 +1054,8 @@ class TermShadow(Observer):
                 or (ev.atype, ev.btype) not in _TMMA_KINDS[ev.kind]:
             return (f"{name}: .kind::{ev.kind} {ev.atype} x {ev.btype} -> {ev.dtype} (only .kind::f16 (f16/bf16) and "
                     ".kind::tf32 with f32 accumulators have a term meaning)")
-        if ev.a_in_tmem or ev.a_bytes is None or ev.b_bytes is None:
-            return f"{name}: operand A in tensor memory has no term meaning"
+        if ev.a_bytes is None or ev.b_bytes is None:
+            return f"{name}: operand addresses not told"
         return None
 
     def _tensor_mma_cells(self, ev: TensorMmaPerformed, reads: list, flat: np.ndarray,
@@ -1112,25 +1112,27 @@ class TermShadow(Observer):
         return term, pos
 
     def _tensor_mma_operands(self, ev: TensorMmaPerformed, reads: list) -> tuple | None:
-        """((term, pos, concrete bytes) of A's elements (m*k, eb), the same of B's (n*k, eb)) from the op's
-        shared-memory reads, looked up at the element addresses of the event; None where a byte was not read."""
-        if not reads:
-            return None
-        buf = reads[0][0]
-        fl = np.concatenate([r[1] for r in reads])
-        tm = np.concatenate([r[2] for r in reads])
-        ps = np.concatenate([r[3] for r in reads])
-        order = np.argsort(fl, kind="stable")
-        fl, tm, ps = fl[order], tm[order], ps[order]
+        """((term, pos, concrete bytes) of A's elements (m*k, eb), the same of B's (n*k, eb)) from the op's reads
+        (A's of shared memory, or of tensor memory with the bits the unit told; B's of shared memory), looked up at
+        the element addresses of the event; None where a byte was not read."""
         out = []
-        for addr in (ev.a_bytes, ev.b_bytes):
+        for addr, space in ((ev.a_bytes, MemSpace.TMEM if ev.a_in_tmem else MemSpace.SHARED),
+                            (ev.b_bytes, MemSpace.SHARED)):
+            mine = [r for r in reads if r[0].space is space]
+            if not mine:
+                return None
+            fl = np.concatenate([r[1] for r in mine])
+            order = np.argsort(fl, kind="stable")
+            fl = fl[order]
+            tm = np.concatenate([r[2] for r in mine])[order]
+            ps = np.concatenate([r[3] for r in mine])[order]
             eb = addr.shape[-1]
             a = addr.reshape(-1)
             i = np.searchsorted(fl, a)
             if (i >= fl.size).any() or (fl[np.minimum(i, fl.size - 1)] != a).any():
                 return None
-            out.append((tm[i].reshape(-1, eb), ps[i].reshape(-1, eb),
-                        self._concrete_bytes(buf, a).reshape(-1, eb)))
+            bits = ev.a_tmem_bits.reshape(-1) if space is MemSpace.TMEM else self._concrete_bytes(mine[0][0], a)
+            out.append((tm[i].reshape(-1, eb), ps[i].reshape(-1, eb), bits.reshape(-1, eb)))
         return tuple(out)
 
     def _tmem_st_issued(self, op) -> None:

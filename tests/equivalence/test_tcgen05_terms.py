@@ -49,8 +49,10 @@ def _ops_below(T: TermStore, root: int) -> list[int]:
         i = int(kids[0])
 
 
-def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot() -> None:
-    rep = _prove("tcgen05_mma", "tcgen05_mma_ref")
+@pytest.mark.parametrize("case", ["tcgen05_mma", "tcgen05_mma_a_tmem"])
+def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: str) -> None:
+    """A through a 32B-swizzled descriptor, or written to tensor memory by tcgen05.st and read from [a-tmem]."""
+    rep = _prove(case, "tcgen05_mma_ref")
     r = rep.result
     assert r.outcome is Outcome.VERIFIED, r.verdict
     assert sum(p.elements for p in r.proofs) == 1024
@@ -64,9 +66,10 @@ def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot() -> Non
     assert chain[:3] == [Op.MMA, Op.MMA, Op.CONST], chain
 
 
-@pytest.mark.parametrize("bug", ["tcgen05_mma_no_accumulate", "tcgen05_mma_a_rows_off"])
+@pytest.mark.parametrize("bug", ["tcgen05_mma_no_accumulate", "tcgen05_mma_a_rows_off", "tcgen05_mma_a_tmem_swapped"])
 def test_seeded_tcgen05_mma_bug_is_found_by_the_terms(bug: str) -> None:
-    """Accumulate flag flipped / A descriptor 8 rows off: every element differs in its normal form."""
+    """Accumulate flag flipped / A descriptor 8 rows off / A's words swapped in tensor memory: the elements differ
+    in their normal forms."""
     rep = _prove(bug, "tcgen05_mma_ref")
     r = rep.result
     assert r.outcome is not Outcome.VERIFIED and r.suspect_count > 0, r.verdict
