@@ -49,10 +49,12 @@ def _ops_below(T: TermStore, root: int) -> list[int]:
         i = int(kids[0])
 
 
-@pytest.mark.parametrize("case", ["tcgen05_mma", "tcgen05_mma_a_tmem"])
-def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: str) -> None:
-    """A through a 32B-swizzled descriptor, or written to tensor memory by tcgen05.st and read from [a-tmem]."""
-    rep = _prove(case, "tcgen05_mma_ref")
+@pytest.mark.parametrize("case,ref", [("tcgen05_mma", "tcgen05_mma_ref"), ("tcgen05_mma_a_tmem", "tcgen05_mma_ref"),
+                                      ("tcgen05_mma_tf32", "tcgen05_mma_tf32_ref")])
+def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: str, ref: str) -> None:
+    """A through a 32B-swizzled descriptor, or written to tensor memory by tcgen05.st and read from [a-tmem];
+    .kind::tf32 (K = 8) against a dot of the words rounded toward zero to tf32."""
+    rep = _prove(case, ref)
     r = rep.result
     assert r.outcome is Outcome.VERIFIED, r.verdict
     assert sum(p.elements for p in r.proofs) == 1024
@@ -75,6 +77,24 @@ def test_seeded_tcgen05_mma_bug_is_found_by_the_terms(bug: str) -> None:
     assert r.outcome is not Outcome.VERIFIED and r.suspect_count > 0, r.verdict
     assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
     assert r.suspects[0].why == "different real-arithmetic normal forms", r.suspects[0]
+
+
+def test_tf32_tcgen05_mma_rounding_is_seen_by_the_precision_check() -> None:
+    """As wgmma's (test_async_terms.test_tf32_wgmma_rounding_is_seen_by_the_precision_check): the reals agree with
+    both the tf32-rounded and the plain f32 dot; the precision check reports the candidate's tf32 rounding against
+    the plain one only (the CLI's verdict there is not_equivalent, tests/equivalence/test_cases.py)."""
+    from proofs.precision import precision_findings
+
+    for ref, narrower in (("tcgen05_mma_tf32_ref", False), ("tcgen05_mma_f32_ref", True)):
+        rep = _prove("tcgen05_mma_tf32", ref)
+        assert rep.result.outcome is Outcome.VERIFIED, (ref, rep.result.verdict)
+        found = precision_findings(rep)
+        if narrower:
+            (f,) = found
+            assert (f.candidate_format, f.reference_format) == ("tf32", "f32") and f.elements.size == 1024, \
+                f.describe()
+        else:
+            assert not found, [f.describe() for f in found]
 
 
 def test_tcgen05_st_then_ld_moves_the_register_terms() -> None:
