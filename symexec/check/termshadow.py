@@ -937,9 +937,13 @@ class TermShadow(Observer):
                 if self.tld is None:
                     self.tld = (np.full((self.n, flat.shape[1]), CONCRETE, np.int64),
                                 np.zeros((self.n, flat.shape[1]), np.uint8))
-                if self.tld[0].shape[1] == flat.shape[1]:
+                w = self.tld[0].shape[1]
+                if w == flat.shape[1]:
                     self.tld[0][lanes], self.tld[1][lanes] = term, pos
-                    return
+                else:  # never guess: these lanes' registers are opaque
+                    g = self.gap(f"{op.ins.name}: tensor-memory reads of unequal widths", op.ins)
+                    self.tld[0][lanes] = self.opaque(bits_sort(8), lanes.size * w, g).reshape(lanes.size, w)
+                return
             # registers written in this context take these bytes without a term rule: opaque where the
             # bytes hold data
             self.async_data |= bool((term != CONCRETE).any())
@@ -949,6 +953,18 @@ class TermShadow(Observer):
             return
         if op.unit == "tcgen05" and _is_tcgen05(op.ins, ".st"):
             shadow.term[flat], shadow.pos[flat] = self._tmem_st_cells(op, lanes, flat)
+            shadow.wrote(flat, ev.pc, self._rows(lanes))
+            return
+        if op.unit == "tcgen05" and _is_tcgen05(op.ins, ".cp"):
+            # tcgen05.cp reports its source bytes sorted (tcgen05/unit.py _report_footprint), not in the order its
+            # cells receive them (the descriptor's layout, 9.7.16.9.2): not followed; opaque where they hold data
+            parts = [q[0] for ln in np.unique(lanes).tolist() for q in self._op_bytes.pop((op.ident, ln), [])]
+            data = any((p != CONCRETE).any() for p in parts)
+            shadow.term[flat] = CONCRETE
+            shadow.pos[flat] = 0
+            if data:
+                g = self.gap(f"{op.ins.name}: tensor-memory copy from a shared-memory layout (no term rule)", op.ins)
+                shadow.term[flat] = self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape)
             shadow.wrote(flat, ev.pc, self._rows(lanes))
             return
         k, nb = flat.shape
