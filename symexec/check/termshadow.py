@@ -1068,8 +1068,8 @@ class TermShadow(Observer):
         name = ev.op.ins.name
         if ev.kind not in _TMMA_KINDS or ev.block_scaled or ev.dtype != "f32" \
                 or (ev.atype, ev.btype) not in _TMMA_KINDS[ev.kind]:
-            return (f"{name}: .kind::{ev.kind} {ev.atype} x {ev.btype} -> {ev.dtype} (only .kind::f16 (f16/bf16) and "
-                    ".kind::tf32 with f32 accumulators have a term meaning)")
+            return (f"{name}: .kind::{ev.kind} {ev.atype} x {ev.btype} -> {ev.dtype} (only .kind::f16 (f16/bf16), "
+                    ".kind::tf32 and .kind::f8f6f4 with e4m3/e5m2 elements, f32 accumulators, have a term meaning)")
         if ev.a_bytes is None or ev.b_bytes is None:
             return f"{name}: operand addresses not told"
         return None
@@ -1119,6 +1119,8 @@ class TermShadow(Observer):
         else:  # D = A*B: the old D is not an operand
             C = np.full(m * n, self.T.const(acc, np.zeros(1, np.uint64))[0], np.int64)
         self._assume(tcgen05_mma_assumption(ins))
+        if ev.kind == "f8f6f4":
+            self._assume(fp8_tcgen05_assumption(ins))
         aux = mods_id(Mods(elems=(a_ty, b_ty, "f32"), sat=False))
         kids = np.concatenate([C.reshape(m, n, 1), np.broadcast_to(Am[:, None, :], (m, n, k)),
                                np.broadcast_to(Bm[None, :, :], (m, n, k))], axis=2)
@@ -1437,7 +1439,9 @@ class _TmemStore:
 
 #: tcgen05.mma kinds whose D has a term meaning, with their (A, B) element types (9.7.16.10.9; Table 42: the
 #: instruction descriptor's atype/btype for .kind::f16 are f16 or bf16, both alike; .kind::tf32 tf32)
-_TMMA_KINDS = {"f16": (("f16", "f16"), ("bf16", "bf16")), "tf32": (("tf32", "tf32"),)}
+_TMMA_KINDS = {"f16": (("f16", "f16"), ("bf16", "bf16")), "tf32": (("tf32", "tf32"),),
+               # 8-bit elements of .kind::f8f6f4 (A and B may differ, 9.7.16.4.2); f6/f4 elements are not told (a gap)
+               "f8f6f4": tuple((a, b) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))}
 
 
 def _is_tcgen05(ins: A.Instruction | None, sub: str) -> bool:
@@ -1452,6 +1456,17 @@ def tcgen05_mma_assumption(ins: A.Instruction) -> str:
     return (f"{ins.name}{where}: a tcgen05.mma with .f32 accumulators is read as the exact sum of its products and "
             "old D; the order and internal precision of its accumulation are not specified (PTX 9.7.16.10.9) and not "
             "modelled; the precision check counts it as one f32 rounding")
+
+
+def fp8_tcgen05_assumption(ins: A.Instruction) -> str:
+    """What the proof assumes of an fp8 tcgen05.mma (.kind::f8f6f4, e4m3/e5m2 elements, f32 accumulators), beside
+    `tcgen05_mma_assumption`: as `fp8_wgmma_assumption` for Hopper, whose note (PTX 9.7.15.5.2) says fp8 products
+    are accumulated at lower than single precision there; the tcgen05 text gives no precision at all."""
+    where = f" at {ins.span}" if ins.span is not None else ""
+    return (f"{ins.name}{where}: an fp8 (.e4m3/.e5m2) tcgen05.mma is read as the exact sum of its products and counted "
+            "as an f32 accumulation by the precision check; PTX gives its accumulation precision nowhere (wgmma's fp8 "
+            "note, 9.7.15.5.2: lower than single precision on sm_90), so a reference accumulating fp8 products in true "
+            "f32 is not told apart from a narrower accumulation")
 
 
 def _mma_elem_sort(ty: str) -> int:

@@ -1,10 +1,12 @@
 """Blackwell tcgen05 in the equivalence shadow (symexec/check/termshadow.py, since branch i11tc05):
 
-- a tcgen05.mma (PTX 9.7.16.10.9) of .kind::f16 (f16/bf16) or .kind::tf32 with f32 accumulators, when the
+- a tcgen05.mma (PTX 9.7.16.10.9) of .kind::f16 (f16/bf16), .kind::tf32 or .kind::f8f6f4 with e4m3/e5m2 elements
+  (f32 accumulators), when the
   tcgen05 unit performs it (tcgen05/unit.py `_tell_mma`, events.TensorMmaPerformed), gives each D cell one
   MMA node (enable-input-d ? old D : 0) + sum_k A[m, k] * B[n, k], wgmma's node, over the terms of the
   shared-memory bytes at the element addresses the emulator itself reads (tcgen05.ops.operand_addresses_checked);
-  the verdict prints the assumption that its accumulation order and precision are not modelled;
+  the verdict prints the assumption that its accumulation order and precision are not modelled (and for fp8 one
+  more, as wgmma's fp8 one);
 - tcgen05.ld (9.7.16.8.3) moves cell terms into the registers it writes, tcgen05.st (9.7.16.8.4) moves its source
   registers' terms into the cells (before: the cells stayed CONCRETE and a load of them gave the explored
   input's bits, main ca391ae: tcgen05_st_ld `inconclusive`, its output a constant);
@@ -50,10 +52,12 @@ def _ops_below(T: TermStore, root: int) -> list[int]:
 
 
 @pytest.mark.parametrize("case,ref", [("tcgen05_mma", "tcgen05_mma_ref"), ("tcgen05_mma_a_tmem", "tcgen05_mma_ref"),
-                                      ("tcgen05_mma_tf32", "tcgen05_mma_tf32_ref")])
+                                      ("tcgen05_mma_tf32", "tcgen05_mma_tf32_ref"),
+                                      ("tcgen05_mma_e4m3", "tcgen05_mma_e4m3_ref")])
 def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: str, ref: str) -> None:
     """A through a 32B-swizzled descriptor, or written to tensor memory by tcgen05.st and read from [a-tmem];
-    .kind::tf32 (K = 8) against a dot of the words rounded toward zero to tf32."""
+    .kind::tf32 (K = 8) against a dot of the words rounded toward zero to tf32; .kind::f8f6f4 e4m3 (K = 32), its
+    fp8 assumption printed."""
     rep = _prove(case, ref)
     r = rep.result
     assert r.outcome is Outcome.VERIFIED, r.verdict
@@ -61,6 +65,7 @@ def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: st
     cand = rep.sides["candidate"]
     assert not cand.gaps, [g.describe() for g in cand.gaps]
     assert sum(ASSUMPTION in a for a in r.assumptions) == 2, r.assumptions  # one per tcgen05.mma
+    assert sum("an fp8 (.e4m3/.e5m2) tcgen05.mma" in a for a in r.assumptions) == (2 if "e4m3" in case else 0)
     (out,) = cand.outputs.values()
     assert (np.asarray(out.terms) != CONCRETE).all()
     # each element: the second MMA node whose old D is the first's, whose old D is the constant 0
@@ -68,11 +73,14 @@ def test_two_accumulating_tcgen05_mma_are_proved_equal_to_the_naive_dot(case: st
     assert chain[:3] == [Op.MMA, Op.MMA, Op.CONST], chain
 
 
-@pytest.mark.parametrize("bug", ["tcgen05_mma_no_accumulate", "tcgen05_mma_a_rows_off", "tcgen05_mma_a_tmem_swapped"])
-def test_seeded_tcgen05_mma_bug_is_found_by_the_terms(bug: str) -> None:
+@pytest.mark.parametrize("bug,ref", [("tcgen05_mma_no_accumulate", "tcgen05_mma_ref"),
+                                     ("tcgen05_mma_a_rows_off", "tcgen05_mma_ref"),
+                                     ("tcgen05_mma_a_tmem_swapped", "tcgen05_mma_ref"),
+                                     ("tcgen05_mma_e4m3_b_as_e5m2", "tcgen05_mma_e4m3_ref")])
+def test_seeded_tcgen05_mma_bug_is_found_by_the_terms(bug: str, ref: str) -> None:
     """Accumulate flag flipped / A descriptor 8 rows off / A's words swapped in tensor memory: the elements differ
-    in their normal forms."""
-    rep = _prove(bug, "tcgen05_mma_ref")
+    in their normal forms; B read as e5m2 where it holds e4m3."""
+    rep = _prove(bug, ref)
     r = rep.result
     assert r.outcome is not Outcome.VERIFIED and r.suspect_count > 0, r.verdict
     assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
