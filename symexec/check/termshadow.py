@@ -1163,8 +1163,9 @@ class TermShadow(Observer):
             ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
             cols.append(np.full(op.lanes.size, CONCRETE, np.int64) if ids is None
                         else np.broadcast_to(ids, (self.n,))[op.lanes].astype(np.int64))
-        self._tst[op.ident] = _TmemStore(np.asarray(op.lanes, np.int64), np.stack(cols, axis=1),
-                                         ".unpack::16b" in op.ins.modifiers)
+        unpack = ".unpack::16b" in op.ins.modifiers
+        self._tst[op.ident] = _TmemStore(np.asarray(op.lanes, np.int64), np.stack(cols, axis=1), unpack,
+                                         2 if unpack else 1)
 
     def _tmem_st_cells(self, op, lanes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(term, position) of the cells a tcgen05.st writes: register j's term in bytes 4j..4j+3 of each lane's
@@ -1173,6 +1174,10 @@ class TermShadow(Observer):
         term = np.full(flat.shape, CONCRETE, np.int64)
         pos = np.zeros(flat.shape, np.uint8)
         st = self._tst.get(op.ident)
+        if st is not None:
+            st.writes_left -= 1
+            if st.writes_left <= 0:
+                del self._tst[op.ident]
         why = None
         if st is None:
             why = f"{op.ins.name}: source registers not seen at issue"
@@ -1435,6 +1440,7 @@ class _TmemStore:
     lanes: np.ndarray  # (k,) increasing thread slots
     ids: np.ndarray  # (k, registers) term ids
     unpack: bool
+    writes_left: int  # write events still to come (the warp's cells at wait::st; .unpack::16b: two)
 
 
 #: tcgen05.mma kinds whose D has a term meaning, with their (A, B) element types (9.7.16.10.9; Table 42: the
