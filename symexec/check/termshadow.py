@@ -843,6 +843,10 @@ class TermShadow(Observer):
         t = tinfo(ins.types[-1]) if ins is not None else None
         old_lanes, old_t, old_p = self.atomic_old if self.atomic_old is not None else (None, None, None)
         operand = self.args[0] if self.args else None
+        if ins is not None and ins is not self.ins and ins.opcode == "mbarrier":
+            # a blocked mbarrier wait completed inside another instruction's context (symexec/mbarrier.py): the
+            # barrier word's update takes no operand of that instruction (flash_attention sm_100a: an fma's)
+            operand = None
         sym_old = old_t is not None and (old_t != CONCRETE).any()
         sym_v = operand is not None and (np.broadcast_to(operand.ids, (self.n,))[lanes] != CONCRETE).any()
         shadow.wrote(flat, ev.pc, self._rows(lanes), atomic=True)
