@@ -237,6 +237,37 @@ class MmaPerformed:
     satfinite: bool = False  # integer (.s32) only: clamp to int32 instead of wrapping (9.7.15.5.2)
 
 
+@dataclass(frozen=True, eq=False)
+class TensorMmaPerformed:
+    """A Blackwell tensor-core MMA (tcgen05.mma, PTX 9.7.16.10.9) is being performed, told by the tcgen05 unit
+    before it reports the op's accesses (shared-memory reads of A and B, the old D cells when enable-input-d,
+    then D's cells written): what an observer needs to give D a meaning. The element addresses are the
+    emulator's own (tcgen05.ops.operand_addresses_checked, swizzle and major-ness applied), as flat byte
+    indices of the batch's shared-memory buffer; D's cells are written in (M, N) row-major order, 4 bytes
+    each (tcgen05.ops.d_region)."""
+
+    op: AsyncOp
+    kind: str  # .kind:: without the prefix: f16, tf32, f8f6f4, i8, mxf8f6f4, ...
+    atype: str  # element types without the dot (instruction descriptor, 9.7.16.4.2)
+    btype: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    a_in_tmem: bool  # A is read from tensor memory ([a-tmem])
+    # (m, k, element bytes) / (n, k, element bytes) flat byte indices of each element: of the batch's shared-memory
+    # buffer, for A in tensor memory of its tensor-memory buffer; None for sub-byte elements (f6/f4)
+    a_bytes: np.ndarray | None
+    a_tmem_bits: np.ndarray | None  # (m, k, element bytes) uint8: A's bytes in tensor memory (the observer has none)
+    b_bytes: np.ndarray | None
+    enable_input_d: bool  # False: D = A*B, the old D is not an input
+    d_old: np.ndarray | None  # (m, n) uint32 old D cells when enable_input_d
+    negate_a: bool
+    negate_b: bool
+    block_scaled: bool
+    saturate: bool
+
+
 # ---------------------------------------------------------------------- thread groups
 
 
@@ -269,7 +300,7 @@ class Exited:
     lanes: np.ndarray
 
 
-Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | CopyLayout | AsyncCompleted | MmaPerformed | GroupSplit
+Event = (MemoryAccess | Release | Acquire | Fence | AsyncIssued | CopyLayout | AsyncCompleted | MmaPerformed | TensorMmaPerformed | GroupSplit
          | Reconverged | Exited)
 
 
@@ -295,6 +326,8 @@ class Observer:
 
     def on_mma_performed(self, ev: MmaPerformed) -> None: ...
 
+    def on_tensor_mma_performed(self, ev: TensorMmaPerformed) -> None: ...
+
     def on_split(self, ev: GroupSplit) -> None: ...
 
     def on_reconverge(self, ev: Reconverged) -> None: ...
@@ -304,7 +337,7 @@ class Observer:
 
 _HOOK = {MemoryAccess: "on_access", Release: "on_release", Acquire: "on_acquire", Fence: "on_fence",
          AsyncIssued: "on_async_issued", CopyLayout: "on_copy_layout", AsyncCompleted: "on_async_completed",
-         MmaPerformed: "on_mma_performed",
+         MmaPerformed: "on_mma_performed", TensorMmaPerformed: "on_tensor_mma_performed",
          GroupSplit: "on_split",
          Reconverged: "on_reconverge", Exited: "on_exit"}
 

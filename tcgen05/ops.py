@@ -147,6 +147,9 @@ def _element_type(ty: str, ins: A.Instruction | None) -> int:
     return _ELEM_BYTES[ty]
 
 
+element_bytes = _element_type  # bytes of one byte-container element (for the unit's observers)
+
+
 def operand_container(kind: str, ty: str) -> Container:
     """How a shared-memory operand's elements are stored (semantics.mxformats): 4/6-bit elements of
     .kind::mxf8f6f4 in 16-byte units with padding (9.7.16.10.4.4), e2m1 of .kind::mxf4 /

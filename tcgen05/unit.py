@@ -112,7 +112,9 @@ import numpy as np
 from ptx_parser import ast as A
 from semantics.errors import UndefinedBehavior, Unsupported
 from symexec import asyncops
-from symexec.events import AsyncOp, Buffer, Completion, Fence, FenceKind, MemSpace, Proxy
+from semantics.mxformats import Container
+from symexec.events import (AsyncOp, Buffer, Completion, Fence, FenceKind, MemSpace, Proxy,
+                             TensorMmaPerformed)
 from symexec.machine import Group
 from symexec.memory import to_bytes
 from symexec.units import Unit, UnitState
@@ -980,6 +982,8 @@ def _perform(u: Tcgen05Unit, lane: int, op: TensorOp) -> None:
     """Perform one queued op of thread slot `lane` (values), telling observers its accesses."""
     b = u.batch
     if b.observers:
+        if isinstance(op, MmaOp) and op.handle is not None:  # performed now (never for ops left in flight)
+            _tell_mma(u, op.handle, op)
         _report_footprint(u, lane, op)
     if isinstance(op, MmaOp):
         ops.mma(u.tmem, op.cta, u.smem(op.cta), op.d_addr, op.a, op.b_desc, op.idesc, op.enable_input_d, op.ins,
@@ -1020,6 +1024,44 @@ def _report_footprint(u: Tcgen05Unit, lane: int, op: TensorOp) -> None:
         (rl, rc), (wl, wc) = ops.shift_cells(op.taddr)
         _report_thread_tmem(b, h, False, lane, op.cta, rl, rc)
         _report_thread_tmem(b, h, True, lane, op.cta, wl, wc)
+
+
+def _tell_mma(u: Tcgen05Unit, h: AsyncOp, op: MmaOp) -> None:
+    """Tell observers the MMA being performed (events.TensorMmaPerformed) with the element addresses the
+    emulator itself reads (ops.operand_addresses_checked, as ops.mma does; for A in tensor memory the cells of
+    ops.tmem_operand and their bytes) and the old D cells. Byte-container
+    kinds only: sub-byte elements (.kind::mxf8f6f4 f6/f4, mxf4) get no addresses (an observer sees
+    block_scaled and the kind)."""
+    b = u.batch
+    idesc = op.idesc
+    sb = b.memory.shared_bytes
+    base = op.cta * sb
+
+    def elements(raw: int, rows: int, ty: str, k_major: bool) -> np.ndarray | None:
+        container = ops.operand_container(idesc.kind, ty)
+        if container is not Container.BYTE:
+            return None
+        return base + ops.operand_addresses_checked(sb, decode_smem_desc(raw), rows, idesc.k, ty, k_major, op.ins,
+                                                    container)
+
+    fp = ops.mma_footprint(idesc, op.d_addr, op.a, op.b_desc, True, sb, op.ins, op.scaled)
+    a_bits = None
+    if op.a.in_tmem:  # byte elements only (ops.check_modelled): (rows, k, eb) of the cells, MODEL layout of ops.tmem_operand
+        eb = ops.element_bytes(idesc.atype, op.ins)
+        lanes, cols = fp.a_tmem
+        a_bytes = T.byte_offsets(op.cta, lanes, cols).reshape(idesc.m, -1)[:, :idesc.k * eb].reshape(idesc.m, idesc.k, eb)
+        words = u.tmem.cells[op.cta][lanes, cols].astype("<u4")
+        a_bits = words.view(np.uint8).reshape(idesc.m, -1)[:, :idesc.k * eb].reshape(idesc.m, idesc.k, eb).copy()
+    else:
+        a_bytes = elements(op.a.value, idesc.m, idesc.atype, not idesc.transpose_a)
+    b_bytes = elements(op.b_desc, idesc.n, idesc.btype, not idesc.transpose_b)
+    d_old = None
+    if op.enable_input_d:
+        lanes, cols = fp.d
+        d_old = u.tmem.cells[op.cta][lanes, cols].copy()
+    b.emit(TensorMmaPerformed(h, idesc.kind, idesc.atype, idesc.btype, idesc.dtype, idesc.m, idesc.n, idesc.k,
+                              op.a.in_tmem, a_bytes, a_bits, b_bytes, op.enable_input_d, d_old, idesc.negate_a, idesc.negate_b,
+                              idesc.block_scaled, idesc.saturate))
 
 
 def _commit(machine: "Machine", b: "Batch", ins: A.Instruction, mask: np.ndarray, u: Tcgen05Unit) -> None:

@@ -30,7 +30,8 @@ from semantics.symbolic import Arg, Builder, BuildContext, build, ldmatrix_sourc
 from semantics.terms import (CONCRETE, NO_MODS, PRED, SORTS, Kind, Mods, Op, TermStore, bits_sort, float_sort, mods_id,
                              sort_of_type, sort_widths)
 
-from ..events import Buffer, MemoryAccess, MemSpace, MmaPerformed, Observer, Proxy, SplitReason, Stream
+from ..events import (Buffer, MemoryAccess, MemSpace, MmaPerformed, Observer, Proxy, SplitReason, Stream,
+                      TensorMmaPerformed)
 from ..machine import BranchDecision
 from ..memory import scatter_rows
 from ..opcodes import touches_memory_or_sync
@@ -149,6 +150,10 @@ class TermShadow(Observer):
         self._layouts: dict[tuple[int, int], _Layout] = {}  # (copy op, lane) -> where its written bytes come from
         self._last_issued = None
         self._mma_refused: dict[int, int] = {}  # wgmma op ident -> gap: its descriptor or scale-d depends on data
+        # tcgen05.mma op ident -> (the op being performed, its shared-memory reads so far: (buffer, flat, term, pos))
+        self._tmma: dict[int, tuple[TensorMmaPerformed, list[tuple[Buffer, np.ndarray, np.ndarray, np.ndarray]]]] = {}
+        self._tmma_refused: dict[int, int] = {}  # tcgen05.mma op ident -> gap: an operand register holds data
+        self._tst: dict[int, _TmemStore] = {}  # tcgen05.st op ident -> its source registers' terms at issue
         # integer wgmma MMA node -> a bound on |its value| (exact sum), where it provably never leaves int32
         self._int_mma_bound: dict[int, int] = {}
         self.merges: dict[int, list[tuple[np.ndarray, dict[str, np.ndarray]]]] = {}  # pc -> pending merges
@@ -220,10 +225,14 @@ class TermShadow(Observer):
         # (term, position, concrete bytes) per read in the emulator's order (A through a descriptor, then B)
         self.mma: MmaPerformed | None = None
         self.mma_reads: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # a tcgen05.ld being completed in this context: (term, position) of the tensor-memory bytes it read per
+        # lane, register j's bytes at 4j..4j+3 (tcgen05/unit.py _report_ld_reads), and the registers written so far
+        self.tld: tuple[np.ndarray, np.ndarray] | None = None
+        self.tld_next = 0
 
     _STATE = ("ins", "args", "arg_exact", "loaded", "loaded_pos", "loaded_rows", "cursor", "pending", "permute",
               "address_mode", "mask", "guard", "loaded_bits", "atomic_old", "store_map", "async_data", "mma",
-              "mma_reads")
+              "mma_reads", "tld", "tld_next")
 
     def save(self) -> tuple:
         return tuple(getattr(self, k) for k in self._STATE)
@@ -296,14 +305,17 @@ class TermShadow(Observer):
     def on_write_reg(self, name: str, value: np.ndarray, width: int, mask: np.ndarray,
                      old_bits: np.ndarray | None) -> None:
         self._update_exact(name, value, width, mask)
-        if self.pending is None:
-            self.pending = self._results(width)
-        if self.pending:
-            new = self.pending.pop(0)
-        else:  # more writes than the rule gave terms for: never guess
-            g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
-            new = self._opaque_lanes(np.full(self.n, CONCRETE, np.int64), width, g) if self.async_data \
-                else self._opaque_where_symbolic(width, g)
+        if self.tld is not None:  # tcgen05.ld: one register at a time, from the bytes it read
+            new = self._tmem_ld_result(value, mask)
+        else:
+            if self.pending is None:
+                self.pending = self._results(width)
+            if self.pending:
+                new = self.pending.pop(0)
+            else:  # more writes than the rule gave terms for: never guess
+                g = self.gap(f"{self.ins.name if self.ins else '?'}: unexpected register write", self.ins)
+                new = self._opaque_lanes(np.full(self.n, CONCRETE, np.int64), width, g) if self.async_data \
+                    else self._opaque_where_symbolic(width, g)
         new = self._fit(np.broadcast_to(new, (self.n,)), width)
         old = np.broadcast_to(self.regs.get(name, np.int64(CONCRETE)), (self.n,))
         if self.guard is not None:  # lanes whose guard depends on data: if-then-else of new and old
@@ -624,6 +636,10 @@ class TermShadow(Observer):
             regs = np.stack([np.broadcast_to(a.ids, (self.n,)) for a in self.args])
             H = regs[src_reg, src_lane]
             P = src_byte.astype(np.uint8)
+        elif _is_tcgen05(ins, ".alloc"):
+            # the allocated tensor-memory address (9.7.16.7.1), the same for every input; written when the
+            # allocation succeeds, which may be inside another instruction's context (a blocked alloc woken)
+            H, P = np.full((k, nb), CONCRETE, np.int64), np.zeros((k, nb), np.uint8)
         else:
             H, P = self._value_bytes(lanes, nb)
         shadow.term[flat] = H
@@ -827,6 +843,10 @@ class TermShadow(Observer):
         t = tinfo(ins.types[-1]) if ins is not None else None
         old_lanes, old_t, old_p = self.atomic_old if self.atomic_old is not None else (None, None, None)
         operand = self.args[0] if self.args else None
+        if ins is not None and ins is not self.ins and ins.opcode == "mbarrier":
+            # a blocked mbarrier wait completed inside another instruction's context (symexec/mbarrier.py): the
+            # barrier word's update takes no operand of that instruction (flash_attention sm_100a: an fma's)
+            operand = None
         sym_old = old_t is not None and (old_t != CONCRETE).any()
         sym_v = operand is not None and (np.broadcast_to(operand.ids, (self.n,))[lanes] != CONCRETE).any()
         shadow.wrote(flat, ev.pc, self._rows(lanes), atomic=True)
@@ -895,6 +915,14 @@ class TermShadow(Observer):
                 self.async_data |= bool((term != CONCRETE).any())
                 if self.mma is not None and self.mma.op is op:
                     self.mma_reads.append((term, pos, self._concrete_bytes(ev.buffer, flat)))
+                t = self._tmma.get(op.ident)
+                if t is not None:
+                    t[1].append((ev.buffer, flat.reshape(-1), term.reshape(-1), pos.reshape(-1)))
+                return
+            t = self._tmma.pop(op.ident, None) if ev.write and not ev.atomic else None
+            if t is not None:  # a tcgen05.mma's D cells
+                shadow.term[flat], shadow.pos[flat] = self._tensor_mma_cells(t[0], t[1], flat, shadow)
+                shadow.wrote(flat, ev.pc, self._rows(lanes))
                 return
             if ev.write:
                 g = self.gap(f"{op.ins.name}: asynchronous {'reduction' if ev.atomic else 'computation'} "
@@ -907,12 +935,41 @@ class TermShadow(Observer):
             if ev.proxy is Proxy.TENSORMAP:  # a tensor copy reading its tensor map: no data moved
                 return
             term, pos = self._read_bytes(ev.buffer, shadow, flat)
-            # registers written in this context take these bytes (tcgen05.ld: tensor memory to
-            # registers, tcgen05/unit.py) without a term rule: opaque where the bytes hold data
+            if ev.buffer.space is MemSpace.TMEM and op.ins is self.ins and _is_tcgen05(op.ins, ".ld"):
+                # tcgen05.ld completing in its own context (tcgen05/unit.py _complete_ld): the registers it
+                # writes next take these bytes, register j bytes 4j..4j+3 of each lane's row (9.7.16.8.3)
+                if self.tld is None:
+                    self.tld = (np.full((self.n, flat.shape[1]), CONCRETE, np.int64),
+                                np.zeros((self.n, flat.shape[1]), np.uint8))
+                w = self.tld[0].shape[1]
+                if w == flat.shape[1]:
+                    self.tld[0][lanes], self.tld[1][lanes] = term, pos
+                else:  # never guess: these lanes' registers are opaque
+                    g = self.gap(f"{op.ins.name}: tensor-memory reads of unequal widths", op.ins)
+                    self.tld[0][lanes] = self.opaque(bits_sort(8), lanes.size * w, g).reshape(lanes.size, w)
+                return
+            # registers written in this context take these bytes without a term rule: opaque where the
+            # bytes hold data
             self.async_data |= bool((term != CONCRETE).any())
             self._op_read.add(op.ident)
             for i, lane in enumerate(lanes.tolist()):
                 self._op_bytes.setdefault((op.ident, lane), []).append((term[i], pos[i]))
+            return
+        if op.unit == "tcgen05" and _is_tcgen05(op.ins, ".st"):
+            shadow.term[flat], shadow.pos[flat] = self._tmem_st_cells(op, lanes, flat)
+            shadow.wrote(flat, ev.pc, self._rows(lanes))
+            return
+        if op.unit == "tcgen05" and _is_tcgen05(op.ins, ".cp"):
+            # tcgen05.cp reports its source bytes sorted (tcgen05/unit.py _report_footprint), not in the order its
+            # cells receive them (the descriptor's layout, 9.7.16.9.2): not followed; opaque where they hold data
+            parts = [q[0] for ln in np.unique(lanes).tolist() for q in self._op_bytes.pop((op.ident, ln), [])]
+            data = any((p != CONCRETE).any() for p in parts)
+            shadow.term[flat] = CONCRETE
+            shadow.pos[flat] = 0
+            if data:
+                g = self.gap(f"{op.ins.name}: tensor-memory copy from a shared-memory layout (no term rule)", op.ins)
+                shadow.term[flat] = self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape)
+            shadow.wrote(flat, ev.pc, self._rows(lanes))
             return
         k, nb = flat.shape
         H = np.full((k, nb), CONCRETE, np.int64)
@@ -982,11 +1039,188 @@ class TermShadow(Observer):
         op = ev.op
         if op.unit == "wgmma":
             self._mma_issued(op)
+        elif op.unit == "tcgen05" and _is_tcgen05(op.ins, ".mma"):
+            self._tensor_mma_issued(op)
+        elif op.unit == "tcgen05" and _is_tcgen05(op.ins, ".st"):
+            self._tmem_st_issued(op)
         prev = self._last_issued
         if op.stream is Stream.BULK_WRITES and prev is not None and prev.stream is Stream.BULK_READS \
                 and prev.ins is op.ins and np.array_equal(prev.lanes, op.lanes):
             self._op_source[op.ident] = prev.ident
         self._last_issued = op
+
+    # ---- Blackwell tensor-core MMA (tcgen05.mma, PTX 9.7.16.10.9) and tcgen05.ld (9.7.16.8.3)
+    def on_tensor_mma_performed(self, ev: TensorMmaPerformed) -> None:
+        """A tcgen05.mma is performed now (tcgen05/unit.py _perform): its shared-memory reads, then its D cells
+        written, follow."""
+        self._tmma[ev.op.ident] = (ev, [])
+
+    def _tensor_mma_issued(self, op) -> None:
+        """tcgen05.mma reads its D address, descriptors, instruction descriptor and enable-input-d at issue
+        (9.7.16.10.9): where a register among them holds data, its D gets no meaning (as `_mma_issued`)."""
+        for o in op.ins.operands:
+            r = o.base if isinstance(o, A.Address) else o
+            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
+            if ids is not None and (np.broadcast_to(ids, (self.n,))[op.lanes] != CONCRETE).any():
+                self._tmma_refused[op.ident] = self.gap(
+                    f"{op.ins.name}: its address, descriptor or enable-input-d ({r.name}) depends on tensor data",
+                    op.ins)
+                return
+
+    def _tensor_mma_refusal(self, ev: TensorMmaPerformed) -> str | None:
+        """Why this tcgen05.mma has no term meaning here (None: it has one)."""
+        name = ev.op.ins.name
+        if ev.kind not in _TMMA_KINDS or ev.block_scaled or ev.dtype != "f32" \
+                or (ev.atype, ev.btype) not in _TMMA_KINDS[ev.kind]:
+            return (f"{name}: .kind::{ev.kind} {ev.atype} x {ev.btype} -> {ev.dtype} (only .kind::f16 (f16/bf16), "
+                    ".kind::tf32 and .kind::f8f6f4 with e4m3/e5m2 elements, f32 accumulators, have a term meaning)")
+        if ev.a_bytes is None or ev.b_bytes is None:
+            return f"{name}: operand addresses not told"
+        return None
+
+    def _tensor_mma_cells(self, ev: TensorMmaPerformed, reads: list, flat: np.ndarray,
+                          shadow: _Mem) -> tuple[np.ndarray, np.ndarray]:
+        """(term, position) of the D cells a tcgen05.mma writes (`flat`: (M, N) cells row-major, 4 bytes each,
+        tcgen05.ops.d_region): element (m, n) = one MMA node (enable-input-d ? old D[m, n] : 0) + sum_k A[m, k] *
+        B[n, k], the node of wgmma's f32 accumulation (`_mma_results`, semantics.symbolic._mma), over the terms of
+        the shared-memory bytes at the element addresses the emulator reads (events.TensorMmaPerformed, from
+        tcgen05.ops.operand_addresses_checked: swizzle and major-ness applied there, not here). Negate-A/B
+        (instruction descriptor bits 13/14, 9.7.16.4.2) negate that operand's elements. Anything else: opaque
+        cells with a gap naming the instruction."""
+        ins = ev.op.ins
+        m, n, k = ev.m, ev.n, ev.k
+        old_t = shadow.term[flat].reshape(-1)
+        old_p = shadow.pos[flat].reshape(-1)
+        why = self._tensor_mma_refusal(ev)
+        g = self._tmma_refused.get(ev.op.ident)
+        if why is None and g is None and flat.size != m * n * 4:
+            why = f"{ins.name}: D cells not written in the order the term rule expects"
+        found = None
+        if why is None and g is None:
+            found = self._tensor_mma_operands(ev, reads)
+            if found is None:
+                why = f"{ins.name}: operand bytes not read where the term rule expects them"
+        sym_in = any(r[2].size and (r[2] != CONCRETE).any() for r in reads) \
+            or (ev.enable_input_d and bool((old_t != CONCRETE).any()))
+        if not sym_in:  # nothing it read depends on the input: the emulator's bits are the value
+            return np.full(flat.shape, CONCRETE, np.int64), np.zeros(flat.shape, np.uint8)
+        if why is not None or g is not None:
+            g = self.gap(why, ins) if why is not None else g
+            return self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape), np.zeros(flat.shape, np.uint8)
+        (at, ap, ac), (bt, bp, bc) = found
+        a_ty, b_ty = ev.atype, ev.btype
+        Am = self._mma_elements((at, ap, ac), _mma_elem_sort(a_ty)).reshape(m, k)
+        Bm = self._mma_elements((bt, bp, bc), _mma_elem_sort(b_ty)).reshape(n, k)
+        B = Builder(self.T, self.n)
+        if ev.negate_a:
+            Am = B.make(Op.FNEG, _mma_elem_sort(a_ty), NO_MODS, Am.reshape(-1)).reshape(Am.shape)
+        if ev.negate_b:
+            Bm = B.make(Op.FNEG, _mma_elem_sort(b_ty), NO_MODS, Bm.reshape(-1)).reshape(Bm.shape)
+        acc = _mma_elem_sort("f32")
+        if ev.enable_input_d:  # the old D cells' terms, their bits from the unit (tensor memory is not ours)
+            bits = np.ascontiguousarray(ev.d_old.astype("<u4")).view(np.uint8).reshape(m * n, 4)
+            C = self._mma_elements((old_t.reshape(m * n, 4), old_p.reshape(m * n, 4), bits), acc)
+        else:  # D = A*B: the old D is not an operand
+            C = np.full(m * n, self.T.const(acc, np.zeros(1, np.uint64))[0], np.int64)
+        self._assume(tcgen05_mma_assumption(ins))
+        if ev.kind == "f8f6f4":
+            self._assume(fp8_tcgen05_assumption(ins))
+        aux = mods_id(Mods(elems=(a_ty, b_ty, "f32"), sat=False))
+        kids = np.concatenate([C.reshape(m, n, 1), np.broadcast_to(Am[:, None, :], (m, n, k)),
+                               np.broadcast_to(Bm[None, :, :], (m, n, k))], axis=2)
+        D = self.T.make(Op.MMA, acc, aux, kids.reshape(m * n, 1 + 2 * k))
+        term = np.repeat(D, 4).reshape(flat.shape)
+        pos = np.tile(np.arange(4, dtype=np.uint8), m * n).reshape(flat.shape)
+        return term, pos
+
+    def _tensor_mma_operands(self, ev: TensorMmaPerformed, reads: list) -> tuple | None:
+        """((term, pos, concrete bytes) of A's elements (m*k, eb), the same of B's (n*k, eb)) from the op's reads
+        (A's of shared memory, or of tensor memory with the bits the unit told; B's of shared memory), looked up at
+        the element addresses of the event; None where a byte was not read."""
+        out = []
+        for addr, space in ((ev.a_bytes, MemSpace.TMEM if ev.a_in_tmem else MemSpace.SHARED),
+                            (ev.b_bytes, MemSpace.SHARED)):
+            mine = [r for r in reads if r[0].space is space]
+            if not mine:
+                return None
+            fl = np.concatenate([r[1] for r in mine])
+            order = np.argsort(fl, kind="stable")
+            fl = fl[order]
+            tm = np.concatenate([r[2] for r in mine])[order]
+            ps = np.concatenate([r[3] for r in mine])[order]
+            eb = addr.shape[-1]
+            a = addr.reshape(-1)
+            i = np.searchsorted(fl, a)
+            if (i >= fl.size).any() or (fl[np.minimum(i, fl.size - 1)] != a).any():
+                return None
+            bits = ev.a_tmem_bits.reshape(-1) if space is MemSpace.TMEM else self._concrete_bytes(mine[0][0], a)
+            out.append((tm[i].reshape(-1, eb), ps[i].reshape(-1, eb), bits.reshape(-1, eb)))
+        return tuple(out)
+
+    def _tmem_st_issued(self, op) -> None:
+        """tcgen05.st reads its source registers at issue (9.7.16.8.4; tcgen05/unit.py _ld_st): keep their
+        terms for the cells written at tcgen05.wait::st."""
+        vec = op.ins.operands[-1]
+        regs = vec.elements if isinstance(vec, A.Vector) else (vec,)
+        cols = []
+        for r in regs:
+            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
+            cols.append(np.full(op.lanes.size, CONCRETE, np.int64) if ids is None
+                        else np.broadcast_to(ids, (self.n,))[op.lanes].astype(np.int64))
+        unpack = ".unpack::16b" in op.ins.modifiers
+        self._tst[op.ident] = _TmemStore(np.asarray(op.lanes, np.int64), np.stack(cols, axis=1), unpack,
+                                         2 if unpack else 1)
+
+    def _tmem_st_cells(self, op, lanes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(term, position) of the cells a tcgen05.st writes: register j's term in bytes 4j..4j+3 of each lane's
+        row (tcgen05/unit.py _complete_st, register order). With .unpack::16b (each register split over two
+        cells) the cells are opaque where a register holds data: not followed."""
+        term = np.full(flat.shape, CONCRETE, np.int64)
+        pos = np.zeros(flat.shape, np.uint8)
+        st = self._tst.get(op.ident)
+        if st is not None:
+            st.writes_left -= 1
+            if st.writes_left <= 0:
+                del self._tst[op.ident]
+        why = None
+        if st is None:
+            why = f"{op.ins.name}: source registers not seen at issue"
+        else:
+            i = np.searchsorted(st.lanes, lanes)
+            if (i >= st.lanes.size).any() or (st.lanes[np.minimum(i, st.lanes.size - 1)] != lanes).any():
+                why = f"{op.ins.name}: source registers not seen at issue"
+            else:
+                src = st.ids[i]  # (k, R)
+                if not (src != CONCRETE).any():
+                    return term, pos
+                widths = sort_widths()
+                if st.unpack:
+                    why = f"{op.ins.name}: .unpack::16b (register halves in two cells) has no term rule"
+                elif flat.shape[1] != 4 * src.shape[1] or (widths[self.T.sort[src[src != CONCRETE]]] != 32).any():
+                    why = f"{op.ins.name}: cells not written in the order the term rule expects"
+                else:
+                    return np.repeat(src, 4, axis=1), np.tile(np.arange(4, dtype=np.uint8), src.shape).reshape(
+                        flat.shape)
+        g = self.gap(why, op.ins)
+        return self.opaque(bits_sort(8), flat.size, g).reshape(flat.shape), pos
+
+    def _tmem_ld_result(self, value: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The term of the next register a tcgen05.ld writes: its 4 bytes of tensor memory per lane (with
+        .pack::16b the low halves of two cells, already in register order), the register's bits for the
+        bytes without a term."""
+        term, pos = self.tld
+        j = self.tld_next
+        self.tld_next += 1
+        out = np.full(self.n, CONCRETE, np.int64)
+        if 4 * j + 4 > term.shape[1]:  # more writes than bytes read: never guess
+            g = self.gap(f"{self.ins.name}: unexpected register write", self.ins)
+            return self._opaque_lanes(out, 32, g)
+        t = term[:, 4 * j:4 * j + 4]
+        rows = np.nonzero(np.broadcast_to(mask, (self.n,)) & rows_any(t != CONCRETE))[0]
+        if rows.size:
+            bits = np.ascontiguousarray(np.broadcast_to(value, (self.n,)).astype("<u4")).view(np.uint8).reshape(-1, 4)
+            out[rows] = self._assemble(t[rows], pos[rows, 4 * j:4 * j + 4], bits[rows], bits_sort(32))
+        return out
 
     # ---- warpgroup MMA (wgmma.mma_async, PTX 9.7.15.5.2)
     def on_mma_performed(self, ev: MmaPerformed) -> None:
@@ -1201,6 +1435,48 @@ def fp8_wgmma_assumption(ins: A.Instruction) -> str:
             "sum of its products; its accumulation precision is not modelled (PTX 9.7.15.5.2 note: higher than "
             "half but lower than single precision; an H200 kept 14 significant bits) and the precision check "
             "counts it as an f32 rounding")
+
+
+@dataclass
+class _TmemStore:
+    """The source register terms of one tcgen05.st (one warp), read at issue."""
+
+    lanes: np.ndarray  # (k,) increasing thread slots
+    ids: np.ndarray  # (k, registers) term ids
+    unpack: bool
+    writes_left: int  # write events still to come (the warp's cells at wait::st; .unpack::16b: two)
+
+
+#: tcgen05.mma kinds whose D has a term meaning, with their (A, B) element types (9.7.16.10.9; Table 42: the
+#: instruction descriptor's atype/btype for .kind::f16 are f16 or bf16, both alike; .kind::tf32 tf32)
+_TMMA_KINDS = {"f16": (("f16", "f16"), ("bf16", "bf16")), "tf32": (("tf32", "tf32"),),
+               # 8-bit elements of .kind::f8f6f4 (A and B may differ, 9.7.16.4.2); f6/f4 elements are not told (a gap)
+               "f8f6f4": tuple((a, b) for a in ("e4m3", "e5m2") for b in ("e4m3", "e5m2"))}
+
+
+def _is_tcgen05(ins: A.Instruction | None, sub: str) -> bool:
+    return ins is not None and ins.opcode == "tcgen05" and sub in ins.modifiers
+
+
+def tcgen05_mma_assumption(ins: A.Instruction) -> str:
+    """What the proof assumes of a tcgen05.mma with f32 accumulators: the manual (9.7.16.10.9) gives D = A x B + D
+    and neither the order nor the internal precision of the K-sum; the MMA node is the exact real sum (as wgmma's and
+    mma.sync's nodes), rounded once to f32 for the precision check, as the emulator's model (tcgen05/ops.py)."""
+    where = f" at {ins.span}" if ins.span is not None else ""
+    return (f"{ins.name}{where}: a tcgen05.mma with .f32 accumulators is read as the exact sum of its products and "
+            "old D; the order and internal precision of its accumulation are not specified (PTX 9.7.16.10.9) and not "
+            "modelled; the precision check counts it as one f32 rounding")
+
+
+def fp8_tcgen05_assumption(ins: A.Instruction) -> str:
+    """What the proof assumes of an fp8 tcgen05.mma (.kind::f8f6f4, e4m3/e5m2 elements, f32 accumulators), beside
+    `tcgen05_mma_assumption`: as `fp8_wgmma_assumption` for Hopper, whose note (PTX 9.7.15.5.2) says fp8 products
+    are accumulated at lower than single precision there; the tcgen05 text gives no precision at all."""
+    where = f" at {ins.span}" if ins.span is not None else ""
+    return (f"{ins.name}{where}: an fp8 (.e4m3/.e5m2) tcgen05.mma is read as the exact sum of its products and counted "
+            "as an f32 accumulation by the precision check; PTX gives its accumulation precision nowhere (wgmma's fp8 "
+            "note, 9.7.15.5.2: lower than single precision on sm_90), so a reference accumulating fp8 products in true "
+            "f32 is not told apart from a narrower accumulation")
 
 
 def _mma_elem_sort(ty: str) -> int:
