@@ -48,6 +48,10 @@ class Lemma:
     assumption: str = ""
 
 
+#: Float terms a bit-level term may read besides its lemma's source (each one a free bit-vector of the claim)
+MAX_FLOAT_SOURCES = 4
+
+
 def _sources(T: TermStore, k: int) -> tuple[set[int], set[int], bool] | None:
     """The float-sorted terms whose bits t reads (without looking inside them), the input leaves
     that are not floats (integers, packed bits), and whether an opaque value is read; None past a
@@ -175,13 +179,16 @@ def _int_to_int(T: TermStore, i: int, w: int) -> bool:
     return ints and int(dst[1:]) == w and int(src[1:]) <= SORTS[int(T.sort[T.kids(i)[0]])].width
 
 
-def smt_claim(T: TermStore, k: int, x: int, template: str, fmt) -> tuple[object, str]:
-    """(Z3 claim, SMT-LIB 2 of its negation) that bits(t) = template(bits(x)) for every x."""
+def smt_claim(T: TermStore, k: int, x: int, template: str, fmt, others: tuple[int, ...] = ()
+              ) -> tuple[object, str]:
+    """(Z3 claim, SMT-LIB 2 of its negation) that bits(t) = template(bits(x)) for every x and every value
+    of the floats in `others` (free bit-vectors y0, y1, ...)."""
     import z3
 
     w = fmt.bits
     xv = z3.BitVec("x", w)
-    t = _z3_bits(T, k, x, xv)
+    free = {o: z3.BitVec(f"y{j}", SORTS[int(T.sort[o])].width) for j, o in enumerate(others)}
+    t = _z3_bits(T, k, x, xv, free)
     sign = 1 << (w - 1)
     want = {"identity": xv, "neg": xv ^ sign, "abs": xv & (sign - 1), "negabs": xv | sign}.get(template)
     if want is None:  # scale:k, for x with a normal encoding whose exponent field + k stays normal
@@ -198,11 +205,36 @@ def smt_claim(T: TermStore, k: int, x: int, template: str, fmt) -> tuple[object,
     return claim, s.to_smt2()
 
 
-def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
-    """Which template t follows on sample encodings of x (then proved by Z3)."""
-    from semantics.termeval import small_subgraph, table_of
+def _cone(T: TermStore, k: int, stops: set[int], limit: int = 2000) -> list[int] | None:
+    """Sorted ids of the nodes k reads without looking inside the `stops` (those reached included); None
+    past `limit` nodes. A sign flip of a float that is itself a long reduction (sinkhorn_attention's
+    epilogue negates m + log l with `xor.b32 x, 0x80000000`) reads three nodes, not the reduction's DAG."""
+    seen = {k}
+    todo = [k]
+    while todo:
+        i = todo.pop()
+        if i in stops and i != k:
+            continue
+        for c in T.kids(i):
+            if c not in seen:
+                seen.add(c)
+                todo.append(c)
+                if len(seen) > limit:
+                    return None
+    return sorted(seen)
 
-    nodes = small_subgraph(T, k)
+
+def _sample(T: TermStore, i: int, n: int, salt: int) -> np.ndarray:
+    """n bit patterns for a float term that is not the lemma's source (the claim holds for all of them)."""
+    w = SORTS[int(T.sort[i])].width
+    rng = np.random.default_rng(0x5EED + salt)
+    return rng.integers(0, 1 << min(w, 63), n, dtype=np.uint64)
+
+
+def _guess(T: TermStore, k: int, x: int, fmt, others: tuple[int, ...] = ()) -> str | None:
+    """Which template t follows on sample encodings of x, the floats in `others` given arbitrary bits (then
+    proved by Z3 for every x and every value of the others)."""
+    nodes = _cone(T, k, {x, *others})
     if nodes is None:
         return None
     w = fmt.bits
@@ -211,7 +243,8 @@ def _guess(T: TermStore, k: int, x: int, fmt) -> str | None:
         np.array([0x3C00, 0xC248, 0x3266, 0x57B0, 0xB800, 0x0001, 0x7800, 0x1234], np.uint64) if w == 16 else None
     if sample is None:
         return None
-    vals = _eval_with(T, k, nodes, {x: sample}, sample.size, _below(T, x))
+    given = {x: sample} | {o: _sample(T, o, sample.size, j) for j, o in enumerate(others)}
+    vals = _eval_with(T, k, nodes, given, sample.size)
     if vals is None:
         return None
     sign = np.uint64(1 << (w - 1))
@@ -257,49 +290,36 @@ def _eval_with(T: TermStore, k: int, nodes: list[int], vals: dict[int, np.ndarra
     return vals.get(k)
 
 
-def _below(T: TermStore, x: int) -> set[int]:
-    out: set[int] = set()
-    todo = list(T.kids(x))
-    while todo:
-        i = todo.pop()
-        if i not in out:
-            out.add(i)
-            todo.extend(T.kids(i))
-    return out
-
-
 def bit_lemma(T: TermStore, k: int, fmt_name: str) -> Lemma | None:
-    """A proved lemma for FLOAT(fmt, k) (module docstring), or None."""
-    import z3
-
+    """A proved lemma for FLOAT(fmt, k) (module docstring), or None. The term may read other floats besides
+    its source x (the other half of a packed f16x2 word xor-ed with 0x80008000): the claim is then proved
+    for every value of theirs too, so the read is a function of x alone."""
     got = _sources(T, k)
     if got is None:
         return None
     floats, ints, opaque = got
-    if ints or opaque or len(floats) != 1:
+    if ints or opaque or not 1 <= len(floats) <= MAX_FLOAT_SOURCES:
         return None
-    (x,) = floats
     fmt = get_format(fmt_name)
-    if SORTS[int(T.sort[x])].fmt != fmt.name:
-        return None
-    template = _guess(T, k, x, fmt)
-    if template is None:
-        return None
-    try:
-        claim, smt2 = smt_claim(T, k, x, template, fmt)
-    except ValueError:
-        return None
-    s = z3.Solver()
-    s.set("timeout", 10000)
-    s.add(z3.Not(claim))
-    r = s.check()
-    if r != z3.unsat:
-        return None
-    assumption = ""
-    if template.startswith("scale:"):
-        assumption = (f"the exponent edit at term #{k} scales by 2^{template.split(':')[1]}: assumes the scaled "
-                      "value stays a normal number")
-    return Lemma(k, x, fmt.name, template, smt2, "unsat", assumption)
+    for x in sorted(floats):
+        if SORTS[int(T.sort[x])].fmt != fmt.name:
+            continue
+        others = tuple(sorted(floats - {x}))
+        template = _guess(T, k, x, fmt, others)
+        if template is None:
+            continue
+        try:
+            claim, smt2 = smt_claim(T, k, x, template, fmt, others)
+        except ValueError:
+            return None
+        if not _unsat(claim):
+            continue
+        assumption = ""
+        if template.startswith("scale:"):
+            assumption = (f"the exponent edit at term #{k} scales by 2^{template.split(':')[1]}: assumes the scaled "
+                          "value stays a normal number")
+        return Lemma(k, x, fmt.name, template, smt2, "unsat", assumption)
+    return None
 
 
 @dataclass
