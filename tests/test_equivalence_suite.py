@@ -142,14 +142,16 @@ def test_wgmma_build_equivalent(name: str) -> None:
 #: build for the first of ARCHES they support, with the CPU of the whole proof (user + sys, compile cached, 2-core
 #: machine at load ~2, bench/results/i11tc05-2026-12-07s45). gemm_fp16's is in tests/equivalence/test_async_terms.py
 #: (7.9 s). Not here: attention_tma and gemm_tma_persistent (verified, 14.3 / 12.7 s, but the sm_100a build's safety
-#: check reports a proxy race, as on main ca391ae), sinkhorn_attention (inconclusive: its epilogue's sign-bit xor
-#: of m + log l is not read as a negation; no gap), gemm_block_scaled (block-scaled .kind::mxf8f6f4: a named gap).
+#: check reports a proxy race, as on main ca391ae), gemm_block_scaled (block-scaled .kind::mxf8f6f4: a named gap).
+#: sinkhorn_attention's epilogue negates m + log l with `xor.b32 x, 0x80000000`, read as a negation by a Z3-proved
+#: lemma since branch i11xor (proofs/lemmas.py; next45: inconclusive, 10400 suspects, 36.3 s / 1041 MiB).
 TCGEN05_PROVED = {"conv2d": "4.4 s CPU / 250 MiB", "gemm_accumulate": "18.0 s CPU / 451 MiB",
                   "gemm_silu": "8.2 s CPU / 332 MiB", "mamba2_chunk_scan": "16.4 s CPU / 404 MiB",
                   "mamba2_chunk_state": "7.1 s CPU / 261 MiB",
                   "gemm_fp8": "12.5 s CPU / 359 MiB",  # .kind::f8f6f4 e4m3 x e4m3 vs sm_89: the fp8 assumption printed
                   # P @ V with P written to tensor memory by tcgen05.st and read as [a-tmem]
-                  "flash_attention": "38.6 s CPU / 698 MiB"}
+                  "flash_attention": "38.6 s CPU / 698 MiB",
+                  "sinkhorn_attention": "22.5 s CPU / 577 MiB"}  # bench/results/i11xor-2026-12-07s45
 
 
 @pytest.mark.slow

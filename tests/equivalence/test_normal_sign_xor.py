@@ -1,5 +1,5 @@
 """proofs.normal / proofs.lemmas: a float's bits xor-ed with exactly its sign bit, read back as a float, is its
-negation (IEEE 754 negation flips only the sign bit, NaN included; PTX ISA 9.7.3 `neg`), proved by Z3 on bit-vectors.
+negation (IEEE 754 negation flips only the sign bit, NaN included; PTX ISA 9.7.3.10 and 9.7.4.5, `neg`), proved by Z3 on bit-vectors.
 
 sinkhorn_attention's sm_100a build negates m + log l with `xor.b32 x, 0x80000000`; m is a max over a whole row of
 scores, so the xor's subgraph has tens of thousands of nodes. The lemma's sample evaluation walked that whole
