@@ -183,6 +183,15 @@ _FLOAT_OPS = {
     "FCOPYSIGN": lambda x: abs(x[1]) if x[0] >= 0 else -abs(x[1])}  # PTX ISA 9.7.4: copysign(a, b) has a's sign
 
 
+@dataclass(frozen=True)
+class SignBits:
+    """The bits of a float of format `fmt` whose exact value (a real the format may not represent: reals are
+    exact here) had only its sign bit edited: a sign-magnitude encoding stays meaningful for any magnitude."""
+
+    value: object  # mpf
+    fmt: str
+
+
 class TermValues:
     """Every node of terms.json evaluated at one random input (children first, as stored)."""
 
@@ -230,7 +239,40 @@ class TermValues:
             return int(v)
         if isinstance(v, int):
             return v
+        if isinstance(v, SignBits):
+            return encode(v.value, v.fmt)
         return encode(v, s)
+
+    def _sign_edit(self, op: str, sort: str, kids: list) -> SignBits | None:
+        """x xor SIGN, x or SIGN, x and ~SIGN for a float x (or such bits) of a format as wide as the node whose
+        exact value has no encoding (a sum, a logarithm): the value -x, -|x|, |x|. IEEE 754-2008 5.5.1: negate,
+        abs and copySign change only the sign bit; PTX ISA 9.7.3.10 (neg), 9.7.3.11 (abs). None for any other
+        operand or constant (the encoding's bits then decide, or the node is unevaluable)."""
+        if len(kids) != 2:
+            return None
+        w = _width(sort)
+        for a, c in (kids, kids[::-1]):
+            v, fa = self.val[a], self.sort[a]
+            if isinstance(v, SignBits):
+                v, fa = v.value, v.fmt
+            elif not (fa in FORMATS and isinstance(v, mpmath.mpf)):
+                continue
+            k = self.val[c]
+            if fa not in FORMATS or _width(fa) != w or isinstance(k, bool) or not isinstance(k, int):
+                continue
+            sign, k = 1 << (w - 1), k & ((1 << w) - 1)
+            try:
+                encode(v, fa)
+                return None  # an exact encoding: its bits decide, as for every other bit operation
+            except Unevaluable:
+                pass
+            if op == "XOR" and k == sign:
+                return SignBits(-v, fa)
+            if op == "OR" and k == sign:
+                return SignBits(-abs(v), fa)
+            if op == "AND" and k == sign - 1:
+                return SignBits(abs(v), fa)
+        return None
 
     def _node(self, op: str, sort: str, aux, kids: list, rng: random.Random):
         fl = is_float(sort)
@@ -275,6 +317,8 @@ class TermValues:
             ks = self.sort[kids[0]]
             if ks == sort:
                 return x[0]
+            if isinstance(x[0], SignBits) and x[0].fmt == sort and _width(ks) == _width(sort):
+                return x[0].value
             if is_float(ks):
                 raise Unevaluable(f"{ks} bits read as {sort}")
             return decode(self.bits(kids[0]) & ((1 << _width(sort)) - 1), sort)
@@ -285,6 +329,10 @@ class TermValues:
                     "PNOT": lambda: not x[0]}[op]()
         if op == "CMP":
             return self._cmp(x, kids, mods)
+        if op in ("XOR", "OR", "AND"):
+            got = self._sign_edit(op, sort, kids)
+            if got is not None:
+                return got
         return self._bits_op(op, sort, kids, mods)
 
     def _float(self, op: str, x: list, kids: list, mods: dict):
@@ -305,6 +353,8 @@ class TermValues:
             return mpmath.mpf(_signed(b, w) if t[0] == "s" else b)
         if isinstance(v, int) and not isinstance(v, bool):
             return decode(v & ((1 << _width(t)) - 1), t)
+        if isinstance(v, SignBits):
+            return v.value if v.fmt == t else decode(self.bits(k) & ((1 << _width(t)) - 1), t)
         return v
 
     def _cvt(self, v, kid: int, sort: str, mods: dict):

@@ -90,3 +90,34 @@ def test_sign_taken_from_another_float_is_no_negation() -> None:
     fk, f0 = N.of(np.concatenate([k, a[0:1]]))
     assert not N.equal(fk, N.neg(f0)) and not N.equal(fk, f0)
     assert not N.lemmas
+
+
+def test_recheck_reads_a_sign_xor_of_an_unrepresentable_sum_as_its_negation() -> None:
+    """proofs/recheck/reals.py evaluates terms in exact reals: a + b may have no f32 encoding, so the bits of
+    (a + b) xor 0x80000000 were unevaluable and a certificate of negsum_xor failed its recheck. A sign-only edit
+    (xor/or 0x80000000, and 0x7fffffff) is read on the value; any other constant still needs an exact encoding."""
+    import random
+
+    import mpmath
+
+    from proofs.recheck.reals import TermValues, Unevaluable
+
+    def nodes(const: int, op: str = "XOR") -> list:
+        return [[0, "INPUT", "f32", {}, []], [1, "INPUT", "f32", {}, []], [2, "FADD", "f32", {}, [0, 1]],
+                [3, "CONST", "b32", const, []], [4, op, "b32", {}, [2, 3]], [5, "FLOAT", "f32", {}, [4]]]
+
+    unrepresentable = 0
+    for seed in range(20):
+        tv = TermValues(nodes(0x80000000), random.Random(seed))
+        s = tv.get(2)
+        assert tv.get(5) == -s
+        assert TermValues(nodes(0x7FFFFFFF, "AND"), random.Random(seed)).get(5) == abs(s)
+        assert TermValues(nodes(0x80000000, "OR"), random.Random(seed)).get(5) == -abs(s)
+        wrong = TermValues(nodes(0x40000000), random.Random(seed))
+        try:
+            got = wrong.get(5)
+        except Unevaluable:
+            unrepresentable += 1
+            continue
+        assert got != -s and mpmath.isfinite(got)  # an exact encoding: its bits, an exponent bit flipped
+    assert unrepresentable > 0  # the sums drawn are mostly not f32 numbers: the case the rule is for
