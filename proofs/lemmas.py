@@ -1,9 +1,11 @@
 """Lemmas that turn bit-level computations into real arithmetic, proved with Z3 (bit-vectors).
 
 A float read of a bit-level term, FLOAT(fmt, t), has no real-arithmetic meaning as it stands. When
-t reads the bits of exactly one float value x of the same format and nothing else varies, its
-effect on x's encoding is guessed from its behaviour on a few values and then *proved* for every
-bit pattern of x with Z3 (quantifier-free bit-vectors, an `unsat` of the negated claim):
+t reads the bits of one float value x of the same format and no input leaf or opaque value, its
+effect on x's encoding is guessed from its behaviour on a few values (evaluating only the nodes between t
+and its float sources, however large x's own DAG) and then *proved* for every bit pattern of x with Z3
+(quantifier-free bit-vectors, an `unsat` of the negated claim); other floats t reads (the other half of a
+packed f16x2 word) are free variables of the claim, so it holds whatever their values:
 
     t(x) = x xor SIGN   ->  FLOAT(t) = -x        (IEEE 754 negation flips the sign bit)
     t(x) = x and ~SIGN  ->  FLOAT(t) = |x|
