@@ -1,4 +1,4 @@
-import sys, time, resource, pickle
+import sys
 import tcgen05  # noqa: F401
 from harness.equivalence import triton_kernel
 from harness.suite import all_contracts
