@@ -137,10 +137,10 @@ def test_wgmma_build_equivalent(name: str) -> None:
     assert bool(fp8) == (name in FP8_F32_WGMMA), rep.result.assumptions
 
 
-#: Contracts whose Triton sm_100a build (tcgen05.mma .kind::f16 with f32 accumulators in tensor memory, tcgen05.ld;
-#: a term meaning since branch i11tc05, symexec/check/termshadow.py `_tensor_mma_cells`) is proved equal to their
-#: build for the first of ARCHES they support, with the CPU of the whole proof (user + sys, compile cached, 2-core
-#: machine at load ~2, bench/results/i11tc05-2026-12-07s45). gemm_fp16's is in tests/equivalence/test_async_terms.py
+#: Contracts whose Triton sm_100a build (tcgen05.mma .kind::f16, or .kind::f8f6f4 with e4m3 elements, f32 accumulators
+#: in tensor memory, tcgen05.ld; a term meaning since branch i11tc05, symexec/check/termshadow.py `_tensor_mma_cells`)
+#: is proved equal to their build for the first of ARCHES they support, with the CPU of the whole proof (user + sys,
+#: compile cached, 2-core machine at load ~2, bench/results/i11tc05-2026-12-07s45). gemm_fp16's is in tests/equivalence/test_async_terms.py
 #: (7.9 s). Not here: attention_tma and gemm_tma_persistent (verified, 14.3 / 12.7 s, but the sm_100a build's safety
 #: check reports a proxy race, as on main ca391ae), gemm_block_scaled (block-scaled .kind::mxf8f6f4: a named gap).
 #: sinkhorn_attention's epilogue negates m + log l with `xor.b32 x, 0x80000000`, read as a negation by a Z3-proved
