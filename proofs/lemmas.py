@@ -207,23 +207,17 @@ def smt_claim(T: TermStore, k: int, x: int, template: str, fmt, others: tuple[in
     return claim, s.to_smt2()
 
 
-def _cone(T: TermStore, k: int, stops: set[int], limit: int = 2000) -> list[int] | None:
+#: Nodes a bit trick's cone (the term down to its float sources) may hold before it is given up
+CONE_LIMIT = 2000
+
+
+def _cone(T: TermStore, k: int, stops: set[int]) -> list[int] | None:
     """Sorted ids of the nodes k reads without looking inside the `stops` (those reached included); None
-    past `limit` nodes. A sign flip of a float that is itself a long reduction (sinkhorn_attention's
+    past CONE_LIMIT nodes. A sign flip of a float that is itself a long reduction (sinkhorn_attention's
     epilogue negates m + log l with `xor.b32 x, 0x80000000`) reads three nodes, not the reduction's DAG."""
-    seen = {k}
-    todo = [k]
-    while todo:
-        i = todo.pop()
-        if i in stops and i != k:
-            continue
-        for c in T.kids(i):
-            if c not in seen:
-                seen.add(c)
-                todo.append(c)
-                if len(seen) > limit:
-                    return None
-    return sorted(seen)
+    from semantics.termeval import small_subgraph
+
+    return small_subgraph(T, k, CONE_LIMIT, stop=stops)
 
 
 def _sample(T: TermStore, i: int, n: int, salt: int) -> np.ndarray:
@@ -383,20 +377,8 @@ def sign_select_parts(T: TermStore, k: int, fmt_name: str) -> tuple[int, tuple[i
 
 def sign_select_cone(T: TermStore, k: int, x: int) -> list[int] | None:
     """Sorted ids of the nodes k reads without looking inside x (x included): what a sign
-    selection's proof depends on; None past a size limit."""
-    seen = {k}
-    todo = [k]
-    while todo:
-        i = todo.pop()
-        if i == x:
-            continue
-        for c in T.kids(i):
-            if c not in seen:
-                seen.add(c)
-                todo.append(c)
-                if len(seen) > 2000:
-                    return None
-    return sorted(seen)
+    selection's proof depends on; None past CONE_LIMIT nodes."""
+    return [k] if k == x else _cone(T, k, {x})
 
 
 def _unsat(claim) -> bool:

@@ -11,7 +11,7 @@ their parents), and every round evaluates all ready nodes of one (op, sort, aux)
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Collection
 
 import numpy as np
 
@@ -343,9 +343,12 @@ class _Rows:
         return np.stack([self.d[int(i)] for i in np.atleast_1d(ids)])
 
 
-def small_subgraph(T: TermStore, root: int, limit: int = 4096, big: set[int] | None = None) -> list[int] | None:
+def small_subgraph(T: TermStore, root: int, limit: int = 4096, big: set[int] | None = None,
+                   stop: Collection[int] = ()) -> list[int] | None:
     """Sorted ids of root's subgraph when it has at most `limit` nodes (None otherwise): a Python
-    walk, cheaper than subgraph() for the small terms of bit tricks.
+    walk, cheaper than subgraph() for the small terms of bit tricks. `stop`: nodes other than the root
+    that are listed but not looked inside (the cone between a term and the sources it is read from;
+    not with `big`, whose sizes are of whole subgraphs).
 
     `big`, when given, is a set of ids whose subgraphs are known to have more than `limit` nodes; the walk
     uses and extends it (the store's nodes never change, so a node's subgraph is fixed once it exists).
@@ -355,11 +358,15 @@ def small_subgraph(T: TermStore, root: int, limit: int = 4096, big: set[int] | N
     its subgraph, so it is big when 2 * limit - n + 1 > limit (the int8 codes of a quantised block share
     its scale, a reduction of thousands of nodes: one walk marks the scale, the other codes stop there)."""
     root = int(root)
+    if stop and big is not None:
+        raise ValueError("small_subgraph: `stop` and `big` do not go together")
     if big is None:
         seen = {root}
         todo = [root]
         while todo:
             i = todo.pop()
+            if i in stop and i != root:
+                continue
             for k in T.kids(i):
                 if k not in seen:
                     seen.add(k)
