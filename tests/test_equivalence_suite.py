@@ -123,16 +123,23 @@ WGMMA_PROVED = {"attention_tma": "23.5 s CPU / 535 MiB", "conv2d": "6.2 s CPU / 
 FP8_F32_WGMMA = {"gemm_fp8"}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(WGMMA_PROVED), ids=str)
-def test_wgmma_build_equivalent(name: str) -> None:
+def _proved_against_first_arch(name: str, arch: str):
+    """prove()'s report for the contract's `arch` build against its build for the first of ARCHES it supports,
+    asserted verified with elements proved, no gap in the candidate and both safety checks race-free."""
     c = CONTRACTS[name]
     ref_arch = next(a for a in ARCHES if _cap(a) >= c.min_arch)
-    rep = prove(triton_kernel(c, "sm_90a", label="candidate"), triton_kernel(c, ref_arch), TermStore())
-    assert rep.result.outcome is Outcome.VERIFIED, f"{name} sm_90a vs {ref_arch}: {rep.result.verdict}"
+    rep = prove(triton_kernel(c, arch, label="candidate"), triton_kernel(c, ref_arch), TermStore())
+    assert rep.result.outcome is Outcome.VERIFIED, f"{name} {arch} vs {ref_arch}: {rep.result.verdict}"
     assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
     assert all(r.verdict == "race_free" for r in rep.checks.values())
     assert sum(p.elements for p in rep.result.proofs) > 0
+    return rep
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(WGMMA_PROVED), ids=str)
+def test_wgmma_build_equivalent(name: str) -> None:
+    rep = _proved_against_first_arch(name, "sm_90a")
     fp8 = [a for a in rep.result.assumptions if "accumulation precision is not modelled" in a]
     assert bool(fp8) == (name in FP8_F32_WGMMA), rep.result.assumptions
 
@@ -140,8 +147,8 @@ def test_wgmma_build_equivalent(name: str) -> None:
 #: Contracts whose Triton sm_100a build (tcgen05.mma .kind::f16, or .kind::f8f6f4 with e4m3 elements, f32 accumulators
 #: in tensor memory, tcgen05.ld; a term meaning since branch i11tc05, symexec/check/termshadow.py `_tensor_mma_cells`)
 #: is proved equal to their build for the first of ARCHES they support, with the CPU of the whole proof (user + sys,
-#: compile cached, 2-core machine at load ~2, bench/results/i11tc05-2026-12-07s45). gemm_fp16's is in tests/equivalence/test_async_terms.py
-#: (7.9 s). Not here: attention_tma and gemm_tma_persistent (verified, 14.3 / 12.7 s, but the sm_100a build's safety
+#: compile cached, 2-core machine at load ~2, bench/results/i11tc05-2026-12-07s45). gemm_fp16's is in
+#: tests/equivalence/test_async_terms.py (7.9 s). Not here: attention_tma and gemm_tma_persistent (verified, 14.3 / 12.7 s, but the sm_100a build's safety
 #: check reports a proxy race, as on main ca391ae), gemm_block_scaled (block-scaled .kind::mxf8f6f4: a named gap).
 #: sinkhorn_attention's epilogue negates m + log l with `xor.b32 x, 0x80000000`, read as a negation by a Z3-proved
 #: lemma since branch i11xor (proofs/lemmas.py; next45: inconclusive, 10400 suspects, 36.3 s / 1041 MiB).
@@ -159,13 +166,7 @@ TCGEN05_PROVED = {"conv2d": "4.4 s CPU / 250 MiB", "gemm_accumulate": "18.0 s CP
 def test_tcgen05_build_equivalent(name: str) -> None:
     import tcgen05  # noqa: F401  (plugs the tensor-core unit into the machine)
 
-    c = CONTRACTS[name]
-    ref_arch = next(a for a in ARCHES if _cap(a) >= c.min_arch)
-    rep = prove(triton_kernel(c, "sm_100a", label="candidate"), triton_kernel(c, ref_arch), TermStore())
-    assert rep.result.outcome is Outcome.VERIFIED, f"{name} sm_100a vs {ref_arch}: {rep.result.verdict}"
-    assert not rep.sides["candidate"].gaps, [g.describe() for g in rep.sides["candidate"].gaps]
-    assert all(r.verdict == "race_free" for r in rep.checks.values())
-    assert sum(p.elements for p in rep.result.proofs) > 0
+    rep = _proved_against_first_arch(name, "sm_100a")
     assert any("tcgen05.mma with .f32 accumulators is read as the exact sum" in a for a in rep.result.assumptions)
     fp8 = [a for a in rep.result.assumptions if "an fp8 (.e4m3/.e5m2) tcgen05.mma" in a]
     assert bool(fp8) == (name == "gemm_fp8"), rep.result.assumptions

@@ -66,36 +66,34 @@ def test_two_tcgen05_builds_are_verified_by_their_terms_not_their_bits() -> None
     assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
 
 
-def test_tcgen05_build_is_proved_equivalent_to_the_mma_sync_build() -> None:
-    """Triton's sm_100a gemm_fp16 (tcgen05.mma .kind::f16, f32 accumulators in tensor memory, tcgen05.ld)
-    against its sm_80 build (mma.sync): every element proved, no gap, the tcgen05.mma assumption printed
-    (7.9 s CPU / 316 MiB, bench/results/i11tc05-2026-12-07s45)."""
+def _gemm_proved_against_sm80(arch: str):
+    """(report, the candidate's output) of gemm_fp16's `arch` build against its sm_80 build (mma.sync), asserted:
+    every element proved, no gap, both safety checks race-free, the outputs built from MMA nodes."""
     T = TermStore()
-    rep = prove(triton_kernel(GEMM, "sm_100a", label="candidate"), triton_kernel(GEMM, "sm_80"), T)
+    rep = prove(triton_kernel(GEMM, arch, label="candidate"), triton_kernel(GEMM, "sm_80"), T)
     assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
     assert sum(p.elements for p in rep.result.proofs) == GEMM_ELEMENTS
     cand = rep.sides["candidate"]
     assert not cand.gaps, [g.describe() for g in cand.gaps]
     assert all(r.verdict == "race_free" for r in rep.checks.values())
-    assert any("tcgen05.mma with .f32 accumulators is read as the exact sum" in a for a in rep.result.assumptions)
     (out,) = cand.outputs.values()
     assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
+    return rep, out
+
+
+def test_tcgen05_build_is_proved_equivalent_to_the_mma_sync_build() -> None:
+    """Triton's sm_100a gemm_fp16 (tcgen05.mma .kind::f16, f32 accumulators in tensor memory, tcgen05.ld)
+    against its sm_80 build (mma.sync): every element proved, no gap, the tcgen05.mma assumption printed
+    (7.9 s CPU / 316 MiB, bench/results/i11tc05-2026-12-07s45)."""
+    rep, _ = _gemm_proved_against_sm80("sm_100a")
+    assert any("tcgen05.mma with .f32 accumulators is read as the exact sum" in a for a in rep.result.assumptions)
 
 
 def test_wgmma_build_is_proved_equivalent_to_the_mma_sync_build() -> None:
     """Triton's sm_90a gemm_fp16 (eight m64n128k16 wgmma per K step, B MN-major with a 128-byte swizzle,
     one group in flight) against its sm_80 build (mma.sync): every element proved, no gap."""
-    T = TermStore()
-    rep = prove(triton_kernel(GEMM, "sm_90a", label="candidate"), triton_kernel(GEMM, "sm_80"), T)
-    assert rep.result.outcome is Outcome.VERIFIED, rep.result.verdict
-    assert sum(p.elements for p in rep.result.proofs) == GEMM_ELEMENTS
-    cand = rep.sides["candidate"]
-    assert not cand.gaps, [g.describe() for g in cand.gaps]
-    assert all(r.verdict == "race_free" for r in rep.checks.values())
-    # the outputs are built from MMA nodes (not opaque leaves, not concrete bits)
-    (out,) = cand.outputs.values()
-    assert (np.asarray(out.terms) != CONCRETE).all()
-    assert Op.MMA in {Op(int(T.op[i])) for i in _below(T, out.terms[:1])}
+    _, out = _gemm_proved_against_sm80("sm_90a")
+    assert (np.asarray(out.terms) != CONCRETE).all()  # not opaque leaves, not concrete bits
 
 
 GEMM_ELEMENTS = 11520  # gemm_fp16's output at its verify instance (C: 144 x 80)
