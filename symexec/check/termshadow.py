@@ -1058,14 +1058,19 @@ class TermShadow(Observer):
     def _tensor_mma_issued(self, op) -> None:
         """tcgen05.mma reads its D address, descriptors, instruction descriptor and enable-input-d at issue
         (9.7.16.10.9): where a register among them holds data, its D gets no meaning (as `_mma_issued`)."""
-        for o in op.ins.operands:
-            r = o.base if isinstance(o, A.Address) else o
+        r = self._data_register([o.base if isinstance(o, A.Address) else o for o in op.ins.operands], op.lanes)
+        if r is not None:
+            self._tmma_refused[op.ident] = self.gap(
+                f"{op.ins.name}: its address, descriptor or enable-input-d ({r}) depends on tensor data", op.ins)
+
+    def _data_register(self, operands, lanes: np.ndarray) -> str | None:
+        """The first of `operands` that is a register holding tensor data in one of `lanes` (its name), or None:
+        an asynchronous MMA's addresses and descriptors read at issue (`_mma_issued`, `_tensor_mma_issued`)."""
+        for r in operands:
             ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
-            if ids is not None and (np.broadcast_to(ids, (self.n,))[op.lanes] != CONCRETE).any():
-                self._tmma_refused[op.ident] = self.gap(
-                    f"{op.ins.name}: its address, descriptor or enable-input-d ({r.name}) depends on tensor data",
-                    op.ins)
-                return
+            if ids is not None and (np.broadcast_to(ids, (self.n,))[lanes] != CONCRETE).any():
+                return r.name
+        return None
 
     def _tensor_mma_refusal(self, ev: TensorMmaPerformed) -> str | None:
         """Why this tcgen05.mma has no term meaning here (None: it has one)."""
@@ -1233,13 +1238,10 @@ class TermShadow(Observer):
         from ..wgmma import parse_spec
 
         spec = parse_spec(op.ins)
-        lanes = op.lanes
-        for r in (spec.b_desc, spec.a_desc, spec.scale_d):
-            ids = self.regs.get(r.name) if isinstance(r, A.Sym) else None
-            if ids is not None and (np.broadcast_to(ids, (self.n,))[lanes] != CONCRETE).any():
-                self._mma_refused[op.ident] = self.gap(
-                    f"{op.ins.name}: its matrix descriptor or scale-d ({r.name}) depends on tensor data", op.ins)
-                return
+        r = self._data_register((spec.b_desc, spec.a_desc, spec.scale_d), op.lanes)
+        if r is not None:
+            self._mma_refused[op.ident] = self.gap(
+                f"{op.ins.name}: its matrix descriptor or scale-d ({r}) depends on tensor data", op.ins)
 
     def _mma_refusal(self, ev: MmaPerformed, n_args: int) -> str | None:
         """Why this wgmma has no term meaning here (None: it has one)."""
