@@ -470,6 +470,14 @@ class Choice:
     special: bool
 
 
+class Collective(enum.Enum):
+    """Whose inputs a collective instruction's result depends on (LaneScope in symexec.opcodes); a lane-local
+    instruction has none."""
+
+    WARP = enum.auto()  # its warp's lanes (LaneScope WARP / WARP_UNIFORM: mma, match, vote, redux, ...)
+    OPAQUE = enum.auto()  # every lane of the instruction (LaneScope MULTI_WARP: wgmma, tcgen05)
+
+
 class RealRule(enum.Enum):
     """How Tracker._real makes a result's real-arithmetic number from its inputs' (the module docstring:
     sums flattened, fma(a, b, c) = a*b + c); NONE: the result's exact number."""
@@ -493,7 +501,7 @@ class _Plan:
     ins: object  # the instruction (keeps its id, the cache's key, from being reused)
     key: int  # key_of(ins.name): its results' numbers' key
     opcode: str
-    collective: str | None  # "warp" (LaneScope WARP / WARP_UNIFORM), "opaque" (MULTI_WARP), None: lane-local
+    collective: Collective | None  # None: lane-local
     uniform: bool  # LaneScope.WARP_UNIFORM
     commutative: bool  # symexec.opcodes: the first two operands commute
     symmetric: bool  # every operand order is the same result (max(a, b, c))
@@ -509,8 +517,8 @@ def _make_plan(ins) -> _Plan:
     lanes = f.lanes
     if op == "tcgen05" and ".ld" in ins.modifiers:
         lanes = LaneScope.LANE  # each lane's registers are the tensor-memory cells it reads
-    collective = "warp" if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM) else \
-        "opaque" if lanes is LaneScope.MULTI_WARP else None
+    collective = Collective.WARP if lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM) else \
+        Collective.OPAQUE if lanes is LaneScope.MULTI_WARP else None
     floaty = any(ty.startswith(".f") or ty.startswith(".bf") for ty in ins.types)
     real, n = {"add": (RealRule.ADD, 2), "sub": (RealRule.SUB, 2), "neg": (RealRule.NEG, 1)}.get(op, (RealRule.NONE, -1))
     if floaty and op in ("fma", "mad"):
@@ -595,7 +603,7 @@ class Tracker:
         self.write_index = 0
         self.permute: np.ndarray | None = None
         self.store_map: tuple | None = None  # (lane, register, byte) per stored byte: a permuting store
-        self.collective: str | None = None
+        self.collective: Collective | None = None
         self.warp_key: np.ndarray | None = None  # step(its collective's lane numbers): _collective
         self.coll_taint: np.ndarray | bool | None = None  # a collective's result taint (False: none)
         # (the number _result gave, the real-arithmetic product of inputs 0 and 1 computed with it): _real
@@ -952,7 +960,7 @@ class Tracker:
                 taint = False
             # a warp-collective result depends on the whole warp's inputs; a multi-warp one (wgmma,
             # tcgen05) on all of the instruction's
-            elif self.collective == "opaque":
+            elif self.collective is Collective.OPAQUE:
                 taint = np.full(self.n, np.bitwise_or.reduce(taint), np.uint8)
             else:
                 taint = _warp_or(taint)
@@ -961,7 +969,7 @@ class Tracker:
             return None, None
         if not self.numbered:
             return self._unnumbered, taint
-        if self.collective == "opaque":
+        if self.collective is Collective.OPAQUE:
             self.counter += 1
             fresh = mix(key_of("fresh"), np.uint64(self.counter), np.arange(self.n, dtype=np.uint64), np.uint64(k))
             return self._numbered(fresh, taint, value), taint

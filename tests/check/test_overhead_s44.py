@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 import ptx_parser
 from symexec import load_program
 from symexec.check import shadow
-from symexec.check.shadow import DATA, INPUT_KEY, RealRule, Tracker, key_of, mix, plan_of
+from symexec.check.shadow import DATA, INPUT_KEY, Collective, RealRule, Tracker, key_of, mix, plan_of
 from symexec.opcodes import LaneScope, facts
 
 _PTX = """
@@ -95,8 +95,8 @@ def test_plan_is_what_the_rules_read_of_the_instruction() -> None:
         assert p.key == key_of(ins.name) and p.opcode == ins.opcode
         assert p.commutative == bool(f.commutative) and p.symmetric == bool(f.symmetric)
         assert p.uniform == (f.lanes is LaneScope.WARP_UNIFORM)
-        want = "warp" if f.lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM) else \
-            "opaque" if f.lanes is LaneScope.MULTI_WARP else None
+        want = Collective.WARP if f.lanes in (LaneScope.WARP, LaneScope.WARP_UNIFORM) else \
+            Collective.OPAQUE if f.lanes is LaneScope.MULTI_WARP else None
         assert p.collective == want, ins.name
         assert p.f32x2 == any(t == ".f32x2" for t in ins.types)
         for n_in in range(5):
