@@ -2101,7 +2101,7 @@ class Normalizer:
                 return None
             finally:
                 self._budget, self._work = budget, work
-        if not isinstance(x, Rat) or x.den is not None or len(x.num) > MMA_SUM_LIMIT or self._has_let(x):
+        if not isinstance(x, Rat) or x.den is not None or len(x.num) > MMA_SUM_LIMIT:  # expand leaves no let-atom
             return None
         return self.app("mma.s32.exact", x)
 
