@@ -115,6 +115,9 @@ ROOT_CACHE_LIMIT = 4_000_000
 #: sum reduced by two different trees gets one let-atom (equal flat polynomials, equal keys); not
 #: when the flat polynomial would have more monomials than this (the let-atom stays nested).
 FLATTEN_LIMIT = 1 << 17
+#: Monomials of an integer MMA's exact sum read through an .s32 conversion as one atom (Normalizer._exact_int_mma);
+#: past it the read keeps its atom by term id (sage_attention: 128 products per score).
+MMA_SUM_LIMIT = 1 << 14
 FLATTEN_BUDGET = 1 << 24  # monomials all flattenings of one normalizer may copy (then let-atoms stay nested)
 #: A product of polynomials with more monomial pairs than this looks at the run's deadline (--timeout)
 #: after each monomial of the shorter one: an expansion of let-atoms may multiply sums of thousands.
@@ -2068,10 +2071,39 @@ class Normalizer:
             return self._sat(r, m)
         if not dst_int:  # integer to float: the integer's value; .sat then clamps it to [0, 1] (PTX 9.7.9.21: "for
             # floating-point destination types, .sat limits the result to the range [0.0, 1.0]")
-            return self._sat(self._int_atom(kids[0], src[0] == "s"), m)
+            got = self._exact_int_mma(kids[0], x) if src == "s32" else None
+            return self._sat(self._int_atom(kids[0], src[0] == "s") if got is None else got, m)
         if not src_int:  # float to integer: rounding and saturation, uninterpreted
             return self.app(f"cvt.{m.rnd}.{dst}.{src}{'.sat' if m.sat else ''}", x)
         return self._int_atom(i, False)
+
+    def _exact_int_mma(self, k: int, x: NF) -> NF | None:
+        """An .s32 read of integer MMA node k (normal form x) as one atom keyed by its exact sum S's normal form,
+        app("mma.s32.exact", S), or None (the caller keeps the atom by term id). Where _int_mma_bound(k) holds,
+        |S| < 2^31: wrapping or .satfinite clamping to int32 leaves S as it is (PTX 9.7.14.5.14, 9.7.15.5.2), the
+        register holds S's two's complement bits, and an .s32 read of them is S. S is a sum of products of integer
+        atoms with every let-atom expanded (a canonical form: equal sums, equal keys), so sm_80's mma.sync
+        .satfinite chain and sm_90a's wrapping wgmma with the same sum give one atom. The atom, never S itself:
+        a let of S was expanded into the exp2 / max / division forms above it (stop 44: cross-target sage went
+        past 571 s CPU). None for a node that is not such an MMA, a table-decided term (_int_atom decides it by
+        its values), or an S past MMA_SUM_LIMIT monomials."""
+        T = self.T
+        if int(T.op[k]) != Op.MMA or mods(int(T.aux[k])).elems[2] != "s32" or self._int_mma_bound(k) is None:
+            return None
+        if not isinstance(x, Rat) or self.table(k) is not None:
+            return None
+        if self._has_let(x):
+            budget, work = self._budget, self._work
+            self._budget, self._work = 4 * MMA_SUM_LIMIT, None  # monomials the expansion may make
+            try:
+                x = self.expand(x)
+            except TooBig:
+                return None
+            finally:
+                self._budget, self._work = budget, work
+        if not isinstance(x, Rat) or x.den is not None or len(x.num) > MMA_SUM_LIMIT:  # expand leaves no let-atom
+            return None
+        return self.app("mma.s32.exact", x)
 
     def _float_view(self, k: int, sort, local, remaining) -> NF:
         """The bits of term k read as a float: a constant decoded, the float a bit pattern came from;

@@ -293,6 +293,8 @@ class TermValues:
             raise Unevaluable("an opaque value")
         x = [self.val[k] for k in kids]
         mods = aux if isinstance(aux, dict) else {}
+        if op == "MMA" and list(mods.get("elems", []))[2:] == ["s32"]:  # an integer MMA: bits, as the emulator
+            return self._int_mma(kids, mods)
         if op in ("FADD", "FSUB", "FMUL", "FFMA", "FNEG", "FABS", "FMIN", "FMAX", "FDIV", "FRCP", "FSQRT", "FRSQRT",
                   "FEX2", "FLG2", "FSIN", "FCOS", "FTANH", "FCOPYSIGN", "MMA"):
             r = self._float(op, x, kids, mods)
@@ -344,6 +346,17 @@ class TermValues:
                 acc += self._operand(kids[1 + q], a_t) * self._operand(kids[1 + k + q], b_t)
             return acc
         return _FLOAT_OPS[op](x)
+
+    def _int_mma(self, kids: list, mods: dict) -> int:
+        """An integer MMA's s32 bits: c + sum a * b exact, then clamped to int32 with .satfinite (the `sat` flag),
+        else wrapped (PTX 9.7.14.5.14, 9.7.15.5.2; semantics.termeval._mma computes the same)."""
+        a_t, b_t, _ = mods["elems"]
+        k = (len(kids) - 1) // 2
+        s = _signed(self.bits(kids[0]) & 0xFFFFFFFF, 32)
+        for q in range(k):
+            s += int(self._operand(kids[1 + q], a_t)) * int(self._operand(kids[1 + k + q], b_t))
+        s = min(max(s, -(1 << 31)), (1 << 31) - 1) if mods.get("sat") else s
+        return s & 0xFFFFFFFF
 
     def _operand(self, k: int, t: str):
         v = self.val[k]
@@ -641,6 +654,12 @@ class NormalValues:
             fn, args = a["fn"], [self.key(str(k)) for k in a["args"]]
             if fn in _APPS:
                 return _APPS[fn](*args)
+            if fn == "mma.s32.exact":  # a bounded integer MMA's exact sum, read as .s32 (proofs/normal.py
+                # _exact_int_mma): the sum itself; one outside int32 breaks the claim, so it is no value here
+                (s,) = args
+                if s != int(s) or not -(1 << 31) <= s < 1 << 31:
+                    raise Unevaluable(f"mma.s32.exact of {s}: not an int32")
+                return s
             if fn == "ue4m3":  # a block scale factor's value (PTX 5.2.3; proofs/normal.py leaves it uninterpreted)
                 return _ue4m3(args[0])
             if fn.startswith("float.") and is_float(fn[6:]):

@@ -517,3 +517,29 @@ def test_recheck_narrow_formats_agree_with_the_emulator(fmt: str) -> None:
     assert nans == {"e4m3": [0x7F, 0xFF], "e5m2": [0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF], "ue4m3": [0x7F]}.get(fmt, [])
     assert infs == ([0x7C, 0xFC] if fmt == "e5m2" else [])
     assert max(finite) == {"e4m3": 448, "e5m2": 57344, "e2m3": 7.5, "e3m2": 28, "e2m1": 6, "ue4m3": 448}[fmt]
+
+
+def test_integer_mma_conversions_recheck(tmp_path: Path) -> None:
+    """wgmma_s8_f32_satfinite (A from registers, .satfinite) against wgmma_s8_f32 (descriptors, wrapping), both
+    converted by cvt.rn.f32.s32: each element's two forms are one app("mma.s32.exact", S), S the exact sum. The
+    recheck evaluates the integer MMA nodes as the emulator does (exact sum, clamped or wrapped to s32) and the
+    application as S, so every obligation re-checks; S with one coefficient plus one is caught."""
+    d = tmp_path / "c"
+    manifest = _certify(CASES / "wgmma_s8_f32_satfinite.ptx", CASES / "wgmma_s8_f32.ptx", d)
+    assert "mma.s32.exact" in manifest["uninterpreted"] and manifest["counts"]["normal_form"] == 512
+    code, out, imported = _recheck_fresh(d)
+    assert code == 0 and out["ok"], out["failures"][:3]
+    assert imported == [] and out["checked"]["normal_form"] == 512
+    tables = json.loads((d / "normal.json").read_text())
+    key = next(str(a["args"][0]) for a in tables["atoms"].values()
+               if a["kind"] == "APP" and a["fn"] == "mma.s32.exact")
+
+    def bump(data: dict) -> None:
+        term = data["keys"][key]["num"][0]
+        term[1] = _plus_one(term[1])
+
+    bad = _copy(d, tmp_path / "bad")
+    _edit(bad, "normal.json", bump)
+    code, out = _recheck(bad)
+    assert code == 1 and not out["ok"] and out["failures"]
+    assert all("is not its term's value" in f["why"] for f in out["failures"]), out["failures"][:2]

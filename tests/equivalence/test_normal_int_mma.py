@@ -113,3 +113,115 @@ def test_sat_on_an_integer_to_float_conversion_clamps_to_the_unit_interval() -> 
     for v, same in ((0, True), (1, True), (2, False), ((1 << 32) - 5, False)):  # -5 as s32
         bits = evaluate(T, np.concatenate([plain, clamped]), lambda buf, elems, sort: np.full(len(elems), v, np.uint64))
         assert (int(bits[0]) == int(bits[1])) == same, (v, bits)
+
+
+# ---------------------------------------------------------------------- .s32 reads of bounded MMAs (issue 11, sage)
+
+def _to_f32(T: TermStore, x: np.ndarray, src: str = "s32") -> np.ndarray:
+    from semantics.terms import float_sort
+
+    return T.make(Op.CVT, float_sort("f32"), mods_id(Mods(rnd="rn", elems=("f32", src))), [x])
+
+
+def _two_chains(T: TermStore, sat_split: bool = True, sat_once: bool = False, acc: np.ndarray | None = None):
+    """sm_80's shape (split K, two chained .satfinite mma.sync steps) and sm_90a's (one wrapping k = 4 wgmma) of
+    one sum of s8 products."""
+    zero = T.const(S32, 0) if acc is None else acc
+    a, b = _leaves(T, "a", 4), _leaves(T, "b", 4)
+    split = _mma(T, _mma(T, zero, a[:2], b[:2], sat_split), a[2:], b[2:], sat_split)
+    once = _mma(T, zero, a, b, sat_once)
+    return split, once, a, b
+
+
+def test_bounded_signed_reads_of_two_mma_chains_with_one_sum_meet_as_one_atom() -> None:
+    """cvt.rn.f32.s32 of two different integer MMA nodes (one .satfinite split-K chain, one wrapping MMA) with the
+    same exact sum, bounded inside int32: one atom keyed by the sum (up to stop 45: one atom per node, never equal),
+    and the forms above them (a scaled exp2, as sage's softmax of dequantised scores) meet too."""
+    from semantics.terms import float_sort
+
+    T = TermStore()
+    split, once, _, _ = _two_chains(T)
+    f32 = float_sort("f32")
+    scale = T.input("scale", np.arange(1), f32)
+    outs = []
+    for mma in (split, once):
+        s = T.make(Op.FMUL, f32, mods_id(Mods()), [_to_f32(T, mma), scale])
+        outs.append(T.make(Op.FEX2, f32, mods_id(Mods()), [s]))
+    N = Normalizer(T)
+    cs, co, es, eo = N.of(np.concatenate([_to_f32(T, split), _to_f32(T, once), *outs]))
+    assert N.equal(cs, co) and N.equal(es, eo)
+    assert len(cs.num) == 1 and cs.den is None  # one atom, not the 4-product sum
+    (mono,) = cs.num
+    kind, payload = N.atoms[mono[0]]
+    assert payload[0] == "mma.s32.exact"
+    assert N.key_nf[payload[1]] == N.of(once)[0]  # keyed by the exact sum itself
+
+
+def test_a_shared_mma_node_read_through_its_let_atom_meets() -> None:
+    """An MMA node with several users is kept as a let-atom (memo); its .s32 read expands it to the sum's own form,
+    so it still meets the other chain's read (a k = 16 sum: more monomials than LET_LIMIT)."""
+    T = TermStore()
+    zero = T.const(S32, 0)
+    a, b = _leaves(T, "a", 16), _leaves(T, "b", 16)
+    split = _mma(T, _mma(T, zero, a[:8], b[:8], True), a[8:], b[8:], True)
+    once = _mma(T, zero, a, b, False)
+    other_user = T.make(Op.MMA, S32, mods_id(Mods(elems=("s8", "s8", "s32"))), [split, *a[:1], *b[:1]])
+    N = Normalizer(T)
+    N.of(other_user)  # split is used twice in the store: a memo let-atom
+    x, y = N.of(np.concatenate([_to_f32(T, split), _to_f32(T, once)]))
+    assert N.equal(x, y) and len(x.num) == 1
+
+
+def test_unsigned_unbounded_and_different_sums_stay_apart() -> None:
+    """The twins: a .u32 read (a negative sum reads as S + 2^32), an unbounded chain (an accumulator read from
+    memory: wrap and clamp differ) and a sum with two A elements exchanged keep distinct forms."""
+    T = TermStore()
+    split, once, a, b = _two_chains(T)
+    N = Normalizer(T)
+    s_read, u_read = N.of(np.concatenate([_to_f32(T, split), _to_f32(T, once, "u32")]))
+    assert not N.equal(s_read, u_read)
+    u_split, u_once = N.of(np.concatenate([_to_f32(T, split, "u32"), _to_f32(T, once, "u32")]))
+    assert not N.equal(u_split, u_once)  # .u32 reads keep their atoms by term id
+    c = T.input("c", np.arange(1), S32)
+    w_split, w_once, _, _ = _two_chains(T, acc=c)
+    x, y = N.of(np.concatenate([_to_f32(T, w_split), _to_f32(T, w_once)]))
+    assert not N.equal(x, y)
+    zero = T.const(S32, 0)
+    swapped = _mma(T, zero, [a[0], a[2], a[1], a[3]], b, False)
+    x, y = N.of(np.concatenate([_to_f32(T, split), _to_f32(T, swapped)]))
+    assert not N.equal(x, y)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), flips=st.lists(st.booleans(), min_size=3, max_size=3),
+       acc=st.sampled_from([0, 5, (1 << 31) - 10, (1 << 32) - 7]), signed=st.booleans())
+def test_equal_read_forms_have_equal_values(seed: int, flips: list[bool], acc: int, signed: bool) -> None:
+    """Soundness over values: wherever the .s32 / .u32 reads of a split-K chain and a one-shot MMA (each step's
+    .satfinite drawn) have equal normal forms, the emulator's arithmetic (termeval) gives both the same bits on
+    random and extreme s8 inputs; and bounded signed reads from a small constant are equal."""
+    from semantics.termeval import evaluate
+
+    T = TermStore()
+    c = T.const(S32, np.uint64(acc))
+    a, b = _leaves(T, "a", 4), _leaves(T, "b", 4)
+    split = _mma(T, _mma(T, c, a[:2], b[:2], flips[0]), a[2:], b[2:], flips[1])
+    once = _mma(T, c, a, b, flips[2])
+    src = "s32" if signed else "u32"
+    roots = np.concatenate([_to_f32(T, split, src), _to_f32(T, once, src)])
+    N = Normalizer(T)
+    x, y = N.of(roots)
+    same = N.equal(x, y)
+    if signed and acc < 1 << 20:
+        assert same
+    if not same:
+        return
+    rng = np.random.default_rng(seed)
+    for pick in ("random", "min", "max"):
+        def leaf(buf, elems, sort, pick=pick):
+            if pick == "min":
+                return np.full(len(elems), 0x80, np.uint64)
+            if pick == "max":
+                return np.full(len(elems), 0x7F if buf == "a" else 0x80, np.uint64)
+            return rng.integers(0, 256, len(elems)).astype(np.uint64)
+        bits = evaluate(T, roots, leaf)
+        assert int(bits[0]) == int(bits[1]), (pick, bits)
