@@ -108,9 +108,10 @@ def test_cross_target_equivalent(name: str) -> None:
 #: with the CPU of the whole proof (both sides' safety checks and term runs and the comparison: the process's user + sys, compile
 #: cached, 2-core machine at load 8-10; bench/results/i11wg-2026-12-07s43). gemm_fp16's is in
 #: tests/equivalence/test_async_terms.py (10 s); forgetting_attention's (verified, its replicated-store races on both
-#: sides, 77.6 s CPU) and sage_attention's are not: sage's s8 QK^T read through cvt.rn.f32.s32 is verified since branch
-#: i11s8 (proofs/normal.py _exact_int_mma), but its proof takes 102 s CPU / 1.3 GiB (load ~5; bench/results/i11s8-2026-12-07s46),
-#: over the CI budget: the comparison normalises each output's whole DAG (the differing MMA nodes are at its bottom).
+#: sides, 77.6 s CPU) is not. sage_attention's s8 QK^T, read through cvt.rn.f32.s32, is verified since branch i11s8
+#: (proofs/normal.py _exact_int_mma), but its proof takes 102 s CPU / 1.3 GiB (load ~5; bench/results/i11s8-2026-12-07s46):
+#: over the CI budget, so its id is in tests/heavy_tier.txt (`make test-all`; the comparison normalises each output's
+#: whole DAG, the differing MMA nodes being at its bottom).
 #: gemm_fp8 (.e4m3 wgmma against sm_89's mma.sync, since branch i11fp8: bench/results/i11fp8-2026-12-07s44, load 2-4)
 #: carries the assumption that its fp8 .f32 accumulation precision is not modelled (FP8_F32_WGMMA).
 WGMMA_PROVED = {"attention_tma": "23.5 s CPU / 535 MiB", "conv2d": "6.2 s CPU / 272 MiB",
@@ -119,6 +120,7 @@ WGMMA_PROVED = {"attention_tma": "23.5 s CPU / 535 MiB", "conv2d": "6.2 s CPU / 
                 "gemm_silu": "12.2 s CPU / 347 MiB", "gemm_tma_persistent": "20.1 s CPU / 484 MiB",
                 "mamba2_chunk_scan": "17.6 s CPU / 409 MiB",
                 "mamba2_chunk_state": "11.0 s CPU / 299 MiB",  # imm-trans-a and -b 1
+                "sage_attention": "102.0 s CPU / 1292 MiB",  # .s32.s8.s8 QK^T; heavy tier
                 "sinkhorn_attention": "15.9 s CPU / 381 MiB"}  # A from registers (P of P @ V)
 #: Contracts whose sm_90a build has an fp8 wgmma with .f32 accumulators: the verdict prints the assumption
 #: (symexec.check.termshadow.fp8_wgmma_assumption; PTX 9.7.15.5.2's note)
