@@ -288,6 +288,11 @@ class Normalizer:
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
         self._bit_memo: dict[tuple[int, int], int | tuple[int, bool] | None] = {}  # (term, bit) -> _bit
+        #: term -> (op, sort, kids, aux) as _bit_of reads them: _packed_cmp asks every bit of a word, so each term
+        #: of a packed mask is read once per bit (cross_entropy_zloss: 1.6 M reads of about 50 k terms); a term
+        #: of the hash-consed store never changes, so the copy is its row
+        self._bit_rows: dict[int, tuple[int, object, tuple[int, ...], int]] = {}
+        self._wide_eqs: dict[int, bool] = {}  # term -> _wide_equality (a function of the term; asked by _pred, then table)
         #: (a, b) -> _linear_eq(a, b): a function of the two (immutable, hash-consed) terms, asked by _wide_equality
         #: and again by _bits_cmp for each comparison, and again for each chunk whose subgraph holds it
         self._linear_eqs: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -1618,24 +1623,32 @@ class Normalizer:
         """Bit j of bit-vector term k: 0 or 1 for every input, (p, flip) when it is predicate p's value
         (xor flip), None when it is neither or deeper than `depth`. Memoised per (term, bit)."""
         key = (k, j)
-        if key in self._bit_memo:
-            return self._bit_memo[key]
+        memo = self._bit_memo
+        got = memo.get(key, memo)  # (memo itself: not there; None is an answer)
+        if got is not memo:
+            return got
         got = self._bit_of(k, j, depth) if depth > 0 else None
         if got is not None or depth >= PACKED_DEPTH:  # a None found with less depth may be found with more
-            self._bit_memo[key] = got
+            memo[key] = got
+        return got
+
+    def _bit_row(self, k: int) -> tuple[int, object, tuple[int, ...], int]:
+        """Term k's (op, sort, kids, aux), kept (_bit_rows)."""
+        got = self._bit_rows.get(k)
+        if got is None:
+            T = self.T
+            got = self._bit_rows[k] = (int(T.op[k]), SORTS[int(T.sort[k])], T.kids(k), int(T.aux[k]))
         return got
 
     def _bit_of(self, k: int, j: int, depth: int) -> int | tuple[int, bool] | None:
-        T = self.T
-        op = int(T.op[k])
-        w = SORTS[int(T.sort[k])].width
+        op, sort, kids, aux = self._bit_row(k)
+        w = sort.width
         if j >= w or w > 64:
             return None
         if op == Op.CONST:
-            return (int(T.aux[k]) >> j) & 1
-        kids = T.kids(k)
+            return (aux >> j) & 1
         d = depth - 1
-        if op == Op.ITE and SORTS[int(T.sort[kids[0]])].kind is Kind.PRED:  # selp (9.7.9.x)
+        if op == Op.ITE and self._bit_row(kids[0])[1].kind is Kind.PRED:  # selp (9.7.9.x)
             x, y = self._bit(kids[1], j, d), self._bit(kids[2], j, d)
             if isinstance(x, int) and isinstance(y, int):
                 return x if x == y else (kids[0], x == 0)
@@ -1643,7 +1656,7 @@ class Normalizer:
         if op == Op.NOT:
             x = self._bit(kids[0], j, d)
             return _bit_not(x)
-        if op in (Op.AND, Op.OR, Op.XOR):
+        if op == Op.AND or op == Op.OR or op == Op.XOR:
             x = self._bit(kids[0], j, d)
             if isinstance(x, int) and op != Op.XOR and x == (0 if op == Op.AND else 1):
                 return x  # 0 & y = 0, 1 | y = 1
@@ -1658,20 +1671,21 @@ class Normalizer:
                 x, y = y, x
             # x a constant: 1 & y = y, 0 | y = y, 0 ^ y = y, 1 ^ y = not y
             return _bit_not(y) if op == Op.XOR and x == 1 else y
-        if op in (Op.SHL, Op.SHR):
-            if int(T.op[kids[1]]) != Op.CONST:
+        if op == Op.SHL or op == Op.SHR:
+            amount = self._bit_row(kids[1])
+            if amount[0] != Op.CONST:
                 return None
-            amt = min(int(T.aux[kids[1]]) & 0xFFFFFFFF, w)  # amounts past the width clamp (9.7.8.8-9)
+            amt = min(amount[3] & 0xFFFFFFFF, w)  # amounts past the width clamp (9.7.8.8-9)
             if op == Op.SHL:
                 return 0 if j < amt else self._bit(kids[0], j - amt, d)
             src = j + amt
             if src >= w:
-                if not mods(int(T.aux[k])).signed:
+                if not mods(aux).signed:
                     return 0  # zero fill
                 src = w - 1  # sign fill
             return self._bit(kids[0], src, d)
         if op == Op.CVT:
-            m = mods(int(T.aux[k]))
+            m = mods(aux)
             dst, src = m.elems
             if m.sat or m.rnd or not all(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):
                 return None
@@ -1680,11 +1694,11 @@ class Normalizer:
                 return self._bit(kids[0], j, d)
             return self._bit(kids[0], sw - 1, d) if src[0] == "s" else 0  # sign- or zero-extension
         if op == Op.EXTRACT:
-            m = mods(int(T.aux[k]))
+            m = mods(aux)
             return self._bit(kids[0], m.lo + j, d) if j < m.width else 0
         if op == Op.CONCAT:  # children high to low
             for c in reversed(kids):
-                cw = SORTS[int(T.sort[c])].width
+                cw = self._bit_row(c)[1].width
                 if j < cw:
                     return self._bit(c, j, d)
                 j -= cw
@@ -1990,7 +2004,13 @@ class Normalizer:
         input bits) and no support lemma of at most TABLE_BITS bits (the lemma's claim that it is a
         function of other leaves would be false). table() answers None for it without making its
         subgraph, its shape and the support guess (cross_entropy_zloss: one per column of a label
-        compared with the column index, each of another shape)."""
+        compared with the column index, each of another shape). Kept per term (_wide_eqs)."""
+        got = self._wide_eqs.get(i)
+        if got is None:
+            got = self._wide_eqs[i] = self._wide_equality_of(i)
+        return got
+
+    def _wide_equality_of(self, i: int) -> bool:
         T = self.T
         if int(T.op[i]) != Op.CMP or mods(int(T.aux[i])).cmp not in ("eq", "ne"):
             return False
