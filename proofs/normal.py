@@ -292,6 +292,7 @@ class Normalizer:
         #: of a packed mask is read once per bit (cross_entropy_zloss: 1.6 M reads of about 50 k terms); a term
         #: of the hash-consed store never changes, so the copy is its row
         self._bit_rows: dict[int, tuple[int, object, tuple[int, ...], int]] = {}
+        self._operands: dict[tuple[int, bool], NF] = {}  # (term, signed) -> an integer MMA operand's value (_operand)
         self._wide_eqs: dict[int, bool] = {}  # term -> _wide_equality (a function of the term; asked by _pred, then table)
         #: (a, b) -> _linear_eq(a, b): a function of the two (immutable, hash-consed) terms, asked by _wide_equality
         #: and again by _bits_cmp for each comparison, and again for each chunk whose subgraph holds it
@@ -2103,10 +2104,17 @@ class Normalizer:
         return memo[i]
 
     def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:
-        """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""
+        """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32). An integer element's
+        value is kept per (term, signedness) (_operands): a function of them (_int_atom, its table kept), read by
+        every MMA node of the operand's row or column tile; the one object is handed to each, which only reads it
+        (mul, _plain_product_into and add never change an operand that is not their own accumulator)."""
         if ty[0] in "su" and ty[1:].isdigit():
             self._get(k, local, remaining)
-            return self._int_atom(k, ty[0] == "s")
+            key = (k, ty[0] == "s")
+            got = self._operands.get(key)
+            if got is None:
+                got = self._operands[key] = self._int_atom(k, key[1])
+            return got
         return self._get(k, local, remaining)[0]
 
     def _cvt(self, i: int, kids, m, sort, local, remaining) -> NF:

@@ -1,5 +1,5 @@
 """proofs.normal's MMA node adds each product of two plain atoms into its accumulator in place
-(Normalizer._plain_product_into: sage_attention's int8 products, where mul/mul_poly/_mono_mul were 86 % of its
+(Normalizer._plain_product_into: sage_attention's int8 products, their operands' values kept per term: _operands, where mul/mul_poly/_mono_mul were 86 % of its
 cross-target proof; bench/results/i11cost-2026-12-07s46). Speed only: the normal forms, and the atoms interned on the
 way, are those of add(acc, mul(x, y)) (the normalizer with the shortcut off), on random MMA chains of s8/u8 operands
 (repeated leaves: squares; constants and packed bit functions: the general path) and of f16 operands over
@@ -19,8 +19,16 @@ F16, F32 = float_sort("f16"), float_sort("f32")
 
 
 class _Off(Normalizer):
+    """Both shortcuts off: products through add(acc, mul(x, y)), integer operands made anew at each use."""
+
     def _plain_product_into(self, acc, x, y) -> bool:
         return False
+
+    def _operand(self, k, ty, local, remaining):  # as before the operand cache (_operands)
+        if ty[0] in "su" and ty[1:].isdigit():
+            self._get(k, local, remaining)
+            return self._int_atom(k, ty[0] == "s")
+        return self._get(k, local, remaining)[0]
 
 
 def _same(T: TermStore, roots: list[int]) -> None:
