@@ -330,14 +330,13 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
     groups = np.nonzero(counts >= GROUP_MIN)[0]
     if groups.size:  # the DAG of one representative stands for all (the elements of a buffer are alike)
         first, second = np.nonzero(inv == groups[0])[0][:2]
-        dag = subgraph(T, np.array([c_roots[first], r_roots[first]]))
-        nodes = dag.size
+        nodes = subgraph(T, np.array([c_roots[first], r_roots[first]])).size
         cheap = counts[groups] - 1 >= nodes / NODES_PER_MEMBER
         rounds = np.where(cheap, GROUP_ROUNDS, 1)  # a group let in by its own DAGs: one representative, one plan
-        if not cheap.all() and (~cheap).sum() * nodes <= OWN_DAG_NODES:
+        if not cheap.all() and (~cheap).sum() * nodes <= OWN_DAG_NODES:  # (the first DAG again: rarely asked)
+            dag = subgraph(T, np.array([c_roots[first], r_roots[first]]))
             other = subgraph(T, np.array([c_roots[second], r_roots[second]]))
-            own = np.intersect1d(dag, other, assume_unique=True).size * 2 < other.size
-            cheap |= own
+            cheap |= np.intersect1d(dag, other, assume_unique=True).size * 2 < other.size
         groups, rounds = groups[cheap], rounds[cheap]
     else:
         rounds = np.zeros(0, np.int64)
