@@ -122,6 +122,13 @@ GROUP_SAMPLE_YIELD = 0.25
 #: representative, while a proof on its own reuses the normal forms of shared nodes (ce_zloss_smem_row: 6000 column shapes of 8 rows, each DAG a whole row's
 #: reduction; the planning alone ran for minutes).
 NODES_PER_MEMBER = 1024
+#: ... unless the members' DAGs are their own (a member shares less than half its DAG's nodes with the
+#: representative's, so a proof on its own normalises about the whole DAG again, some 20-50 us per node in Python,
+#: where the check plans it once in numpy steps, about 2 us per node): such groups are checked while the buffer's
+#: checked DAGs hold at most OWN_DAG_NODES nodes in all (ce_zloss_smem_row's `loss`: 8 rows of one shape, a 174 k
+#: node DAG each, 0.4 s to check the 7 members, 20 s CPU to normalise them; its 6000 logits column shapes of 8 rows
+#: stay out: 6000 plans); one representative each (not GROUP_ROUNDS): a failed check costs one plan
+OWN_DAG_NODES = 1 << 20
 SUSPECT_CODE = -1
 #: Elements per buffer tried by Normalizer.equal_sharing before it is given up there when none was proved by it
 SHARING_TRIES = 16
@@ -322,12 +329,20 @@ def _group_instances(T: TermStore, c_roots: np.ndarray, r_roots: np.ndarray) -> 
     inv = inv.reshape(-1)
     groups = np.nonzero(counts >= GROUP_MIN)[0]
     if groups.size:  # the DAG of one representative stands for all (the elements of a buffer are alike)
-        first = np.nonzero(inv == groups[0])[0][0]
+        first, second = np.nonzero(inv == groups[0])[0][:2]
         nodes = subgraph(T, np.array([c_roots[first], r_roots[first]])).size
-        groups = groups[counts[groups] - 1 >= nodes / NODES_PER_MEMBER]
-    for g in groups.tolist():
+        cheap = counts[groups] - 1 >= nodes / NODES_PER_MEMBER
+        rounds = np.where(cheap, GROUP_ROUNDS, 1)  # a group let in by its own DAGs: one representative, one plan
+        if not cheap.all() and (~cheap).sum() * nodes <= OWN_DAG_NODES:  # (the first DAG again: rarely asked)
+            dag = subgraph(T, np.array([c_roots[first], r_roots[first]]))
+            other = subgraph(T, np.array([c_roots[second], r_roots[second]]))
+            cheap |= np.intersect1d(dag, other, assume_unique=True).size * 2 < other.size
+        groups, rounds = groups[cheap], rounds[cheap]
+    else:
+        rounds = np.zeros(0, np.int64)
+    for g, n_rounds in zip(groups.tolist(), rounds.tolist()):
         rest = np.nonzero(inv == g)[0]
-        for _ in range(GROUP_ROUNDS):
+        for _ in range(n_rounds):
             if rest.size < GROUP_MIN:
                 break
             rep, members = rest[0], rest[1:]

@@ -291,6 +291,12 @@ class Normalizer:
         self._recips: dict[int, NF] = {}  # term id of a shared divisor -> its reciprocal
         self.steps = 0  # nodes normalised (for statistics)
         self._bit_memo: dict[tuple[int, int], int | tuple[int, bool] | None] = {}  # (term, bit) -> _bit
+        #: term -> (op, sort, kids, aux) as _bit_of reads them: _packed_cmp asks every bit of a word, so each term
+        #: of a packed mask is read once per bit (cross_entropy_zloss: 1.6 M reads of about 50 k terms); a term
+        #: of the hash-consed store never changes, so the copy is its row
+        self._bit_rows: dict[int, tuple[int, object, tuple[int, ...], int]] = {}
+        self._operands: dict[tuple[int, bool], NF] = {}  # (term, signed) -> an integer MMA operand's value (_operand)
+        self._wide_eqs: dict[int, bool] = {}  # term -> _wide_equality (a function of the term; asked by _pred, then table)
         #: (a, b) -> _linear_eq(a, b): a function of the two (immutable, hash-consed) terms, asked by _wide_equality
         #: and again by _bits_cmp for each comparison, and again for each chunk whose subgraph holds it
         self._linear_eqs: dict[tuple[int, int], tuple[int, int] | None] = {}
@@ -1438,7 +1444,8 @@ class Normalizer:
             for q in range(k):
                 x = self._operand(kids[1 + q], a_t, local, remaining)
                 y = self._operand(kids[1 + k + q], b_t, local, remaining)
-                acc = self.add(acc, self.mul(x, y), own_x=True)
+                if not self._plain_product_into(acc, x, y):
+                    acc = self.add(acc, self.mul(x, y), own_x=True)
             if c_t == "s32" and self._int_mma_bound(i) is None:
                 # the sum may leave int32: its value is the exact sum wrapped (or, .satfinite, clamped) to
                 # 32 bits (9.7.14.5.14, 9.7.15.5.2), a function of the exact sum, not the sum itself
@@ -1483,6 +1490,38 @@ class Normalizer:
         for j in range(len(kids)):  # bit-vector operations: the integer value of the term, an atom
             kid(j)  # (its function table is made only where a number or a condition is read from it)
         return Rat({(self.atom(AtomKind.INT, (i, False)), 1): 1})
+
+    def _plain_product_into(self, acc: NF, x: NF, y: NF) -> bool:
+        """acc += x * y in place, for x and y each one plain atom's power times a coefficient (an integer MMA's
+        operands, PTX 9.7.14.5.14: sage_attention's int8 products, 86 % of its cross-target proof in mul) and acc a
+        polynomial (no denominator): exactly what add(acc, mul(x, y), own_x=True) makes there (mul_poly's one
+        product, by _mono_mul's rule for two atoms outside _special, coefficient ca * cb; _add_into's sum), without
+        the normal forms between. False, with nothing done, for anything else (a budgeted expansion: _work)."""
+        if acc.__class__ is not Rat or x.__class__ is not Rat or y.__class__ is not Rat or self._work is not None \
+                or acc.den is not None or x.den is not None or y.den is not None or len(x.num) != 1 or len(y.num) != 1:
+            return False
+        (ma, ca), = x.num.items()
+        (mb, cb), = y.num.items()
+        special = self._special
+        if len(ma) != 2 or len(mb) != 2 or ma[0] in special or mb[0] in special:
+            return False
+        if ma[0] < mb[0]:
+            mono = (ma[0], ma[1], mb[0], mb[1])
+        elif mb[0] < ma[0]:
+            mono = (mb[0], mb[1], ma[0], ma[1])
+        else:
+            e = ma[1] + mb[1]
+            mono = (ma[0], e) if e else ()
+        p = ca * cb
+        if p:
+            num = acc.num
+            old = num.get(mono)
+            v = p if old is None else old + p
+            if v:
+                num[mono] = v
+            else:
+                num.pop(mono, None)
+        return True
 
     def _scaled(self, kids: tuple, m, local: dict, remaining: dict) -> NF:
         """A block-scaled element x * scale(s) (PTX 9.7.14.3; scale formats 5.2.3), s the scale byte's integer
@@ -1621,24 +1660,32 @@ class Normalizer:
         """Bit j of bit-vector term k: 0 or 1 for every input, (p, flip) when it is predicate p's value
         (xor flip), None when it is neither or deeper than `depth`. Memoised per (term, bit)."""
         key = (k, j)
-        if key in self._bit_memo:
-            return self._bit_memo[key]
+        memo = self._bit_memo
+        got = memo.get(key, memo)  # (memo itself: not there; None is an answer)
+        if got is not memo:
+            return got
         got = self._bit_of(k, j, depth) if depth > 0 else None
         if got is not None or depth >= PACKED_DEPTH:  # a None found with less depth may be found with more
-            self._bit_memo[key] = got
+            memo[key] = got
+        return got
+
+    def _bit_row(self, k: int) -> tuple[int, object, tuple[int, ...], int]:
+        """Term k's (op, sort, kids, aux), kept (_bit_rows)."""
+        got = self._bit_rows.get(k)
+        if got is None:
+            T = self.T
+            got = self._bit_rows[k] = (int(T.op[k]), SORTS[int(T.sort[k])], T.kids(k), int(T.aux[k]))
         return got
 
     def _bit_of(self, k: int, j: int, depth: int) -> int | tuple[int, bool] | None:
-        T = self.T
-        op = int(T.op[k])
-        w = SORTS[int(T.sort[k])].width
+        op, sort, kids, aux = self._bit_row(k)
+        w = sort.width
         if j >= w or w > 64:
             return None
         if op == Op.CONST:
-            return (int(T.aux[k]) >> j) & 1
-        kids = T.kids(k)
+            return (aux >> j) & 1
         d = depth - 1
-        if op == Op.ITE and SORTS[int(T.sort[kids[0]])].kind is Kind.PRED:  # selp (9.7.9.x)
+        if op == Op.ITE and self._bit_row(kids[0])[1].kind is Kind.PRED:  # selp (9.7.9.x)
             x, y = self._bit(kids[1], j, d), self._bit(kids[2], j, d)
             if isinstance(x, int) and isinstance(y, int):
                 return x if x == y else (kids[0], x == 0)
@@ -1646,7 +1693,7 @@ class Normalizer:
         if op == Op.NOT:
             x = self._bit(kids[0], j, d)
             return _bit_not(x)
-        if op in (Op.AND, Op.OR, Op.XOR):
+        if op == Op.AND or op == Op.OR or op == Op.XOR:
             x = self._bit(kids[0], j, d)
             if isinstance(x, int) and op != Op.XOR and x == (0 if op == Op.AND else 1):
                 return x  # 0 & y = 0, 1 | y = 1
@@ -1661,20 +1708,21 @@ class Normalizer:
                 x, y = y, x
             # x a constant: 1 & y = y, 0 | y = y, 0 ^ y = y, 1 ^ y = not y
             return _bit_not(y) if op == Op.XOR and x == 1 else y
-        if op in (Op.SHL, Op.SHR):
-            if int(T.op[kids[1]]) != Op.CONST:
+        if op == Op.SHL or op == Op.SHR:
+            amount = self._bit_row(kids[1])
+            if amount[0] != Op.CONST:
                 return None
-            amt = min(int(T.aux[kids[1]]) & 0xFFFFFFFF, w)  # amounts past the width clamp (9.7.8.8-9)
+            amt = min(amount[3] & 0xFFFFFFFF, w)  # amounts past the width clamp (9.7.8.8-9)
             if op == Op.SHL:
                 return 0 if j < amt else self._bit(kids[0], j - amt, d)
             src = j + amt
             if src >= w:
-                if not mods(int(T.aux[k])).signed:
+                if not mods(aux).signed:
                     return 0  # zero fill
                 src = w - 1  # sign fill
             return self._bit(kids[0], src, d)
         if op == Op.CVT:
-            m = mods(int(T.aux[k]))
+            m = mods(aux)
             dst, src = m.elems
             if m.sat or m.rnd or not all(t[0] in "bus" and t[1:].isdigit() for t in (dst, src)):
                 return None
@@ -1683,11 +1731,11 @@ class Normalizer:
                 return self._bit(kids[0], j, d)
             return self._bit(kids[0], sw - 1, d) if src[0] == "s" else 0  # sign- or zero-extension
         if op == Op.EXTRACT:
-            m = mods(int(T.aux[k]))
+            m = mods(aux)
             return self._bit(kids[0], m.lo + j, d) if j < m.width else 0
         if op == Op.CONCAT:  # children high to low
             for c in reversed(kids):
-                cw = SORTS[int(T.sort[c])].width
+                cw = self._bit_row(c)[1].width
                 if j < cw:
                     return self._bit(c, j, d)
                 j -= cw
@@ -1993,7 +2041,13 @@ class Normalizer:
         input bits) and no support lemma of at most TABLE_BITS bits (the lemma's claim that it is a
         function of other leaves would be false). table() answers None for it without making its
         subgraph, its shape and the support guess (cross_entropy_zloss: one per column of a label
-        compared with the column index, each of another shape)."""
+        compared with the column index, each of another shape). Kept per term (_wide_eqs)."""
+        got = self._wide_eqs.get(i)
+        if got is None:
+            got = self._wide_eqs[i] = self._wide_equality_of(i)
+        return got
+
+    def _wide_equality_of(self, i: int) -> bool:
         T = self.T
         if int(T.op[i]) != Op.CMP or mods(int(T.aux[i])).cmp not in ("eq", "ne"):
             return False
@@ -2053,10 +2107,17 @@ class Normalizer:
         return memo[i]
 
     def _operand(self, k: int, ty: str, local: dict, remaining: dict) -> NF:
-        """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32)."""
+        """An mma operand's value: a float element, or an integer element (s8/u8/s4/u4/s32). An integer element's
+        value is kept per (term, signedness) (_operands): a function of them (_int_atom, its table kept), read by
+        every MMA node of the operand's row or column tile; the one object is handed to each, which only reads it
+        (mul, _plain_product_into and add never change an operand that is not their own accumulator)."""
         if ty[0] in "su" and ty[1:].isdigit():
             self._get(k, local, remaining)
-            return self._int_atom(k, ty[0] == "s")
+            key = (k, ty[0] == "s")
+            got = self._operands.get(key)
+            if got is None:
+                got = self._operands[key] = self._int_atom(k, key[1])
+            return got
         return self._get(k, local, remaining)[0]
 
     def _cvt(self, i: int, kids, m, sort, local, remaining) -> NF:
