@@ -109,7 +109,7 @@ def test_cross_target_equivalent(name: str) -> None:
 #: cached, 2-core machine at load 8-10; bench/results/i11wg-2026-12-07s43). gemm_fp16's is in
 #: tests/equivalence/test_async_terms.py (10 s); forgetting_attention's (verified, its replicated-store races on both
 #: sides, 77.6 s CPU) is not. sage_attention's s8 QK^T, read through cvt.rn.f32.s32, is verified since branch i11s8
-#: (proofs/normal.py _exact_int_mma), but its proof takes 102 s CPU / 1.3 GiB (load ~5; bench/results/i11s8-2026-12-07s46):
+#: (proofs/normal.py _exact_int_mma), but its proof takes 83-102 s CPU / 1.3 GiB (bench/results/i11s8-2026-12-07s46):
 #: over the CI budget, so its id is in tests/heavy_tier.txt (`make test-all`; the comparison normalises each output's
 #: whole DAG, the differing MMA nodes being at its bottom).
 #: gemm_fp8 (.e4m3 wgmma against sm_89's mma.sync, since branch i11fp8: bench/results/i11fp8-2026-12-07s44, load 2-4)
