@@ -1,0 +1,5 @@
+import torch
+
+
+def reference(x):
+    return x.sum(dim=1)
