@@ -1505,22 +1505,8 @@ class Normalizer:
         special = self._special
         if len(ma) != 2 or len(mb) != 2 or ma[0] in special or mb[0] in special:
             return False
-        if ma[0] < mb[0]:
-            mono = (ma[0], ma[1], mb[0], mb[1])
-        elif mb[0] < ma[0]:
-            mono = (mb[0], mb[1], ma[0], ma[1])
-        else:
-            e = ma[1] + mb[1]
-            mono = (ma[0], e) if e else ()
-        p = ca * cb
-        if p:
-            num = acc.num
-            old = num.get(mono)
-            v = p if old is None else old + p
-            if v:
-                num[mono] = v
-            else:
-                num.pop(mono, None)
+        mono, _ = _mono_mul(ma, mb, self._merge_exp2, special)  # two plain atoms: its direct rule, coefficient 1
+        _add_into(acc.num, {mono: ca * cb}, 1)
         return True
 
     def _scaled(self, kids: tuple, m, local: dict, remaining: dict) -> NF:
