@@ -169,6 +169,16 @@ class _Attempt:
     first: bool = False  # D guessed by `_deltas_first` (period 1, from the loop's first two boundaries)
     static: bool = False  # D read from the loop's code at its first boundary (`_deltas_static`; `first` is set too)
     recomputed: frozenset[str] = frozenset()  # of `deltas`: begun as recomputed every period (`_recomputed`)
+    retry: bool = False  # a nested proof guessed from an earlier summary (`_nested`), made once more where it fails
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """A loop's last summary (`_finish`, `_finish_inner`): its period and each stepped register's change D per period,
+    the guess a nested proof of the same loop starts from (`_nested`)."""
+
+    period: int
+    deltas: dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -208,8 +218,12 @@ class LoopSummariser:
         self._inner: _Attempt | None = None  # an inner loop's period followed inside the proof's (`_nested`)
         self._nest_hist: dict[int, list[_Boundary]] = {}  # inner loops' boundaries inside the proof's period
         self._nest_failed: dict[int, int] = {}  # nested proofs per inner head that did not hold
+        # inner heads summarised in the outer period followed: the iterations after the skipped ones decide otherwise
+        # (the loop ends in the next period), so no proof is tried there again (each such proof failed and counted
+        # against MAX_ATTEMPTS); a second entry of the same loop in one outer period runs in full
+        self._nest_done: set[int] = set()
         self._inner_pre: dict[str, object] = {}  # the shadow's state of the inner loop's stepped registers before it
-        self._held_steps: dict[int, dict[str, np.ndarray]] = {}  # per head: D of its last period-1 summary (`_nested`)
+        self._held_steps: dict[int, _Steps] = {}  # per head: the period and D of its last summary (`_nested`)
         self._steps_cache: dict[tuple[int, int], dict[str, tuple | None]] = {}  # `_steps` per back edge
         self._free: dict[tuple[int, int], frozenset[str]] = {}  # per back edge: its loop's `_recomputed` live registers
 
@@ -444,12 +458,14 @@ class LoopSummariser:
         t in [0, T), u in [0, U)). Only where the inner loop writes no global memory, decides nothing on %ctaid,
         the run has no finding and the sizes are fixed; anything else runs the inner loop in full, as before."""
         inner = self._inner
+        again = None
         if inner is not None:
             if k == inner.start + inner.period:
-                self._finish_inner(b, g)
-            return
+                again = self._finish_inner(b, g)
+            if again is None:
+                return
         sh = self.shadow
-        if sh.size_params or self._nest_failed.get(head, 0) >= MAX_ATTEMPTS \
+        if sh.size_params or self._nest_failed.get(head, 0) >= MAX_ATTEMPTS or head in self._nest_done \
                 or self._ineligible(b, g, proving=True) is not None or not self._uniform_back_edge(b, ins):
             self._nest_hist.pop(head, None)
             return
@@ -460,10 +476,16 @@ class LoopSummariser:
             hist.clear()
         hist.append(snap)
         del hist[:-2]
-        # D guessed from the loop's last period-1 summary (the same loop entered in an earlier outer iteration,
-        # outer iteration 1 for dion_update): the proof starts at its first boundary here; else from its first two
-        # boundaries (`_deltas_first`). A guess either way: the closure proves it, and one that fails is dropped
-        deltas = self._held_steps.get(head) if len(hist) == 1 else None
+        # The period and D guessed from the loop's last summary (the same loop entered in an earlier outer iteration:
+        # outer iteration 1 for dion_update; gemm_tma_persistent's K loop, period 4 (a 2-stage ring whose mbarrier
+        # parity flips every 2 iterations), summarised in the tiles before the followed one): the proof starts at its
+        # first boundary here; else, period 1, from its first two boundaries (`_deltas_first`). A guess either way:
+        # the closure and the state one period on prove it (3 in the module docstring, for any period P <=
+        # PERIOD_MAX), and one that fails is dropped. One from a summary is made once more at the end of the period
+        # it failed in (`again`): the loop's first iterations may fill its pipeline, its state repeating only from a
+        # later boundary, as in the summary the guess came from (gemm_tma_persistent: its 5th)
+        held = again if again is not None else self._held_steps.get(head) if len(hist) == 1 else None
+        period, deltas = (held.period, held.deltas) if held is not None else (1, None)
         if deltas is None and len(hist) == 2:
             deltas = self._deltas_first(b, hist[0], snap)
         if deltas is None:
@@ -473,13 +495,14 @@ class LoopSummariser:
         canon = Canon(b, self.state, live, self._wgmma_needed(b.prog, head)).key
         self._inner_pre = {r: sh.regs.get(r) for r in deltas}
         sh.begin_inner(self._ident, deltas)
-        self._inner = _Attempt(head, k, 1, self._ident, dict(snap.regs), deltas, {r: sh.regs.get(r) for r in deltas},
-                               canon, self.state.async_ops, False,
-                               {r: sh.regs.get(r) for r in live if r not in deltas}, pc, False, True)
+        self._inner = _Attempt(head, k, period, self._ident, dict(snap.regs), deltas,
+                               {r: sh.regs.get(r) for r in deltas}, canon, self.state.async_ops, False,
+                               {r: sh.regs.get(r) for r in live if r not in deltas}, pc, False, held is None,
+                               retry=held is not None and again is None)
 
-    def _finish_inner(self, b, g) -> None:
+    def _finish_inner(self, b, g) -> _Steps | None:
         """The inner period followed inside the outer one is over (`_nested`): skip the inner periods that
-        repeat it, or run on as u = 0."""
+        repeat it, or run on as u = 0. The guess to make once more from this boundary (`_Attempt.retry`), if any."""
         inner, sh = self._inner, self.shadow
         lp = sh.loop
         why = lp.failed or self._ineligible(b, g, proving=True)
@@ -506,7 +529,7 @@ class LoopSummariser:
             why = "too many inner periods to hand to the outer proof"
         if why is not None:
             self._abandon_inner(why)
-            return
+            return _Steps(inner.period, inner.deltas) if inner.retry else None
         skip = periods - 1
         self._skip(b, skip)  # registers of u at u = skip (and of the outer t at t = 0: their values now)
         self.state.async_ops += skip * (self.state.async_ops - inner.async_ops)
@@ -514,9 +537,12 @@ class LoopSummariser:
         self._inner = None
         sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
         self._restate(b, inner, skip)
-        self._held_steps[inner.head] = inner.deltas
-        self._arrivals[inner.head] += skip
-        self.summaries.append(Summary(inner.head, 1, inner.start, skip, inner.ident, inside=self._proof.head))
+        self._held_steps[inner.head] = _Steps(inner.period, inner.deltas)
+        self._arrivals[inner.head] += skip * inner.period
+        self._nest_done.add(inner.head)
+        self.summaries.append(Summary(inner.head, inner.period, inner.start, skip * inner.period, inner.ident,
+                                      inside=self._proof.head))
+        return None
 
     def _restate(self, b, inner: _Attempt, skip: int) -> None:
         """After a nested summary, each register the inner loop steps by D per period is its value before the loop
@@ -548,7 +574,8 @@ class LoopSummariser:
         inner, self._inner = self._inner, None
         self.shadow.end_inner(0, None)
         self._nest_hist.pop(inner.head, None)
-        if self._held_steps.get(inner.head) is inner.deltas:  # a guess from an earlier summary that failed here
+        got = self._held_steps.get(inner.head)
+        if got is not None and got.deltas is inner.deltas:  # a guess from an earlier summary that failed here
             del self._held_steps[inner.head]
         self._nest_failed[inner.head] = self._nest_failed.get(inner.head, 0) + 1
 
@@ -706,6 +733,7 @@ class LoopSummariser:
         sh = self.shadow
         sh.begin_loop(self._ident, deltas, recomputed)
         self._nest_hist.clear()
+        self._nest_done.clear()
         self._proof = _Attempt(head, k, p, self._ident, {r: v for r, v in z.regs.items()}, deltas,
                                {r: sh.regs.get(r) for r in deltas}, z.canon, self.state.async_ops, early,
                                {r: sh.regs.get(r) for r in self._live_in(b.prog, head) if r not in deltas}, latch,
@@ -717,6 +745,7 @@ class LoopSummariser:
         if self._inner is not None:
             self._abandon_inner(why)
         self._nest_hist.clear()
+        self._nest_done.clear()
         proof, self._proof = self._proof, None
         self.shadow.end_loop(0, accesses=True)
         if proof is not None:
@@ -820,13 +849,13 @@ class LoopSummariser:
         self.state.async_ops += skip * per_period_ops
         self._proof = None
         self._nest_hist.clear()
+        self._nest_done.clear()
         sh.end_loop(skip, accesses=False)  # registers at the end of period `skip`; accesses keep t
         self._arrivals[proof.head] += skip * proof.period
         self._history.pop(proof.head, None)
         if not proof.first:
             self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
-        if proof.period == 1:
-            self._held_steps[proof.head] = proof.deltas
+        self._held_steps[proof.head] = _Steps(proof.period, proof.deltas)
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
