@@ -657,6 +657,135 @@ def test_nested_summary_finds_a_hole_at_any_iteration_pair(tmp_path_factory, row
         assert any("in the checked period of the loop at" in a for a in r.assumptions), r.assumptions
 
 
+def _nested_ring_kernel(rows: int, inner: int, stages: int, r0: int, j0: int, barrier: bool) -> str:
+    """`_nested_hole_kernel` with the inner loop over a shared ring of `stages` slots (slot j mod `stages`, its byte
+    offset stepped by add/and): each thread stores its element to the slot, one barrier, reads its neighbour's; the
+    ring orders each slot's read before its rewrite `stages` iterations later. The inner loop's state repeats with
+    a period of `stages` iterations, not 1. The hole (r, j) = (r0, j0): the load past x's end, or (`barrier`) the
+    barrier branched over (the neighbour's element read unordered after its store: a race)."""
+    xbytes = 8 * rows * inner * 32 * 4
+    far = 0 if barrier else xbytes
+    return f"""// launch: {{"grid": [8], "block": [32], "buffers": {{"x": {{"dtype": "float32", "shape": [{xbytes // 4}], \
+"init": "random"}}, "out": {{"dtype": "float32", "shape": [{8 * rows * 32}]}}}}, "params": ["x", "out"]}}
+.version 8.0
+.target sm_80
+.address_size 64
+
+.visible .entry k(.param .u64 x, .param .u64 out)
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<64>;
+	.reg .b64 %rd<16>;
+	.reg .f32 %f<8>;
+	.shared .align 4 .b8 tile[{stages * 128}];
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	mov.u32 %r2, %tid.x;
+	mov.u32 %r3, %ctaid.x;
+	mov.u32 %r40, tile;
+	shl.b32 %r41, %r2, 2;
+	xor.b32 %r42, %r2, 1;
+	shl.b32 %r42, %r42, 2;
+	mul.lo.u32 %r20, %r3, {rows};
+	mov.u32 %r10, 0;
+OUTER:
+	add.u32 %r21, %r20, %r10;
+	mul.lo.u32 %r22, %r21, {inner};
+	shl.b32 %r22, %r22, 5;
+	add.u32 %r22, %r22, %r2;
+	mul.wide.u32 %rd3, %r22, 4;
+	add.s64 %rd3, %rd1, %rd3;
+	mov.f32 %f1, 0f00000000;
+	mov.u32 %r11, 0;
+	mov.u32 %r50, 0;
+INNER:
+	xor.b32 %r30, %r10, {r0};
+	xor.b32 %r31, %r11, {j0};
+	or.b32 %r30, %r30, %r31;
+	setp.eq.u32 %p3, %r30, {0 if barrier else 1 << 20};
+	sub.u32 %r30, %r30, 1;
+	shr.u32 %r30, %r30, 31;
+	mul.lo.u32 %r30, %r30, {far};
+	cvt.u64.u32 %rd6, %r30;
+	add.s64 %rd7, %rd3, %rd6;
+	ld.global.f32 %f2, [%rd7];
+	add.u32 %r51, %r40, %r50;
+	add.u32 %r52, %r51, %r41;
+	st.shared.f32 [%r52], %f2;
+	@%p3 bra NOBAR;
+	bar.sync 0;
+NOBAR:
+	add.u32 %r53, %r51, %r42;
+	ld.shared.f32 %f3, [%r53];
+	add.f32 %f1, %f1, %f3;
+	add.u32 %r50, %r50, 128;
+	and.b32 %r50, %r50, {stages * 128 - 1};
+	add.s64 %rd3, %rd3, 128;
+	add.u32 %r11, %r11, 1;
+	setp.lt.u32 %p2, %r11, {inner};
+	@%p2 bra INNER;
+	shl.b32 %r13, %r21, 5;
+	add.u32 %r13, %r13, %r2;
+	mul.wide.u32 %rd5, %r13, 4;
+	add.s64 %rd5, %rd2, %rd5;
+	st.global.f32 [%rd5], %f1;
+	add.u32 %r10, %r10, 1;
+	setp.lt.u32 %p1, %r10, {rows};
+	@%p1 bra OUTER;
+	ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("stem,period", [("loop_nested_ring2_ok", 2), ("loop_nested_ring4_ok", 4)])
+def test_nested_summary_of_an_inner_loop_of_period_p(stem: str, period: int) -> None:
+    """An inner loop whose state repeats with period P > 1 (a P-slot shared ring) is summarised inside the outer
+    loop's checked period with period P (loops.py `_nested`, guessed from its summary in outer iteration 0); it
+    ran in full there before (the nested summary was period-1 only)."""
+    r = check_file(REGRESSION / f"{stem}.ptx")
+    assert r.verdict == "race_free" and r.stats["grid_method"] == "symbolic", (r.verdict, r.notes)
+    nested = [a for a in r.assumptions if "in the checked period of the loop at" in a]
+    assert len(nested) == 1 and f"period {period})" in nested[0], r.assumptions
+    skipped = int(nested[0].split(": ")[1].split(" iterations")[0])
+    assert skipped >= 2 * period and skipped % period == 0, nested
+
+
+def test_nested_period_p_summary_keeps_skipped_bugs() -> None:
+    """The twins: a load past x's end only in an inner period the nested period-2 summary skips (found by the
+    symbolic grid's bounds query over both leaves, not by the run), a barrier branched over at the first
+    iteration of inner period u = 5 (the nested period-4 summary stops before it: the race is run), and a load
+    past the end in the last inner period skipped (u = 6)."""
+    r = check_file(REGRESSION / "loop_nested_ring2_skipped_oob.ptx")
+    assert r.verdict == "out_of_bounds" and "bounds witness" in r.stats["grid_method"], r.stats["grid_method"]
+    r = check_file(REGRESSION / "loop_nested_ring4_skipped_race.ptx")
+    assert r.verdict == "race", r.verdict
+    first = [s for s in r.stats["loops_summarised"] if s["from_iteration"] == 32]
+    assert first and first[0]["period"] == 4 and first[0]["iterations_skipped"] == 16, r.stats["loops_summarised"]
+    r = check_file(REGRESSION / "loop_nested_ring4_last_period_oob.ptx")
+    assert r.verdict == "out_of_bounds", r.verdict
+
+
+@settings(max_examples=4, deadline=None)
+@given(rows=st.integers(5, 8), periods=st.integers(3, 8), stages=st.sampled_from([2, 4]), r0=st.integers(0, 9),
+       j0=st.integers(0, 33), barrier=st.booleans())
+@example(rows=8, periods=4, stages=2, r0=1, j0=5, barrier=True)  # nested-skipped inner period u = 2
+@example(rows=8, periods=8, stages=4, r0=3, j0=13, barrier=False)  # outer-skipped and nested-skipped
+@example(rows=6, periods=5, stages=4, r0=1, j0=18, barrier=False)  # the last inner period skipped
+def test_nested_ring_summary_finds_a_hole_at_any_iteration_pair(tmp_path_factory, rows: int, periods: int,
+                                                                stages: int, r0: int, j0: int, barrier: bool) -> None:
+    """Oracle: the ring kernel has its bug exactly when (r0, j0) is an iteration pair the loops run, whether it is
+    run, skipped by the outer summary, by the nested period-P summary (P = stages) inside the outer loop's
+    checked period, or by both."""
+    inner = periods * stages
+    path = tmp_path_factory.mktemp("nested_ring") / "k.ptx"
+    path.write_text(_nested_ring_kernel(rows, inner, stages, r0, j0, barrier))
+    r = check_file(path)
+    bug = "race" if barrier else "out_of_bounds"
+    assert r.verdict == (bug if r0 < rows and j0 < inner else "race_free"), (r.verdict, r.notes)
+
+
 def _line_after(path: Path, label: str) -> int:
     """The line of the first instruction after `label` (1-based)."""
     lines = path.read_text().splitlines()
