@@ -170,6 +170,7 @@ class _Attempt:
     static: bool = False  # D read from the loop's code at its first boundary (`_deltas_static`; `first` is set too)
     recomputed: frozenset[str] = frozenset()  # of `deltas`: begun as recomputed every period (`_recomputed`)
     retry: bool = False  # a nested proof guessed from an earlier summary (`_nested`), made once more where it fails
+    late: int = 0  # a nested proof: the periods after its entry's first boundary at which it began (`_Steps.late`)
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ class _Steps:
 
     period: int
     deltas: dict[str, np.ndarray]
+    late: int = 0  # of a nested summary: the periods after its entry's first boundary at which its proof began
 
 
 @dataclass(frozen=True)
@@ -475,7 +477,9 @@ class LoopSummariser:
         if hist and hist[-1].arrival != k - 1:
             hist.clear()
         hist.append(snap)
-        del hist[:-2]
+        known = self._held_steps.get(head)
+        at = 1 + known.late * known.period if known is not None else 1  # the entry's boundary a guess from it is made at
+        del hist[:-max(2, at)]
         # The period and D guessed from the loop's last summary (the same loop entered in an earlier outer iteration:
         # outer iteration 1 for dion_update; gemm_tma_persistent's K loop, period 4 (a 2-stage ring whose mbarrier
         # parity flips every 2 iterations), summarised in the tiles before the followed one): the proof starts at its
@@ -483,10 +487,11 @@ class LoopSummariser:
         # the closure and the state one period on prove it (3 in the module docstring, for any period P <=
         # PERIOD_MAX), and one that fails is dropped. One from a summary is made once more at the end of the period
         # it failed in (`again`): the loop's first iterations may fill its pipeline, its state repeating only from a
-        # later boundary, as in the summary the guess came from (gemm_tma_persistent: its 5th)
-        held = again if again is not None else self._held_steps.get(head) if len(hist) == 1 else None
+        # later boundary, as in the summary the guess came from (gemm_tma_persistent: its 5th). A nested summary so
+        # begun a period late is guessed a period late in the next entry (`_Steps.late`: its first boundary not tried)
+        held = again if again is not None else known if len(hist) == at else None
         period, deltas = (held.period, held.deltas) if held is not None else (1, None)
-        if deltas is None and len(hist) == 2:
+        if deltas is None and known is None and len(hist) == 2:
             deltas = self._deltas_first(b, hist[0], snap)
         if deltas is None:
             return
@@ -498,7 +503,7 @@ class LoopSummariser:
         self._inner = _Attempt(head, k, period, self._ident, dict(snap.regs), deltas,
                                {r: sh.regs.get(r) for r in deltas}, canon, self.state.async_ops, False,
                                {r: sh.regs.get(r) for r in live if r not in deltas}, pc, False, held is None,
-                               retry=held is not None and again is None)
+                               retry=held is not None and again is None, late=held.late if held is not None else 0)
 
     def _finish_inner(self, b, g) -> _Steps | None:
         """The inner period followed inside the outer one is over (`_nested`): skip the inner periods that
@@ -529,7 +534,7 @@ class LoopSummariser:
             why = "too many inner periods to hand to the outer proof"
         if why is not None:
             self._abandon_inner(why)
-            return _Steps(inner.period, inner.deltas) if inner.retry else None
+            return _Steps(inner.period, inner.deltas, inner.late + 1) if inner.retry else None
         skip = periods - 1
         self._skip(b, skip)  # registers of u at u = skip (and of the outer t at t = 0: their values now)
         self.state.async_ops += skip * (self.state.async_ops - inner.async_ops)
@@ -537,7 +542,7 @@ class LoopSummariser:
         self._inner = None
         sh.end_inner(skip, periods, [Decision(h.pc, h.expr, h.lanes, h.value) for h in held])
         self._restate(b, inner, skip)
-        self._held_steps[inner.head] = _Steps(inner.period, inner.deltas)
+        self._held_steps[inner.head] = _Steps(inner.period, inner.deltas, inner.late)
         self._arrivals[inner.head] += skip * inner.period
         self._nest_done.add(inner.head)
         self.summaries.append(Summary(inner.head, inner.period, inner.start, skip * inner.period, inner.ident,
@@ -855,7 +860,9 @@ class LoopSummariser:
         self._history.pop(proof.head, None)
         if not proof.first:
             self._attempts[proof.head] -= 1  # it held: only failed proofs count against MAX_ATTEMPTS
-        self._held_steps[proof.head] = _Steps(proof.period, proof.deltas)
+        old = self._held_steps.get(proof.head)  # a nested summary's `late` kept: learnt inside followed periods only
+        self._held_steps[proof.head] = _Steps(proof.period, proof.deltas,
+                                              old.late if old is not None and old.period == proof.period else 0)
         self.summaries.append(Summary(proof.head, proof.period, proof.start, skip * proof.period, proof.ident,
                                       with_finding=found))
 
