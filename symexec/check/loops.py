@@ -83,7 +83,9 @@ by their writer, with STALE already on every read (so period 0 audited what the 
 Nested loops: the back edge of an inner loop inside the period followed does not end the proof when it is
 decided alike in every CTA and period (unguarded, or a guard independent of %ctaid, the sizes, t and data:
 `_inner_differs`), while the shadow keeps no trip counts. The inner loop is then summarised inside the period
-(`_nested`, period 1): its proof is made at t = 0 with its own iteration u (a second leaf), every inner
+(`_nested`, period P <= PERIOD_MAX: 1 guessed from its first two boundaries, or P and D from the loop's last
+summary, an earlier outer iteration's): its proof is made at t = 0 with its own iteration u (a second leaf; u
+counts inner periods of P iterations, each followed one as recorded in the checked one), every inner
 decision, held register and global access at each inner period u < U it skips is handed to the outer proof
 (`Shadow.end_inner`), whose decision scan bounds T over all of them, and the skipped inner accesses keep both
 leaves, each over its own range, in the symbolic grid's queries. Where that proof does not hold (or the inner
@@ -449,8 +451,8 @@ class LoopSummariser:
     # ------------------------------------------------------------------ a nested summary
     def _nested(self, b, g, ins: A.Instruction, pc: int, head: int, k: int) -> None:
         """The back edge of an inner loop decided alike in every CTA and period (`_inner_differs`), inside the
-        period of the proof followed: that loop's period-1 iterations are summarised there as well, as functions
-        of their own iteration u and of the outer t (grid_shadow `begin_inner`). The run is the outer period
+        period of the proof followed: that loop's periods (of P iterations) are summarised there as well, as
+        functions of their own iteration u and of the outer t (grid_shadow `begin_inner`). The run is the outer period
         t = 0, so the inner proof (closure, state, decisions: 1-4 in the module docstring) is made at t = 0 and
         says which inner periods u in [0, U) repeat the checked one there; `Shadow.end_inner` hands every inner
         decision, held register and global access at each such u to the outer proof, whose decision scan then
@@ -478,7 +480,7 @@ class LoopSummariser:
             hist.clear()
         hist.append(snap)
         known = self._held_steps.get(head)
-        at = 1 + known.late * known.period if known is not None else 1  # the entry's boundary a guess from it is made at
+        at = 1 + known.late * known.period if known is not None else 1  # the entry's boundary a guess is made at
         del hist[:-max(2, at)]
         # The period and D guessed from the loop's last summary (the same loop entered in an earlier outer iteration:
         # outer iteration 1 for dion_update; gemm_tma_persistent's K loop, period 4 (a 2-stage ring whose mbarrier
