@@ -123,6 +123,12 @@ def fi(self, b, g):
     return r
 L.LoopSummariser._finish_inner = fi
 
+if os.environ.get("STATIC_OFF"):  # experiment: no `_deltas_static` guess at the tile loop's first boundary
+    _ds = L.LoopSummariser._deltas_static
+    def ds(self, b, head, latch, z):
+        return None if str(prog.code[head].span).split(":")[1] in ("137", "138") else _ds(self, b, head, latch, z)
+    L.LoopSummariser._deltas_static = ds
+
 pr = cProfile.Profile() if prof else None
 if pr: pr.enable()
 try:
