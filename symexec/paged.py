@@ -345,11 +345,14 @@ class PagedArray:
             self._sync()
             lay = self._layout
             pool = np.empty((self._npages, PAGE), dtype=self.dtype)
-            have = lay.pages[:lay.used]
-            pool[have] = self._pool[:lay.used]
-            rest = np.setdiff1d(np.arange(self._npages), have)
-            if rest.size:
-                pool[rest] = self._fill(rest)
+            if not lay.used and self._npages:  # nothing made yet (the race detector's state of a small buffer): every page's fill
+                pool[:] = self._fill(np.arange(self._npages))
+            else:
+                have = lay.pages[:lay.used]
+                pool[have] = self._pool[:lay.used]
+                rest = np.setdiff1d(np.arange(self._npages), have)
+                if rest.size:
+                    pool[rest] = self._fill(rest)
             self._pool = pool
             self._dense = pool.reshape(-1) if whole_pages else pool.reshape(-1)[: self.size]
         return self._dense
