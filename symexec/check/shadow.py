@@ -352,12 +352,13 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
         first = _PRODUCT_FIRST[(key, k, rkey)] = np.array(
             [[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
         first.flags.writeable = False
-    cs = _pair_constants(n)
-    if cs is None:
-        cs, tmp, c1, tmp1 = _SCALARS, None, _SCALARS, None
-    else:
-        tmp, c1 = cs[7], _constants((n,))
-        tmp1 = tmp[0]
+    got = _PAIR_PASS.get(n)
+    if got is None:
+        cs = _pair_constants(n)
+        got = (_SCALARS, None, _SCALARS, None) if cs is None else (cs, cs[7], _constants((n,)), cs[7][0])
+        if cs is not None:  # (only shapes _pair_constants keeps: a bounded table)
+            _PAIR_PASS[n] = got
+    cs, tmp, c1, tmp1 = got
     s ^= first
     s *= cs[5]
     s ^= s >> cs[6] if tmp is None else np.right_shift(s, cs[6], out=tmp)
@@ -374,6 +375,8 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
 #: _constants' arrays of shape (2, n) and a (2, n) scratch array, per n (product_numbers' pass): a numpy
 #: scalar operand costs its ufunc call a scalar conversion, as for _constants (the same bits either way)
 _PAIR_SHAPED: dict[int, tuple[np.ndarray, ...]] = {}
+#: per n, product_numbers' (2, n) constants and scratch, the (n,) constants and the scratch's first row (one lookup)
+_PAIR_PASS: dict[int, tuple] = {}
 
 
 def _pair_constants(n: int) -> tuple | None:
@@ -784,7 +787,7 @@ class Tracker:
         pair = self._pair_result(value, width) if width == 64 and (tainted or self.control) else None
         if pair is not None:
             h, t, r, parts = pair
-        elif tainted and self._is_unpack(width):
+        elif tainted and width == 32 and self._is_unpack(width):  # (_is_unpack: a 32-bit half only)
             k = self.write_index
             self.write_index += 1
             H, T, R = self.in_parts[0]
