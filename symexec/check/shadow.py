@@ -1249,22 +1249,21 @@ class Tracker:
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
             # byte j of an operand of nb bytes: its number, position code j | log2(nb) << 4
             H = np.empty((lanes.size, nbytes), np.uint64)
-            P = np.empty((lanes.size, nbytes), np.uint8)
             col = 0
             for i, w in enumerate(widths):
                 nb = max(1, w // 8)
                 H[:, col:col + nb] = self.hash_in(i)[lanes][:, None]
-                P[:, col:col + nb] = _expected_positions(nb)
                 col += nb
+            P = _store_positions(tuple(widths))  # (nbytes,): every lane's row (the assignment broadcasts it)
         else:
             h = mix(key_of("store"), *[self.hash_in(i)[lanes] for i in range(len(self.in_hash))]) \
                 if self.in_hash else np.zeros(lanes.size, np.uint64)
             H = np.repeat(h[:, None], nbytes, axis=1)
-            P = np.full((lanes.size, nbytes), 0xFF, np.uint8)
+            P = np.uint8(0xFF)
         t = self.in_taint[lanes] | self.control | self.explore
         shadow.hash[flat] = H
         shadow.pos[flat] = P
-        shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
+        shadow.taint[flat] = t[:, None]  # (each lane's taint on each of its bytes: the assignment broadcasts)
         exact = row_number(key_of("value"), H)
         real = mix(key_of("value"), *[self.real_in(i)[lanes] for i in range(len(self.in_real))]) \
             if self.in_real else exact
@@ -1275,6 +1274,15 @@ class Tracker:
 def _expected_positions(nb: int) -> np.ndarray:
     """The position codes of the bytes of one whole nb-byte value, in order (byte index | log2 nb << 4)."""
     out = np.arange(nb, dtype=np.uint8) | np.uint8(int(np.log2(max(1, nb))) << 4)
+    out.flags.writeable = False
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _store_positions(widths: tuple[int, ...]) -> np.ndarray:
+    """The position codes of a store's bytes, operand after operand (`_expected_positions` of each operand's
+    bytes): one row, read-only."""
+    out = np.concatenate([_expected_positions(max(1, w // 8)) for w in widths])
     out.flags.writeable = False
     return out
 

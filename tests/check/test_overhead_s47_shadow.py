@@ -4,6 +4,7 @@
   element's number equals the per-element rule (`Tracker._element` on that element's bytes), on every lane.
 - `_LoadElements._all_whole`: `plain`'s two whole-array tests equal every(whole).
 - `PagedArray.dense` of an array with no page made: every page's fill at once, the same elements as page by page.
+- `PageLayout._table`: the chunked page table takes the pages made through the direct one when it is read.
 - `Tracker._input`: the union of the inputs' taints may start as a register's own taint array (not a copy): the
   registers' taints are never changed by it, and the union is the inputs' OR.
 """
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from symexec.check import shadow
 from symexec.check.shadow import DATA, SCHED, Tracker, key_of, mix
-from symexec.paged import PAGE, PagedArray, constant, element_indices, from_array
+from symexec.paged import PAGE, PAGE_SHIFT as PAGE_SHIFT_, PagedArray, constant, element_indices, from_array
 
 
 def _load(n: int, nb: int, m: int, seed: int, taint: str, shape: str):
@@ -124,3 +125,27 @@ def test_taint_union_never_changes_a_register_taint() -> None:
         tr.on_write_reg("%r9", value, 32, np.ones(n, bool), True)
         assert np.array_equal(tr.reg_taint["%r9"], want) and tr.reg_taint["%r9"] is not a
     assert np.array_equal(a, keep_a) and np.array_equal(b, keep_b)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 9 * PAGE), st.lists(st.lists(st.integers(0, 9 * PAGE - 1), min_size=1, max_size=12), min_size=1,
+                                            max_size=8), st.integers(0, 8))
+def test_chunked_page_table_is_made_lazily_and_agrees_with_the_direct_one(size: int, accesses: list[list[int]],
+                                                                          switch: int) -> None:
+    """PageLayout keeps pages made through its direct table out of the chunked one until that is read
+    (`_table`): read at any point, both give every made page its slot, and an array indexed first through the
+    direct table and then (from access `switch` on) through the chunked one is the array it stands for."""
+    init = (np.arange(size) * 37 % 251).astype(np.uint8)
+    arr = PagedArray(size, np.uint8, from_array(init))
+    lay = arr._layout
+    for i, acc in enumerate(accesses):
+        if i == switch:  # from here on the chunked table's way (as for an array of more than DIRECT_PAGES pages)
+            lay._direct_pages, lay._direct = False, None
+        idx = np.array([a % size for a in acc], np.int64)
+        assert np.array_equal(arr[idx], init[idx])
+        made = lay.pages[:lay.used]
+        assert np.array_equal(lay._table()[made], np.arange(lay.used, dtype=np.int32))
+        assert np.unique(made).size == made.size  # no page made twice
+        if lay._direct is not None:
+            assert np.array_equal(lay._direct[made] >> PAGE_SHIFT_, np.arange(lay.used))
+    assert np.array_equal(arr.dense(), init)
