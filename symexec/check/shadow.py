@@ -1125,9 +1125,11 @@ class Tracker:
             taint = taint | STALE
         if ctas is not None:
             writer = shadow.cta[flat]
-            other = (writer >= 0) & (writer != ctas[:, None])
-            if some(other):  # (most reads see bytes no other CTA wrote: nothing to add)
-                taint = taint | np.where(other, SCHED, np.uint8(0)).astype(np.uint8)
+            differs = writer != ctas[:, None]
+            if some(differs):  # (most reads see bytes their own CTA wrote: nothing to add)
+                other = differs & (writer >= 0)  # (-1: never written, no other CTA's)
+                if some(other):
+                    taint = taint | np.where(other, SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
             taint = taint | SCHED
         return taint
@@ -1177,7 +1179,7 @@ class Tracker:
             self._load_taint(taint, lanes, nbytes)
             return
         h, p = shadow.hash[flat], shadow.pos[flat]
-        if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
+        if lanes.size == self.n and every(lanes == self._all):  # every lane: the gathered rows as they are
             bh, bp, bt = h, p, taint
         else:
             bh = np.zeros((self.n, nbytes), np.uint64)
@@ -1205,7 +1207,7 @@ class Tracker:
         """on_load without numbers (`numbered` False): `loaded` holds the bytes' taints, its number
         and position columns read-only zeros (nothing reads them in such a run; _element and
         _collective do not number, _fold's xor of zeros is zeros)."""
-        if lanes.size == self.n and (lanes == self._all).all():
+        if lanes.size == self.n and every(lanes == self._all):
             bt = taint
         else:
             bt = np.zeros((self.n, nbytes), np.uint8)

@@ -564,7 +564,7 @@ class CheckState(Observer):
             undef = (np.broadcast_to(taint, lanes.shape) & (UNINIT | UNDEF)) != 0
             if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
                 bad = (taint & UNINIT) != 0
-                if bad.any() and len(self.uninit_outputs) < 8:
+                if some(bad) and len(self.uninit_outputs) < 8:
                     self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
         elif ev.op is not None and ev.op.unit == "tcgen05" and not ev.op.copy:
             # read by tcgen05.mma, whose results take only the taint of what it read (_computed)
