@@ -433,7 +433,7 @@ class CheckState(Observer):
         if self.tracker.control or self.tracker.explore:
             T |= self.tracker.control | self.tracker.explore
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
-        shadow.cta[flat] = ctas[:, None]
+        shadow.cta[flat] = np.repeat(ctas.astype(np.int32)[:, None], nb, axis=1)  # (whole: the assignment's fast path)
         exact = row_number(key_of("value"), H)
         return exact, exact, np.bitwise_or.reduce(T, axis=1)
 
