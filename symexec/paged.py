@@ -366,8 +366,8 @@ class PagedArray:
             self._sync()
             lay = self._layout
             pool = np.empty((self._npages, PAGE), dtype=self.dtype)
-            if not lay.used and self._npages:  # nothing made yet (the race detector's state of a small buffer): every page's fill
-                pool[:] = self._fill(np.arange(self._npages))
+            if not lay.used and self._npages:  # nothing made yet (a small buffer's race detector state):
+                pool[:] = self._fill(np.arange(self._npages))  # every page's fill at once
             else:
                 have = lay.pages[:lay.used]
                 pool[have] = self._pool[:lay.used]
