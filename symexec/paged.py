@@ -31,11 +31,19 @@ _MASK = PAGE - 1
 Fill = Callable[[np.ndarray], np.ndarray]
 
 
-def constant(value, dtype) -> Fill:
-    def fill(pages: np.ndarray) -> np.ndarray:
-        return np.full((pages.size, PAGE), value, dtype=dtype)
+@dataclass(frozen=True)
+class _Constant:
+    """The Fill of one value everywhere (PagedArray fills its pages with it in place: no page array made)."""
 
-    return fill
+    value: object
+    dtype: object
+
+    def __call__(self, pages: np.ndarray) -> np.ndarray:
+        return np.full((pages.size, PAGE), self.value, dtype=self.dtype)
+
+
+def constant(value, dtype) -> Fill:
+    return _Constant(value, dtype)
 
 
 def element_indices(pages: np.ndarray) -> np.ndarray:
@@ -191,7 +199,17 @@ class PageLayout:
         self._direct_pages = self.npages <= DIRECT_PAGES
         self.pages = np.empty(0, np.int64)  # page number of each slot
         self.used = 0
+        # slots [0, _tabled) are in `table`: pages made through the direct table enter it when the chunked
+        # table is next read (_table), not at each _make (its chunk bookkeeping is a few numpy calls a make)
+        self._tabled = 0
         self._last: tuple[object, np.ndarray] | None = None
+
+    def _table(self) -> "_PageTable":
+        """The chunked page table, with every page made so far."""
+        if self._tabled < self.used:
+            self.table[self.pages[self._tabled:self.used]] = np.arange(self._tabled, self.used, dtype=np.int32)
+            self._tabled = self.used
+        return self.table
 
     def locate(self, idx) -> np.ndarray:
         """Positions of element indices idx (any shape) in a pool of pages in slot order, flattened
@@ -214,7 +232,7 @@ class PageLayout:
             if type(idx) is np.ndarray:
                 self._last = (idx, base)
             return base
-        slots = self.table[pages]
+        slots = self._table()[pages]
         if not (slots >= 0).all():
             slots = self._make(pages, slots)
         out = (slots.astype(np.int64) << PAGE_SHIFT) | (flat & _MASK)
@@ -238,11 +256,10 @@ class PageLayout:
             grown[:self.used] = self.pages[:self.used]
             self.pages = grown
         self.pages[self.used:need] = new
-        self.table[new] = np.arange(self.used, need, dtype=np.int32)
         if self._direct is not None:
             self._direct[new] = np.arange(self.used, need, dtype=np.int64) << PAGE_SHIFT
         self.used = need
-        return self.table[pages] if want_slots else None
+        return self._table()[pages] if want_slots else None
 
 
 class PagedArray:
@@ -272,7 +289,11 @@ class PagedArray:
             grown = np.empty((max(need, 2 * self._pool.shape[0], 16), PAGE), dtype=self.dtype)
             grown[: self._filled] = self._pool[: self._filled]
             self._pool = grown
-        self._pool[self._filled:need] = self._fill(lay.pages[self._filled:need])
+        fill = self._fill
+        if type(fill) is _Constant:  # the same elements as fill(pages), written in place
+            self._pool[self._filled:need] = np.asarray(fill.value, dtype=fill.dtype)
+        else:
+            self._pool[self._filled:need] = fill(lay.pages[self._filled:need])
         self._filled = need
 
     def _locate(self, idx) -> np.ndarray:
@@ -345,11 +366,14 @@ class PagedArray:
             self._sync()
             lay = self._layout
             pool = np.empty((self._npages, PAGE), dtype=self.dtype)
-            have = lay.pages[:lay.used]
-            pool[have] = self._pool[:lay.used]
-            rest = np.setdiff1d(np.arange(self._npages), have)
-            if rest.size:
-                pool[rest] = self._fill(rest)
+            if not lay.used and self._npages:  # nothing made yet (a small buffer's race detector state):
+                pool[:] = self._fill(np.arange(self._npages))  # every page's fill at once
+            else:
+                have = lay.pages[:lay.used]
+                pool[have] = self._pool[:lay.used]
+                rest = np.setdiff1d(np.arange(self._npages), have)
+                if rest.size:
+                    pool[rest] = self._fill(rest)
             self._pool = pool
             self._dense = pool.reshape(-1) if whole_pages else pool.reshape(-1)[: self.size]
         return self._dense

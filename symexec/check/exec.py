@@ -13,7 +13,6 @@ import numpy as np
 from ptx_parser import ast as A
 
 from ..execctx import GroupExec
-from ..opcodes import value_guarded
 from .shadow import DATA, STALE, some
 from .state import CheckState
 
@@ -96,6 +95,10 @@ def stale_use(ins: A.Instruction, prog, tracker, mask: np.ndarray, cache: dict) 
     return None
 
 
+#: no taint (np.uint8(0), immutable: one object for every instruction)
+_NO_TAINT = np.uint8(0)
+
+
 class CheckedExec(GroupExec):
     #: elect.sync elects the highest active lane (the manual leaves the leader open, 9.7.13.14): a
     #: kernel that relies on lane 0 being elected is not proved by the emulator's choice
@@ -112,15 +115,19 @@ class CheckedExec(GroupExec):
 
     def begin(self, mask: np.ndarray, ins: A.Instruction) -> None:
         super().begin(mask, ins)
-        tr = self.state.tracker
+        st = self.state
+        tr = st.tracker
         g = self.group
         if g is not None:
-            dep = np.uint8(g.dep or DATA)
-            tr.control = dep if g.ctl else np.uint8(0)  # inside a data-dependent register-only region
-            tr.explore = dep if g.explore > 0 else np.uint8(0)  # on one of two explored paths
-            self.state.path = g.path
-        self.state.begin(ins, self.pc)
-        if g is not None and value_guarded(ins):
+            if g.ctl or g.explore > 0:
+                dep = np.uint8(g.dep or DATA)
+                tr.control = dep if g.ctl else _NO_TAINT  # inside a data-dependent register-only region
+                tr.explore = dep if g.explore > 0 else _NO_TAINT  # on one of two explored paths
+            else:  # (the common case: no numpy scalar made per instruction)
+                tr.control = tr.explore = _NO_TAINT
+            st.path = g.path
+        st.begin(ins, self.pc)
+        if g is not None and tr.plan.value_guarded:  # (value_guarded(ins), decided once per instruction)
             # `@p mov r, 2048` with p computed from data: the value written depends on data though
             # the operands do not (an implicit flow); the lanes whose guard is false: policy.on_value_guard
             tr.control = np.uint8(tr.control | tr.guard_taint(ins.guard.pred, g.mask))

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..memory import scatter_rows
-from ..opcodes import LaneScope, facts
+from ..opcodes import LaneScope, facts, value_guarded
 from ..paged import PageLayout, PagedArray, constant, element_indices
 from .terms import LoadRecord, OpRecord, TermLog
 
@@ -352,12 +352,13 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
         first = _PRODUCT_FIRST[(key, k, rkey)] = np.array(
             [[_step_int(_step_int(key & _U64) ^ (int(k) & _U64))], [_step_int(rkey & _U64)]], np.uint64)
         first.flags.writeable = False
-    cs = _pair_constants(n)
-    if cs is None:
-        cs, tmp, c1, tmp1 = _SCALARS, None, _SCALARS, None
-    else:
-        tmp, c1 = cs[7], _constants((n,))
-        tmp1 = tmp[0]
+    got = _PAIR_PASS.get(n)
+    if got is None:
+        cs = _pair_constants(n)
+        got = (_SCALARS, None, _SCALARS, None) if cs is None else (cs, cs[7], _constants((n,)), cs[7][0])
+        if cs is not None:  # (only shapes _pair_constants keeps: a bounded table)
+            _PAIR_PASS[n] = got
+    cs, tmp, c1, tmp1 = got
     s ^= first
     s *= cs[5]
     s ^= s >> cs[6] if tmp is None else np.right_shift(s, cs[6], out=tmp)
@@ -374,6 +375,8 @@ def product_numbers(key: int, k: int, a: np.ndarray, b: np.ndarray, c: np.ndarra
 #: _constants' arrays of shape (2, n) and a (2, n) scratch array, per n (product_numbers' pass): a numpy
 #: scalar operand costs its ufunc call a scalar conversion, as for _constants (the same bits either way)
 _PAIR_SHAPED: dict[int, tuple[np.ndarray, ...]] = {}
+#: per n, product_numbers' (2, n) constants and scratch, the (n,) constants and the scratch's first row (one lookup)
+_PAIR_PASS: dict[int, tuple] = {}
 
 
 def _pair_constants(n: int) -> tuple | None:
@@ -509,6 +512,7 @@ class _Plan:
     real_inputs: int  # the number of inputs `real` applies to
     product_inputs: int  # a floating product (_real_product) with this many inputs (mul 2, fma / mad 3); 0: none
     f32x2: bool  # an .f32x2 type: pairwise on packed halves (sm_100)
+    value_guarded: bool  # symexec.opcodes.value_guarded: a guarded register-only instruction (CheckedExec.begin)
 
 
 def _make_plan(ins) -> _Plan:
@@ -529,7 +533,8 @@ def _make_plan(ins) -> _Plan:
         real, n = RealRule.MOVE, 1
     product = (2 if op == "mul" else 3) if floaty and op in ("fma", "mad", "mul") else 0
     return _Plan(ins, key_of(ins.name), op, collective, f.lanes is LaneScope.WARP_UNIFORM,
-                 bool(f.commutative), bool(f.symmetric), real, n, product, any(t == ".f32x2" for t in ins.types))
+                 bool(f.commutative), bool(f.symmetric), real, n, product, any(t == ".f32x2" for t in ins.types),
+                 value_guarded(ins))
 
 
 #: id(instruction) -> its _Plan (the plan holds the instruction: an id is not reused while cached); cleared when full
@@ -691,14 +696,23 @@ class Tracker:
         if self.terms is not None:
             self.in_value.append(np.broadcast_to(np.asarray(bits if bits is not None else 0).astype(np.uint64),
                                                  (self.n,)))
-        self.in_hash.append(None if h is None else self._lanes(h))
+        shape = self._shape  # (self._lanes, inlined: a few calls per operand of every instruction)
+        self.in_hash.append(None if h is None else h if type(h) is np.ndarray and h.shape == shape
+                            else _spread(h, shape))
         self.in_bits.append(bits)
-        self.in_real.append(None if r is None else self._lanes(r))
+        self.in_real.append(None if r is None else r if type(r) is np.ndarray and r.shape == shape
+                            else _spread(r, shape))
         self.in_width.append(width)
         self.in_taints.append(t)
         if t is not None:
-            self._in_taint = self._lanes(t).astype(np.uint8) if self._in_taint is None \
-                else self._in_taint | t
+            cur = self._in_taint
+            if cur is None:
+                # a register's (n,) uint8 taint is never changed in place (a write gives the register a new
+                # array; _in_taint is only ever replaced): the union starts as that array, not a copy
+                self._in_taint = t if type(t) is np.ndarray and t.shape == shape and t.dtype == np.uint8 \
+                    else self._lanes(t).astype(np.uint8)
+            elif t is not cur:  # (x | x is x: a register read twice, or a taint shared by two registers)
+                self._in_taint = cur | t
         self.in_parts.append(parts)
 
     # ---- packed pairs (two 32-bit elements in a 64-bit register)
@@ -766,12 +780,14 @@ class Tracker:
                      old: np.ndarray | None = None) -> None:
         """Register `name` gets `value` on lanes `mask` (all when `full`); `old`: its bits before."""
         parts = None
-        tainted = self.tainted
+        it = self._in_taint
+        tainted = it is not None and np.count_nonzero(it) != 0  # (self.tainted, inlined)
         self.taint_every = None
-        pair = self._pair_result(value, width) if (tainted or self.control) else None
+        # (a packed pair, _is_pack or _is_pairwise, is a 64-bit result: no other width is one)
+        pair = self._pair_result(value, width) if width == 64 and (tainted or self.control) else None
         if pair is not None:
             h, t, r, parts = pair
-        elif tainted and self._is_unpack(width):
+        elif tainted and width == 32 and self._is_unpack(width):  # (_is_unpack: a 32-bit half only)
             k = self.write_index
             self.write_index += 1
             H, T, R = self.in_parts[0]
@@ -779,7 +795,10 @@ class Tracker:
         else:
             h, t = self._result(np.asarray(value), width, tainted)
             r = None if h is None else self._real(h, t)
-        self._parts(name, parts, mask, full)
+        if parts is not None:
+            self._parts(name, parts, mask, full)
+        elif self.reg_parts:  # (_parts without halves: the written lanes lose theirs)
+            self.reg_parts.pop(name, None)
         if full:
             self.reg_hash[name], self.reg_taint[name], self.reg_real[name] = h, t, r
             return
@@ -801,9 +820,10 @@ class Tracker:
         if not self.numbered:
             self.reg_hash[name] = self.reg_real[name] = self._unnumbered
         else:
-            self.reg_hash[name] = np.where(mask, h, old_h)
-            self.reg_real[name] = np.where(mask, r, old_r)
-        self.reg_taint[name] = np.where(mask, self._zeros if t is None else t, old_t).astype(np.uint8)
+            hh = self.reg_hash[name] = np.where(mask, h, old_h)
+            # (a load's or an untainted result's real number is its number, on both sides: the same array)
+            self.reg_real[name] = hh if r is h and old_r is old_h else np.where(mask, r, old_r)
+        self.reg_taint[name] = np.where(mask, self._zeros if t is None else t, old_t).astype(np.uint8, copy=False)
 
     def _parts(self, name: str, parts: tuple | None, mask: np.ndarray, full: bool) -> None:
         old = self.reg_parts.get(name)
@@ -923,7 +943,7 @@ class Tracker:
         plan = self.plan
         if plan is not None and plan.opcode == "mov" and len(self.in_hash) == 1 and self.in_width[0] == width:
             return np.asarray(self.hash_in(0), np.uint64), taint  # the same bits: the same number
-        parts = [self.hash_in(i) for i in range(len(self.in_hash))]
+        parts = [x if x is not None else self.hash_in(i) for i, x in enumerate(self.in_hash)]
         key = plan.key if plan is not None else key_of("?")
         product = None
         if self._real_product():
@@ -938,9 +958,9 @@ class Tracker:
                 a, b = parts[0], parts[1]
                 parts[0], parts[1] = np.minimum(a, b), np.maximum(a, b)
             m = mix(key, np.uint64(k), *parts)
-        every_t = every(taint)
+        every_t = np.count_nonzero(taint) == taint.size  # (every(taint): taint is an (n,) array)
         self.taint_every = (taint, every_t)  # for _real, on the taint this returns
-        h = self._numbered(m, taint, value, every_t)
+        h = m if every_t else self._numbered(m, taint, value, every_t)
         self.product = None if product is None else (h, product)
         if self.terms is not None and len(self.in_value) == len(self.in_hash):
             sel = np.nonzero(taint)[0]
@@ -999,14 +1019,9 @@ class Tracker:
         if not some(taint):
             return None, None
         taint = taint.copy()  # its own array, as _element's
-        h = got.first[:, j].copy()
-        part = ~got.whole[:, j]
-        if not every(taint):
-            part &= taint != 0  # _element numbers the tainted lanes only (the others by their bits)
-        if some(part):
-            nb = got.nb
-            th, tp = got.bh[part, j * nb:(j + 1) * nb], got.bp[part, j * nb:(j + 1) * nb]
-            h[part] = _bytes_number(th, tp)
+        # the tainted lanes' numbers as _element makes them (the first byte's where whole, else from the bytes;
+        # every element's at once); _numbered numbers the untainted lanes by their bits
+        h = got.numbers()[:, j].copy()
         return self._numbered(h, taint, value), taint
 
     def _element(self, bh, bp, bt, value, width):
@@ -1110,9 +1125,11 @@ class Tracker:
             taint = taint | STALE
         if ctas is not None:
             writer = shadow.cta[flat]
-            other = (writer >= 0) & (writer != ctas[:, None])
-            if some(other):  # (most reads see bytes no other CTA wrote: nothing to add)
-                taint = taint | np.where(other, SCHED, np.uint8(0)).astype(np.uint8)
+            differs = writer != ctas[:, None]
+            if some(differs):  # (most reads see bytes their own CTA wrote: nothing to add)
+                other = differs & (writer >= 0)  # (-1: never written, no other CTA's)
+                if some(other):
+                    taint = taint | np.where(other, SCHED, np.uint8(0)).astype(np.uint8)
         if volatile:
             taint = taint | SCHED
         return taint
@@ -1162,7 +1179,7 @@ class Tracker:
             self._load_taint(taint, lanes, nbytes)
             return
         h, p = shadow.hash[flat], shadow.pos[flat]
-        if lanes.size == self.n and (lanes == self._all).all():  # every lane: the gathered rows as they are
+        if lanes.size == self.n and every(lanes == self._all):  # every lane: the gathered rows as they are
             bh, bp, bt = h, p, taint
         else:
             bh = np.zeros((self.n, nbytes), np.uint64)
@@ -1190,7 +1207,7 @@ class Tracker:
         """on_load without numbers (`numbered` False): `loaded` holds the bytes' taints, its number
         and position columns read-only zeros (nothing reads them in such a run; _element and
         _collective do not number, _fold's xor of zeros is zeros)."""
-        if lanes.size == self.n and (lanes == self._all).all():
+        if lanes.size == self.n and every(lanes == self._all):
             bt = taint
         else:
             bt = np.zeros((self.n, nbytes), np.uint8)
@@ -1211,8 +1228,8 @@ class Tracker:
     def on_store(self, shadow: MemShadow, flat: np.ndarray, lanes: np.ndarray, nbytes: int,
                  ctas: np.ndarray | None = None) -> np.ndarray:
         """Write shadows for bytes `flat` (k, nbytes); returns the stored values' hashes (k,)."""
-        if ctas is not None:
-            shadow.cta[flat] = ctas[:, None]
+        if ctas is not None:  # (as an int32 array of flat's shape: the assignment's fast path, the same values)
+            shadow.cta[flat] = np.repeat(ctas.astype(np.int32)[:, None], nbytes, axis=1)
         if not self.numbered and self.store_map is None:  # taints only (the bytes' numbers stay stale: unread)
             t = self.in_taint[lanes] | self.control | self.explore
             shadow.taint[flat] = np.repeat(t[:, None], nbytes, axis=1)
@@ -1234,13 +1251,15 @@ class Tracker:
         if widths and sum(max(1, w // 8) for w in widths) == nbytes:
             # byte j of an operand of nb bytes: its number, position code j | log2(nb) << 4
             H = np.empty((lanes.size, nbytes), np.uint64)
-            P = np.empty((lanes.size, nbytes), np.uint8)
             col = 0
             for i, w in enumerate(widths):
                 nb = max(1, w // 8)
                 H[:, col:col + nb] = self.hash_in(i)[lanes][:, None]
-                P[:, col:col + nb] = _expected_positions(nb)
                 col += nb
+            # every lane's row of position codes, as a whole array: numpy's fancy assignment of a broadcast row
+            # takes a slower path than copying the row into place first (12 vs 6 us on 256 lanes x 16 bytes)
+            P = np.empty((lanes.size, nbytes), np.uint8)
+            P[:] = _store_positions(tuple(widths))
         else:
             h = mix(key_of("store"), *[self.hash_in(i)[lanes] for i in range(len(self.in_hash))]) \
                 if self.in_hash else np.zeros(lanes.size, np.uint64)
@@ -1264,27 +1283,78 @@ def _expected_positions(nb: int) -> np.ndarray:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _store_positions(widths: tuple[int, ...]) -> np.ndarray:
+    """The position codes of a store's bytes, operand after operand (`_expected_positions` of each operand's
+    bytes): one row, read-only."""
+    out = np.concatenate([_expected_positions(max(1, w // 8)) for w in widths])
+    out.flags.writeable = False
+    return out
+
+
 class _LoadElements:
     """The bytes a vector load read (`loaded`: (n, m * nb) hash, pos, taint) as m elements of nb bytes
     (nb in 1, 2, 4, 8), per element and lane: its taint, whether its bytes are one whole value
-    (`whole`: all the first byte's number, in position order) and its first byte's number."""
+    (`whole`: all the first byte's number, in position order) and its first byte's number; `numbers()`: each
+    element's number as Tracker._element makes it from its bytes, for every element in one pass."""
 
     def __init__(self, bh: np.ndarray, bp: np.ndarray, bt: np.ndarray, nb: int) -> None:
         n, total = bh.shape
         m = total // nb
-        self.nb, self.bh, self.bp = nb, bh, bp
+        self.n, self.m, self.nb, self.bh, self.bp = n, m, nb, bh, bp
         self.loaded = None  # set by the caller: the tuple these were made from
         self.taint = rows_or(np.ascontiguousarray(bt).reshape(n * m, nb)).reshape(n, m)
-        h3 = bh.reshape(n, m, nb)
-        same = (h3 == h3[:, :, :1]).reshape(n * m, nb)
-        pos = (bp.reshape(n * m, nb) == _expected_positions(nb))
-        self.whole = (rows_all(same) & rows_all(pos)).reshape(n, m)
-        self.first = h3[:, :, 0]
+        self.first = bh.reshape(n, m, nb)[:, :, 0]
+        self._whole: np.ndarray | None = None
+        self._numbers: np.ndarray | None = None
+        self.untainted = bool(not some(self.taint))
         # every element of every lane tainted and one whole value (a load of data stored whole, the common
         # case): Tracker._element_of's number of element j is then its first byte's number on every lane
         # (no lane is numbered by its bytes, none by its bits), decided once for the m elements
-        self.plain = bool(n > 0 and every(self.taint) and every(self.whole))
-        self.untainted = bool(not some(self.taint))
+        self.plain = bool(n > 0 and not self.untainted and every(self.taint) and self._all_whole())
+
+    def _all_whole(self) -> bool:
+        """every(whole), as two whole-array tests (positions, then numbers) instead of per-element rows."""
+        if np.count_nonzero(self.bp != _expected_row(self.nb, self.m)) != 0:
+            return False
+        if self.nb == 1:
+            return True
+        h3 = self.bh.reshape(self.n, self.m, self.nb)
+        return np.count_nonzero(h3 != h3[:, :, :1]) == 0
+
+    @property
+    def whole(self) -> np.ndarray:
+        """(n, m): element j of a lane is one whole value (its bytes all its first byte's number, in
+        position order)."""
+        if self._whole is None:
+            n, m, nb = self.n, self.m, self.nb
+            h3 = self.bh.reshape(n, m, nb)
+            same = (h3 == h3[:, :, :1]).reshape(n * m, nb)
+            pos = (self.bp.reshape(n * m, nb) == _expected_positions(nb))
+            self._whole = (rows_all(same) & rows_all(pos)).reshape(n, m)
+        return self._whole
+
+    def numbers(self) -> np.ndarray:
+        """(n, m): each element's number from its bytes, as Tracker._element gives it to a tainted lane: its
+        first byte's number where it is whole, else _bytes_number of its bytes (row by row, so one call over
+        every such element is the same bits as one call per element)."""
+        if self._numbers is None:
+            out = self.first.copy()
+            part = ~self.whole
+            if some(part):
+                n, m, nb = self.n, self.m, self.nb
+                rows = part.reshape(-1)
+                out[part] = _bytes_number(self.bh.reshape(n * m, nb)[rows], self.bp.reshape(n * m, nb)[rows])
+            self._numbers = out
+        return self._numbers
+
+
+@functools.lru_cache(maxsize=None)
+def _expected_row(nb: int, m: int) -> np.ndarray:
+    """The position codes of m whole nb-byte values side by side (a vector load's row of bytes)."""
+    out = np.tile(_expected_positions(nb), m)
+    out.flags.writeable = False
+    return out
 
 
 def _warp_or(t: np.ndarray) -> np.ndarray:

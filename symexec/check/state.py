@@ -433,7 +433,7 @@ class CheckState(Observer):
         if self.tracker.control or self.tracker.explore:
             T |= self.tracker.control | self.tracker.explore
         shadow.hash[flat], shadow.pos[flat], shadow.taint[flat] = H, P, T
-        shadow.cta[flat] = ctas[:, None]
+        shadow.cta[flat] = np.repeat(ctas.astype(np.int32)[:, None], nb, axis=1)  # (whole: the assignment's fast path)
         exact = row_number(key_of("value"), H)
         return exact, exact, np.bitwise_or.reduce(T, axis=1)
 
@@ -564,7 +564,7 @@ class CheckState(Observer):
             undef = (np.broadcast_to(taint, lanes.shape) & (UNINIT | UNDEF)) != 0
             if ev.buffer.space is MemSpace.GLOBAL:  # an output: uninitialised shared data must not reach it
                 bad = (taint & UNINIT) != 0
-                if bad.any() and len(self.uninit_outputs) < 8:
+                if some(bad) and len(self.uninit_outputs) < 8:
                     self.uninit_outputs.append((ev.ins, int(lanes[np.argmax(bad)]), ev.pc))
         elif ev.op is not None and ev.op.unit == "tcgen05" and not ev.op.copy:
             # read by tcgen05.mma, whose results take only the taint of what it read (_computed)
