@@ -256,8 +256,10 @@ class PageLayout:
             grown[:self.used] = self.pages[:self.used]
             self.pages = grown
         self.pages[self.used:need] = new
-        if self._direct is not None:
-            self._direct[new] = np.arange(self.used, need, dtype=np.int64) << PAGE_SHIFT
+        if self._direct is not None:  # pages outside [0, npages) live in the chunked table only: a negative page
+            # written here would wrap onto the array's last pages and alias them
+            inside = (new >= 0) & (new < self._direct.size)
+            self._direct[new[inside]] = np.arange(self.used, need, dtype=np.int64)[inside] << PAGE_SHIFT
         self.used = need
         return self._table()[pages] if want_slots else None
 

@@ -167,3 +167,13 @@ def test_suite_check_and_run_are_unchanged_by_lazy_buffers(name: str, arch: str)
         g_lazy, _, _ = run_kernel(prog, lazy)
         for t in c.tensors:
             assert np.array_equal(g_lazy.by_name(t.name).data, g_dense.by_name(t.name).data), t.name
+
+
+def test_a_negative_index_does_not_alias_the_last_page() -> None:
+    """An element index below 0 is made in the chunked page table only: writing the direct table at a negative
+    page wrapped onto the array's last page, which then read the negative page's values (found at stop 47)."""
+    a = PagedArray(1024, np.int32, lambda p: (p[:, None] * PAGE + np.arange(PAGE)).astype(np.int32))
+    a[np.array([-5])] = 777
+    assert a[np.array([-5])].tolist() == [777]
+    assert a[np.array([1000])].tolist() == [1000]
+    assert a[np.arange(1024)].tolist() == list(range(1024))
