@@ -566,6 +566,47 @@ def _starts(a: np.ndarray) -> np.ndarray:
     return out
 
 
+#: below one True in this many positions, _last_at_or_before / _next_at_or_after repeat the True positions
+#: (np.repeat copies runs; a ufunc's accumulate steps ~3 ns an element); the same array either way
+SPARSE = 8
+
+
+def _last_at_or_before(mask: np.ndarray) -> np.ndarray:
+    """np.maximum.accumulate(np.where(mask, arange(n), -1)): per position the last True one at or before it
+    (-1: none)."""
+    n = mask.size
+    w = np.flatnonzero(mask)
+    if w.size * SPARSE > n:
+        return np.maximum.accumulate(np.where(mask, np.arange(n), -1))
+    vals = _after(-1, w)  # -1 up to the first True one, then each True one up to the next
+    counts = np.empty(w.size + 1, np.int64)
+    if w.size:
+        counts[0] = w[0]
+        np.subtract(w[1:], w[:-1], out=counts[1:-1])
+        counts[-1] = n - w[-1]
+    else:
+        counts[0] = n
+    return np.repeat(vals, counts)
+
+
+def _next_at_or_after(mask: np.ndarray) -> np.ndarray:
+    """np.minimum.accumulate(np.where(mask, arange(n), n)[::-1])[::-1]: per position the first True one at or
+    after it (n: none)."""
+    n = mask.size
+    w = np.flatnonzero(mask)
+    if w.size * SPARSE > n:
+        return np.minimum.accumulate(np.where(mask, np.arange(n), n)[::-1])[::-1]
+    vals = _then(w, n)  # each True one from the position after the one before, then n
+    counts = np.empty(w.size + 1, np.int64)
+    if w.size:
+        counts[0] = w[0] + 1
+        np.subtract(w[1:], w[:-1], out=counts[1:-1])
+        counts[-1] = n - 1 - w[-1]
+    else:
+        counts[0] = n
+    return np.repeat(vals, counts)
+
+
 def _after(x, a: np.ndarray) -> np.ndarray:
     """np.r_[x, a] for a 1-D array a (of a dtype that holds x): x, then a."""
     out = np.empty(a.size + 1, a.dtype)
@@ -811,8 +852,8 @@ class RaceDetector:
                     cown[off:off + k, 0] = e.epochs
                 off += k
         n0 = self.R.n
-        ids = self.R.append(
-            total, time=per_event([e.time for e in events], np.int64),
+        cols = dict(
+            time=per_event([e.time for e in events], np.int64),
             ev=per_event([e.seq for e in events], np.int64),
             pc=per_event([e.pc for e in events], np.int32), lane=per_lane([e.lanes for e in events]),
             kind=per_event([e.kind for e in events], np.int8), strong=per_event([e.strong for e in events], np.int8),
@@ -827,6 +868,7 @@ class RaceDetector:
             op=per_event([self._op_id(e) for e in events], np.int32), sem=per_event([e.sem for e in events], np.int8),
             cown=cown, pown=pown, undef=per_lane_or([e.undef for e in events], False, np.bool_),
             path=per_event([self._path_id(e.path) for e in events], np.int32))
+        ids = self.R.append(total, **cols)
         if all(plain):
             self.R["cown"][n0:n0 + total, 0] = epochs
         cut = np.cumsum(ks)
@@ -979,7 +1021,7 @@ class RaceDetector:
         ends = _then(start[1:], n)
         lens = ends - start
         # the latest write at or before each position (of its byte if at or after its byte's start)
-        lw_incl = np.maximum.accumulate(np.where(is_w, pos, -1))
+        lw_incl = _last_at_or_before(is_w)
         prev_w = _after(-1, lw_incl[:-1])
         # (positions of a mask by flatnonzero, then take: pos[mask] is flatnonzero(mask), and a boolean
         # index of a few hundred thousand mixed entries costs several times nonzero + take)
@@ -987,7 +1029,7 @@ class RaceDetector:
         self._test(st, allb, allr, prev_w.take(sel1), sel1, 0, None)
         if wb.size:
             group_end = np.repeat(ends, lens)
-            next_w = _then(np.minimum.accumulate(np.where(is_w, pos, n)[::-1])[::-1][1:], n)
+            next_w = _then(_next_at_or_after(is_w)[1:], n)
             within = next_w < group_end
             a2 = np.flatnonzero(~is_w & within)
             b2 = next_w.take(a2)
@@ -1132,25 +1174,28 @@ class RaceDetector:
             m = np.flatnonzero(col.take(r_) == col.take(p_))
             if m.size < same.size:
                 same, r_, p_ = same.take(m), r_.take(m), p_.take(m)
-        eq = np.zeros(k, bool)
-        eq[same] = True
-        fresh = ~eq
-        nf = int(fresh.sum())
+        nf = k - same.size  # fresh reads: those not equal to the one before
         need = self._nodes + nf
         self._node_room(need)
-        fi = np.flatnonzero(fresh)
-        ids = np.full(k, -1, np.int64)
-        ids[fi] = np.arange(self._nodes, need, dtype=np.int64)
         # the node each read belongs to: its own, or the last fresh one before it in its byte, or the head
-        pos = np.where(fresh, np.arange(k), -1)
-        lastf = np.maximum.accumulate(pos)
-        gstart = np.maximum.accumulate(np.where(first, np.arange(k), 0))
-        owner = np.where(lastf >= gstart, ids.take(np.maximum(lastf, 0)), heads)
+        if nf == k:  # (every read fresh: each its own node)
+            owner = np.arange(self._nodes, need, dtype=np.int64)
+        else:
+            eq = np.zeros(k, bool)
+            eq[same] = True
+            fresh = ~eq
+            fi = np.flatnonzero(fresh)
+            ids = np.full(k, -1, np.int64)
+            ids[fi] = np.arange(self._nodes, need, dtype=np.int64)
+            lastf = _last_at_or_before(fresh)
+            starts = np.flatnonzero(first)
+            gstart = np.repeat(starts, np.diff(starts, append=k))  # each read's byte's first read
+            owner = np.where(lastf >= gstart, ids.take(np.maximum(lastf, 0)), heads)
         # a fresh node's predecessor: the byte's previous node (fresh one before it, or the head)
         before = _after(-1, owner[:-1])
         prev = np.where(first, heads, before)
-        self._node_rec[self._nodes:need] = rec.take(fi)
-        self._node_prev[self._nodes:need] = prev.take(fi)
+        self._node_rec[self._nodes:need] = rec if nf == k else rec.take(fi)
+        self._node_prev[self._nodes:need] = prev if nf == k else prev.take(fi)
         self._node_mult[self._nodes:need] = 1
         self._nodes = need
         if nf < k:
