@@ -1,6 +1,7 @@
 """The race detector's window pass as it was on main 68842e4 (stop 46), before session 47's exact speed-ups
 (bench/results/ovh47b-2026-12-07s47): `ordered`, `_BufferState.entries`, `RaceDetector._state`, `_step`,
-`_merged_pairs`, `_test`, `_push_reads` verbatim, as a subclass of today's detector; every other part is shared.
+`_merged_pairs`, `_test`, `_push_reads` verbatim (`_state` makes a `BufferBefore`, the buffer state with the old
+`entries`), and `_ordered` calling the old `ordered`, as subclasses of today's classes; every other part is shared.
 The test oracle of tests/check/test_overhead_s47.py: findings, counts, witnesses and kept state must be equal."""
 
 # flake8: noqa  (kept verbatim)
