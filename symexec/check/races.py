@@ -137,6 +137,10 @@ class Records:
 
     def __init__(self) -> None:
         self.n = 0
+        # whether any record so far is strong / of a non-generic proxy / an asynchronous agent's (slot < 0) /
+        # atomic: never reset (records are only appended, or dropped by `keep`), so False proves that no
+        # record has it and the ordering and strength tests can skip the columns (RaceDetector._test, ordered)
+        self.any_strong = self.any_proxy = self.any_agent = self.any_atomic = False
         self._cols = {k: np.empty(0, dt) for k, dt in _FIELDS}
         self._cols["cown"] = np.empty((0, SLOTS), np.int32)
         self._cols["pown"] = np.empty((0, SLOTS), np.int32)
@@ -158,9 +162,18 @@ class Records:
                 self._cols[name] = grown
         for name, v in cols.items():
             self._cols[name][self.n:need] = v
+        self._seen(self.n, need)
         ids = np.arange(self.n, need, dtype=np.int64)
         self.n = need
         return ids
+
+    def _seen(self, lo: int, hi: int) -> None:
+        """Update the `any_*` flags with records lo..hi-1."""
+        c = self._cols
+        self.any_strong = self.any_strong or bool((c["strong"][lo:hi] > 0).any())
+        self.any_proxy = self.any_proxy or bool((c["proxy"][lo:hi] != 0).any())
+        self.any_agent = self.any_agent or bool((c["slot"][lo:hi] < 0).any())
+        self.any_atomic = self.any_atomic or bool((c["kind"][lo:hi] == ATOMIC).any())
 
     def keep(self, live: np.ndarray, unmoved: int = 0) -> None:
         """Keep only records `live` (sorted unique ids): record live[i] becomes record i. `unmoved`: the
@@ -183,10 +196,12 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
         return np.zeros(0, bool)
     # (ndarray.take: the gather of fancy indexing by an integer array, the same values and errors, ~2x
     # faster on the detector's sorted record ids)
-    col_a, epoch_a, slot_a = R["col"].take(a), R["epoch"].take(a), R["slot"].take(a)
+    col_a, epoch_a = R["col"].take(a), R["epoch"].take(a)
     cross = None
     if tensor_memory:
         bases = R["tbase"].take(b)
+    elif not R.any_proxy:  # every record generic (pa == pb below)
+        bases = R["base"].take(b)
     else:
         # an async-proxy read whose completion b is ordered after has been performed: no fence needed
         # (the implicit fence of completion, 9.7.9.25.2 and 9.7.15.4, taken for the reads of every
@@ -204,19 +219,21 @@ def ordered(clocks: Clocks, R: Records, a: np.ndarray, b: np.ndarray, tensor_mem
     # (asked of the pairs the clocks do not order only: most pairs of a race-free kernel are ordered)
     i = np.zeros(0, np.int64) if tensor_memory else np.nonzero(~ok)[0]
     if i.size:
-        i = i[(slot_a[i] >= 0) & (R["thread"][a[i]] == R["thread"][b[i]])]
+        slot_i = R["slot"][a[i]]
+        i = i[(slot_i >= 0) & (R["thread"][a[i]] == R["thread"][b[i]])]
         if i.size:
-            bi, si = b[i], slot_a[i].astype(np.int64)
+            bi, si = b[i], R["slot"][a[i]].astype(np.int64)
             own = R["cown"][bi, si]
             if cross is not None:
                 own = np.where(cross[i], R["pown"][bi, si], own)
             ok[i] = own >= epoch_a[i]
     # one agent's accesses are in its operation's order (a reused column: the new operation's issuer
-    # observed the old one complete)
-    agent = slot_a < 0
-    if agent.any():
-        j = np.nonzero(agent & ~ok)[0]
-        ok[j] = R["hbrow"][a[j]] == R["hbrow"][b[j]]
+    # observed the old one complete); no record is an agent's: no slot below 0
+    if R.any_agent:
+        agent = R["slot"].take(a) < 0
+        if agent.any():
+            j = np.nonzero(agent & ~ok)[0]
+            ok[j] = R["hbrow"][a[j]] == R["hbrow"][b[j]]
     return ok
 
 
@@ -430,9 +447,10 @@ class _BufferState:
             return byte
         return byte // self.pad * self.stride + byte % self.pad
 
-    def entries(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+    def entries(self, flat: np.ndarray, touch: bool = True) -> tuple[np.ndarray, np.ndarray] | np.ndarray | None:
         """An access's bytes (k, nbytes, padded) as granule keys: (keys (m,), row of each key), or
-        the rows' granules (k,) that would fit them when some row splits its pages' granules."""
+        the rows' granules (k,) that would fit them when some row splits its pages' granules.
+        `touch` False: None, with nothing changed, where a page is touched the first time."""
         if self.cells:
             c = _cells(flat)
             if c is None:
@@ -446,6 +464,8 @@ class _BufferState:
             lo, hi = _row_min(flat) // GPAGE, _row_max(flat) // GPAGE
         g = self.gran[lo].astype(np.int64)
         if not every(g) or not every(self.gran[hi]) or self._middle_untouched(lo, hi):
+            if not touch:
+                return None
             # pages touched the first time take the rows' granules
             self._first_touch(flat, lo, hi)
             g = self.gran[lo].astype(np.int64)
@@ -467,12 +487,15 @@ class _BufferState:
             return np.where(fits, g, _row_granules(flat, g0))
         keys, rows = [], []
         bad = np.zeros(k, bool)
+        contiguous = every(_contiguous(flat))
         for gg in np.unique(g).tolist():
-            sel = np.nonzero(g == gg)[0]
-            f = flat[sel]
-            ok = _fits(f, gg)
+            sel = np.flatnonzero(g == gg)
+            if contiguous and gg > 1:  # _fits of the rows sel, without taking them whole
+                ok = flat[sel, 0] % gg == 0 if nb % gg == 0 else np.zeros(sel.size, bool)
+            else:
+                ok = _fits(flat[sel], gg)
             bad[sel[~ok]] = True
-            first = f[:, ::gg]
+            first = flat[sel, ::gg]
             keys.append(first.reshape(-1))
             rows.append(np.repeat(sel, first.shape[1]))
         if bad.any():
@@ -507,6 +530,20 @@ class _BufferState:
             self.gran[pages[first]] = fits[first]
 
 
+def _runs(events: list[Event], ids: list[np.ndarray]) -> list[tuple[list[Event], list[np.ndarray]]]:
+    """The window's accesses of one buffer in their order, in runs of consecutive ones with rows of one width
+    (RaceDetector._step takes a run's keys in one `entries`)."""
+    runs: list[tuple[list[Event], list[np.ndarray]]] = []
+    width = -1
+    for e, r in zip(events, ids):
+        if e.flat.shape[1] != width:
+            runs.append(([], []))
+            width = e.flat.shape[1]
+        runs[-1][0].append(e)
+        runs[-1][1].append(r)
+    return runs
+
+
 def _fits(flat: np.ndarray, g: int) -> np.ndarray:
     """(k,) whether each row's bytes are whole granules of g bytes."""
     if g == 1:
@@ -527,6 +564,47 @@ def _starts(a: np.ndarray) -> np.ndarray:
     out[0] = True
     np.not_equal(a[1:], a[:-1], out=out[1:])
     return out
+
+
+#: below one True in this many positions, _last_at_or_before / _next_at_or_after repeat the True positions
+#: (np.repeat copies runs; a ufunc's accumulate steps ~3 ns an element); the same array either way
+SPARSE = 8
+
+
+def _last_at_or_before(mask: np.ndarray) -> np.ndarray:
+    """np.maximum.accumulate(np.where(mask, arange(n), -1)): per position the last True one at or before it
+    (-1: none)."""
+    n = mask.size
+    w = np.flatnonzero(mask)
+    if w.size * SPARSE > n:
+        return np.maximum.accumulate(np.where(mask, np.arange(n), -1))
+    vals = _after(-1, w)  # -1 up to the first True one, then each True one up to the next
+    counts = np.empty(w.size + 1, np.int64)
+    if w.size:
+        counts[0] = w[0]
+        np.subtract(w[1:], w[:-1], out=counts[1:-1])
+        counts[-1] = n - w[-1]
+    else:
+        counts[0] = n
+    return np.repeat(vals, counts)
+
+
+def _next_at_or_after(mask: np.ndarray) -> np.ndarray:
+    """np.minimum.accumulate(np.where(mask, arange(n), n)[::-1])[::-1]: per position the first True one at or
+    after it (n: none)."""
+    n = mask.size
+    w = np.flatnonzero(mask)
+    if w.size * SPARSE > n:
+        return np.minimum.accumulate(np.where(mask, np.arange(n), n)[::-1])[::-1]
+    vals = _then(w, n)  # each True one from the position after the one before, then n
+    counts = np.empty(w.size + 1, np.int64)
+    if w.size:
+        counts[0] = w[0] + 1
+        np.subtract(w[1:], w[:-1], out=counts[1:-1])
+        counts[-1] = n - 1 - w[-1]
+    else:
+        counts[0] = n
+    return np.repeat(vals, counts)
 
 
 def _after(x, a: np.ndarray) -> np.ndarray:
@@ -774,8 +852,8 @@ class RaceDetector:
                     cown[off:off + k, 0] = e.epochs
                 off += k
         n0 = self.R.n
-        ids = self.R.append(
-            total, time=per_event([e.time for e in events], np.int64),
+        cols = dict(
+            time=per_event([e.time for e in events], np.int64),
             ev=per_event([e.seq for e in events], np.int64),
             pc=per_event([e.pc for e in events], np.int32), lane=per_lane([e.lanes for e in events]),
             kind=per_event([e.kind for e in events], np.int8), strong=per_event([e.strong for e in events], np.int8),
@@ -790,6 +868,7 @@ class RaceDetector:
             op=per_event([self._op_id(e) for e in events], np.int32), sem=per_event([e.sem for e in events], np.int8),
             cown=cown, pown=pown, undef=per_lane_or([e.undef for e in events], False, np.bool_),
             path=per_event([self._path_id(e.path) for e in events], np.int32))
+        ids = self.R.append(total, **cols)
         if all(plain):
             self.R["cown"][n0:n0 + total, 0] = epochs
         cut = np.cumsum(ks)
@@ -809,23 +888,40 @@ class RaceDetector:
         st = self._state(events[0])
         if st.small:
             st.dense()
+        runs = _runs(events, ids) if not st.cells else [([e], [r]) for e, r in zip(events, ids)]
         while True:
             byte_l, rec_l = [], []
             refined = False
-            for e, r in zip(events, ids):
-                flat, consecutive = st.padded(e.flat, e.consecutive)
-                if consecutive:  # known: entries and _fits need not compare its bytes
-                    _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, np.ones(flat.shape[0], bool)
-                got = st.entries(flat)
-                while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
-                    self._refine(st, flat, got)
-                    refined = True
+            for run, run_ids in runs:
+                if len(run) > 1:
+                    # the run's accesses as one (their rows stacked): the keys of each in turn, when none
+                    # touches a page the first time or splits a granule (nothing changes then, so each
+                    # access alone would find the same granules); else one by one, below
+                    flat, consecutive = st.padded(np.concatenate([e.flat for e in run]),
+                                                  all(e.consecutive for e in run))
+                    if consecutive:
+                        _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, np.ones(flat.shape[0], bool)
+                    got = st.entries(flat, touch=False)
+                    if isinstance(got, tuple):
+                        if not refined:
+                            keys, rows = got
+                            byte_l.append(keys)
+                            rec_l.append(np.concatenate(run_ids)[rows])
+                        continue
+                for e, r in zip(run, run_ids):
+                    flat, consecutive = st.padded(e.flat, e.consecutive)
+                    if consecutive:  # known: entries and _fits need not compare its bytes
+                        _CONTIGUOUS[0], _CONTIGUOUS[1] = flat, np.ones(flat.shape[0], bool)
                     got = st.entries(flat)
-                if refined:  # the keys of the accesses before it may be stale: the pass only refines
-                    continue
-                keys, rows = got
-                byte_l.append(keys)
-                rec_l.append(r[rows])
+                    while not isinstance(got, tuple):  # the access splits its pages' granules: finer ones from now on
+                        self._refine(st, flat, got)
+                        refined = True
+                        got = st.entries(flat)
+                    if refined:  # the keys of the accesses before it may be stale: the pass only refines
+                        continue
+                    keys, rows = got
+                    byte_l.append(keys)
+                    rec_l.append(r[rows])
             if not refined:
                 break
             # another pass: its keys are those of the granules now kept (refining only ever splits granules,
@@ -898,7 +994,8 @@ class RaceDetector:
         W = st.lastw[ub]
         # the bytes' kept accesses, oldest first: the latest write, then (for bytes written now) the reads since
         wi = np.flatnonzero(W >= 0)
-        pb, pr, pm = [ub.take(wi)], [W.take(wi)], [np.ones(wi.size, np.int64)]
+        pb, pr = [ub.take(wi)], [W.take(wi)]
+        pm = None  # identical reads a kept read stands for (None: no kept read, all ones)
         wb = byte.take(np.flatnonzero(kind != READ))
         wb = wb[_starts(wb)] if wb.size else wb
         if wb.size:
@@ -907,51 +1004,50 @@ class RaceDetector:
                 rb, rr, rm = self._reads(wb, heads)
                 pb.append(rb)
                 pr.append(rr)
-                pm.append(rm)
+                pm = [np.ones(wi.size, np.int64), rm]
         kb = np.concatenate(pb)
         nk = kb.size
-        # one sequence per byte: kept accesses first (in their order), then the new ones
-        allb = np.concatenate([kb, byte])
-        allr = np.concatenate(pr + [rec])
-        mult = np.concatenate(pm + [np.ones(byte.size, np.int64)])
-        isnew = np.zeros(nk + byte.size, bool)
-        isnew[nk:] = True
-        o = np.argsort(allb, kind="stable")
-        allb, allr, isnew, mult = allb.take(o), allr.take(o), isnew.take(o), mult.take(o)
-        allk = self.R["kind"].take(allr)
+        # one sequence per byte: kept accesses first (in their order: a byte's write before its reads), then
+        # the new ones
+        o = np.argsort(np.concatenate([kb, byte]), kind="stable")
+        allb = np.concatenate([kb, byte]).take(o)
+        allr = np.concatenate(pr + [rec]).take(o)
+        isnew = o >= nk
+        mult = None if pm is None else np.concatenate(pm + [np.ones(byte.size, np.int64)]).take(o)
+        is_w = self.R["kind"].take(allr) != READ
         n = allb.size
         pos = np.arange(n)
-        start = np.nonzero(_starts(allb))[0]
+        start = np.flatnonzero(_starts(allb))
         ends = _then(start[1:], n)
         lens = ends - start
-        group_start = np.repeat(start, lens)
-        group_end = np.repeat(ends, lens)
-        is_w = allk != READ
-        lw = np.where(is_w, pos, -1)
-        lw_incl = np.maximum.accumulate(lw)
+        # the latest write at or before each position (of its byte if at or after its byte's start)
+        lw_incl = _last_at_or_before(is_w)
         prev_w = _after(-1, lw_incl[:-1])
-        prev_w = np.where(prev_w >= group_start, prev_w, -1)
         # (positions of a mask by flatnonzero, then take: pos[mask] is flatnonzero(mask), and a boolean
         # index of a few hundred thousand mixed entries costs several times nonzero + take)
-        sel1 = np.flatnonzero((prev_w >= 0) & isnew)
+        sel1 = np.flatnonzero((prev_w >= np.repeat(start, lens)) & isnew)
         self._test(st, allb, allr, prev_w.take(sel1), sel1, 0, None)
         if wb.size:
-            nw = np.where(is_w, pos, n)
-            next_w = _then(np.minimum.accumulate(nw[::-1])[::-1][1:], n)
-            a2 = np.flatnonzero((~is_w) & (next_w < group_end))
+            group_end = np.repeat(ends, lens)
+            next_w = _then(_next_at_or_after(is_w)[1:], n)
+            within = next_w < group_end
+            a2 = np.flatnonzero(~is_w & within)
             b2 = next_w.take(a2)
             keep2 = np.flatnonzero(isnew.take(b2))  # (a kept read, a kept write) pairs were tested when they happened
             a2 = a2.take(keep2)
-            self._test(st, allb, allr, a2, b2.take(keep2), 1, mult.take(a2))
-        # the state: each byte's last write, and the reads after it (a kept write stays as it is)
-        last = ends - 1
-        lastw_pos = np.maximum.accumulate(np.where(is_w & isnew, pos, -1))[last]
-        has_w = lastw_pos >= start
-        gb = allb[start]
+            self._test(st, allb, allr, a2, b2.take(keep2), 1, None if mult is None else mult.take(a2))
+            # the new reads after their byte's last write (a kept write is its byte's first entry, before them)
+            newread = np.flatnonzero(isnew & ~is_w & ~within)
+        else:  # every new entry a read, and no byte's latest write changes
+            newread = np.flatnonzero(isnew)
+        # the state: each byte's last write, and the reads after it (a kept write stays as it is: the last
+        # write of a byte is new unless it is the byte's first entry, its kept write)
+        lastw_pos = lw_incl.take(ends - 1)
+        has_w = (lastw_pos >= start) & isnew.take(np.maximum(lastw_pos, 0))
         if has_w.any():
+            gb = allb.take(start)
             st.lastw[gb[has_w]] = allr[lastw_pos[has_w]]
             st.rhead[gb[has_w]] = -1
-        newread = np.flatnonzero(isnew & ~is_w & (pos > np.repeat(np.where(has_w, lastw_pos, -1), lens)))
         if newread.size:
             self._push_reads(st, allb.take(newread), allr.take(newread))
 
@@ -980,26 +1076,26 @@ class RaceDetector:
         a, b = allr.take(a_pos), allr.take(b_pos)
         # one event's bytes are one access (an atomic is logged once); accesses of two events made
         # in one step (asynchronous operations performed together) are compared like any others
-        keep = R["ev"].take(a) != R["ev"].take(b)
-        ka, kb = R["kind"].take(a), R["kind"].take(b)
-        both_atomic = (ka == ATOMIC) & (kb == ATOMIC)
-        same_cta = (R["row"].take(a) // self.threads) == (R["row"].take(b) // self.threads)
-        sa, sb = R["strong"].take(a), R["strong"].take(b)
-        # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
-        cand = keep & ~both_atomic
-        strong = (sa > 0) & (sb > 0)
-        j = np.nonzero(strong & cand)[0]  # (plain accesses are not strong: most pairs have none)
-        if j.size:
-            aj, bj = a[j], b[j]
-            cand[j] = ~((same_cta[j] | ((sa[j] >= 3) & (sb[j] >= 3)))
-                        & (R["start"][aj] == R["start"][bj]) & (R["size"][aj] == R["size"][bj]))
+        cand = R["ev"].take(a) != R["ev"].take(b)
+        if R.any_atomic:  # (else no pair is two atomics)
+            cand &= ~((R["kind"].take(a) == ATOMIC) & (R["kind"].take(b) == ATOMIC))
+        if R.any_strong:  # (else no pair is strong: plain accesses are not)
+            # morally strong (PTX 8.7): both strong, scopes covering both threads, and the same bytes
+            sa, sb = R["strong"].take(a), R["strong"].take(b)
+            j = np.nonzero((sa > 0) & (sb > 0) & cand)[0]
+            if j.size:
+                aj, bj = a[j], b[j]
+                cta_j = (R["row"][aj] // self.threads) == (R["row"][bj] // self.threads)
+                cand[j] = ~((cta_j | ((sa[j] >= 3) & (sb[j] >= 3)))
+                            & (R["start"][aj] == R["start"][bj]) & (R["size"][aj] == R["size"][bj]))
         if not cand.any():
             return
         if not every(cand):
             c = np.flatnonzero(cand)
-            a_pos, b_pos, a, b, same_cta = a_pos.take(c), b_pos.take(c), a.take(c), b.take(c), same_cta.take(c)
+            a_pos, b_pos, a, b = a_pos.take(c), b_pos.take(c), a.take(c), b.take(c)
             if mult is not None:
                 mult = mult.take(c)
+        same_cta = (R["row"].take(a) // self.threads) == (R["row"].take(b) // self.threads)
         ok = self._ordered(st, a, b, same_cta)
         bad = np.nonzero(~ok)[0]
         if bad.size == 0:
@@ -1055,7 +1151,7 @@ class RaceDetector:
 
     #: what makes two reads of one byte interchangeable for every later write (the ordering test,
     #: the strength exemption, the finding's key and witness)
-    _SAME_READ = ("pc", "hbrow", "row", "lane", "epoch", "proxy", "strong", "start", "size")
+    _SAME_READ = ("lane", "pc", "hbrow", "row", "epoch", "proxy", "strong", "start", "size")
 
     def _push_reads(self, st: _BufferState, byte: np.ndarray, rec: np.ndarray) -> None:
         """Append reads (sorted by byte, in order within a byte) to their bytes' lists; a read identical
@@ -1068,29 +1164,38 @@ class RaceDetector:
         prev_rec = _after(-1, rec[:-1])
         head_rec = self._node_rec[np.maximum(heads, 0)] if self._nodes else np.zeros(k, np.int64)
         prev_rec = np.where(first, np.where(heads >= 0, head_rec, -1), prev_rec)
-        eq = prev_rec >= 0
-        if eq.any():
-            p = np.maximum(prev_rec, 0)
-            for name in self._SAME_READ:
-                col = R[name]
-                eq &= col.take(rec) == col.take(p)
-        fresh = ~eq
-        nf = int(fresh.sum())
+        # equal in every _SAME_READ column, each compared on the reads equal in the ones before
+        same = np.flatnonzero(prev_rec >= 0)
+        r_, p_ = rec.take(same), prev_rec.take(same)
+        for name in self._SAME_READ:
+            if same.size == 0:
+                break
+            col = R[name]
+            m = np.flatnonzero(col.take(r_) == col.take(p_))
+            if m.size < same.size:
+                same, r_, p_ = same.take(m), r_.take(m), p_.take(m)
+        nf = k - same.size  # fresh reads: those not equal to the one before
         need = self._nodes + nf
         self._node_room(need)
-        fi = np.flatnonzero(fresh)
-        ids = np.full(k, -1, np.int64)
-        ids[fi] = np.arange(self._nodes, need, dtype=np.int64)
         # the node each read belongs to: its own, or the last fresh one before it in its byte, or the head
-        pos = np.where(fresh, np.arange(k), -1)
-        lastf = np.maximum.accumulate(pos)
-        gstart = np.maximum.accumulate(np.where(first, np.arange(k), 0))
-        owner = np.where(lastf >= gstart, ids.take(np.maximum(lastf, 0)), heads)
+        if nf == k:  # (every read fresh: each its own node)
+            owner = np.arange(self._nodes, need, dtype=np.int64)
+        else:
+            eq = np.zeros(k, bool)
+            eq[same] = True
+            fresh = ~eq
+            fi = np.flatnonzero(fresh)
+            ids = np.full(k, -1, np.int64)
+            ids[fi] = np.arange(self._nodes, need, dtype=np.int64)
+            lastf = _last_at_or_before(fresh)
+            starts = np.flatnonzero(first)
+            gstart = np.repeat(starts, np.diff(starts, append=k))  # each read's byte's first read
+            owner = np.where(lastf >= gstart, ids.take(np.maximum(lastf, 0)), heads)
         # a fresh node's predecessor: the byte's previous node (fresh one before it, or the head)
         before = _after(-1, owner[:-1])
         prev = np.where(first, heads, before)
-        self._node_rec[self._nodes:need] = rec.take(fi)
-        self._node_prev[self._nodes:need] = prev.take(fi)
+        self._node_rec[self._nodes:need] = rec if nf == k else rec.take(fi)
+        self._node_prev[self._nodes:need] = prev if nf == k else prev.take(fi)
         self._node_mult[self._nodes:need] = 1
         self._nodes = need
         if nf < k:
