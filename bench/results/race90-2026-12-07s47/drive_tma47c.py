@@ -70,6 +70,9 @@ def ab(self, why, final=False):
 L.LoopSummariser._abandon = ab
 _st = L.LoopSummariser._start
 def st(self, b, head, k, p, *a, **kw):
+    if os.environ.get("SUMMAX") and len(b.ctas) == 1 and k >= int(os.environ["SUMMAX"]):  # race47d bisect:
+        print(f"{time.process_time()-T0:7.2f}s SKIPPED START head={prog.code[head].span} k={k} p={p}", flush=True)
+        return None  # no proof at or after back edge SUMMAX of a loop in the lone run
     print(f"{time.process_time()-T0:7.2f}s START head={prog.code[head].span} k={k} p={p} ctas={[tuple(x) for x in b.ctas][:2]}", flush=True)
     return _st(self, b, head, k, p, *a, **kw)
 L.LoopSummariser._start = st
