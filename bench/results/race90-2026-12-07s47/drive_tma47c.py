@@ -33,6 +33,8 @@ cnt = collections.Counter()
 orig = L.LoopSummariser.on_back_edge
 def hook(self, b, g, ins, pc):
     cnt[g.pc] += 1
+    if os.environ.get("TIMES") and len(b.ctas) == 1 and 2300 <= self.state.time <= 3200:  # race47d: event times
+        print(f"TIME back edge to {prog.code[g.pc].span} n={cnt[g.pc]} state.time={self.state.time}", flush=True)
     if g.pc in OUTER and os.environ.get("EDGES"):
         print(f"{time.process_time()-T0:7.2f}s back edge head={prog.code[g.pc].span} n={cnt[g.pc]} ctas={[tuple(x) for x in b.ctas][:3]} proof={self._proof.head if self._proof else None}", flush=True)
     if False:
