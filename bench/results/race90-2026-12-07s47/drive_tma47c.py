@@ -136,6 +136,16 @@ if os.environ.get("STATIC_OFF"):  # experiment: no `_deltas_static` guess at the
         return None if str(prog.code[head].span).split(":")[1] in ("137", "138") else _ds(self, b, head, latch, z)
     L.LoopSummariser._deltas_static = ds
 
+if os.environ.get("INVAL"):  # race47d: the barrier state at each mbarrier.inval that still has copies in flight
+    import symexec.mbarrier as MB
+    _inv = MB.MbarrierUnit.inval
+    def inv(self, key, ins):
+        bar = self.bars.get(key)
+        if bar is not None:
+            print(f"INVAL key={key} phase={bar.phase} gen={bar.generation} tx={bar.tx} pending={bar.pending}/{bar.expected} "
+                  f"landing={len(bar.landing)} observed={bar.observed}", flush=True)
+        return _inv(self, key, ins)
+    MB.MbarrierUnit.inval = inv
 pr = cProfile.Profile() if prof else None
 if pr: pr.enable()
 try:
